@@ -1,0 +1,192 @@
+/**
+ * The typed failures of the ERP API v2 client: every way a call can fail is one of these values.
+ *
+ * None of them carries the request, its headers or the API key: only the endpoint and what went wrong.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * The server refused the API key (`result.code = 0`, `result.message = "Unauthorized"`).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>("@erp-client/core/Unauthorized")("Unauthorized", {
+  endpoint: Schema.String
+}) {
+  override get message(): string {
+    return `${this.endpoint}: the API key was refused (Unauthorized)`
+  }
+}
+
+/**
+ * The record does not exist (`result.code = 0`, `result.message = "Not found"`).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class NotFound extends Schema.TaggedError<NotFound>("@erp-client/core/NotFound")("NotFound", {
+  endpoint: Schema.String,
+  /** What was looked up, e.g. `id=42`. */
+  selector: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    return `${this.endpoint}: not found${this.selector === undefined ? "" : ` (${this.selector})`}`
+  }
+}
+
+/**
+ * The server kept answering 429 (or `X-RateLimit-Remaining: 0`) for longer than the client's retry budget.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>("@erp-client/core/RateLimited")("RateLimited", {
+  endpoint: Schema.String,
+  /** `X-RateLimit-Limit` of the last response, when the server sent it. */
+  limit: Schema.optional(Schema.Number),
+  /** `X-RateLimit-Remaining` of the last response, when the server sent it. */
+  remaining: Schema.optional(Schema.Number),
+  /** When the server said its window resets (epoch milliseconds), when it said so. */
+  resetAt: Schema.optional(Schema.Number),
+  /** How long this call already waited for the server's limit, in milliseconds. */
+  waitedMillis: Schema.Number
+}) {
+  override get message(): string {
+    const reset = this.resetAt === undefined ? "" : `, resets at ${new Date(this.resetAt).toISOString()}`
+    return `${this.endpoint}: rate limited past the retry budget after waiting ${
+      Math.round(this.waitedMillis)
+    } ms (limit ${this.limit ?? "?"}, remaining ${this.remaining ?? "?"}${reset})`
+  }
+}
+
+/**
+ * The server answered with `result.code = 0` and a message other than `Unauthorized` / `Not found`, or with a
+ * `result.code` the contract does not define.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ApiError extends Schema.TaggedError<ApiError>("@erp-client/core/ApiError")("ApiError", {
+  endpoint: Schema.String,
+  code: Schema.Number,
+  serverMessage: Schema.NullOr(Schema.String)
+}) {
+  override get message(): string {
+    return `${this.endpoint}: the server reported an error (code ${this.code}): ${this.serverMessage ?? "no message"}`
+  }
+}
+
+/**
+ * The body was not JSON, not the envelope, or its data did not match the schema. `path` points into the body
+ * (`data[3].tax_number`); for list records, `offset` is the record's position in the whole list.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class DecodeError extends Schema.TaggedError<DecodeError>("@erp-client/core/DecodeError")("DecodeError", {
+  endpoint: Schema.String,
+  path: Schema.String,
+  reason: Schema.String,
+  offset: Schema.optional(Schema.Number),
+  recordId: Schema.optional(Schema.Unknown)
+}) {
+  override get message(): string {
+    const record = this.offset === undefined
+      ? ""
+      : ` (record at offset ${this.offset}${this.recordId === undefined ? "" : `, id ${String(this.recordId)}`})`
+    return `${this.endpoint}: cannot decode ${this.path === "" ? "the body" : this.path}${record}: ${this.reason}`
+  }
+}
+
+/**
+ * The request never got a complete answer: connection refused or reset, or the body broke off.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class TransportError extends Schema.TaggedError<TransportError>("@erp-client/core/TransportError")(
+  "TransportError",
+  {
+    endpoint: Schema.String,
+    method: Schema.String,
+    description: Schema.String
+  }
+) {
+  override get message(): string {
+    return `${this.method} ${this.endpoint}: transport failure: ${this.description}`
+  }
+}
+
+/**
+ * The request (including reading its body) took longer than the configured timeout.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class TimeoutError extends Schema.TaggedError<TimeoutError>("@erp-client/core/TimeoutError")("TimeoutError", {
+  endpoint: Schema.String,
+  method: Schema.String,
+  timeoutMillis: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.method} ${this.endpoint}: no complete response within ${this.timeoutMillis} ms`
+  }
+}
+
+/**
+ * The server answered with an HTTP status the contract does not use (a 5xx past the retries, a 404, ...).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-client/core/HttpStatusError")(
+  "HttpStatusError",
+  {
+    endpoint: Schema.String,
+    method: Schema.String,
+    status: Schema.Number
+  }
+) {
+  override get message(): string {
+    return `${this.method} ${this.endpoint}: unexpected HTTP status ${this.status}`
+  }
+}
+
+/**
+ * A request that was refused before anything was sent: a condition field outside `[A-Za-z0-9_]`, a bad page
+ * size, an endpoint path that is not a relative path.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@erp-client/core/InvalidRequest")(
+  "InvalidRequest",
+  {
+    endpoint: Schema.String,
+    reason: Schema.String
+  }
+) {
+  override get message(): string {
+    return `${this.endpoint}: invalid request: ${this.reason}`
+  }
+}
+
+/**
+ * Any failure of an ERP call.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type ErpError =
+  | Unauthorized
+  | NotFound
+  | RateLimited
+  | ApiError
+  | DecodeError
+  | TransportError
+  | TimeoutError
+  | HttpStatusError
+  | InvalidRequest

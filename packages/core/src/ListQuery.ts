@@ -1,0 +1,115 @@
+/**
+ * The query of a list endpoint: `list_offset`, `list_count` and `list_condition[field]`, validated and encoded.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import { InvalidRequest } from "./ErpError.js"
+
+/**
+ * A value a condition can compare with. Booleans are sent as `1` / `0`, the form the contract shows.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ConditionValue = string | number | boolean
+
+/**
+ * Conditions on record fields: `{ is_customer: 1 }` becomes `list_condition[is_customer]=1`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Conditions = Readonly<Record<string, ConditionValue>>
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ListQuery {
+  readonly offset: number
+  readonly count: number
+  readonly where?: Conditions | undefined
+}
+
+const FIELD = /^[A-Za-z0-9_]+$/
+
+/**
+ * Encodes a condition value the way the server compares it.
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export const conditionValue = (value: ConditionValue): string =>
+  typeof value === "boolean" ? (value ? "1" : "0") : String(value)
+
+/**
+ * Checks conditions before anything is sent (invariant 7): field names are restricted to `[A-Za-z0-9_]` so a name
+ * can never add or change a parameter; values may hold anything and are URL-encoded by the URL builder.
+ *
+ * @since 0.1.0
+ * @category Validation
+ */
+export const validateConditions = (
+  endpoint: string,
+  where: Conditions | undefined
+): Either.Either<ReadonlyArray<readonly [string, string]>, InvalidRequest> => {
+  const params: Array<readonly [string, string]> = []
+  if (where === undefined) return Either.right(params)
+  for (const [field, value] of Object.entries(where)) {
+    if (!FIELD.test(field)) {
+      return Either.left(
+        new InvalidRequest({
+          endpoint,
+          reason: `condition field ${JSON.stringify(field)} is not made of A-Z, a-z, 0-9 and _`
+        })
+      )
+    }
+    if (typeof value === "number" && !Number.isFinite(value)) {
+      return Either.left(new InvalidRequest({ endpoint, reason: `condition ${field} is not a finite number` }))
+    }
+    params.push([`list_condition[${field}]`, conditionValue(value)])
+  }
+  return Either.right(params)
+}
+
+/**
+ * Checks a page request: a non-negative integer offset and a positive integer count.
+ *
+ * @since 0.1.0
+ * @category Validation
+ */
+export const validatePaging = (
+  endpoint: string,
+  offset: number,
+  count: number
+): Either.Either<void, InvalidRequest> => {
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    return Either.left(new InvalidRequest({ endpoint, reason: `list_offset must be an integer >= 0, got ${offset}` }))
+  }
+  if (!Number.isSafeInteger(count) || count < 1) {
+    return Either.left(new InvalidRequest({ endpoint, reason: `list_count must be an integer >= 1, got ${count}` }))
+  }
+  return Either.void
+}
+
+/**
+ * The query parameters of one page, in the order the contract lists them. `list_offset` and `list_count` are
+ * always sent (paging rule 3).
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export const toParams = (
+  endpoint: string,
+  query: ListQuery
+): Either.Either<ReadonlyArray<readonly [string, string]>, InvalidRequest> =>
+  Either.flatMap(
+    validatePaging(endpoint, query.offset, query.count),
+    () =>
+      Either.map(validateConditions(endpoint, query.where), (conditions) => [
+        ["list_offset", String(query.offset)] as const,
+        ["list_count", String(query.count)] as const,
+        ...conditions
+      ])
+  )
