@@ -190,3 +190,22 @@ export type ErpError =
   | TimeoutError
   | HttpStatusError
   | InvalidRequest
+  | RateLimiterUnavailable
+
+/**
+ * The shared rate-limit state could not be read or written (e.g. its Redis store is unreachable): the request was
+ * not sent, since sending it blind could break the server's limit.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class RateLimiterUnavailable extends Schema.TaggedError<RateLimiterUnavailable>(
+  "@erp-client/core/RateLimiterUnavailable"
+)("RateLimiterUnavailable", {
+  endpoint: Schema.String,
+  description: Schema.String
+}) {
+  override get message(): string {
+    return `${this.endpoint}: the rate limiter's store failed: ${this.description}`
+  }
+}

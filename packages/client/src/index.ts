@@ -1,0 +1,14 @@
+/**
+ * @since 0.1.0
+ */
+export * as ErpClient from "./ErpClient.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ErpConfig from "./ErpConfig.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ErpRateLimiter from "./ErpRateLimiter.js"

@@ -1,0 +1,77 @@
+/**
+ * The partner endpoints: one page, every partner as a Stream, one partner by id or by company name.
+ *
+ * @since 0.1.0
+ */
+import { type CallError, ErpClient, type ListOptions as PageOptions } from "@erp-client/client/ErpClient"
+import type * as PageModel from "@erp-client/core/Page"
+import { Partner } from "@erp-client/core/Partner"
+import * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import * as Paginate from "./Paginate.js"
+
+/**
+ * @since 0.1.0
+ * @category Endpoints
+ */
+export const LIST = "partner/list"
+
+/**
+ * @since 0.1.0
+ * @category Endpoints
+ */
+export const GET = "partner/get"
+
+/**
+ * One page of partners.
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const page = (options: PageOptions): Effect.Effect<PageModel.Page<Partner>, CallError, ErpClient> =>
+  Effect.flatMap(ErpClient, (client) => client.list(LIST, Partner, options))
+
+/**
+ * Pages of partners, for callers that track progress by page (e.g. to resume at the offset after the last one).
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const pages = (
+  options: Paginate.ListOptions = {}
+): Stream.Stream<PageModel.Page<Partner>, CallError, ErpClient> => Paginate.listPages(LIST, Partner, options)
+
+/**
+ * Every partner matching `where`, in offset order, each exactly once.
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const stream = (options: Paginate.ListOptions = {}): Stream.Stream<Partner, CallError, ErpClient> =>
+  Paginate.paginate(LIST, Partner, options)
+
+/**
+ * One partner by id; `NotFound` when there is none.
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const get = (id: number): Effect.Effect<Partner, CallError, ErpClient> =>
+  Effect.flatMap(
+    ErpClient,
+    (client) => client.get(GET, Partner, { params: [["id", String(id)]], selector: `id=${id}` })
+  )
+
+/**
+ * One partner by company name (sent URL-encoded; `&`, `+`, `=`, `%` and accents are safe); `NotFound` when there
+ * is none.
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const getByCompanyName = (companyName: string): Effect.Effect<Partner, CallError, ErpClient> =>
+  Effect.flatMap(ErpClient, (client) =>
+    client.get(GET, Partner, {
+      params: [["company_name", companyName]],
+      selector: `company_name=${JSON.stringify(companyName)}`
+    }))

@@ -1,0 +1,9 @@
+/**
+ * @since 0.1.0
+ */
+export * as Paginate from "./Paginate.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Partners from "./Partners.js"
