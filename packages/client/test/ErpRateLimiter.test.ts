@@ -1,0 +1,161 @@
+import { RateLimiter } from "@effect/experimental"
+import { describe, expect, it } from "@effect/vitest"
+import { ErpRateLimiter } from "@erp-client/client"
+import { Clock, Duration, Effect, FastCheck as fc, Fiber, TestClock, TestContext } from "effect"
+
+/** The most starts found in any closed interval of length `window` (what a server with any window alignment sees). */
+const maxInAnyWindow = (starts: ReadonlyArray<number>, window: number): number => {
+  const sorted = [...starts].sort((a, b) => a - b)
+  let best = 0
+  let lo = 0
+  for (let hi = 0; hi < sorted.length; hi++) {
+    while (sorted[hi]! - sorted[lo]! > window) lo++
+    best = Math.max(best, hi - lo + 1)
+  }
+  return best
+}
+
+/** The most starts a server with calendar windows [offset + kW, offset + (k+1)W) counts in one of them. */
+const maxInCalendarWindow = (starts: ReadonlyArray<number>, window: number, offset: number): number => {
+  const counts = new Map<number, number>()
+  for (const start of starts) {
+    const k = Math.floor((start - offset) / window)
+    counts.set(k, (counts.get(k) ?? 0) + 1)
+  }
+  return Math.max(0, ...counts.values())
+}
+
+/**
+ * Runs `arrivals` (ms after the start) through `acquire` under the TestClock and returns when each request started.
+ */
+const startsOf = (
+  arrivals: ReadonlyArray<number>,
+  acquire: () => Effect.Effect<unknown, unknown>
+) =>
+  Effect.gen(function*() {
+    const t0 = yield* Clock.currentTimeMillis
+    const fibers = yield* Effect.forEach(arrivals, (at) =>
+      Effect.fork(
+        Effect.sleep(Duration.millis(at)).pipe(
+          Effect.zipRight(acquire()),
+          Effect.zipRight(Clock.currentTimeMillis),
+          Effect.map((now) => now - t0)
+        )
+      ))
+    // Far enough for every queued request: arrivals plus one window per `limit` requests, generously.
+    yield* TestClock.adjust(Duration.hours(24))
+    return yield* Effect.forEach(fibers, Fiber.join)
+  })
+
+const L = 10
+const W = 1_000
+
+describe("ErpRateLimiter", () => {
+  it.effect("lets a burst of L through at once and the next L one window (plus margin) later", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const starts = yield* startsOf(Array.from({ length: 3 * L }, () => 0), () => limiter.acquire("k"))
+      const sorted = [...starts].sort((a, b) => a - b)
+      expect(sorted.slice(0, L).every((s) => s === 0)).toBe(true)
+      expect(sorted.slice(L, 2 * L).every((s) => s === W + 50)).toBe(true)
+      expect(sorted.slice(2 * L).every((s) => s === 2 * (W + 50))).toBe(true)
+    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: L, window: W, margin: 50 }))))
+
+  it.effect("keeps keys apart: one endpoint's budget never slows another", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const arrivals = Array.from({ length: L }, () => 0)
+      const a = yield* startsOf(arrivals, () => limiter.acquire("key:partner/list"))
+      const b = yield* startsOf(arrivals, () => limiter.acquire("key:partner/get"))
+      expect([...a, ...b].every((s) => s === 0)).toBe(true)
+    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: L, window: W }))))
+
+  it("never starts more than L in any window, for random arrivals and any server window offset", () =>
+    fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 5 * W }), { minLength: 1, maxLength: 4 * L }),
+        fc.integer({ min: 0, max: W - 1 }),
+        fc.integer({ min: 1, max: 49 }),
+        async (arrivals, offset, jitter) => {
+          const starts = await Effect.runPromise(
+            Effect.gen(function*() {
+              const limiter = yield* ErpRateLimiter.ErpRateLimiter
+              return yield* startsOf(arrivals, () => limiter.acquire("k"))
+            }).pipe(
+              Effect.provide(ErpRateLimiter.layerMemory({ limit: L, window: W, margin: 50 })),
+              Effect.provide(TestContext.TestContext)
+            )
+          )
+          expect(maxInAnyWindow(starts, W)).toBeLessThanOrEqual(L)
+          // A server whose clock sees each start up to `jitter` (< margin) later still counts at most L.
+          const arrivalsAtServer = starts.map((s, i) => s + (i % 2 === 0 ? jitter : 0))
+          expect(maxInCalendarWindow(arrivalsAtServer, W, offset)).toBeLessThanOrEqual(L)
+          expect(maxInAnyWindow(arrivalsAtServer, W)).toBeLessThanOrEqual(L)
+        }
+      ),
+      { numRuns: 200 }
+    ))
+
+  it.effect("the property can fail: the experimental fixed-window algorithm alone lets L + 1 through after a gap", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter.RateLimiter
+      // L = 2, W = 10 s: one request at 0, one at 4.9 s, then two at 10 s. The interval [4.9 s, 14.9 s] holds three.
+      const starts = yield* startsOf(
+        [0, 4_900, 10_000, 10_000],
+        () =>
+          limiter.consume({ key: "k", limit: 2, window: "10 seconds", algorithm: "fixed-window", onExceeded: "delay" })
+            .pipe(Effect.flatMap((r) => Effect.sleep(r.delay)))
+      )
+      expect(maxInAnyWindow(starts, 10_000)).toBeGreaterThan(2)
+    }).pipe(Effect.provide(RateLimiter.layer), Effect.provide(RateLimiter.layerStoreMemory)))
+
+  it.effect("the same pattern stays within L through ErpRateLimiter", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const starts = yield* startsOf([0, 4_900, 10_000, 10_000], () => limiter.acquire("k"))
+      expect(maxInAnyWindow(starts, 10_000)).toBe(2)
+    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: 2, window: "10 seconds" }))))
+
+  it.effect("waits out a pause the server asked for, and refuses to wait past the deadline", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const now = yield* Clock.currentTimeMillis
+      yield* limiter.pause("k", now + 5_000)
+      const waited = yield* Effect.fork(limiter.acquire("k"))
+      yield* TestClock.adjust(Duration.seconds(4))
+      expect(waited.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect(yield* Fiber.join(waited)).toEqual({ spacedMillis: 0, pausedMillis: 5_000 })
+      yield* limiter.pause("k", now + 20_000)
+      const refused = yield* Effect.flip(limiter.acquire("k", now + 10_000))
+      expect(refused._tag).toBe("PauseBeyondDeadline")
+    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: L, window: W }))))
+})
+
+describe("parseServerLimit", () => {
+  const now = 1_700_000_000_000
+  const max = 60_000
+
+  it("accepts epoch seconds, epoch milliseconds and seconds from now", () => {
+    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": String(now / 1000 + 12) }, now, max).resetAt).toBe(
+      now + 12_000
+    )
+    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": String(now + 1_500) }, now, max).resetAt).toBe(
+      now + 1_500
+    )
+    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": "7" }, now, max).resetAt).toBe(now + 7_000)
+  })
+
+  it("caps each wait, never goes back in time, and ignores garbage", () => {
+    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": String(now / 1000 + 3600) }, now, max).resetAt).toBe(
+      now + max
+    )
+    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": String(now / 1000 - 5) }, now, max).resetAt).toBe(now)
+    const garbage = ErpRateLimiter.parseServerLimit(
+      { "x-ratelimit-reset": "soon", "x-ratelimit-remaining": "", "x-ratelimit-limit": "100" },
+      now,
+      max
+    )
+    expect(garbage).toEqual({ limit: 100, remaining: undefined, resetAt: undefined })
+  })
+})
