@@ -39,8 +39,8 @@ export default tseslint.config(
     }
   },
   {
-    // Tests may import barrels (STYLE.md).
-    files: ["**/test/**/*.ts", "vitest.config.ts"],
+    // Tests and scripts may import barrels (STYLE.md).
+    files: ["**/test/**/*.ts", "scripts/**/*.ts", "vitest.config.ts"],
     rules: { "@effect/no-import-from-barrel-package": "off" }
   }
 )

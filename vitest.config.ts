@@ -7,6 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    reporters: ["default"]
+    // CI reads the JSON report to print its one-line totals.
+    reporters: process.env.CI ? ["default", ["json", { outputFile: "build/vitest-report.json" }]] : ["default"]
   }
 })

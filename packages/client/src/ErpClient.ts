@@ -422,7 +422,7 @@ const limiterFromConfig: Layer.Layer<ErpRateLimiter.ErpRateLimiter, never, ErpCo
 )
 
 /**
- * The client with its limiter in memory (shared by every fiber of the process), from a config layer.
+ * The client with its limiter in memory (shared by every fiber that uses this client), from a config layer.
  *
  * @since 0.1.0
  * @category Layers
@@ -430,6 +430,11 @@ const limiterFromConfig: Layer.Layer<ErpRateLimiter.ErpRateLimiter, never, ErpCo
 export const layerFromConfig: Layer.Layer<ErpClient, never, ErpConfig | HttpClient.HttpClient> = layerWithLimiter.pipe(
   Layer.provide(limiterFromConfig)
 )
+
+// Each client layer built from settings gets its own limiter: Effect memoizes a layer value process-wide while it
+// is in use, which would otherwise hand a second client (other settings, other TestClock) the first one's state.
+const fromConfig = <E, R>(config: Layer.Layer<ErpConfig, E, R>) =>
+  Layer.provideMerge(Layer.fresh(layerFromConfig), config)
 
 /**
  * The client from options. Provide an HttpClient: `Layer.provide(NodeHttpClient.layerUndici)`.
@@ -439,8 +444,7 @@ export const layerFromConfig: Layer.Layer<ErpClient, never, ErpConfig | HttpClie
  */
 export const layer = (
   options: ErpConfigModule.Options
-): Layer.Layer<ErpClient | ErpConfig, ConfigError, HttpClient.HttpClient> =>
-  Layer.provideMerge(layerFromConfig, ErpConfigModule.layer(options))
+): Layer.Layer<ErpClient | ErpConfig, ConfigError, HttpClient.HttpClient> => fromConfig(ErpConfigModule.layer(options))
 
 /**
  * The client from the environment (`ERP_BASE_URL`, `ERP_API_KEY`, …; see `ErpConfig.layerConfig`).
@@ -451,4 +455,4 @@ export const layer = (
 export const layerConfig = (
   overrides?: Partial<ErpConfigModule.Options>
 ): Layer.Layer<ErpClient | ErpConfig, ConfigError, HttpClient.HttpClient> =>
-  Layer.provideMerge(layerFromConfig, ErpConfigModule.layerConfig(overrides))
+  fromConfig(ErpConfigModule.layerConfig(overrides))

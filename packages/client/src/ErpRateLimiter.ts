@@ -101,7 +101,7 @@ export class PauseStore extends Context.Tag("@erp-client/client/ErpRateLimiter/P
  */
 export const layerPauseStoreMemory: Layer.Layer<PauseStore> = Layer.effect(
   PauseStore,
-  Effect.map(SynchronizedRef.make(new Map<string, number>()), (ref) =>
+  Effect.map(Effect.suspend(() => SynchronizedRef.make(new Map<string, number>())), (ref) =>
     PauseStore.of({
       get: (key) => Effect.map(SynchronizedRef.get(ref), (pauses) => pauses.get(key) ?? 0),
       extend: (key, untilMillis) =>
@@ -267,7 +267,9 @@ export const layer = (
  * @category Layers
  */
 export const layerMemory = (options: Options): Layer.Layer<ErpRateLimiter> =>
-  layer(options).pipe(Layer.provide([RateLimiter.layerStoreMemory, layerPauseStoreMemory]))
+  // Fresh: Effect memoizes a layer value process-wide while it is in use, which would let two clients built with
+  // different settings share counters. One limiter layer, one store.
+  layer(options).pipe(Layer.provide([Layer.fresh(RateLimiter.layerStoreMemory), Layer.fresh(layerPauseStoreMemory)]))
 
 /**
  * What the server said about its limit in one response.

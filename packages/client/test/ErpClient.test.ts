@@ -1,0 +1,191 @@
+import { HttpClient, HttpClientResponse } from "@effect/platform"
+import type { HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { ErpClient, ErpConfig } from "@erp-client/client"
+import { ConfigError, ConfigProvider, Effect, Either, Exit, Layer, Redacted, Schema, TestClock } from "effect"
+import { inspect } from "node:util"
+
+const KEY = "sk-test-9d8c7b6a"
+const ok = (data: unknown) => JSON.stringify({ result: { code: 1, message: null }, data })
+
+/** A fake ERP that answers from `respond` and records what it was sent. */
+const fakeErp = (respond: (request: HttpClientRequest.HttpClientRequest, n: number) => Response) => {
+  const seen: Array<{ method: string; url: string; headers: Record<string, string> }> = []
+  const layer = Layer.succeed(
+    HttpClient.HttpClient,
+    HttpClient.make((request, url) =>
+      Effect.sync(() => {
+        seen.push({ method: request.method, url: url.toString(), headers: { ...request.headers } })
+        return HttpClientResponse.fromWeb(request, respond(request, seen.length))
+      })
+    )
+  )
+  return { seen, layer }
+}
+
+const clientOn = (fake: ReturnType<typeof fakeErp>, options: Partial<ErpConfig.Options> = {}) =>
+  ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make(KEY), ...options }).pipe(
+    Layer.provide(fake.layer)
+  )
+
+describe("ErpClient requests", () => {
+  it.effect("sends the key, JSON content type and URL-encoded params, under the base URL, with no trace headers", () => {
+    const fake = fakeErp(() => new Response(ok({ id: 1 })))
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      yield* client.get("partner/get", Schema.Struct({ id: Schema.Number }), {
+        params: [["company_name", "A&B=C+D 100% #1 [x]\nÉ"]]
+      })
+      const [sent] = fake.seen
+      const url = new URL(sent!.url)
+      expect(url.origin + url.pathname).toBe("https://erp.example.com/api/partner/get")
+      expect([...url.searchParams]).toEqual([["company_name", "A&B=C+D 100% #1 [x]\nÉ"]])
+      expect(sent!.headers["x-api-key"]).toBe(KEY)
+      expect(sent!.headers["content-type"]).toBe("application/json")
+      expect(Object.keys(sent!.headers).filter((h) => h === "traceparent" || h === "b3")).toEqual([])
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("refuses bad condition fields and endpoints before sending anything", () => {
+    const fake = fakeErp(() => new Response(ok([])))
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const item = Schema.Unknown
+      for (const field of ["a]&list_offset=5", "x[y]", "a b"]) {
+        const error = yield* Effect.flip(
+          client.list("partner/list", item, { offset: 0, count: 10, where: { [field]: 1 } })
+        )
+        expect(error._tag).toBe("InvalidRequest")
+      }
+      for (const endpoint of ["../admin", "/partner/list", "partner/list?x=1", "https://evil.example/x", ""]) {
+        const error = yield* Effect.flip(client.get(endpoint, item))
+        expect(error._tag).toBe("InvalidRequest")
+      }
+      expect(fake.seen).toHaveLength(0)
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("retries a GET after a 503, never a POST", () => {
+    const fake = fakeErp((_, n) => n % 2 === 1 ? new Response("busy", { status: 503 }) : new Response(ok({ id: 1 })))
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const got = yield* Effect.fork(client.get("thing/get", Schema.Struct({ id: Schema.Number })))
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* got).toEqual({ id: 1 })
+      expect(fake.seen.map((r) => r.method)).toEqual(["GET", "GET"])
+      const posted = yield* Effect.flip(client.post("thing/create", Schema.Unknown, { body: { a: 1 } }))
+      expect(posted).toMatchObject({ _tag: "HttpStatusError", status: 503, method: "POST" })
+      expect(fake.seen.map((r) => r.method)).toEqual(["GET", "GET", "POST"])
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("retries a POST after a 429, which the server refused before acting, once its reset has passed", () => {
+    const fake = fakeErp((_, n) =>
+      n === 1
+        ? new Response("", { status: 429, headers: { "x-ratelimit-reset": "3", "x-ratelimit-remaining": "0" } })
+        : new Response(ok({ created: true }))
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const posted = yield* Effect.fork(client.post("thing/create", Schema.Unknown, { body: { a: 1 } }))
+      yield* TestClock.adjust("2 seconds")
+      expect(fake.seen).toHaveLength(1)
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* posted).toEqual({ created: true })
+      expect(fake.seen).toHaveLength(2)
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("gives up with RateLimited once the budget for server waits is spent", () => {
+    const fake = fakeErp(() =>
+      new Response("", { status: 429, headers: { "x-ratelimit-reset": "10", "x-ratelimit-limit": "100" } })
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const call = yield* Effect.fork(Effect.exit(client.get("thing/get", Schema.Unknown)))
+      yield* TestClock.adjust("2 minutes")
+      const exit = yield* call
+      expect(Exit.isFailure(exit)).toBe(true)
+      const error = yield* Effect.flip(exit)
+      expect(error).toMatchObject({ _tag: "RateLimited", limit: 100, endpoint: "thing/get" })
+      // A 30 s budget and 10 s resets: three waits fit, the fourth would not.
+      expect(fake.seen).toHaveLength(4)
+    }).pipe(Effect.provide(clientOn(fake, { rateLimitBudget: "30 seconds" })))
+  })
+
+  it.effect("pauses the endpoint after X-RateLimit-Remaining: 0 until the reset", () => {
+    const fake = fakeErp(() =>
+      new Response(ok(1), { headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "5" } })
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      yield* client.get("thing/get", Schema.Number)
+      const second = yield* Effect.fork(client.get("thing/get", Schema.Number))
+      yield* TestClock.adjust("4 seconds")
+      expect(fake.seen).toHaveLength(1)
+      yield* TestClock.adjust("1 second")
+      yield* second
+      expect(fake.seen).toHaveLength(2)
+      // Another endpoint is not paused.
+      yield* client.get("other/get", Schema.Number)
+      expect(fake.seen).toHaveLength(3)
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+})
+
+describe("ErpConfig", () => {
+  const make = (options: Partial<ErpConfig.Options>) =>
+    ErpConfig.make({ baseUrl: "https://erp.example.com", apiKey: Redacted.make(KEY), ...options })
+
+  it("accepts https anywhere and http only to loopback", () => {
+    expect(Either.getOrThrow(make({})).baseUrl).toBe("https://erp.example.com/")
+    for (const baseUrl of ["http://127.0.0.1:8080", "http://localhost:1/api", "http://[::1]:9"]) {
+      expect(Either.isRight(make({ baseUrl }))).toBe(true)
+    }
+    for (const baseUrl of ["http://erp.example.com", "http://10.0.0.1", "ftp://x", "not a url", "https://u:p@x.com"]) {
+      expect(Either.isLeft(make({ baseUrl }))).toBe(true)
+    }
+  })
+
+  it("refuses keys with control characters, without echoing the key", () => {
+    for (const key of ["abc\r\nX-Evil: 1", "abc\u0000", "", " padded ", "tab\tkey"]) {
+      const result = make({ apiKey: Redacted.make(key) })
+      expect(Either.isLeft(result)).toBe(true)
+      if (key.length > 3) {
+        expect(String(Either.getLeft(result).pipe((o) => o._tag === "Some" && o.value))).not.toContain(key)
+      }
+    }
+  })
+
+  it("never shows the key in toString, JSON or inspect", () => {
+    const config = Either.getOrThrow(make({}))
+    for (const text of [String(config.apiKey), JSON.stringify(config), inspect(config, { depth: 5 })]) {
+      expect(text).not.toContain(KEY)
+    }
+  })
+
+  it.effect("reads ERP_BASE_URL and ERP_API_KEY through Config; a bad setting is a ConfigError", () =>
+    Effect.gen(function*() {
+      const env = (entries: ReadonlyArray<readonly [string, string]>) =>
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map(entries)))
+      const config = yield* ErpConfig.ErpConfig.pipe(
+        Effect.provide(ErpConfig.layerConfig()),
+        env([["ERP_BASE_URL", "http://127.0.0.1:9000"], ["ERP_API_KEY", KEY], ["ERP_RATE_LIMIT", "50"]])
+      )
+      expect(config.baseUrl).toBe("http://127.0.0.1:9000/")
+      expect(Redacted.value(config.apiKey)).toBe(KEY)
+      expect(config.rateLimit).toBe(50)
+      const missing = yield* Effect.flip(
+        ErpConfig.ErpConfig.pipe(Effect.provide(ErpConfig.layerConfig()), env([["ERP_API_KEY", KEY]]))
+      )
+      expect(ConfigError.isConfigError(missing)).toBe(true)
+      const insecure = yield* Effect.flip(
+        ErpConfig.ErpConfig.pipe(
+          Effect.provide(ErpConfig.layerConfig()),
+          env([["ERP_BASE_URL", "http://erp.example.com"], ["ERP_API_KEY", KEY]])
+        )
+      )
+      expect(String(insecure)).toContain("plain http is only allowed to a loopback address")
+      expect(String(insecure)).not.toContain(KEY)
+    }))
+})

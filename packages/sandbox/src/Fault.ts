@@ -1,0 +1,65 @@
+/**
+ * Faults the sandbox serves instead of (or around) its normal answer, to prove a client survives them.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import type * as RateLimit from "./RateLimit.js"
+
+// `Record<never, never>` is a variant without fields: its constructor takes no argument.
+type NoFields = Record<never, never>
+
+/**
+ * One fault, served to one request:
+ *
+ * - `Status`: an HTTP `status` (500, 502, 503, 504, ...) with a small non-envelope body, as a proxy sends it.
+ * - `TooManyRequests`: a 429 whatever the window says; `headers` (default true) sends `X-RateLimit-*` with
+ *   `X-RateLimit-Reset` `resetAfter` (default 1 second) from now in `resetUnit` (default the server's unit).
+ *   It is not counted in the window.
+ * - `DropBeforeResponse`: the socket is destroyed before any byte of a response.
+ * - `DropMidBody`: status 200, the headers (with the full `Content-Length`) and the first `fraction` (default 0.5)
+ *   of the real body, then the socket is destroyed.
+ * - `MalformedJson`: 200 with the real body cut short: not valid JSON.
+ * - `NotEnvelope`: 200 with valid JSON that is not the envelope (`body`, default `{"items":[]}`).
+ * - `UnknownCode`: 200 with an envelope whose `result.code` is `code` (default 2) and `message`.
+ * - `Hang`: no response at all; the request ends when the client disconnects.
+ * - `Delay`: the normal answer, `duration` later.
+ * - `Unauthorized`: the `Unauthorized` envelope, even for a valid key.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Fault = Data.TaggedEnum<{
+  Status: { readonly status: number; readonly body?: string | undefined }
+  TooManyRequests: {
+    readonly headers?: boolean | undefined
+    readonly resetAfter?: Duration.DurationInput | undefined
+    readonly resetUnit?: RateLimit.ResetUnit | undefined
+  }
+  DropBeforeResponse: NoFields
+  DropMidBody: { readonly fraction?: number | undefined }
+  MalformedJson: NoFields
+  NotEnvelope: { readonly body?: unknown }
+  UnknownCode: { readonly code?: number | undefined; readonly message?: string | undefined }
+  Hang: NoFields
+  Delay: { readonly duration: Duration.DurationInput }
+  Unauthorized: NoFields
+}>
+
+/**
+ * Constructors and matchers: `Fault.Status({ status: 503 })`, `Fault.Hang()`, `Fault.$is("Hang")`. A plain object
+ * with the same `_tag` and fields is a `Fault` too.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const Fault = Data.taggedEnum<Fault>()
+
+/**
+ * The tag of a fault, as recorded in the request log.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Tag = Fault["_tag"]

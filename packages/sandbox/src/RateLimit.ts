@@ -1,0 +1,169 @@
+/**
+ * The server's rate limit: a strict sliding window log per (API key, endpoint), and its response headers.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+
+/**
+ * The unit of `X-RateLimit-Reset` (the contract does not give it): epoch seconds (rounded up), epoch
+ * milliseconds, or seconds from now (rounded up).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ResetUnit = "epoch-seconds" | "epoch-millis" | "seconds"
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Options {
+  /** Requests allowed per window (default 100). */
+  readonly limit?: number | undefined
+  /** Length of the sliding window (default 30 seconds). */
+  readonly window?: Duration.DurationInput | undefined
+  /** Unit of `X-RateLimit-Reset` (default `"epoch-seconds"`). */
+  readonly resetUnit?: ResetUnit | undefined
+  /** Whether responses carry the `X-RateLimit-*` headers (default true). */
+  readonly headers?: boolean | undefined
+}
+
+/**
+ * Options with every default filled in.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Resolved {
+  readonly limit: number
+  readonly windowMillis: number
+  readonly resetUnit: ResetUnit
+  readonly headers: boolean
+}
+
+/**
+ * The contract's limit: 100 requests per 30 seconds per endpoint.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const defaults: Resolved = { limit: 100, windowMillis: 30_000, resetUnit: "epoch-seconds", headers: true }
+
+/**
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const resolve = (options: Options | undefined): Resolved => ({
+  limit: Math.max(1, Math.floor(options?.limit ?? defaults.limit)),
+  windowMillis: Math.max(
+    1,
+    options?.window === undefined ? defaults.windowMillis : Duration.toMillis(Duration.decode(options.window))
+  ),
+  resetUnit: options?.resetUnit ?? defaults.resetUnit,
+  headers: options?.headers ?? defaults.headers
+})
+
+/**
+ * The verdict on one request.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Decision {
+  readonly allowed: boolean
+  readonly limit: number
+  /** Requests left in the window after this one. */
+  readonly remaining: number
+  /** When the oldest counted request leaves the window (epoch milliseconds). */
+  readonly resetAtMillis: number
+}
+
+/**
+ * A strict sliding window log: a request at time `t` is allowed iff fewer than `limit` requests of its key were
+ * allowed within `(t - window, t]`. Rejected requests are not logged, so they never extend the wait. Time is passed
+ * in by the caller (from the Effect `Clock`), which keeps this deterministic under `TestClock`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface SlidingWindowLog {
+  readonly limit: number
+  readonly windowMillis: number
+  /** Decides on a request at `nowMillis`; with `commit: false` an allowed request is not counted. */
+  readonly check: (key: string, nowMillis: number, commit?: boolean) => Decision
+  /** How many requests of `key` are counted in the window ending at `nowMillis`. */
+  readonly count: (key: string, nowMillis: number) => number
+  readonly reset: () => void
+}
+
+/**
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeSlidingWindowLog = (limit: number, windowMillis: number): SlidingWindowLog => {
+  // Times of allowed requests per key, oldest first; each log holds at most `limit` entries.
+  const logs = new Map<string, Array<number>>()
+  const prune = (key: string, nowMillis: number): Array<number> => {
+    const log = logs.get(key)
+    if (log === undefined) return []
+    // An entry at time s is in (now - window, now] iff s > now - window.
+    while (log.length > 0 && log[0] <= nowMillis - windowMillis) log.shift()
+    if (log.length === 0) logs.delete(key)
+    return log
+  }
+  return {
+    limit,
+    windowMillis,
+    check: (key, nowMillis, commit = true) => {
+      const log = prune(key, nowMillis)
+      if (log.length >= limit) {
+        return { allowed: false, limit, remaining: 0, resetAtMillis: log[0] + windowMillis }
+      }
+      // A clock that stepped back must not unsort the log: count the request at the latest time seen.
+      const at = log.length > 0 ? Math.max(nowMillis, log[log.length - 1]) : nowMillis
+      if (commit) {
+        log.push(at)
+        if (log.length === 1) logs.set(key, log)
+      }
+      const counted = commit ? log.length : log.length + 1
+      const oldest = log.length > 0 ? log[0] : at
+      return { allowed: true, limit, remaining: limit - counted, resetAtMillis: oldest + windowMillis }
+    },
+    count: (key, nowMillis) => prune(key, nowMillis).length,
+    reset: () => logs.clear()
+  }
+}
+
+/**
+ * The value of `X-RateLimit-Reset` for a reset at `resetAtMillis`, seen at `nowMillis`.
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export const resetValue = (unit: ResetUnit, resetAtMillis: number, nowMillis: number): number => {
+  switch (unit) {
+    case "epoch-seconds":
+      return Math.ceil(resetAtMillis / 1000)
+    case "epoch-millis":
+      return Math.ceil(resetAtMillis)
+    case "seconds":
+      return Math.max(0, Math.ceil((resetAtMillis - nowMillis) / 1000))
+  }
+}
+
+/**
+ * The three `X-RateLimit-*` headers of a decision.
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export const headers = (
+  decision: Decision,
+  unit: ResetUnit,
+  nowMillis: number
+): Record<string, string> => ({
+  "x-ratelimit-limit": String(decision.limit),
+  "x-ratelimit-remaining": String(Math.max(0, decision.remaining)),
+  "x-ratelimit-reset": String(resetValue(unit, decision.resetAtMillis, nowMillis))
+})

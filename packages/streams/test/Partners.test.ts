@@ -1,0 +1,258 @@
+import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { ErpClient, ErpConfig } from "@erp-client/client"
+import { Partner } from "@erp-client/core"
+import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
+import { Paginate, Partners } from "@erp-client/streams"
+import { Cause, Chunk, Effect, Exit, Layer, Logger, LogLevel, Redacted, Schema, Stream } from "effect"
+import { inspect } from "node:util"
+import { SECRET_KEY, seeded, testLayer } from "./harness.js"
+
+const collect = <A, E, R>(stream: Stream.Stream<A, E, R>) =>
+  Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
+
+const listCalls = (sandbox: Sandbox.Service) =>
+  Effect.map(sandbox.requests, (log) => log.filter((r) => r.endpoint === "/partner/list"))
+
+describe("Partners against the sandbox", () => {
+  it.live("exports a few thousand partners exactly: every record once, in order, every field kept", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const partners = yield* collect(Partners.stream({ pageSize: 100, concurrency: 8 }))
+      expect(partners).toHaveLength(3_000)
+      expect(partners).toEqual(seeded(sandbox))
+      const calls = yield* listCalls(sandbox)
+      // 30 full pages and the first short (empty) one, plus at most concurrency - 1 pages already in flight.
+      expect(calls.length).toBeGreaterThanOrEqual(31)
+      expect(calls.length).toBeLessThanOrEqual(38)
+      for (const call of calls) {
+        const params = new Map(call.query)
+        expect(params.get("list_count")).toBe("100")
+        expect(Number(params.get("list_offset")) % 100).toBe(0)
+      }
+      expect((yield* sandbox.stats).tooManyRequests).toBe(0)
+    }).pipe(Effect.provide(testLayer({ partners: 3_000, latency: { base: "2 millis", jitter: "15 millis" } }))))
+
+  it.live("filters customers with list_condition[is_customer]=1", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const customers = yield* collect(Partners.stream({ where: { is_customer: 1 }, pageSize: 50, concurrency: 4 }))
+      const expected = seeded(sandbox, (p) => p.is_customer === 1)
+      expect(customers.length).toBeGreaterThan(500)
+      expect(customers).toEqual(expected)
+      expect(customers.every(Partner.isCustomer)).toBe(true)
+      const calls = yield* listCalls(sandbox)
+      expect(calls.every((c) => c.query.some(([k, v]) => k === "list_condition[is_customer]" && v === "1"))).toBe(true)
+    }).pipe(Effect.provide(testLayer({ partners: 1_500 }))))
+
+  it.live("resumes from a start offset without repeating earlier records", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const rest = yield* collect(Partners.stream({ pageSize: 40, startOffset: 200 }))
+      expect(rest).toEqual(seeded(sandbox).slice(200))
+    }).pipe(Effect.provide(testLayer({ partners: 450 }))))
+
+  it.live("gets a partner by id and by every awkward company name", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      expect(yield* Partners.get(42)).toEqual(sandbox.partnerAt(41))
+      const names = Seed.awkwardNames(sandbox.seed, sandbox.partnerCount)
+      expect(names.length).toBeGreaterThan(20)
+      // The names hold &, +, =, %, #, [ ], quotes and accents: each must come back as exactly that partner.
+      expect(names.some((n) => /[&+=%]/.test(n))).toBe(true)
+      const found = yield* Effect.forEach(names, (name) => Partners.getByCompanyName(name), { concurrency: 8 })
+      expect(found.map((p) => p.company_name)).toEqual(names)
+    }).pipe(Effect.provide(testLayer({ partners: 120, rateLimit: { limit: 1_000, window: "30 seconds" } }))))
+
+  it.live("Unauthorized and NotFound are typed failures", () =>
+    Effect.gen(function*() {
+      const notFound = yield* Effect.flip(Partners.get(999_999))
+      expect(notFound).toMatchObject({ _tag: "NotFound", endpoint: "partner/get", selector: "id=999999" })
+      const byName = yield* Effect.flip(Partners.getByCompanyName("No Such & Company"))
+      expect(byName._tag).toBe("NotFound")
+      const sandbox = yield* Sandbox.Sandbox
+      yield* sandbox.revokeKey(SECRET_KEY)
+      const unauthorized = yield* Effect.flip(Stream.runDrain(Partners.stream()))
+      expect(unauthorized).toMatchObject({ _tag: "Unauthorized", endpoint: "partner/list" })
+      const caught = yield* Partners.get(1).pipe(
+        Effect.as("found"),
+        Effect.catchTag("Unauthorized", () => Effect.succeed("caught by tag"))
+      )
+      expect(caught).toBe("caught by tag")
+    }).pipe(Effect.provide(testLayer({ partners: 10 }))))
+
+  it.live("keeps to the server's strict sliding window: no 429 while paging past the limit", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const partners = yield* collect(Partners.stream({ pageSize: 10, concurrency: 8 }))
+      expect(partners).toEqual(seeded(sandbox))
+      const stats = yield* sandbox.stats
+      expect(stats.tooManyRequests).toBe(0)
+      expect(stats.byEndpoint["/partner/list"]).toBeGreaterThan(25)
+      expect(stats.maxObservedInWindow["/partner/list"]).toBeLessThanOrEqual(10)
+    }).pipe(
+      Effect.provide(
+        testLayer(
+          { partners: 250, rateLimit: { limit: 10, window: "1 second", resetUnit: "epoch-millis" } },
+          { rateLimit: 10, rateWindow: "1 second" }
+        )
+      )
+    ))
+})
+
+describe("faults", () => {
+  it.live("survives a burst of 429s, waiting for the server's reset", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      yield* sandbox.inject(Fault.Fault.TooManyRequests({ resetAfter: "200 millis", resetUnit: "seconds" }), {
+        times: 4,
+        endpoint: "/partner/list"
+      })
+      yield* sandbox.inject(Fault.Fault.TooManyRequests({ headers: false }), { times: 2, endpoint: "/partner/list" })
+      const partners = yield* collect(Partners.stream({ pageSize: 50, concurrency: 4 }))
+      expect(partners).toEqual(seeded(sandbox))
+      expect((yield* sandbox.stats).tooManyRequests).toBe(6)
+    }).pipe(Effect.provide(testLayer({ partners: 600 }))))
+
+  it.live("survives dropped connections, 5xx and a hung response mid-stream with no duplicate or gap", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const list = { endpoint: "/partner/list" }
+      yield* sandbox.inject(Fault.Fault.Delay({ duration: "10 millis" }), { ...list, times: 3 })
+      yield* sandbox.inject(Fault.Fault.DropMidBody({ fraction: 0.5 }), { ...list, times: 1 })
+      yield* sandbox.inject(Fault.Fault.DropBeforeResponse(), { ...list, times: 1 })
+      yield* sandbox.inject(Fault.Fault.Status({ status: 503 }), { ...list, times: 1 })
+      yield* sandbox.inject(Fault.Fault.Hang(), { ...list, times: 1 })
+      const partners = yield* collect(Partners.stream({ pageSize: 25, concurrency: 4 }))
+      const ids = partners.map((p) => p.id)
+      expect(new Set(ids).size).toBe(ids.length)
+      expect(partners).toEqual(seeded(sandbox))
+      expect((yield* sandbox.stats).faultsServed).toBe(7)
+    }).pipe(Effect.provide(testLayer({ partners: 500 }, { timeout: "500 millis", retries: 3 }))))
+
+  it.live("gives up on transient failures after the bounded retries, with a typed error", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      yield* sandbox.inject(Fault.Fault.Status({ status: 502 }), { times: Infinity })
+      const error = yield* Effect.flip(Partners.get(1))
+      expect(error).toMatchObject({ _tag: "HttpStatusError", status: 502, endpoint: "partner/get" })
+      // One try and two retries.
+      expect((yield* sandbox.stats).faultsServed).toBe(3)
+    }).pipe(Effect.provide(testLayer({ partners: 5 }, { retries: 2 }))))
+
+  it.live("a 429 that outlasts the budget becomes RateLimited", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      yield* sandbox.inject(Fault.Fault.TooManyRequests({ resetAfter: "300 millis", resetUnit: "epoch-millis" }), {
+        times: Infinity
+      })
+      const error = yield* Effect.flip(Partners.get(1))
+      expect(error._tag).toBe("RateLimited")
+      if (error._tag === "RateLimited") {
+        expect(error.limit).toBe(100)
+        expect(error.waitedMillis).toBeGreaterThan(500)
+        expect(error.waitedMillis).toBeLessThan(5_000)
+      }
+    }).pipe(Effect.provide(testLayer({ partners: 5 }, { rateLimitBudget: "1 second" }))))
+
+  it.live("a malformed body, or one that is not the envelope, is a DecodeError naming the endpoint", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      yield* sandbox.inject(Fault.Fault.MalformedJson(), { endpoint: "/partner/list" })
+      const malformed = yield* Effect.flip(Stream.runDrain(Partners.stream()))
+      expect(malformed).toMatchObject({ _tag: "DecodeError", endpoint: "partner/list", path: "" })
+      yield* sandbox.inject(Fault.Fault.NotEnvelope({}), { endpoint: "/partner/get" })
+      const notEnvelope = yield* Effect.flip(Partners.get(1))
+      expect(notEnvelope).toMatchObject({ _tag: "DecodeError", endpoint: "partner/get", path: "result" })
+      yield* sandbox.inject(Fault.Fault.UnknownCode({ code: 7, message: "maintenance" }), { endpoint: "/partner/get" })
+      const unknownCode = yield* Effect.flip(Partners.get(1))
+      expect(unknownCode).toMatchObject({ _tag: "ApiError", code: 7, serverMessage: "maintenance" })
+    }).pipe(Effect.provide(testLayer({ partners: 5 }))))
+})
+
+describe("invalid records", () => {
+  const good = (id: number) => ({ id, company_name: `P${id}`, tax_number: "1-2", is_customer: 1, extra: id })
+  const pageBody = (offset: number, count: number) => {
+    const data = Array.from({ length: Math.max(0, Math.min(count, 7 - offset)) }, (_, i) => good(offset + i + 1))
+    if (offset === 3) data[1] = { ...good(5), tax_number: "n/a" }
+    return JSON.stringify({ result: { code: 1, message: null }, data })
+  }
+  // An ERP whose record at offset 4 (id 5) has a tax number that is not digit groups.
+  const fakeErp = Layer.succeed(
+    HttpClient.HttpClient,
+    HttpClient.make((request, url) => {
+      const offset = Number(url.searchParams.get("list_offset"))
+      const count = Number(url.searchParams.get("list_count"))
+      return Effect.succeed(HttpClientResponse.fromWeb(request, new Response(pageBody(offset, count))))
+    })
+  )
+  const client = ErpClient.layer({ baseUrl: "http://127.0.0.1:1", apiKey: Redacted.make("k") }).pipe(
+    Layer.provide(fakeErp)
+  )
+
+  it.effect("by default the stream fails with a DecodeError that names the record", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Stream.runDrain(Partners.stream({ pageSize: 3 })))
+      expect(error).toMatchObject({ _tag: "DecodeError", path: "data[1].tax_number", offset: 4, recordId: 5 })
+    }).pipe(Effect.provide(client)))
+
+  it.effect("onInvalidRecord reports the record whole and the sync goes on", () =>
+    Effect.gen(function*() {
+      const invalid: Array<unknown> = []
+      const partners = yield* collect(
+        Partners.stream({ pageSize: 3, onInvalidRecord: (r) => Effect.sync(() => invalid.push(r)) })
+      )
+      expect(partners.map((p) => p.id)).toEqual([1, 2, 3, 4, 6, 7])
+      expect(invalid).toMatchObject([{ offset: 4, raw: { id: 5, tax_number: "n/a" }, error: { _tag: "DecodeError" } }])
+    }).pipe(Effect.provide(client)))
+
+  it.effect("paginate works for any list endpoint with the user's own schema", () =>
+    Effect.gen(function*() {
+      const Row = Schema.Struct({ id: Schema.Number, extra: Schema.Number })
+      const rows = yield* collect(Paginate.paginate("product/list", Row, { pageSize: 2, concurrency: 3 }))
+      expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7])
+    }).pipe(Effect.provide(client)))
+})
+
+describe("the API key never leaks", () => {
+  it.live("not in errors, their JSON, inspect or Cause.pretty, nor in any log line", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const lines: Array<string> = []
+      const capture = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message, cause }) => lines.push(inspect(message, { depth: 10 }), Cause.pretty(cause)))
+      )
+      yield* sandbox.inject(Fault.Fault.Status({ status: 500 }), { times: 2 })
+      yield* sandbox.inject(Fault.Fault.DropBeforeResponse(), { times: 1 })
+      const outputs: Array<string> = []
+      const record = (exit: Exit.Exit<unknown, unknown>) => {
+        if (Exit.isFailure(exit)) {
+          outputs.push(Cause.pretty(exit.cause), inspect(exit.cause, { depth: 10 }), JSON.stringify(exit.cause))
+          const failure = Cause.failureOption(exit.cause)
+          if (failure._tag === "Some") {
+            outputs.push(String(failure.value), JSON.stringify(failure.value), inspect(failure.value, { depth: 10 }))
+          }
+        }
+      }
+      const config = yield* ErpConfig.ErpConfig
+      outputs.push(String(config.apiKey), JSON.stringify(config), inspect(config, { depth: 10 }))
+      const run = <A, E>(effect: Effect.Effect<A, E, ErpClient.ErpClient>) =>
+        Effect.exit(effect).pipe(
+          Effect.tap((exit) => Effect.logError("call ended", exit)),
+          Effect.tap(record),
+          Effect.provide(Logger.minimumLogLevel(LogLevel.All)),
+          Effect.provide(capture)
+        )
+      yield* run(Partners.get(1))
+      yield* run(Partners.get(999_999))
+      yield* sandbox.inject(Fault.Fault.MalformedJson(), { times: 1 })
+      yield* run(Partners.get(1))
+      yield* sandbox.revokeKey(SECRET_KEY)
+      yield* run(Stream.runDrain(Partners.stream()))
+      const log = yield* sandbox.requests
+      outputs.push(JSON.stringify(log))
+      expect(outputs.length).toBeGreaterThan(10)
+      for (const text of [...outputs, ...lines]) expect(text).not.toContain(SECRET_KEY)
+    }).pipe(Effect.provide(testLayer({ partners: 5 }, { retries: 2 }))))
+})
