@@ -42,8 +42,9 @@ export interface ListOptions extends PagingOptions {
  * by the fetcher (the client's transient retries), always at its own offset, so nothing is skipped or repeated.
  *
  * Pages start at `startOffset` and advance by the page size (paging rule 2). Up to `concurrency` pages are fetched
- * at once, and emitted in offset order. The stream ends after the first page shorter than the page size; pages
- * already in flight past it are interrupted (at most `concurrency - 1` extra requests).
+ * at once, and emitted in offset order. The stream ends after the first page shorter than the page size. Once a
+ * short page has been seen, no page past it is requested; pages already started past the end (at most two per unit
+ * of concurrency: those in flight and those finished and queued) are interrupted or dropped.
  *
  * @since 0.1.0
  * @category Constructors
@@ -51,15 +52,25 @@ export interface ListOptions extends PagingOptions {
 export const pages = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   options: PagingOptions = {}
-): Stream.Stream<Page.Page<A>, E, R> => {
-  const pageSize = options.pageSize ?? 100
-  const concurrency = Math.max(1, options.concurrency ?? 4)
-  return Stream.iterate(options.startOffset ?? 0, (offset) => offset + pageSize).pipe(
-    // Ordered: mapEffect keeps at most `concurrency` pages in flight and as many finished ones queued.
-    Stream.mapEffect((offset) => fetch(offset, pageSize), { concurrency }),
-    Stream.takeUntil(Page.isLast)
-  )
-}
+): Stream.Stream<Page.Page<A>, E, R> =>
+  Stream.unwrap(Effect.sync(() => {
+    const pageSize = options.pageSize ?? 100
+    const concurrency = Math.max(1, options.concurrency ?? 4)
+    // The offset of the first short page seen so far. Pages past it are not requested: they would come after the
+    // end of the stream, and each request spends rate-limit budget.
+    let end = Infinity
+    const fetchPage = (offset: number): Effect.Effect<Page.Page<A>, E, R> =>
+      offset > end
+        ? Effect.succeed({ offset, count: pageSize, received: 0, records: [], invalid: [] })
+        : Effect.tap(fetch(offset, pageSize), (page) => {
+          if (Page.isLast(page) && offset < end) end = offset
+        })
+    return Stream.iterate(options.startOffset ?? 0, (offset) => offset + pageSize).pipe(
+      // Ordered: at most `concurrency` pages in flight and as many finished ones queued, emitted by offset.
+      Stream.mapEffect(fetchPage, { concurrency }),
+      Stream.takeUntil(Page.isLast)
+    )
+  }))
 
 /**
  * The records of a stream of pages, in order.
