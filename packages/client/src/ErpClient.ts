@@ -270,7 +270,16 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
 
         const withTransientRetries = (deadline: number) =>
           method === "GET"
-            ? Effect.retry(attempt(deadline), { schedule: transientSchedule, while: isTransient })
+            ? Effect.retry(
+              attempt(deadline).pipe(
+                Effect.tapError((error) =>
+                  isTransient(error)
+                    ? Effect.logWarning(`${method} ${endpoint}: ${(error as { message: string }).message}`)
+                    : Effect.void
+                )
+              ),
+              { schedule: transientSchedule, while: isTransient }
+            )
             : attempt(deadline)
 
         // 429s: pause the endpoint until the server's reset (or a growing backoff when it gives none) and try
@@ -297,6 +306,11 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
                   if (until - start > budgetMillis) {
                     return yield* Effect.fail(rateLimited(endpoint, busy.limit, now - start, busy.limit.resetAt))
                   }
+                  yield* Effect.logInfo(
+                    `${method} ${endpoint}: the server answered 429; pausing the endpoint for ${
+                      Math.round(until - now)
+                    } ms`
+                  )
                   yield* limiter.pause(key, until).pipe(
                     Effect.catchTag("StoreFailure", (e) =>
                       Effect.fail(new RateLimiterUnavailable({ endpoint, description: e.description })))

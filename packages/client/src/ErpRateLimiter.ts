@@ -85,6 +85,26 @@ export interface Service {
 export class ErpRateLimiter extends Context.Tag("@erp-client/client/ErpRateLimiter")<ErpRateLimiter, Service>() {}
 
 /**
+ * Why a request waited: our own spacing (`"client-limit"`) or a pause the server asked for (`"server-pause"`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type WaitReason = "client-limit" | "server-pause"
+
+/**
+ * Told about every wait before it starts, e.g. to show progress. Optional: provide it to the limiter's layer.
+ *
+ * @since 0.1.0
+ * @category Tags
+ */
+export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter/WaitObserver")<WaitObserver, {
+  readonly onWait: (
+    wait: { readonly key: string; readonly reason: WaitReason; readonly untilMillis: number }
+  ) => Effect.Effect<void>
+}>() {}
+
+/**
  * Where pauses the server asked for are kept. In memory by default: one process shares them across its fibers.
  *
  * @since 0.1.0
@@ -175,6 +195,11 @@ export const make = (
     const store = yield* RateLimiter.RateLimiterStore
     const pauses = yield* PauseStore
     const limiter = yield* RateLimiter.make
+    const observer = yield* Effect.serviceOption(WaitObserver)
+    const observe = (key: string, reason: WaitReason, untilMillis: number): Effect.Effect<void> =>
+      observer._tag === "Some"
+        ? observer.value.onWait({ key, reason, untilMillis })
+        : Effect.void
     const limit = options.limit
     const window = Duration.decode(options.window)
     const margin = options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
@@ -211,6 +236,10 @@ export const make = (
           if (deadline !== undefined && until > deadline) {
             return yield* Effect.fail(new PauseBeyondDeadline({ pausedUntil: until }))
           }
+          yield* observe(key, "server-pause", until)
+          yield* Effect.logDebug(`waiting ${until - now} ms: the server asked to pause`).pipe(
+            Effect.annotateLogs("erp.limiter_key", key)
+          )
           yield* Effect.sleep(Duration.millis(until - now))
           paused += until - now
         }
@@ -224,6 +253,10 @@ export const make = (
           pausedMillis += yield* waitForPause(key, deadline)
           const delay = yield* reserve(key)
           if (delay > 0) {
+            yield* observe(key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
+            yield* Effect.logDebug(`waiting ${delay} ms for the client-side rate limit`).pipe(
+              Effect.annotateLogs("erp.limiter_key", key)
+            )
             yield* Effect.sleep(Duration.millis(delay))
             spacedMillis += delay
           }

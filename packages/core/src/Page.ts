@@ -42,6 +42,11 @@ export interface Page<A> {
   /** How many records the server sent, valid or not: the paging decision ("is this the last page?") uses it. */
   readonly received: number
   readonly records: ReadonlyArray<A>
+  /**
+   * The valid records exactly as the server sent them (same objects, same key order), index for index with
+   * `records`: for output that must reproduce the server's JSON.
+   */
+  readonly raw: ReadonlyArray<unknown>
   readonly invalid: ReadonlyArray<InvalidRecord>
 }
 
@@ -86,19 +91,21 @@ export const decodePage = <A>(
     )
   }
   const records: Array<A> = []
+  const raws: Array<unknown> = []
   const invalid: Array<InvalidRecord> = []
   for (let i = 0; i < data.length; i++) {
     const raw: unknown = data[i]
     const decoded = decodeRecord(raw)
     if (Either.isRight(decoded)) {
       records.push(decoded.right)
+      raws.push(raw)
       continue
     }
     const error = decodeErrorFrom(endpoint, `data[${i}]`, decoded.left, { offset: offset + i, recordId: idOf(raw) })
     if (mode === "fail") return Either.left(error)
     invalid.push({ offset: offset + i, raw, error })
   }
-  return Either.right({ offset, count, received: data.length, records, invalid })
+  return Either.right({ offset, count, received: data.length, records, raw: raws, invalid })
 }
 
 const describe = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : typeof u

@@ -119,6 +119,8 @@ describe("Page.decodePage", () => {
   it("collects bad records whole and keeps going when asked to", () => {
     const page = Either.getOrThrow(Page.decodePage("partner/list", decodePartner, records, 200, 5, "collect"))
     expect(page.records.map((p) => p.id)).toEqual([7, 9])
+    expect(page.raw).toEqual([records[0], records[2]])
+    expect(page.raw[0]).toBe(records[0])
     expect(page.invalid).toHaveLength(1)
     expect(page.invalid[0]!.offset).toBe(201)
     expect(page.invalid[0]!.raw).toEqual(records[1])

@@ -61,7 +61,7 @@ export const pages = <A, E, R>(
     let end = Infinity
     const fetchPage = (offset: number): Effect.Effect<Page.Page<A>, E, R> =>
       offset > end
-        ? Effect.succeed({ offset, count: pageSize, received: 0, records: [], invalid: [] })
+        ? Effect.succeed({ offset, count: pageSize, received: 0, records: [], raw: [], invalid: [] })
         : Effect.tap(fetch(offset, pageSize), (page) => {
           if (Page.isLast(page) && offset < end) end = offset
         })

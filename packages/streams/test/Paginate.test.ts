@@ -10,7 +10,7 @@ const source = (total: number) => {
     Effect.sync(() => requested.push(offset)).pipe(
       Effect.zipRight(Effect.sleep(Duration.millis(((offset / count) * 37) % 50 + 1))),
       Effect.as(Array.from({ length: Math.max(0, Math.min(count, total - offset)) }, (_, i) => offset + i)),
-      Effect.map((records) => ({ offset, count, received: records.length, records, invalid: [] }))
+      Effect.map((records) => ({ offset, count, received: records.length, records, raw: records, invalid: [] }))
     )
   return { requested, fetch }
 }
