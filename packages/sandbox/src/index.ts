@@ -1,7 +1,7 @@
 /**
  * @since 0.1.0
  */
-export * as Cli from "./Cli.js"
+export * as Serve from "./Serve.js"
 
 /**
  * @since 0.1.0

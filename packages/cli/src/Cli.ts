@@ -1,0 +1,337 @@
+/**
+ * The `erp` command: `partners list`, `partners get` and `sandbox`, with the exit codes of DESIGN.md.
+ *
+ * @since 0.1.0
+ */
+import type * as CliApp from "@effect/cli/CliApp"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import * as ErpClient from "@erp-client/client/ErpClient"
+import * as Envelope from "@erp-client/core/Envelope"
+import type * as ListQuery from "@erp-client/core/ListQuery"
+import * as Partner from "@erp-client/core/Partner"
+import type * as RateLimit from "@erp-client/sandbox/RateLimit"
+import type * as Sandbox from "@erp-client/sandbox/Sandbox"
+import * as Serve from "@erp-client/sandbox/Serve"
+import * as Partners from "@erp-client/streams/Partners"
+import * as Cause from "effect/Cause"
+import * as ConfigError from "effect/ConfigError"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Output from "./Output.js"
+import * as Progress from "./Progress.js"
+import * as Sink from "./Sink.js"
+
+/**
+ * The exit codes scripts rely on.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  unauthorized: 3,
+  notFound: 4,
+  rateLimited: 5,
+  interrupted: 130
+} as const
+
+/**
+ * A usage error found after parsing (a bad `--where`, a missing setting).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { reason: Schema.String }) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+const verbose = Options.boolean("verbose").pipe(
+  Options.withDescription("log retries and rate-limit waits on stderr")
+)
+
+const FIELD = /^[A-Za-z0-9_]+$/
+
+const parseWhere = (items: ReadonlyArray<string>): Either.Either<Record<string, string>, UsageError> => {
+  const where: Record<string, string> = {}
+  for (const item of items) {
+    const eq = item.indexOf("=")
+    const field = eq < 0 ? item : item.slice(0, eq)
+    if (eq < 0 || !FIELD.test(field)) {
+      return Either.left(
+        new UsageError({
+          reason: `--where ${JSON.stringify(item)}: expected FIELD=VALUE with FIELD made of A-Z a-z 0-9 _`
+        })
+      )
+    }
+    where[field] = item.slice(eq + 1)
+  }
+  return Either.right(where)
+}
+
+// Logs go to stderr only (stdout carries data), and only with --verbose, where retries and waits show.
+const logging = (isVerbose: boolean) =>
+  Layer.mergeAll(
+    Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
+    Logger.minimumLogLevel(isVerbose ? LogLevel.Debug : LogLevel.Error)
+  )
+
+const clientLayer = <ROut>(observer: Layer.Layer<ROut>) =>
+  ErpClient.layerConfig().pipe(
+    Layer.provide(NodeHttpClient.layerUndici),
+    Layer.provide(observer)
+  )
+
+const list = Command.make(
+  "list",
+  {
+    customers: Options.boolean("customers").pipe(Options.withDescription("customers only (is_customer=1)")),
+    where: Options.text("where").pipe(
+      Options.repeated,
+      Options.withDescription("FIELD=VALUE condition, sent as list_condition[FIELD]=VALUE (repeatable)")
+    ),
+    pageSize: Options.integer("page-size").pipe(
+      Options.withDefault(100),
+      Options.withDescription("records per request (list_count)")
+    ),
+    concurrency: Options.integer("concurrency").pipe(
+      Options.withDefault(4),
+      Options.withDescription("pages in flight at once; records stay in order")
+    ),
+    format: Options.choice("format", Output.formats).pipe(Options.withDefault("ndjson" as const)),
+    output: Options.file("output").pipe(
+      Options.optional,
+      Options.withDescription("write to FILE, which appears only when the export is complete")
+    ),
+    resume: Options.boolean("resume").pipe(
+      Options.withDescription("with --output: keep an interrupted export and continue it from its last complete page")
+    ),
+    verbose
+  },
+  (args) =>
+    Effect.gen(function*() {
+      if (args.pageSize < 1 || args.pageSize > 10_000) {
+        return yield* new UsageError({ reason: "--page-size must be from 1 to 10000" })
+      }
+      if (args.concurrency < 1 || args.concurrency > 64) {
+        return yield* new UsageError({ reason: "--concurrency must be from 1 to 64" })
+      }
+      if (args.resume && Option.isNone(args.output)) {
+        return yield* new UsageError({ reason: "--resume needs --output FILE" })
+      }
+      const where: ListQuery.Conditions = {
+        ...(yield* parseWhere(args.where)),
+        ...(args.customers ? { is_customer: 1 } : {})
+      }
+      const progress = Progress.make({ enabled: process.stderr.isTTY === true })
+      yield* Effect.scoped(Effect.gen(function*() {
+        const query = JSON.stringify({ where, pageSize: args.pageSize, format: args.format })
+        const sink = Option.isSome(args.output)
+          ? yield* Sink.file(args.output.value, { resume: args.resume, query })
+          : Sink.stdout
+        const resumed = Option.getOrUndefined(sink.resumed)
+        const encoder = Output.encoder(args.format, resumed && { columns: resumed.columns })
+        const shown = yield* progress.start
+        let records = resumed?.records ?? 0
+        let pages = resumed?.pages ?? 0
+        yield* Partners.pages({
+          where,
+          pageSize: args.pageSize,
+          concurrency: args.concurrency,
+          startOffset: resumed?.nextOffset ?? 0
+        }).pipe(
+          Stream.runForEach((page) => {
+            records += page.raw.length
+            pages += 1
+            shown.page(page.raw.length)
+            const columns = encoder.columns()
+            return sink.write(encoder.page(page.raw), {
+              nextOffset: page.offset + page.count,
+              records,
+              pages,
+              ...(columns === undefined ? {} : { columns })
+            })
+          })
+        )
+        yield* sink.commit
+        yield* shown.done
+      })).pipe(Effect.provide(clientLayer(progress.observer)))
+    }).pipe(Effect.provide(logging(args.verbose)))
+).pipe(Command.withDescription("export partners: NDJSON (default), CSV or a table, to stdout or a file"))
+
+const get = Command.make(
+  "get",
+  {
+    selector: Options.integer("id").pipe(
+      Options.withDescription("the partner's id"),
+      Options.orElseEither(Options.text("company-name").pipe(Options.withDescription("the exact company name")))
+    ),
+    verbose
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const [param, selector] = Either.match(args.selector, {
+        onLeft: (id) => [["id", String(id)] as const, `id=${id}`] as const,
+        onRight: (name) => [["company_name", name] as const, `company_name=${JSON.stringify(name)}`] as const
+      })
+      // Fetched undecoded so the output is the server's JSON as sent; checked against Partner all the same.
+      const raw = yield* client.get(Partners.GET, Schema.Unknown, { params: [param], selector })
+      yield* Either.match(decodePartner(raw), {
+        onLeft: (error) => Effect.fail(Envelope.decodeErrorFrom(Partners.GET, "data", error)),
+        onRight: () => Effect.void
+      })
+      yield* Console.log(JSON.stringify(raw))
+    }).pipe(Effect.provide(clientLayer(Layer.empty)), Effect.provide(logging(args.verbose)))
+).pipe(Command.withDescription("look up one partner by --id or --company-name; prints one JSON object"))
+
+const decodePartner = Schema.decodeUnknownEither(Partner.Partner)
+
+const partners = Command.make("partners").pipe(
+  Command.withDescription("export and look up partners"),
+  Command.withSubcommands([list, get])
+)
+
+const sandbox = Command.make(
+  "sandbox",
+  {
+    port: Options.integer("port").pipe(Options.withDefault(8080), Options.withDescription("0 picks a free port")),
+    host: Options.text("host").pipe(Options.withDefault("127.0.0.1")),
+    partners: Options.integer("partners").pipe(Options.withDefault(1000)),
+    seed: Options.integer("seed").pipe(Options.withDefault(1)),
+    key: Options.text("key").pipe(Options.repeated, Options.withDescription("a valid API key (repeatable)")),
+    limit: Options.integer("limit").pipe(Options.withDefault(100), Options.withDescription("requests per window")),
+    window: Options.integer("window").pipe(Options.withDefault(30), Options.withDescription("window in seconds")),
+    resetUnit: Options.choice("reset-unit", ["epoch-seconds", "epoch-millis", "seconds"]).pipe(
+      Options.withDefault("epoch-seconds" as const)
+    ),
+    noRateLimit: Options.boolean("no-rate-limit"),
+    maxListCount: Options.integer("max-list-count").pipe(Options.withDefault(500)),
+    latency: Options.integer("latency").pipe(Options.withDefault(0), Options.withDescription("added ms per request")),
+    jitter: Options.integer("jitter").pipe(Options.withDefault(0), Options.withDescription("random extra ms, up to"))
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const ranges: ReadonlyArray<readonly [string, number, number, number]> = [
+        ["port", args.port, 0, 65_535],
+        ["partners", args.partners, 0, 100_000_000],
+        ["seed", args.seed, 0, 4_294_967_295],
+        ["limit", args.limit, 1, 1_000_000],
+        ["window", args.window, 1, 86_400],
+        ["max-list-count", args.maxListCount, 1, 1_000_000],
+        ["latency", args.latency, 0, 600_000],
+        ["jitter", args.jitter, 0, 600_000]
+      ]
+      for (const [name, value, min, max] of ranges) {
+        if (value < min || value > max) {
+          return yield* new UsageError({ reason: `--${name} must be from ${min} to ${max}, got ${value}` })
+        }
+      }
+      const options: Sandbox.Options = {
+        port: args.port,
+        host: args.host,
+        partners: args.partners,
+        seed: args.seed,
+        ...(args.key.length > 0 ? { apiKeys: args.key } : {}),
+        rateLimit: args.noRateLimit
+          ? false
+          : { limit: args.limit, window: `${args.window} seconds`, resetUnit: args.resetUnit as RateLimit.ResetUnit },
+        maxListCount: args.maxListCount,
+        latency: { base: `${args.latency} millis`, jitter: `${args.jitter} millis` }
+      }
+      return yield* Serve.serve(options)
+    })
+).pipe(Command.withDescription("run the built-in ERP sandbox server (prints its base URL and key)"))
+
+const erp = Command.make("erp").pipe(
+  Command.withDescription("ERP REST API v2 from the shell (reads ERP_BASE_URL and ERP_API_KEY)"),
+  Command.withSubcommands([partners, sandbox])
+)
+
+const cli = Command.run(erp, { name: "erp", version: "0.1.0" })
+
+/**
+ * The exit code and the one line to print for a failure.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const describeFailure = (error: unknown): { readonly code: number; readonly line: string | undefined } => {
+  if (ValidationError.isValidationError(error)) {
+    // @effect/cli has already printed what was wrong, on stderr.
+    return { code: ExitCode.usage, line: undefined }
+  }
+  if (ConfigError.isConfigError(error)) {
+    return { code: ExitCode.usage, line: `configuration: ${String(error).replace(/^\(|\)$/g, "")}` }
+  }
+  const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
+  const line = typeof tagged.message === "string" && tagged.message !== "" ? tagged.message : String(error)
+  switch (tagged._tag) {
+    case "UsageError":
+    case "InvalidRequest":
+      return { code: ExitCode.usage, line }
+    case "Unauthorized":
+      return { code: ExitCode.unauthorized, line }
+    case "NotFound":
+      return { code: ExitCode.notFound, line }
+    case "RateLimited":
+      return { code: ExitCode.rateLimited, line }
+    default:
+      return { code: ExitCode.failure, line }
+  }
+}
+
+/**
+ * Runs the command line and returns its exit code; every failure becomes one line on stderr.
+ *
+ * @since 0.1.0
+ * @category Programs
+ */
+export const main = (
+  argv: ReadonlyArray<string>
+): Effect.Effect<number, never, FileSystem.FileSystem | Path.Path | CliApp.CliApp.Environment> =>
+  cli(argv).pipe(
+    Effect.as(ExitCode.ok as number),
+    Effect.catchAllCause((cause) => {
+      if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+      const failure = Cause.failureOption(cause)
+      const { code, line } = Option.isSome(failure)
+        ? describeFailure(failure.value)
+        : {
+          code: ExitCode.failure,
+          line: `unexpected failure: ${Cause.pretty(Cause.stripFailures(cause)).split("\n")[0]}`
+        }
+      return Effect.as(line === undefined ? Effect.void : Console.error(`erp: ${line}`), code)
+    })
+  )
+
+/**
+ * Maps how the main fiber ended to the process exit code: its value, or 130 when interrupted (Ctrl-C, SIGTERM).
+ *
+ * @since 0.1.0
+ * @category Programs
+ */
+export const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void): void =>
+  onExit(
+    Exit.isSuccess(exit)
+      ? typeof exit.value === "number" ? exit.value : ExitCode.ok
+      : Cause.isInterruptedOnly(exit.cause)
+      ? ExitCode.interrupted
+      : ExitCode.failure
+  )

@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Fault } from "@erp-client/sandbox"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { erp, parseCsv, type Run, SECRET, startSandbox } from "./harness.js"
+
+type Started = Awaited<ReturnType<typeof startSandbox>>
+
+const PARTNERS = 240
+let env: Started
+let slow: Started
+let dir: string
+const outputs: Array<Run> = []
+const record = (run: Run) => {
+  outputs.push(run)
+  return run
+}
+
+const seededLines = (s: Started) =>
+  Array.from({ length: s.sandbox.partnerCount }, (_, i) => JSON.stringify(s.sandbox.partnerAt(i)))
+
+beforeAll(async () => {
+  env = await startSandbox({ partners: PARTNERS, rateLimit: { limit: 1_000, window: "30 seconds" } })
+  // A slow one: about 40 pages a few tens of ms each, so an export can be interrupted or broken midway.
+  slow = await startSandbox({
+    partners: 400,
+    rateLimit: { limit: 1_000, window: "30 seconds" },
+    latency: { base: "40 millis" }
+  })
+  dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "erp-cli-"))
+})
+
+afterAll(async () => {
+  await env?.close()
+  await slow?.close()
+  if (dir !== undefined) Fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe("erp partners list", () => {
+  it("writes NDJSON: one object a line, every field exactly as the server sent it, nothing else on stdout", async () => {
+    const run = record(await erp(["partners", "list", "--page-size", "50", "--concurrency", "3"], { env: env.env }))
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe("")
+    const lines = run.stdout.trimEnd().split("\n")
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow()
+    expect(lines).toEqual(seededLines(env))
+  })
+
+  it("filters with --customers and --where", async () => {
+    const run = record(await erp(["partners", "list", "--customers", "--where", "country=HU"], { env: env.env }))
+    expect(run.code).toBe(0)
+    const got = run.stdout.trimEnd().split("\n").map((l) => JSON.parse(l))
+    const expected = seededLines(env).map((l) => JSON.parse(l)).filter((p) => p.is_customer === 1 && p.country === "HU")
+    expect(expected.length).toBeGreaterThan(5)
+    expect(got).toEqual(expected)
+  })
+
+  it("writes CSV that reads back to the same records (commas, quotes, newlines, accents)", async () => {
+    const csv = record(await erp(["partners", "list", "--format", "csv"], { env: env.env }))
+    expect(csv.code).toBe(0)
+    const [header, ...rows] = parseCsv(csv.stdout)
+    const records = seededLines(env).map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(rows).toHaveLength(records.length)
+    expect(header!.slice(0, 4)).toEqual(["id", "company_name", "tax_number", "is_customer"])
+    rows.forEach((row, i) => {
+      const record = records[i]!
+      header!.forEach((column, c) => {
+        if (column === "other_fields") return expect(row[c]).toBe("")
+        const value = record[column]
+        const text = value === null || value === undefined
+          ? ""
+          : typeof value === "object"
+          ? JSON.stringify(value)
+          : String(value)
+        expect(row[c]).toBe(text)
+      })
+    })
+    expect(records.some((r) => /[",]/.test(String(r.company_name)))).toBe(true)
+  })
+
+  it("writes a table for people", async () => {
+    const run = record(await erp(["partners", "list", "--format", "table"], { env: env.env }))
+    expect(run.code).toBe(0)
+    const lines = run.stdout.trimEnd().split("\n")
+    expect(lines[0]).toMatch(/^id\s+company_name\s+tax_number\s+customer$/)
+    expect(lines).toHaveLength(PARTNERS + 2)
+  })
+
+  it("--output writes the whole file, and only when complete", async () => {
+    const file = Path.join(dir, "all.ndjson")
+    const run = record(await erp(["partners", "list", "--output", file], { env: env.env }))
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe("")
+    expect(Fs.readFileSync(file, "utf8").trimEnd().split("\n")).toEqual(seededLines(env))
+    expect(Fs.readdirSync(dir).filter((f) => f.startsWith("all.ndjson"))).toEqual(["all.ndjson"])
+  })
+
+  it("a failure midway leaves no file that looks whole, and no part file", async () => {
+    const file = Path.join(dir, "broken.ndjson")
+    const running = erp(["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file], {
+      env: slow.env
+    })
+    await new Promise((r) => setTimeout(r, 2_500))
+    await slow.run(slow.sandbox.inject(Fault.Fault.Unauthorized(), { times: Infinity }))
+    const run = record(await running)
+    await slow.run(slow.sandbox.clearFaults)
+    expect(run.code).toBe(3)
+    expect(run.stderr.trim().split("\n")).toEqual(["erp: partner/list: the API key was refused (Unauthorized)"])
+    expect(Fs.readdirSync(dir).filter((f) => f.startsWith("broken"))).toEqual([])
+  })
+
+  it("Ctrl-C stops cleanly with 130 and leaves nothing half-written", async () => {
+    const file = Path.join(dir, "interrupted.ndjson")
+    const run = record(
+      await erp(["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file], {
+        env: slow.env,
+        via: "tsx",
+        interruptAfterMs: 3_000
+      })
+    )
+    expect(run.code).toBe(130)
+    expect(Fs.readdirSync(dir).filter((f) => f.startsWith("interrupted"))).toEqual([])
+    // Nothing is left open at the server once the command is gone.
+    expect((await slow.run(slow.sandbox.stats)).inFlight).toBe(0)
+  })
+
+  it("--resume continues an interrupted export from its last complete page", async () => {
+    const file = Path.join(dir, "resumed.ndjson")
+    const args = ["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file, "--resume"]
+    const first = record(await erp(args, { env: slow.env, via: "tsx", interruptAfterMs: 3_000 }))
+    expect(first.code).toBe(130)
+    const state = JSON.parse(Fs.readFileSync(`${file}.resume.json`, "utf8"))
+    expect(state.nextOffset).toBeGreaterThan(0)
+    expect(state.nextOffset).toBeLessThan(400)
+    await slow.run(slow.sandbox.resetStats)
+    const second = record(await erp(args, { env: slow.env }))
+    expect(second.stderr).toBe("")
+    expect(second.code).toBe(0)
+    expect(Fs.readFileSync(file, "utf8").trimEnd().split("\n")).toEqual(seededLines(slow))
+    expect(Fs.readdirSync(dir).filter((f) => f.startsWith("resumed"))).toEqual(["resumed.ndjson"])
+    // The second run started where the first stopped.
+    const offsets = (await slow.run(slow.sandbox.requests)).map((r) => Number(new Map(r.query).get("list_offset")))
+    expect(Math.min(...offsets)).toBe(state.nextOffset)
+  })
+})
+
+describe("erp partners get", () => {
+  it("prints one JSON object by id and by an awkward company name", async () => {
+    const byId = record(await erp(["partners", "get", "--id", "17"], { env: env.env }))
+    expect(byId.code).toBe(0)
+    expect(byId.stdout).toBe(JSON.stringify(env.sandbox.partnerAt(16)) + "\n")
+    const awkward = seededLines(env).map((l) => JSON.parse(l)).find((p) => /[&+=%]/.test(p.company_name))
+    const byName = record(await erp(["partners", "get", "--company-name", awkward.company_name], { env: env.env }))
+    expect(byName.code).toBe(0)
+    expect(JSON.parse(byName.stdout)).toEqual(awkward)
+  })
+})
+
+describe("exit codes", () => {
+  it("2 for a usage error: unknown flag, bad value, bad --where, missing setting", async () => {
+    for (
+      const [args, extra] of [
+        [["partners", "list", "--bogus"], {}],
+        [["partners", "list", "--format", "xml"], {}],
+        [["partners", "list", "--where", "a]b=1"], {}],
+        [["partners", "get"], {}],
+        [["partners", "list"], { ERP_BASE_URL: undefined }],
+        [["partners", "list"], { ERP_BASE_URL: "http://erp.example.com" }],
+        [["partners", "list"], { ERP_API_KEY: "bad\u0001key" }]
+      ] as const
+    ) {
+      const run = record(await erp(args, { env: { ...env.env, ...extra } }))
+      expect(run.code, args.join(" ")).toBe(2)
+      expect(run.stdout).toBe("")
+      expect(run.stderr.trim()).not.toBe("")
+    }
+  })
+
+  it("3 for Unauthorized, 4 for Not found, 5 for rate limited past the budget, 1 for anything else", async () => {
+    const unauthorized = record(await erp(["partners", "list"], { env: { ...env.env, ERP_API_KEY: "sk-wrong-Zx81" } }))
+    expect(unauthorized.code).toBe(3)
+    expect(unauthorized.stderr).not.toContain("sk-wrong-Zx81")
+    const notFound = record(await erp(["partners", "get", "--id", "99999"], { env: env.env }))
+    expect(notFound.code).toBe(4)
+    expect(notFound.stderr.trim()).toBe("erp: partner/get: not found (id=99999)")
+    await env.run(env.sandbox.inject(Fault.Fault.TooManyRequests({ resetAfter: "300 millis" }), { times: Infinity }))
+    const limited = record(
+      await erp(["partners", "get", "--id", "1", "--verbose"], {
+        env: { ...env.env, ERP_RATE_LIMIT_BUDGET: "1 second" }
+      })
+    )
+    await env.run(env.sandbox.clearFaults)
+    expect(limited.code).toBe(5)
+    expect(limited.stderr).toContain("429")
+    expect(limited.stderr.trim().split("\n").at(-1)).toMatch(/^erp: partner\/get: rate limited past the retry budget/)
+    await env.run(env.sandbox.inject(Fault.Fault.MalformedJson(), { times: 1 }))
+    const malformed = record(await erp(["partners", "get", "--id", "1"], { env: env.env }))
+    expect(malformed.code).toBe(1)
+    expect(malformed.stderr.trim().split("\n")).toHaveLength(1)
+  })
+})
+
+describe("the key", () => {
+  it("never appears on stdout or stderr, not even with --verbose", async () => {
+    await env.run(env.sandbox.inject(Fault.Fault.Status({ status: 503 }), { times: 2 }))
+    record(await erp(["partners", "list", "--verbose"], { env: env.env }))
+    record(await erp(["partners", "get", "--id", "1", "--verbose"], { env: { ...env.env, ERP_API_KEY: `${SECRET}x` } }))
+    expect(outputs.length).toBeGreaterThan(15)
+    for (const run of outputs) {
+      expect(run.stdout).not.toContain(SECRET)
+      expect(run.stderr).not.toContain(SECRET)
+    }
+  })
+})

@@ -1,0 +1,99 @@
+import { Sandbox } from "@erp-client/sandbox"
+import type { Effect } from "effect"
+import { Layer, ManagedRuntime } from "effect"
+import { spawn } from "node:child_process"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
+export const SECRET = "sk-live-CLI-never-print-4b8e1f"
+
+export interface Run {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs the real command line as a subprocess: `pnpm --silent erp ARGS`, as the README says, or the `tsx` launcher
+ * pnpm runs (for signal tests, where pnpm itself would die of the signal before the command reports its code).
+ */
+export const erp = (
+  args: ReadonlyArray<string>,
+  options: {
+    readonly env?: Record<string, string | undefined>
+    readonly via?: "pnpm" | "tsx"
+    readonly interruptAfterMs?: number
+    readonly onStart?: () => void
+  } = {}
+): Promise<Run> =>
+  new Promise((resolve, reject) => {
+    const [command, prefix] = options.via === "tsx"
+      ? [Path.join(ROOT, "node_modules/.bin/tsx"), ["packages/cli/src/bin.ts"]]
+      : ["pnpm", ["--silent", "erp"]]
+    const env: Record<string, string> = {}
+    for (const [k, v] of Object.entries({ ...process.env, CI: "", ...options.env })) if (v !== undefined) env[k] = v
+    const child = spawn(command, [...prefix, ...args], {
+      cwd: ROOT,
+      env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    // Every run is bounded: a hung command is killed and reported as such.
+    const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000)
+    if (options.interruptAfterMs !== undefined) {
+      setTimeout(() => child.kill("SIGINT"), options.interruptAfterMs)
+    }
+    child.on("error", reject)
+    child.on("close", (code, signal) => {
+      clearTimeout(guard)
+      resolve({ code, signal, stdout, stderr })
+    })
+  })
+
+/** A sandbox on a loopback port for the duration of a test file. */
+export const startSandbox = async (options: Sandbox.Options) => {
+  const runtime = ManagedRuntime.make(Sandbox.layer({ apiKeys: [SECRET], ...options }).pipe(Layer.orDie))
+  const sandbox = await runtime.runPromise(Sandbox.Sandbox)
+  return {
+    sandbox,
+    run: <A>(effect: Effect.Effect<A>) => runtime.runPromise(effect),
+    env: { ERP_BASE_URL: sandbox.baseUrl, ERP_API_KEY: SECRET },
+    close: () => runtime.dispose()
+  }
+}
+
+/** A small RFC 4180 reader, to check what the CSV writer wrote. */
+export const parseCsv = (text: string): Array<Array<string>> => {
+  const rows: Array<Array<string>> = []
+  let row: Array<string> = []
+  let cell = ""
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (quoted) {
+      if (c === "\"" && text[i + 1] === "\"") {
+        cell += "\""
+        i++
+      } else if (c === "\"") quoted = false
+      else cell += c
+    } else if (c === "\"") quoted = true
+    else if (c === ",") {
+      row.push(cell)
+      cell = ""
+    } else if (c === "\r" && text[i + 1] === "\n") {
+      row.push(cell)
+      rows.push(row)
+      row = []
+      cell = ""
+      i++
+    } else cell += c
+  }
+  if (cell !== "" || row.length > 0) rows.push([...row, cell])
+  return rows
+}
