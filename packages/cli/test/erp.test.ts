@@ -22,11 +22,11 @@ const seededLines = (s: Started) =>
 
 beforeAll(async () => {
   env = await startSandbox({ partners: PARTNERS, rateLimit: { limit: 1_000, window: "30 seconds" } })
-  // A slow one: about 40 pages a few tens of ms each, so an export can be interrupted or broken midway.
+  // A slow one: 60 pages of 10 at 60 ms each, so an export can be interrupted or broken midway.
   slow = await startSandbox({
-    partners: 400,
+    partners: 600,
     rateLimit: { limit: 1_000, window: "30 seconds" },
-    latency: { base: "40 millis" }
+    latency: { base: "60 millis" }
   })
   dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "erp-cli-"))
 })
@@ -98,10 +98,11 @@ describe("erp partners list", () => {
 
   it("a failure midway leaves no file that looks whole, and no part file", async () => {
     const file = Path.join(dir, "broken.ndjson")
+    const midway = slow.listRequests(10)
     const running = erp(["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file], {
       env: slow.env
     })
-    await new Promise((r) => setTimeout(r, 2_500))
+    await midway
     await slow.run(slow.sandbox.inject(Fault.Fault.Unauthorized(), { times: Infinity }))
     const run = record(await running)
     await slow.run(slow.sandbox.clearFaults)
@@ -116,23 +117,29 @@ describe("erp partners list", () => {
       await erp(["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file], {
         env: slow.env,
         via: "tsx",
-        interruptAfterMs: 3_000
+        interruptWhen: slow.listRequests(10)
       })
     )
     expect(run.code).toBe(130)
     expect(Fs.readdirSync(dir).filter((f) => f.startsWith("interrupted"))).toEqual([])
-    // Nothing is left open at the server once the command is gone.
-    expect((await slow.run(slow.sandbox.stats)).inFlight).toBe(0)
+    // Nothing is left open at the server once the command is gone (the server learns of closed sockets a moment
+    // later, so this polls, for at most two seconds).
+    let inFlight = -1
+    for (let i = 0; i < 100 && inFlight !== 0; i++) {
+      inFlight = (await slow.run(slow.sandbox.stats)).inFlight
+      if (inFlight !== 0) await new Promise((r) => setTimeout(r, 20))
+    }
+    expect(inFlight).toBe(0)
   })
 
   it("--resume continues an interrupted export from its last complete page", async () => {
     const file = Path.join(dir, "resumed.ndjson")
     const args = ["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file, "--resume"]
-    const first = record(await erp(args, { env: slow.env, via: "tsx", interruptAfterMs: 3_000 }))
+    const first = record(await erp(args, { env: slow.env, via: "tsx", interruptWhen: slow.listRequests(10) }))
     expect(first.code).toBe(130)
     const state = JSON.parse(Fs.readFileSync(`${file}.resume.json`, "utf8"))
     expect(state.nextOffset).toBeGreaterThan(0)
-    expect(state.nextOffset).toBeLessThan(400)
+    expect(state.nextOffset).toBeLessThan(600)
     await slow.run(slow.sandbox.resetStats)
     const second = record(await erp(args, { env: slow.env }))
     expect(second.stderr).toBe("")
@@ -184,10 +191,14 @@ describe("exit codes", () => {
     const notFound = record(await erp(["partners", "get", "--id", "99999"], { env: env.env }))
     expect(notFound.code).toBe(4)
     expect(notFound.stderr.trim()).toBe("erp: partner/get: not found (id=99999)")
-    await env.run(env.sandbox.inject(Fault.Fault.TooManyRequests({ resetAfter: "300 millis" }), { times: Infinity }))
+    await env.run(
+      env.sandbox.inject(Fault.Fault.TooManyRequests({ resetAfter: "300 millis", resetUnit: "epoch-millis" }), {
+        times: Infinity
+      })
+    )
     const limited = record(
       await erp(["partners", "get", "--id", "1", "--verbose"], {
-        env: { ...env.env, ERP_RATE_LIMIT_BUDGET: "1 second" }
+        env: { ...env.env, ERP_RATE_LIMIT_BUDGET: "2 seconds" }
       })
     )
     await env.run(env.sandbox.clearFaults)

@@ -24,8 +24,8 @@ export const erp = (
   options: {
     readonly env?: Record<string, string | undefined>
     readonly via?: "pnpm" | "tsx"
-    readonly interruptAfterMs?: number
-    readonly onStart?: () => void
+    /** Sends SIGINT once this settles (e.g. when the server has seen some requests). */
+    readonly interruptWhen?: Promise<unknown>
   } = {}
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
@@ -46,14 +46,29 @@ export const erp = (
     child.stderr.on("data", (d) => (stderr += d))
     // Every run is bounded: a hung command is killed and reported as such.
     const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000)
-    if (options.interruptAfterMs !== undefined) {
-      setTimeout(() => child.kill("SIGINT"), options.interruptAfterMs)
-    }
+    options.interruptWhen?.then(() => child.kill("SIGINT"))
     child.on("error", reject)
     child.on("close", (code, signal) => {
       clearTimeout(guard)
       resolve({ code, signal, stdout, stderr })
     })
+  })
+
+/** Settles once the sandbox has received `n` list requests since its stats were last reset (polled, bounded). */
+const listRequestsReached = (
+  stats: Effect.Effect<Sandbox.Stats>,
+  run: <A>(e: Effect.Effect<A>) => Promise<A>,
+  n: number
+) =>
+  new Promise<void>((resolve, reject) => {
+    const started = Date.now()
+    const poll = () =>
+      run(stats).then((s) => {
+        if ((s.byEndpoint["/partner/list"] ?? 0) >= n) resolve()
+        else if (Date.now() - started > 30_000) reject(new Error(`the sandbox never saw ${n} list requests`))
+        else setTimeout(poll, 20)
+      }, reject)
+    poll()
   })
 
 /** A sandbox on a loopback port for the duration of a test file. */
@@ -64,6 +79,10 @@ export const startSandbox = async (options: Sandbox.Options) => {
     sandbox,
     run: <A>(effect: Effect.Effect<A>) => runtime.runPromise(effect),
     env: { ERP_BASE_URL: sandbox.baseUrl, ERP_API_KEY: SECRET },
+    listRequests: (n: number) =>
+      runtime.runPromise(sandbox.resetStats).then(() =>
+        listRequestsReached(sandbox.stats, (e) => runtime.runPromise(e), n)
+      ),
     close: () => runtime.dispose()
   }
 }

@@ -303,14 +303,12 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
                   const jitter = yield* Random.nextRange(0.5, 1)
                   const backoff = Math.min(maxWaitMillis, minPauseMillis * 2 ** busyCount) * jitter
                   const until = Math.max(busy.limit.resetAt ?? now + backoff, now + minPauseMillis)
+                  yield* Effect.logInfo(
+                    `${method} ${endpoint}: the server answered 429; it resets in ${Math.round(until - now)} ms`
+                  )
                   if (until - start > budgetMillis) {
                     return yield* Effect.fail(rateLimited(endpoint, busy.limit, now - start, busy.limit.resetAt))
                   }
-                  yield* Effect.logInfo(
-                    `${method} ${endpoint}: the server answered 429; pausing the endpoint for ${
-                      Math.round(until - now)
-                    } ms`
-                  )
                   yield* limiter.pause(key, until).pipe(
                     Effect.catchTag("StoreFailure", (e) =>
                       Effect.fail(new RateLimiterUnavailable({ endpoint, description: e.description })))
