@@ -14,6 +14,7 @@ import * as ErpClient from "@erp-client/client/ErpClient"
 import * as Envelope from "@erp-client/core/Envelope"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import * as Partner from "@erp-client/core/Partner"
+import * as Fault from "@erp-client/sandbox/Fault"
 import type * as RateLimit from "@erp-client/sandbox/RateLimit"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
 import * as Serve from "@erp-client/sandbox/Serve"
@@ -208,6 +209,22 @@ const partners = Command.make("partners").pipe(
   Command.withSubcommands([list, get])
 )
 
+// The sandbox's fault kinds, by the name `--fault` takes.
+const faultKinds = {
+  "429": Fault.Fault.TooManyRequests({ resetAfter: "1 second" }),
+  "500": Fault.Fault.Status({ status: 500 }),
+  "502": Fault.Fault.Status({ status: 502 }),
+  "503": Fault.Fault.Status({ status: 503 }),
+  "504": Fault.Fault.Status({ status: 504 }),
+  "drop": Fault.Fault.DropBeforeResponse(),
+  "drop-mid-body": Fault.Fault.DropMidBody({}),
+  "malformed": Fault.Fault.MalformedJson(),
+  "not-envelope": Fault.Fault.NotEnvelope({}),
+  "unknown-code": Fault.Fault.UnknownCode({}),
+  "hang": Fault.Fault.Hang(),
+  "unauthorized": Fault.Fault.Unauthorized()
+} as const
+
 const sandbox = Command.make(
   "sandbox",
   {
@@ -224,7 +241,15 @@ const sandbox = Command.make(
     noRateLimit: Options.boolean("no-rate-limit"),
     maxListCount: Options.integer("max-list-count").pipe(Options.withDefault(500)),
     latency: Options.integer("latency").pipe(Options.withDefault(0), Options.withDescription("added ms per request")),
-    jitter: Options.integer("jitter").pipe(Options.withDefault(0), Options.withDescription("random extra ms, up to"))
+    jitter: Options.integer("jitter").pipe(Options.withDefault(0), Options.withDescription("random extra ms, up to")),
+    faultRate: Options.float("fault-rate").pipe(
+      Options.withDefault(0),
+      Options.withDescription("share of requests (0 to 1) that get one of the --fault kinds, seeded")
+    ),
+    fault: Options.choice("fault", Object.keys(faultKinds) as Array<keyof typeof faultKinds>).pipe(
+      Options.repeated,
+      Options.withDescription("a fault to inject at random (repeatable)")
+    )
   },
   (args) =>
     Effect.gen(function*() {
@@ -238,6 +263,12 @@ const sandbox = Command.make(
         ["latency", args.latency, 0, 600_000],
         ["jitter", args.jitter, 0, 600_000]
       ]
+      if (!(args.faultRate >= 0 && args.faultRate <= 1)) {
+        return yield* new UsageError({ reason: `--fault-rate must be from 0 to 1, got ${args.faultRate}` })
+      }
+      if (args.faultRate > 0 && args.fault.length === 0) {
+        return yield* new UsageError({ reason: "--fault-rate needs at least one --fault" })
+      }
       for (const [name, value, min, max] of ranges) {
         if (value < min || value > max) {
           return yield* new UsageError({ reason: `--${name} must be from ${min} to ${max}, got ${value}` })
@@ -253,7 +284,12 @@ const sandbox = Command.make(
           ? false
           : { limit: args.limit, window: `${args.window} seconds`, resetUnit: args.resetUnit as RateLimit.ResetUnit },
         maxListCount: args.maxListCount,
-        latency: { base: `${args.latency} millis`, jitter: `${args.jitter} millis` }
+        latency: { base: `${args.latency} millis`, jitter: `${args.jitter} millis` },
+        ...(args.faultRate > 0
+          ? {
+            randomFaults: { rate: args.faultRate, faults: args.fault.map((kind) => faultKinds[kind]), seed: args.seed }
+          }
+          : {})
       }
       return yield* Serve.serve(options)
     })

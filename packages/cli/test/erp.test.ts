@@ -224,3 +224,31 @@ describe("the key", () => {
     }
   })
 })
+
+describe("erp sandbox", () => {
+  it("serves on the port it prints, with the key it prints, until interrupted", async () => {
+    let resolveUrl: (url: string) => void = () => {}
+    const printed = new Promise<string>((resolve) => (resolveUrl = resolve))
+    const served = erp(["sandbox", "--port", "0", "--partners", "30", "--limit", "5", "--window", "60"], {
+      via: "tsx",
+      onStdout: (text) => {
+        const url = /export ERP_BASE_URL=(\S+)/.exec(text)
+        if (url !== null) resolveUrl(url[1]!)
+      },
+      interruptWhen: printed.then(async (baseUrl) => {
+        const response = await fetch(`${baseUrl}/partner/get?id=3`, { headers: { "X-API-KEY": "sandbox-key" } })
+        expect(response.headers.get("x-ratelimit-limit")).toBe("5")
+        expect(((await response.json()) as { data: { id: number } }).data.id).toBe(3)
+      })
+    })
+    const run = await served
+    expect(run.stdout).toContain("export ERP_API_KEY=sandbox-key")
+    expect(run.code).toBe(130)
+  })
+
+  it("refuses out-of-range options as a usage error", async () => {
+    const run = await erp(["sandbox", "--port", "70000"])
+    expect(run.code).toBe(2)
+    expect(run.stderr.trim()).toBe("erp: --port must be from 0 to 65535, got 70000")
+  })
+})

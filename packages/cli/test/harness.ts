@@ -26,6 +26,7 @@ export const erp = (
     readonly via?: "pnpm" | "tsx"
     /** Sends SIGINT once this settles (e.g. when the server has seen some requests). */
     readonly interruptWhen?: Promise<unknown>
+    readonly onStdout?: (text: string) => void
   } = {}
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
@@ -42,11 +43,17 @@ export const erp = (
     })
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
+    child.stdout.on("data", (d) => {
+      stdout += d
+      options.onStdout?.(stdout)
+    })
     child.stderr.on("data", (d) => (stderr += d))
     // Every run is bounded: a hung command is killed and reported as such.
     const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000)
-    options.interruptWhen?.then(() => child.kill("SIGINT"))
+    options.interruptWhen?.then(() => child.kill("SIGINT"), (error) => {
+      child.kill("SIGKILL")
+      reject(error)
+    })
     child.on("error", reject)
     child.on("close", (code, signal) => {
       clearTimeout(guard)
