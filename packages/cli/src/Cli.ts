@@ -12,7 +12,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as ErpClient from "@erp-client/client/ErpClient"
 import * as Envelope from "@erp-client/core/Envelope"
-import type * as ListQuery from "@erp-client/core/ListQuery"
+import * as ListQuery from "@erp-client/core/ListQuery"
 import * as Partner from "@erp-client/core/Partner"
 import * as Fault from "@erp-client/sandbox/Fault"
 import type * as RateLimit from "@erp-client/sandbox/RateLimit"
@@ -67,23 +67,18 @@ const verbose = Options.boolean("verbose").pipe(
   Options.withDescription("log retries and rate-limit waits on stderr")
 )
 
-const FIELD = /^[A-Za-z0-9_]+$/
-
 const parseWhere = (items: ReadonlyArray<string>): Either.Either<Record<string, string>, UsageError> => {
   const where: Record<string, string> = {}
   for (const item of items) {
     const eq = item.indexOf("=")
-    const field = eq < 0 ? item : item.slice(0, eq)
-    if (eq < 0 || !FIELD.test(field)) {
-      return Either.left(
-        new UsageError({
-          reason: `--where ${JSON.stringify(item)}: expected FIELD=VALUE with FIELD made of A-Z a-z 0-9 _`
-        })
-      )
-    }
-    where[field] = item.slice(eq + 1)
+    if (eq < 1) return Either.left(new UsageError({ reason: `--where ${JSON.stringify(item)}: expected FIELD=VALUE` }))
+    where[item.slice(0, eq)] = item.slice(eq + 1)
   }
-  return Either.right(where)
+  // The field names are checked by the same rule the client applies before any request.
+  return Either.mapBoth(ListQuery.validateConditions(Partners.LIST, where), {
+    onLeft: (error) => new UsageError({ reason: `--where: ${error.reason}` }),
+    onRight: () => where
+  })
 }
 
 // Logs go to stderr only (stdout carries data), and only with --verbose, where retries and waits show.
@@ -188,12 +183,12 @@ const get = Command.make(
   (args) =>
     Effect.gen(function*() {
       const client = yield* ErpClient.ErpClient
-      const [param, selector] = Either.match(args.selector, {
-        onLeft: (id) => [["id", String(id)] as const, `id=${id}`] as const,
-        onRight: (name) => [["company_name", name] as const, `company_name=${JSON.stringify(name)}`] as const
+      const by = Either.match(args.selector, {
+        onLeft: (id): Partners.Selector => ({ id }),
+        onRight: (companyName): Partners.Selector => ({ companyName })
       })
       // Fetched undecoded so the output is the server's JSON as sent; checked against Partner all the same.
-      const raw = yield* client.get(Partners.GET, Schema.Unknown, { params: [param], selector })
+      const raw = yield* client.get(Partners.GET, Schema.Unknown, Partners.query(by))
       yield* Either.match(decodePartner(raw), {
         onLeft: (error) => Effect.fail(Envelope.decodeErrorFrom(Partners.GET, "data", error)),
         onRight: () => Effect.void

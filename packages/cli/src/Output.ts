@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as Partner from "@erp-client/core/Partner"
 
 /**
  * @since 0.1.0
@@ -109,12 +110,11 @@ const table = (started: boolean): Encoder => {
       }
       for (const record of records) {
         const r = asRecord(record)
-        const flag = r.is_customer
         out += row([
           String(r.id ?? ""),
           String(r.company_name ?? ""),
           String(r.tax_number ?? ""),
-          flag === 1 || flag === true || flag === "1" ? "yes" : "no"
+          Partner.isCustomer(r as Partner.Partner) ? "yes" : "no"
         ]) + "\n"
       }
       return out

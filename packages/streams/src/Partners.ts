@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { type CallError, ErpClient, type ListOptions as PageOptions } from "@erp-client/client/ErpClient"
+import { type CallError, ErpClient, type ListOptions as PageOptions, type Params } from "@erp-client/client/ErpClient"
 import type * as PageModel from "@erp-client/core/Page"
 import { Partner } from "@erp-client/core/Partner"
 import * as Effect from "effect/Effect"
@@ -51,16 +51,32 @@ export const stream = (options: Paginate.ListOptions = {}): Stream.Stream<Partne
   Paginate.paginate(LIST, Partner, options)
 
 /**
+ * How one partner is selected: by id or by company name.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Selector = { readonly id: number } | { readonly companyName: string }
+
+/**
+ * The `partner/get` query for a selector, and how `NotFound` names it.
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const query = (by: Selector): { readonly params: Params; readonly selector: string } =>
+  "id" in by
+    ? { params: [["id", String(by.id)]], selector: `id=${by.id}` }
+    : { params: [["company_name", by.companyName]], selector: `company_name=${JSON.stringify(by.companyName)}` }
+
+/**
  * One partner by id; `NotFound` when there is none.
  *
  * @since 0.1.0
  * @category Accessors
  */
 export const get = (id: number): Effect.Effect<Partner, CallError, ErpClient> =>
-  Effect.flatMap(
-    ErpClient,
-    (client) => client.get(GET, Partner, { params: [["id", String(id)]], selector: `id=${id}` })
-  )
+  Effect.flatMap(ErpClient, (client) => client.get(GET, Partner, query({ id })))
 
 /**
  * One partner by company name (sent URL-encoded; `&`, `+`, `=`, `%` and accents are safe); `NotFound` when there
@@ -70,8 +86,4 @@ export const get = (id: number): Effect.Effect<Partner, CallError, ErpClient> =>
  * @category Accessors
  */
 export const getByCompanyName = (companyName: string): Effect.Effect<Partner, CallError, ErpClient> =>
-  Effect.flatMap(ErpClient, (client) =>
-    client.get(GET, Partner, {
-      params: [["company_name", companyName]],
-      selector: `company_name=${JSON.stringify(companyName)}`
-    }))
+  Effect.flatMap(ErpClient, (client) => client.get(GET, Partner, query({ companyName })))
