@@ -1,0 +1,309 @@
+/**
+ * `pnpm bench`: the benchmarks of issue 6, each against a sandbox in its own process on loopback, each beside its
+ * baseline in the same run, repeated, medians reported. Prints a table and writes bench/results/latest.json.
+ * Benchmarks do not assert: targets are reported as met or not.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { ErpClient } from "@erp-client/client"
+import { Partners } from "@erp-client/streams"
+import { Effect, Layer, Metric, Redacted, Stream } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { plainLoop } from "./baseline.js"
+
+const ROOT = Path.resolve(import.meta.dirname, "../..")
+const TSX = Path.join(ROOT, "node_modules/.bin/tsx")
+const REPS = Number(process.env.BENCH_REPS ?? 3)
+
+interface Row {
+  readonly name: string
+  readonly parameters: Record<string, unknown>
+  readonly figures: Record<string, number>
+  readonly baseline: Record<string, number>
+  /** ours / baseline on the headline figure, as `ratioOf` says */
+  readonly ratio: number
+  readonly ratioOf: string
+  readonly target: string
+  readonly met: boolean | null
+}
+const rows: Array<Row> = []
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+const round = (x: number, digits = 2) => Number(x.toFixed(digits))
+
+/** The sandbox in its own process (`erp sandbox`), so the client process measured here does only client work. */
+const sandbox = (args: ReadonlyArray<string>) =>
+  new Promise<{ baseUrl: string; apiKey: string; stop: () => Promise<void> }>((resolve, reject) => {
+    const child: ChildProcess = spawn(TSX, ["packages/cli/src/bin.ts", "sandbox", "--port", "0", ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout!.on("data", (d) => {
+      out += d
+      const url = /export ERP_BASE_URL=(\S+)/.exec(out)
+      const key = /export ERP_API_KEY=(\S+)/.exec(out)
+      if (url && key) {
+        resolve({
+          baseUrl: url[1]!,
+          apiKey: key[1]!,
+          stop: () =>
+            new Promise((done) => {
+              child.once("exit", () => done())
+              child.kill("SIGINT")
+            })
+        })
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`sandbox exited with ${code}`)))
+  })
+
+const clientLayer = (baseUrl: string, apiKey: string, limit?: { limit: number; window: string }) =>
+  ErpClient.layer({
+    baseUrl,
+    apiKey: Redacted.make(apiKey),
+    rateLimit: limit?.limit ?? 1_000_000,
+    rateWindow: limit?.window ?? "30 seconds"
+  }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/** Our stack: a fresh client (and limiter) per run, every partner through the typed Stream. */
+const ours = (
+  baseUrl: string,
+  apiKey: string,
+  options: { pageSize: number; concurrency: number; limit?: { limit: number; window: string } }
+) =>
+  Effect.gen(function*() {
+    const before = (yield* Metric.value(ErpClient.tooManyRequests)).count
+    const start = performance.now()
+    const records = yield* Partners.stream({ pageSize: options.pageSize, concurrency: options.concurrency }).pipe(
+      Stream.runFold(0, (n) => n + 1)
+    )
+    const millis = performance.now() - start
+    const tooManyRequests = (yield* Metric.value(ErpClient.tooManyRequests)).count - before
+    return { records, millis, tooManyRequests }
+  }).pipe(Effect.provide(clientLayer(baseUrl, apiKey, options.limit)), Effect.runPromise)
+
+const log = (text: string) => process.stderr.write(`${text}\n`)
+
+// 1. Latency hiding -------------------------------------------------------------------------------------------------
+const latencyHiding = async () => {
+  const sb = await sandbox(["--partners", "20000", "--latency", "25", "--no-rate-limit"])
+  try {
+    const loop: Array<number> = []
+    const byConcurrency = new Map<number, Array<number>>([[1, []], [4, []], [8, []]])
+    for (let rep = 0; rep < REPS; rep++) {
+      const l = await plainLoop({ ...sb, pageSize: 100 })
+      loop.push(l.records / (l.millis / 1000))
+      for (const [c, samples] of byConcurrency) {
+        const r = await ours(sb.baseUrl, sb.apiKey, { pageSize: 100, concurrency: c })
+        samples.push(r.records / (r.millis / 1000))
+      }
+      log(`latency hiding: rep ${rep + 1}/${REPS} done`)
+    }
+    const loopRate = median(loop)
+    for (const [c, samples] of byConcurrency) {
+      const rate = median(samples)
+      rows.push({
+        name: `latency hiding, concurrency ${c}`,
+        parameters: { pages: 200, pageSize: 100, latencyMs: 25, limit: "none", concurrency: c, reps: REPS },
+        figures: { recordsPerSecond: round(rate, 0) },
+        baseline: { recordsPerSecond: round(loopRate, 0) },
+        ratio: round(rate / loopRate),
+        ratioOf: "records/s, ours / plain loop",
+        target: c === 8 ? ">= 6x the loop" : "-",
+        met: c === 8 ? rate / loopRate >= 6 : null
+      })
+    }
+  } finally {
+    await sb.stop()
+  }
+}
+
+// 2. Limit utilization ----------------------------------------------------------------------------------------------
+const limitUtilization = async () => {
+  const window = 2_000
+  // 4,990 partners in pages of 10: 499 full pages and one short one, 500 list calls.
+  const args = ["--partners", "4990", "--limit", "100", "--window", "2", "--reset-unit", "epoch-millis"]
+  const oursMs: Array<number> = []
+  const ours429: Array<number> = []
+  const loopMs: Array<number> = []
+  const loop429: Array<number> = []
+  const rtts: Array<number> = []
+  for (let rep = 0; rep < REPS; rep++) {
+    // A fresh server per run, so every run starts with an empty window.
+    const sb = await sandbox(args)
+    try {
+      for (let i = 0; i < 5; i++) {
+        const t = performance.now()
+        await (await fetch(`${sb.baseUrl}/partner/get?id=1`, { headers: { "X-API-KEY": sb.apiKey } })).text()
+        rtts.push(performance.now() - t)
+      }
+      const r = await ours(sb.baseUrl, sb.apiKey, {
+        pageSize: 10,
+        concurrency: 8,
+        limit: { limit: 100, window: "2 seconds" }
+      })
+      oursMs.push(r.millis)
+      ours429.push(r.tooManyRequests)
+    } finally {
+      await sb.stop()
+    }
+    const sb2 = await sandbox(args)
+    try {
+      const l = await plainLoop({ ...sb2, pageSize: 10, retryAfter429Millis: 1_000 })
+      loopMs.push(l.millis)
+      loop429.push(l.tooManyRequests)
+    } finally {
+      await sb2.stop()
+    }
+    log(`limit utilization: rep ${rep + 1}/${REPS} done`)
+  }
+  const rtt = median(rtts)
+  const bound = (500 / 100 - 1) * window + rtt
+  const elapsed = median(oursMs)
+  rows.push({
+    name: "limit utilization, 500 calls at 100 per 2 s",
+    parameters: { calls: 500, limit: 100, windowMs: window, concurrency: 8, resetUnit: "epoch-millis", reps: REPS },
+    figures: {
+      elapsedMs: round(elapsed, 0),
+      boundMs: round(bound, 0),
+      elapsedOverBound: round(elapsed / bound, 3),
+      tooManyRequests: median(ours429)
+    },
+    baseline: { elapsedMs: round(median(loopMs), 0), tooManyRequests: median(loop429), naiveRetryAfterMs: 1_000 },
+    ratio: round(median(loopMs) / elapsed),
+    ratioOf: "elapsed, plain loop with naive retry / ours",
+    target: "within 10% of the bound, zero 429s",
+    met: elapsed / bound <= 1.1 && median(ours429) === 0
+  })
+}
+
+// 3. Client overhead ------------------------------------------------------------------------------------------------
+const clientOverhead = async () => {
+  const sb = await sandbox(["--partners", "20000", "--no-rate-limit"])
+  try {
+    const loop: Array<number> = []
+    const seq: Array<number> = []
+    const par: Array<number> = []
+    // One warm-up of each, so JIT and connection set-up are not measured.
+    await plainLoop({ ...sb, pageSize: 100 })
+    await ours(sb.baseUrl, sb.apiKey, { pageSize: 100, concurrency: 1 })
+    for (let rep = 0; rep < REPS + 2; rep++) {
+      const l = await plainLoop({ ...sb, pageSize: 100 })
+      loop.push(l.records / (l.millis / 1000))
+      const r = await ours(sb.baseUrl, sb.apiKey, { pageSize: 100, concurrency: 1 })
+      seq.push(r.records / (r.millis / 1000))
+      const p = await ours(sb.baseUrl, sb.apiKey, { pageSize: 100, concurrency: 4 })
+      par.push(p.records / (p.millis / 1000))
+    }
+    log("client overhead: done")
+    const loopRate = median(loop)
+    rows.push({
+      name: "client overhead, sequential",
+      parameters: { records: 20_000, pageSize: 100, latencyMs: 0, limit: "none", concurrency: 1, reps: REPS + 2 },
+      figures: { recordsPerSecond: round(median(seq), 0) },
+      baseline: { recordsPerSecond: round(loopRate, 0) },
+      ratio: round(median(seq) / loopRate),
+      ratioOf: "records/s, full client stack / plain loop without validation",
+      target: ">= 0.5 of the loop",
+      met: median(seq) / loopRate >= 0.5
+    })
+    rows.push({
+      name: "client overhead, concurrency 4",
+      parameters: { records: 20_000, pageSize: 100, latencyMs: 0, limit: "none", concurrency: 4, reps: REPS + 2 },
+      figures: { recordsPerSecond: round(median(par), 0) },
+      baseline: { recordsPerSecond: round(loopRate, 0) },
+      ratio: round(median(par) / loopRate),
+      ratioOf: "records/s, full client stack / plain loop without validation",
+      target: "-",
+      met: null
+    })
+  } finally {
+    await sb.stop()
+  }
+}
+
+// 4. Memory ---------------------------------------------------------------------------------------------------------
+const memoryRun = (baseUrl: string, apiKey: string) =>
+  new Promise<{ records: number; peakRssBytes: number; millis: number }>((resolve, reject) => {
+    const child = spawn(TSX, ["scripts/bench/memory-worker.ts", baseUrl, apiKey, "500", "4"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.once("exit", (code) => code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`worker exited ${code}`)))
+  })
+
+const memory = async () => {
+  const results = new Map<number, { rss: Array<number>; millis: Array<number> }>()
+  for (const partners of [100_000, 1_000_000]) {
+    const sb = await sandbox(["--partners", String(partners), "--no-rate-limit"])
+    try {
+      const rss: Array<number> = []
+      const millis: Array<number> = []
+      for (let rep = 0; rep < 2; rep++) {
+        const r = await memoryRun(sb.baseUrl, sb.apiKey)
+        if (r.records !== partners) throw new Error(`memory worker saw ${r.records} records, expected ${partners}`)
+        rss.push(r.peakRssBytes)
+        millis.push(r.millis)
+      }
+      results.set(partners, { rss, millis })
+      log(`memory: ${partners} done`)
+    } finally {
+      await sb.stop()
+    }
+  }
+  const small = median(results.get(100_000)!.rss)
+  const large = median(results.get(1_000_000)!.rss)
+  const mb = (b: number) => round(b / 1024 / 1024, 1)
+  rows.push({
+    name: "memory, 1,000,000 partners to a sink",
+    parameters: { records: 1_000_000, pageSize: 500, concurrency: 4, reps: 2 },
+    figures: { peakRssMB: mb(large), seconds: round(median(results.get(1_000_000)!.millis) / 1000, 1) },
+    baseline: { peakRssMBAt100000: mb(small) },
+    ratio: round(large / small, 3),
+    ratioOf: "peak RSS, 1,000,000 / 100,000 records",
+    target: "< 150 MB and ratio < 1.2",
+    met: mb(large) < 150 && large / small < 1.2
+  })
+}
+
+const only = process.argv.slice(2)
+const benchmarks: Array<[string, () => Promise<void>]> = [
+  ["latency", latencyHiding],
+  ["limit", limitUtilization],
+  ["overhead", clientOverhead],
+  ["memory", memory]
+]
+const started = performance.now()
+for (const [name, run] of benchmarks) {
+  if (only.length === 0 || only.includes(name)) await run()
+}
+
+const table = [
+  ["benchmark", "ours", "baseline", "ratio", "target", "met"],
+  ...rows.map((r) => [
+    r.name,
+    Object.entries(r.figures).map(([k, v]) => `${k}=${v}`).join(" "),
+    Object.entries(r.baseline).map(([k, v]) => `${k}=${v}`).join(" "),
+    `${r.ratio} (${r.ratioOf})`,
+    r.target,
+    r.met === null ? "-" : r.met ? "yes" : "NO"
+  ])
+]
+const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)))
+for (const row of table) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ").trimEnd())
+console.log(`total ${round((performance.now() - started) / 1000, 1)} s`)
+
+Fs.mkdirSync(Path.join(ROOT, "bench/results"), { recursive: true })
+Fs.writeFileSync(
+  Path.join(ROOT, "bench/results/latest.json"),
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, reps: REPS, benchmarks: rows }, null, 2) +
+    "\n"
+)
