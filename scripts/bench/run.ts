@@ -6,7 +6,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { ErpClient } from "@erp-client/client"
 import { Partners } from "@erp-client/streams"
-import { Effect, Layer, Metric, Redacted, Stream } from "effect"
+import { type Duration, Effect, Layer, Metric, Redacted, Stream } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -63,7 +63,7 @@ const sandbox = (args: ReadonlyArray<string>) =>
     child.once("exit", (code) => reject(new Error(`sandbox exited with ${code}`)))
   })
 
-const clientLayer = (baseUrl: string, apiKey: string, limit?: { limit: number; window: string }) =>
+const clientLayer = (baseUrl: string, apiKey: string, limit?: { limit: number; window: Duration.DurationInput }) =>
   ErpClient.layer({
     baseUrl,
     apiKey: Redacted.make(apiKey),
@@ -75,7 +75,7 @@ const clientLayer = (baseUrl: string, apiKey: string, limit?: { limit: number; w
 const ours = (
   baseUrl: string,
   apiKey: string,
-  options: { pageSize: number; concurrency: number; limit?: { limit: number; window: string } }
+  options: { pageSize: number; concurrency: number; limit?: { limit: number; window: Duration.DurationInput } }
 ) =>
   Effect.gen(function*() {
     const before = (yield* Metric.value(ErpClient.tooManyRequests)).count
