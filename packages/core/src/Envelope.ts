@@ -132,6 +132,32 @@ export const decodeErrorFrom = (
 const decodeRawEnvelope = Schema.decodeUnknownEither(RawEnvelope, { onExcessProperty: "ignore" })
 
 /**
+ * Runs a decoding step and turns anything it throws into a `DecodeError`. Schema's messages print the offending
+ * value, and a hostile body nested a hundred thousand levels deep overflows the stack there: that must end as a
+ * typed error like any other bad body, not as an exception.
+ *
+ * @since 0.1.0
+ * @category Decoding
+ */
+export const guard = <A>(
+  endpoint: string,
+  path: string,
+  step: () => Either.Either<A, DecodeError>
+): Either.Either<A, DecodeError> => {
+  try {
+    return step()
+  } catch (cause) {
+    return Either.left(
+      new DecodeError({
+        endpoint,
+        path,
+        reason: `the value cannot be checked (${cause instanceof Error ? cause.message : String(cause)})`
+      })
+    )
+  }
+}
+
+/**
  * Parses a response body as JSON and checks it is the envelope. A body that is not JSON or not the envelope is a
  * `DecodeError`; the envelope's own error report is not judged here (see `toData`).
  *
@@ -152,7 +178,11 @@ export const parseBody = (endpoint: string, body: string): Either.Either<RawEnve
       })
     )
   }
-  return Either.mapLeft(decodeRawEnvelope(json), (error) => decodeErrorFrom(endpoint, "", error))
+  return guard(
+    endpoint,
+    "",
+    () => Either.mapLeft(decodeRawEnvelope(json), (error) => decodeErrorFrom(endpoint, "", error))
+  )
 }
 
 /**
@@ -169,5 +199,10 @@ export const decodeBody = <A>(
 ): Either.Either<A, DecodeError | Unauthorized | NotFound | ApiError> =>
   Either.flatMap(
     Either.flatMap(parseBody(endpoint, body), (envelope) => toData(endpoint, envelope, selector)),
-    (data) => Either.mapLeft(decodeData(data), (error) => decodeErrorFrom(endpoint, "data", error))
+    (data) =>
+      guard(
+        endpoint,
+        "data",
+        () => Either.mapLeft(decodeData(data), (error) => decodeErrorFrom(endpoint, "data", error))
+      )
   )

@@ -5,7 +5,7 @@
  */
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
-import { decodeErrorFrom } from "./Envelope.js"
+import { decodeErrorFrom, guard } from "./Envelope.js"
 import { DecodeError } from "./ErpError.js"
 
 /**
@@ -95,13 +95,21 @@ export const decodePage = <A>(
   const invalid: Array<InvalidRecord> = []
   for (let i = 0; i < data.length; i++) {
     const raw: unknown = data[i]
-    const decoded = decodeRecord(raw)
+    const decoded = guard(
+      endpoint,
+      `data[${i}]`,
+      () =>
+        Either.mapLeft(
+          decodeRecord(raw),
+          (error) => decodeErrorFrom(endpoint, `data[${i}]`, error, { offset: offset + i, recordId: idOf(raw) })
+        )
+    )
     if (Either.isRight(decoded)) {
       records.push(decoded.right)
       raws.push(raw)
       continue
     }
-    const error = decodeErrorFrom(endpoint, `data[${i}]`, decoded.left, { offset: offset + i, recordId: idOf(raw) })
+    const error = decoded.left
     if (mode === "fail") return Either.left(error)
     invalid.push({ offset: offset + i, raw, error })
   }
