@@ -29,6 +29,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Output from "./Output.js"
@@ -67,6 +68,14 @@ const verbose = Options.boolean("verbose").pipe(
   Options.withDescription("log retries and rate-limit waits on stderr")
 )
 
+const redis = Options.redacted("redis").pipe(
+  Options.optional,
+  Options.withDescription(
+    "redis://[:PASSWORD@]HOST[:PORT][/DB]: share the rate limit with every process using this Redis and key " +
+      "(overrides ERP_REDIS_URL; never printed)"
+  )
+)
+
 const parseWhere = (items: ReadonlyArray<string>): Either.Either<Record<string, string>, UsageError> => {
   const where: Record<string, string> = {}
   for (const item of items) {
@@ -88,8 +97,8 @@ const logging = (isVerbose: boolean) =>
     Logger.minimumLogLevel(isVerbose ? LogLevel.Debug : LogLevel.Error)
   )
 
-const clientLayer = <ROut>(observer: Layer.Layer<ROut>) =>
-  ErpClient.layerConfig().pipe(
+const clientLayer = <ROut>(observer: Layer.Layer<ROut>, redisUrl: Option.Option<Redacted.Redacted>) =>
+  ErpClient.layerConfig(Option.isSome(redisUrl) ? { redisUrl: redisUrl.value } : {}).pipe(
     Layer.provide(NodeHttpClient.layerUndici),
     Layer.provide(observer)
   )
@@ -118,6 +127,7 @@ const list = Command.make(
     resume: Options.boolean("resume").pipe(
       Options.withDescription("with --output: keep an interrupted export and continue it from its last complete page")
     ),
+    redis,
     verbose
   },
   (args) =>
@@ -167,7 +177,7 @@ const list = Command.make(
         )
         yield* sink.commit
         yield* shown.done
-      })).pipe(Effect.provide(clientLayer(progress.observer)))
+      })).pipe(Effect.provide(clientLayer(progress.observer, args.redis)))
     }).pipe(Effect.provide(logging(args.verbose)))
 ).pipe(Command.withDescription("export partners: NDJSON (default), CSV or a table, to stdout or a file"))
 
@@ -178,6 +188,7 @@ const get = Command.make(
       Options.withDescription("the partner's id"),
       Options.orElseEither(Options.text("company-name").pipe(Options.withDescription("the exact company name")))
     ),
+    redis,
     verbose
   },
   (args) =>
@@ -189,12 +200,13 @@ const get = Command.make(
       })
       // Fetched undecoded so the output is the server's JSON as sent; checked against Partner all the same.
       const raw = yield* client.get(Partners.GET, Schema.Unknown, Partners.query(by))
-      yield* Either.match(decodePartner(raw), {
-        onLeft: (error) => Effect.fail(Envelope.decodeErrorFrom(Partners.GET, "data", error)),
-        onRight: () => Effect.void
-      })
+      yield* Envelope.guard(
+        Partners.GET,
+        "data",
+        () => Either.mapLeft(decodePartner(raw), (error) => Envelope.decodeErrorFrom(Partners.GET, "data", error))
+      )
       yield* Console.log(JSON.stringify(raw))
-    }).pipe(Effect.provide(clientLayer(Layer.empty)), Effect.provide(logging(args.verbose)))
+    }).pipe(Effect.provide(clientLayer(Layer.empty, args.redis)), Effect.provide(logging(args.verbose)))
 ).pipe(Command.withDescription("look up one partner by --id or --company-name; prints one JSON object"))
 
 const decodePartner = Schema.decodeUnknownEither(Partner.Partner)
