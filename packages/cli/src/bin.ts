@@ -11,5 +11,6 @@ import * as Cli from "./Cli.js"
 
 Cli.main(process.argv).pipe(
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: true, teardown: Cli.teardown })
+  // No pretty logger: it would print to stdout, which carries data only; Cli.ts sends logs to stderr itself.
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true, teardown: Cli.teardown })
 )

@@ -39,6 +39,7 @@ import * as Schema from "effect/Schema"
 import { ErpConfig, type ErpConfigShape } from "./ErpConfig.js"
 import * as ErpConfigModule from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
+import * as ErpRateLimiterRedis from "./ErpRateLimiterRedis.js"
 
 /**
  * How a request can fail before its body is judged.
@@ -238,10 +239,28 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
         const key = `erp:${keyId}:${endpoint}`
 
         // One attempt: wait for the limiter, send, read the whole body within the timeout, listen to the headers.
+        // The slot is handed back with the time the answer began (or the attempt ended): the server saw the request
+        // by then. A store failure there is not the caller's: the next acquire meets it (and the policy logs it).
         const attempt = (deadline: number) =>
+          // The waits in `acquire` and the request stay interruptible; handing the slot back always runs.
+          Effect.uninterruptibleMask((restore) =>
+            Effect.flatMap(restore(limiter.acquire(key, deadline)), (acquired) => {
+              const slot = { answeredAt: 0 }
+              return restore(answer(slot)).pipe(
+                Effect.ensuring(
+                  Effect.flatMap(
+                    Clock.currentTimeMillis,
+                    (now) => Effect.ignore(acquired.release(slot.answeredAt > 0 ? slot.answeredAt : now))
+                  )
+                )
+              )
+            })
+          )
+
+        const answer = (slot: { answeredAt: number }) =>
           Effect.gen(function*() {
-            yield* limiter.acquire(key, deadline)
             const response = yield* send.pipe(
+              Effect.tap(() => Effect.map(Clock.currentTimeMillis, (now) => (slot.answeredAt = now))),
               Effect.tap((response) => response.text),
               Effect.timeoutFail({
                 duration: config.timeout,
@@ -353,7 +372,7 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
       const decode = decoderFor(schema)
       return call("GET", endpoint, options?.params ?? [], undefined).pipe(
         Effect.flatMap((text) => Envelope.decodeBody(endpoint, text, decode, options?.selector)),
-        Effect.withSpan("ErpClient.get", { attributes: { "erp.endpoint": endpoint } })
+        Effect.withSpan("ErpClient.get", { attributes: { "erp.endpoint": endpoint }, captureStackTrace: false })
       )
     }
 
@@ -375,7 +394,9 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
                 "erp.endpoint": endpoint,
                 "erp.list_offset": options.offset,
                 "erp.list_count": options.count
-              }
+              },
+              // A stack trace per call costs more than the rest of the span; the attributes say where it came from.
+              captureStackTrace: false
             })
           )
       })
@@ -385,7 +406,7 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
       const decode = decoderFor(schema)
       return call("POST", endpoint, options?.params ?? [], options?.body).pipe(
         Effect.flatMap((text) => Envelope.decodeBody(endpoint, text, decode)),
-        Effect.withSpan("ErpClient.post", { attributes: { "erp.endpoint": endpoint } })
+        Effect.withSpan("ErpClient.post", { attributes: { "erp.endpoint": endpoint }, captureStackTrace: false })
       )
     }
 
@@ -425,16 +446,18 @@ export const layerWithLimiter: Layer.Layer<
 > = Layer.effect(ErpClient, make)
 
 const limiterFromConfig: Layer.Layer<ErpRateLimiter.ErpRateLimiter, never, ErpConfig> = Layer.unwrapEffect(
-  Effect.map(ErpConfig, (config) =>
-    ErpRateLimiter.layerMemory({
-      limit: config.rateLimit,
-      window: config.rateWindow,
-      margin: config.rateMargin
-    }))
+  Effect.map(ErpConfig, (config) => {
+    const options = { limit: config.rateLimit, window: config.rateWindow, margin: config.rateMargin }
+    return config.redis === undefined
+      ? ErpRateLimiter.layerMemory(options)
+      // The settings were checked when the config was built, so this layer cannot fail on them.
+      : Layer.orDie(ErpRateLimiterRedis.layer({ ...options, ...config.redis }))
+  })
 )
 
 /**
- * The client with its limiter in memory (shared by every fiber that uses this client), from a config layer.
+ * The client from a config layer, with its limiter in memory (shared by every fiber that uses this client), or in
+ * Redis (shared by every process with the same Redis, prefix and key) when the config has a Redis URL.
  *
  * @since 0.1.0
  * @category Layers
@@ -449,7 +472,8 @@ const fromConfig = <E, R>(config: Layer.Layer<ErpConfig, E, R>) =>
   Layer.provideMerge(Layer.fresh(layerFromConfig), config)
 
 /**
- * The client from options. Provide an HttpClient: `Layer.provide(NodeHttpClient.layerUndici)`.
+ * The client from options. Provide an HttpClient: `Layer.provide(NodeHttpClient.layerUndici)`. With `redisUrl`, the
+ * rate limit is shared through Redis (see `ErpRateLimiterRedis`); the connection closes when the layer is released.
  *
  * @since 0.1.0
  * @category Layers
@@ -459,7 +483,8 @@ export const layer = (
 ): Layer.Layer<ErpClient | ErpConfig, ConfigError, HttpClient.HttpClient> => fromConfig(ErpConfigModule.layer(options))
 
 /**
- * The client from the environment (`ERP_BASE_URL`, `ERP_API_KEY`, …; see `ErpConfig.layerConfig`).
+ * The client from the environment (`ERP_BASE_URL`, `ERP_API_KEY`, …, `ERP_REDIS_URL` to share the limit through Redis;
+ * see `ErpConfig.layerConfig`).
  *
  * @since 0.1.0
  * @category Layers

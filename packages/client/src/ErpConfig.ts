@@ -39,6 +39,42 @@ export interface Options {
   readonly rateLimitBudget?: Duration.DurationInput | undefined
   /** Cap on a single wait derived from `X-RateLimit-Reset` (default 2 windows). */
   readonly maxServerWait?: Duration.DurationInput | undefined
+  /**
+   * `redis://[[user]:password@]host[:port][/db]` (or `rediss://` for TLS): share the rate limit through this Redis
+   * with every process that uses the same API key. Unset: the limit is kept in this process's memory. It may hold
+   * a password, so pass it `Redacted`; a plain string is wrapped at once.
+   */
+  readonly redisUrl?: Redacted.Redacted<string> | string | undefined
+  /** Prefix of every Redis key (default `"erp-client:"`); processes that share a budget must use the same one. */
+  readonly redisPrefix?: string | undefined
+  /**
+   * When Redis cannot be reached or fails: `"fail"` (default) fails each request with `RateLimiterUnavailable` and
+   * sends nothing; `"local"` falls back to this process's memory limiter, with a logged warning, until Redis answers.
+   */
+  readonly redisOnFailure?: RedisFailurePolicy | undefined
+  /** Bound on connecting to Redis and on each Redis call (default 1 second). */
+  readonly redisTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * What a request does when the shared limiter's Redis is unreachable or fails.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type RedisFailurePolicy = "fail" | "local"
+
+/**
+ * The Redis settings, checked, with defaults filled in.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface RedisSettings {
+  readonly url: Redacted.Redacted<string>
+  readonly prefix: string
+  readonly onFailure: RedisFailurePolicy
+  readonly timeout: Duration.Duration
 }
 
 /**
@@ -59,6 +95,8 @@ export interface ErpConfigShape {
   readonly retryBaseDelay: Duration.Duration
   readonly rateLimitBudget: Duration.Duration
   readonly maxServerWait: Duration.Duration
+  /** Set when the limit is shared through Redis; `undefined` keeps it in memory. */
+  readonly redis: RedisSettings | undefined
 }
 
 /**
@@ -123,6 +161,58 @@ export const validateApiKey = (
   return Either.right(key)
 }
 
+/**
+ * Checks a Redis URL without ever putting it in a message (it may hold a password): `redis://` or `rediss://`, a
+ * host, and nothing after the database number but ioredis options in the query.
+ *
+ * @since 0.1.0
+ * @category Validation
+ */
+export const validateRedisUrl = (
+  input: Redacted.Redacted<string> | string
+): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
+  const redacted = Redacted.isRedacted(input) ? input : Redacted.make(input)
+  let url: URL
+  try {
+    url = new URL(Redacted.value(redacted))
+  } catch {
+    return Either.left(invalid("ERP_REDIS_URL", "the Redis URL is not an absolute URL"))
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+    return Either.left(invalid("ERP_REDIS_URL", "the Redis URL must start with redis:// or rediss://"))
+  }
+  if (url.hostname === "") return Either.left(invalid("ERP_REDIS_URL", "the Redis URL has no host"))
+  if (!/^\/?\d*$/.test(url.pathname)) {
+    return Either.left(invalid("ERP_REDIS_URL", "the Redis URL's path must be a database number"))
+  }
+  if (CONTROL.test(Redacted.value(redacted))) {
+    return Either.left(invalid("ERP_REDIS_URL", "the Redis URL contains control characters"))
+  }
+  return Either.right(redacted)
+}
+
+const redisSettings = (options: Options): Either.Either<RedisSettings | undefined, ConfigError.ConfigError> =>
+  Either.gen(function*() {
+    const raw = options.redisUrl
+    if (raw === undefined || (Redacted.isRedacted(raw) ? Redacted.value(raw) : raw) === "") return undefined
+    const onFailure = options.redisOnFailure ?? "fail"
+    if (onFailure !== "fail" && onFailure !== "local") {
+      return yield* Either.left(invalid("ERP_REDIS_ON_FAILURE", "ERP_REDIS_ON_FAILURE must be \"fail\" or \"local\""))
+    }
+    const prefix = options.redisPrefix ?? "erp-client:"
+    if (CONTROL.test(prefix) || /\s/.test(prefix)) {
+      return yield* Either.left(
+        invalid("ERP_REDIS_PREFIX", "the Redis key prefix must not hold spaces or control characters")
+      )
+    }
+    return {
+      url: yield* validateRedisUrl(raw),
+      prefix,
+      onFailure,
+      timeout: yield* positiveDuration("redisTimeout", options.redisTimeout ?? Duration.seconds(1))
+    }
+  })
+
 const positiveInt = (name: string, value: number): Either.Either<number, ConfigError.ConfigError> =>
   Number.isSafeInteger(value) && value > 0
     ? Either.right(value)
@@ -165,7 +255,8 @@ export const make = (options: Options): Either.Either<ErpConfigShape, ConfigErro
       retries: yield* nonNegativeInt("retries", options.retries ?? 3),
       retryBaseDelay: yield* positiveDuration("retryBaseDelay", options.retryBaseDelay ?? Duration.millis(200)),
       rateLimitBudget: yield* positiveDuration("rateLimitBudget", options.rateLimitBudget ?? Duration.minutes(5)),
-      maxServerWait: yield* positiveDuration("maxServerWait", options.maxServerWait ?? Duration.times(rateWindow, 2))
+      maxServerWait: yield* positiveDuration("maxServerWait", options.maxServerWait ?? Duration.times(rateWindow, 2)),
+      redis: yield* redisSettings(options)
     }
   })
 
@@ -179,7 +270,9 @@ export const layer = (options: Options): Layer.Layer<ErpConfig, ConfigError.Conf
 /**
  * Reads the settings from the environment (or any `ConfigProvider`): `ERP_BASE_URL`, `ERP_API_KEY` (read as
  * `Redacted` from the start), and optionally `ERP_RATE_LIMIT`, `ERP_RATE_WINDOW` ("30 seconds"),
- * `ERP_TIMEOUT`, `ERP_RETRIES`, `ERP_RATE_LIMIT_BUDGET`. Explicit `overrides` win over the environment.
+ * `ERP_TIMEOUT`, `ERP_RETRIES`, `ERP_RATE_LIMIT_BUDGET`, and for a limit shared through Redis `ERP_REDIS_URL` (read as
+ * `Redacted`: it may hold a password), `ERP_REDIS_PREFIX`, `ERP_REDIS_ON_FAILURE` (`fail` or `local`) and
+ * `ERP_REDIS_TIMEOUT`. Explicit `overrides` win over the environment.
  *
  * @since 0.1.0
  * @category Layers
@@ -195,7 +288,11 @@ export const layerConfig = (overrides: Partial<Options> = {}): Layer.Layer<ErpCo
         rateWindow: Config.option(Config.duration("ERP_RATE_WINDOW")),
         timeout: Config.option(Config.duration("ERP_TIMEOUT")),
         retries: Config.option(Config.integer("ERP_RETRIES")),
-        rateLimitBudget: Config.option(Config.duration("ERP_RATE_LIMIT_BUDGET"))
+        rateLimitBudget: Config.option(Config.duration("ERP_RATE_LIMIT_BUDGET")),
+        redisUrl: Config.option(Config.redacted("ERP_REDIS_URL")),
+        redisPrefix: Config.option(Config.string("ERP_REDIS_PREFIX")),
+        redisOnFailure: Config.option(Config.literal("fail", "local")("ERP_REDIS_ON_FAILURE")),
+        redisTimeout: Config.option(Config.duration("ERP_REDIS_TIMEOUT"))
       })
       return yield* make({
         baseUrl: env.baseUrl,
@@ -205,6 +302,10 @@ export const layerConfig = (overrides: Partial<Options> = {}): Layer.Layer<ErpCo
         timeout: Option.getOrUndefined(env.timeout),
         retries: Option.getOrUndefined(env.retries),
         rateLimitBudget: Option.getOrUndefined(env.rateLimitBudget),
+        redisUrl: Option.getOrUndefined(env.redisUrl),
+        redisPrefix: Option.getOrUndefined(env.redisPrefix),
+        redisOnFailure: Option.getOrUndefined(env.redisOnFailure),
+        redisTimeout: Option.getOrUndefined(env.redisTimeout),
         ...overrides
       })
     })

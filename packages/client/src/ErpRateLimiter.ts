@@ -31,7 +31,8 @@ export interface Options {
 }
 
 /**
- * What one `acquire` cost: time spent waiting for our own spacing and for pauses the server asked for.
+ * What one `acquire` cost (time spent waiting for our own spacing and for pauses the server asked for), and how to
+ * hand its slot back.
  *
  * @since 0.1.0
  * @category Models
@@ -39,6 +40,13 @@ export interface Options {
 export interface Acquired {
   readonly spacedMillis: number
   readonly pausedMillis: number
+  /**
+   * Call once the request has ended, with the time (epoch ms) its answer began to arrive, or the time it failed or
+   * was abandoned. The server saw the request at the latest then, so the slot stays busy for one window after it:
+   * a request held up between `acquire` and the wire (a busy event loop, a slow connect) cannot bring the slot's
+   * next request within a window of it as the server counts. Not calling it only loses that protection.
+   */
+  readonly release: (endedMillis: number) => Effect.Effect<void, StoreFailure>
 }
 
 /**
@@ -185,6 +193,13 @@ const describe = (error: RateLimiter.RateLimiterError): string =>
  * exactly a sliding-window log: request n starts at max(now, start(n - L) + window + margin), so a burst of L goes
  * at once and the next L one window later. A reservation that is not used (interrupted fiber) only wastes a slot.
  *
+ * The server counts arrivals, not our starts. The margin covers the usual gap between the two; for the rest, each
+ * slot also carries a "busy until" mark (kept in the `PauseStore`, so it is shared like the counters): a request
+ * marks its slot busy for `window + margin` from its actual start, and `release` extends that to `window` after
+ * it ended. The next user of the slot waits for the mark. Since a request reaches the server between its start and
+ * its end, two arrivals on one slot are at least `window` apart however late the first one left. It costs nothing
+ * while requests end within the margin.
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -204,21 +219,24 @@ export const make = (
     const window = Duration.decode(options.window)
     const margin = options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
     const slotWindow = Duration.sum(window, margin)
+    const windowMillis = Duration.toMillis(window)
+    const slotWindowMillis = Duration.toMillis(slotWindow)
 
     const storeFailure = (error: RateLimiter.RateLimiterError) => new StoreFailure({ description: describe(error) })
 
     const reserve = (key: string) =>
       store.fixedWindow({ key: `${key}:ticket`, tokens: 1, refillRate: slotWindow, limit: undefined }).pipe(
-        Effect.flatMap(([ticket]) =>
-          limiter.consume({
-            key: `${key}:slot:${(ticket - 1) % limit}`,
+        Effect.flatMap(([ticket]) => {
+          const slot = `${key}:slot:${(ticket - 1) % limit}`
+          return limiter.consume({
+            key: slot,
             limit: 1,
             window: slotWindow,
             algorithm: "fixed-window",
             onExceeded: "delay"
           })
-        ),
-        Effect.map((result) => Duration.toMillis(result.delay)),
+            .pipe(Effect.map((result) => ({ slot, delay: Duration.toMillis(result.delay) })))
+        }),
         Effect.mapError(storeFailure)
       )
 
@@ -249,28 +267,44 @@ export const make = (
       Effect.gen(function*() {
         let pausedMillis = 0
         let spacedMillis = 0
-        while (true) {
-          pausedMillis += yield* waitForPause(key, deadline)
-          const delay = yield* reserve(key)
-          if (delay > 0) {
+        const space = (delay: number) =>
+          Effect.gen(function*() {
             yield* observe(key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
             yield* Effect.logDebug(`waiting ${delay} ms for the client-side rate limit`).pipe(
               Effect.annotateLogs("erp.limiter_key", key)
             )
             yield* Effect.sleep(Duration.millis(delay))
             spacedMillis += delay
+          })
+        while (true) {
+          pausedMillis += yield* waitForPause(key, deadline)
+          const { delay, slot } = yield* reserve(key)
+          if (delay > 0) yield* space(delay)
+          // The slot's previous request may have ended (or started) late: it keeps the slot busy until a window
+          // after that.
+          while (true) {
+            const busy = (yield* pauses.get(slot)) - (yield* Clock.currentTimeMillis)
+            if (busy <= 0) break
+            yield* space(busy)
           }
           // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window
           // to that slot's next use, so the reservation is dropped (a wasted slot is safe) and we queue again.
           const until = yield* pauses.get(key)
-          if (until <= (yield* Clock.currentTimeMillis)) break
+          const now = yield* Clock.currentTimeMillis
+          if (until <= now) {
+            yield* pauses.extend(slot, now + slotWindowMillis)
+            if (spacedMillis > 0 || pausedMillis > 0) {
+              yield* Metric.increment(waits)
+              yield* Metric.incrementBy(spacingWaitMillis, spacedMillis)
+              yield* Metric.incrementBy(pauseWaitMillis, pausedMillis)
+            }
+            return {
+              spacedMillis,
+              pausedMillis,
+              release: (endedMillis: number) => pauses.extend(slot, endedMillis + windowMillis)
+            }
+          }
         }
-        if (spacedMillis > 0 || pausedMillis > 0) {
-          yield* Metric.increment(waits)
-          yield* Metric.incrementBy(spacingWaitMillis, spacedMillis)
-          yield* Metric.incrementBy(pauseWaitMillis, pausedMillis)
-        }
-        return { spacedMillis, pausedMillis }
       })
 
     return ErpRateLimiter.of({

@@ -116,6 +116,19 @@ describe("ErpRateLimiter", () => {
       expect(maxInAnyWindow(starts, 10_000)).toBe(2)
     }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: 2, window: "10 seconds" }))))
 
+  it.effect("keeps a slot busy for a window after its request ended, however late that request left", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const t0 = yield* Clock.currentTimeMillis
+      // Two slots. The first request only reached the server (and answered) at 300 ms, the second at once.
+      const [a, b] = yield* Effect.all([limiter.acquire("k"), limiter.acquire("k")])
+      yield* a!.release(t0 + 300)
+      yield* b!.release(t0 + 5)
+      const starts = yield* startsOf([0, 0], () => limiter.acquire("k"))
+      // The slot of the late one is reused a window after it ended, the other one window plus margin after it began.
+      expect([...starts].sort((x, y) => x - y)).toEqual([W + 50, 300 + W])
+    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: 2, window: W }))))
+
   it.effect("waits out a pause the server asked for, and refuses to wait past the deadline", () =>
     Effect.gen(function*() {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
@@ -125,7 +138,7 @@ describe("ErpRateLimiter", () => {
       yield* TestClock.adjust(Duration.seconds(4))
       expect(waited.unsafePoll()).toBeNull()
       yield* TestClock.adjust(Duration.seconds(1))
-      expect(yield* Fiber.join(waited)).toEqual({ spacedMillis: 0, pausedMillis: 5_000 })
+      expect(yield* Fiber.join(waited)).toMatchObject({ spacedMillis: 0, pausedMillis: 5_000 })
       yield* limiter.pause("k", now + 20_000)
       const refused = yield* Effect.flip(limiter.acquire("k", now + 10_000))
       expect(refused._tag).toBe("PauseBeyondDeadline")

@@ -1,0 +1,430 @@
+import { RateLimiter } from "@effect/experimental"
+import * as RedisStore from "@effect/experimental/RateLimiter/Redis"
+import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { ErpClient, ErpConfig, ErpRateLimiter, ErpRateLimiterRedis } from "@erp-client/client"
+import { ConfigProvider, Duration, Effect, Either, Exit, Layer, Logger, Redacted, Schedule, Schema } from "effect"
+import { Redis } from "ioredis"
+import * as Net from "node:net"
+import { inspect } from "node:util"
+
+// The shared Redis of this machine: never flushed, never stopped; each test works under its own prefix and deletes
+// only its own keys.
+const REDIS = "redis://127.0.0.1:6379"
+// Nothing listens on port 1: connections are refused at once.
+const UNREACHABLE = "redis://:redis-pw-DO-NOT-LEAK@127.0.0.1:1"
+const RUN = `erp-test:${process.pid}:${Date.now().toString(36)}`
+let counter = 0
+const uniquePrefix = (name: string) => `${RUN}:${name}:${counter++}:`
+
+const admin = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 1 })
+const keysUnder = async (prefix: string) => {
+  const keys: Array<string> = []
+  let cursor = "0"
+  do {
+    const [next, batch] = await admin.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000)
+    cursor = next
+    keys.push(...batch)
+  } while (cursor !== "0")
+  return keys
+}
+afterAll(async () => {
+  const keys = await keysUnder(`${RUN}:`)
+  if (keys.length > 0) await admin.del(...keys)
+  await admin.quit()
+})
+
+/** The most starts found in any closed interval of length `window`. */
+const maxInAnyWindow = (starts: ReadonlyArray<number>, window: number): number => {
+  const sorted = [...starts].sort((a, b) => a - b)
+  let best = 0
+  let lo = 0
+  for (let hi = 0; hi < sorted.length; hi++) {
+    while (sorted[hi]! - sorted[lo]! > window) lo++
+    best = Math.max(best, hi - lo + 1)
+  }
+  return best
+}
+
+/** Collects log lines (level and message) instead of printing them. */
+const captureLogs = () => {
+  const lines: Array<string> = []
+  const layer = Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ logLevel, message }) => {
+      lines.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+    })
+  )
+  return { lines, layer }
+}
+
+/** A TCP proxy on 127.0.0.1 in front of the shared Redis, which a test can cut (and restore) mid-way. */
+const redisProxy = () =>
+  Effect.acquireRelease(
+    Effect.async<{ port: number; cut: () => Promise<void>; restore: () => Promise<void>; close: () => Promise<void> }>(
+      (resume) => {
+        const sockets = new Set<Net.Socket>()
+        let server: Net.Server
+        let port = 0
+        const listen = () =>
+          new Promise<void>((resolve, reject) => {
+            server = Net.createServer((client) => {
+              const upstream = Net.connect(6379, "127.0.0.1")
+              for (const s of [client, upstream]) {
+                sockets.add(s)
+                s.on("error", () => s.destroy())
+                s.on("close", () => sockets.delete(s))
+              }
+              client.pipe(upstream).pipe(client)
+            })
+            server.once("error", reject)
+            server.listen(port, "127.0.0.1", () => {
+              port = (server.address() as Net.AddressInfo).port
+              resolve()
+            })
+          })
+        const cut = () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve())
+            for (const s of sockets) s.destroy()
+          })
+        void listen().then(() => resume(Effect.succeed({ port, cut, restore: listen, close: cut })))
+      }
+    ),
+    (proxy) => Effect.promise(() => proxy.close().catch(() => undefined))
+  )
+
+const L = 10
+const W = 1_000
+
+describe("ErpRateLimiterRedis", () => {
+  it.scopedLive("its counter gives the memory store's and the library's Redis store's answers", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("store")
+      // The library's store, only to compare answers while Redis is up (its connection is not the one we run on).
+      const library = yield* Layer.build(
+        RedisStore.layerStore({ host: "127.0.0.1", port: 6379, prefix: `${prefix}lib:` })
+      )
+      const ours = yield* Layer.build(ErpRateLimiterRedis.layerStores({ url: REDIS, prefix: `${prefix}ours:` }))
+      const memory = yield* Layer.build(RateLimiter.layerStoreMemory)
+      const calls = [
+        { tokens: 1, refill: 400, limit: undefined },
+        { tokens: 1, refill: 400, limit: undefined },
+        { tokens: 2, refill: 400, limit: undefined },
+        { tokens: 1, refill: 400, limit: 3 },
+        { tokens: 1, refill: 400, limit: 10 }
+      ]
+      for (const call of calls) {
+        const options = { key: "k", tokens: call.tokens, refillRate: Duration.millis(call.refill), limit: call.limit }
+        const answers = yield* Effect.all(
+          [library, ours, memory].map((context) =>
+            Effect.flatMap(RateLimiter.RateLimiterStore, (store) => store.fixedWindow(options)).pipe(
+              Effect.provide(context)
+            )
+          )
+        )
+        const [lib, our, mem] = answers
+        expect(our[0]).toBe(lib[0])
+        expect(our[0]).toBe(mem[0])
+        // The time to live is read a few ms apart in three stores.
+        expect(Math.abs(our[1] - lib[1])).toBeLessThan(25)
+        expect(Math.abs(our[1] - mem[1])).toBeLessThan(25)
+      }
+      expect((yield* Effect.promise(() => keysUnder(prefix))).length).toBeGreaterThan(0)
+    }))
+
+  it.scopedLive(
+    "keeps invariant 1 across three limiters on three connections sharing one Redis",
+    () =>
+      Effect.gen(function*() {
+        const prefix = uniquePrefix("invariant")
+        const limiters = yield* Effect.all(
+          [0, 1, 2].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: L, window: Duration.millis(W) }))
+        )
+        const t0 = Date.now()
+        // 45 requests (4.5 windows of demand), dealt over the three limiters, arriving in three waves.
+        const starts = yield* Effect.forEach(
+          Array.from({ length: 45 }, (_, i) => i),
+          (i) =>
+            Effect.sleep(Duration.millis(Math.floor(i / 15) * 300)).pipe(
+              Effect.zipRight(limiters[i % 3]!.acquire("erp:k:partner/list")),
+              Effect.map(() => Date.now() - t0)
+            ),
+          { concurrency: "unbounded" }
+        )
+        const worst = maxInAnyWindow(starts, W)
+        const last = Math.max(...starts)
+        console.log(`3 limiters on one Redis: at most ${worst} starts in any ${W} ms (limit ${L}); last at ${last} ms`)
+        expect(worst).toBeLessThanOrEqual(L)
+        // Not throttled below the limit either: 45 starts are bursts of 10 one window plus margin apart.
+        expect(last).toBeLessThan(4 * (W + 50) + 400)
+        // A different API key (another digest) or endpoint is another budget: not held up by the 45 above.
+        const other = Date.now()
+        yield* limiters[0]!.acquire("erp:other-key:partner/list")
+        yield* limiters[1]!.acquire("erp:k:partner/get")
+        expect(Date.now() - other).toBeLessThan(200)
+        const keys = yield* Effect.promise(() => keysUnder(prefix))
+        expect(keys.some((k) => k === `${prefix}erp:k:partner/list:ticket`)).toBe(true)
+        expect(keys.some((k) => k.startsWith(`${prefix}erp:k:partner/list:slot:`))).toBe(true)
+      }),
+    20_000
+  )
+
+  it.scopedLive("three memory limiters do let more than L through (the measure can fail)", () =>
+    Effect.gen(function*() {
+      const limiters = yield* Effect.all(
+        [0, 1, 2].map(() =>
+          Layer.build(ErpRateLimiter.layerMemory({ limit: L, window: Duration.millis(W) })).pipe(
+            Effect.map((context) => context.unsafeMap.get(ErpRateLimiter.ErpRateLimiter.key) as ErpRateLimiter.Service)
+          )
+        )
+      )
+      const t0 = Date.now()
+      const starts = yield* Effect.forEach(
+        Array.from({ length: 3 * L }, (_, i) => i),
+        (i) => Effect.map(limiters[i % 3]!.acquire("erp:k:partner/list"), () => Date.now() - t0),
+        { concurrency: "unbounded" }
+      )
+      expect(maxInAnyWindow(starts, W)).toBe(3 * L)
+    }))
+
+  it.scopedLive("a pause set through one limiter holds up the others, and a shorter pause does not cut it short", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("pause")
+      const [a, b, c] = yield* Effect.all(
+        [0, 1, 2].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: L, window: Duration.millis(W) }))
+      )
+      const key = "erp:k:partner/list"
+      const t0 = Date.now()
+      yield* a!.pause(key, t0 + 600)
+      yield* c!.pause(key, t0 + 100)
+      const acquired = yield* b!.acquire(key)
+      const waited = Date.now() - t0
+      expect(waited).toBeGreaterThanOrEqual(590)
+      expect(waited).toBeLessThan(1_000)
+      expect(acquired.pausedMillis).toBeGreaterThan(500)
+      // The pause lives in Redis as a time to live: it is gone once over.
+      expect(yield* Effect.promise(() => admin.pttl(`${prefix}${key}:pause`))).toBe(-2)
+      // A pause past the caller's deadline is refused at once, as in memory.
+      yield* a!.pause(key, Date.now() + 5_000)
+      const beyond = yield* Effect.flip(b!.acquire(key, Date.now() + 1_000))
+      expect(beyond._tag).toBe("PauseBeyondDeadline")
+    }))
+
+  describe("when Redis cannot be reached", () => {
+    it.scopedLive("\"fail\": acquire fails fast with StoreFailure, and the URL's password is nowhere", () => {
+      const logs = captureLogs()
+      return Effect.gen(function*() {
+        const limiter = yield* ErpRateLimiterRedis.make({
+          url: UNREACHABLE,
+          prefix: uniquePrefix("fail"),
+          limit: L,
+          window: Duration.millis(W),
+          onFailure: "fail"
+        })
+        const t0 = Date.now()
+        const errors = yield* Effect.forEach([1, 2, 3], () => Effect.flip(limiter.acquire("erp:k:partner/list")))
+        expect(Date.now() - t0).toBeLessThan(1_500)
+        for (const error of errors) {
+          expect(error._tag).toBe("StoreFailure")
+          expect(inspect(error) + JSON.stringify(error)).not.toContain("DO-NOT-LEAK")
+        }
+        expect((errors[0] as ErpRateLimiter.StoreFailure).description).toMatch(/not connected|ECONNREFUSED/)
+        const pause = yield* Effect.flip(limiter.pause("erp:k:partner/list", Date.now() + 1000))
+        expect(pause._tag).toBe("StoreFailure")
+        const warnings = logs.lines.filter((l) => l.startsWith("WARN"))
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]).toContain("requests fail with RateLimiterUnavailable")
+        expect(logs.lines.join("\n")).not.toContain("DO-NOT-LEAK")
+      }).pipe(Effect.provide(logs.layer))
+    })
+
+    it.scopedLive("a Redis that accepts connections but never answers: calls fail within the timeout", () =>
+      Effect.gen(function*() {
+        const sockets = new Set<Net.Socket>()
+        const server = yield* Effect.acquireRelease(
+          Effect.async<Net.Server>((resume) => {
+            const server = Net.createServer((socket) => {
+              sockets.add(socket)
+              socket.on("error", () => socket.destroy())
+            })
+            server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+          }),
+          (server) =>
+            Effect.async<void>((resume) => {
+              for (const socket of sockets) socket.destroy()
+              server.close(() => resume(Effect.void))
+            })
+        )
+        const port = (server.address() as Net.AddressInfo).port
+        const t0 = Date.now()
+        const limiter = yield* ErpRateLimiterRedis.make({
+          url: `redis://127.0.0.1:${port}`,
+          prefix: uniquePrefix("hung"),
+          limit: L,
+          window: Duration.millis(W),
+          timeout: "300 millis"
+        })
+        const error = yield* Effect.flip(limiter.acquire("erp:k:partner/list"))
+        expect(error._tag).toBe("StoreFailure")
+        // Connecting waits at most the timeout; the call then fails at once (or after the timeout).
+        expect(Date.now() - t0).toBeLessThan(1_200)
+      }).pipe(Effect.provide(captureLogs().layer)))
+
+    it.scopedLive("\"fail\" through the client: RateLimiterUnavailable and nothing sent", () =>
+      Effect.gen(function*() {
+        let sent = 0
+        const http = Layer.succeed(
+          HttpClient.HttpClient,
+          HttpClient.make((request) =>
+            Effect.sync(() => {
+              sent++
+              return HttpClientResponse.fromWeb(request, new Response("{}"))
+            })
+          )
+        )
+        const client = yield* Layer.build(
+          ErpClient.layer({
+            baseUrl: "https://erp.example.com/api/",
+            apiKey: Redacted.make("sk-test-redis"),
+            redisUrl: Redacted.make(UNREACHABLE),
+            redisPrefix: uniquePrefix("client-fail")
+          }).pipe(Layer.provide(http))
+        )
+        const error = yield* Effect.flip(
+          Effect.flatMap(ErpClient.ErpClient, (c) => c.get("partner/get", Schema.Unknown)).pipe(Effect.provide(client))
+        )
+        expect(error._tag).toBe("RateLimiterUnavailable")
+        expect(error.message).not.toContain("DO-NOT-LEAK")
+        expect(sent).toBe(0)
+      }).pipe(Effect.provide(captureLogs().layer)))
+
+    it.scopedLive("\"local\": falls back to this process's limiter with one warning, and still keeps the limit", () => {
+      const logs = captureLogs()
+      return Effect.gen(function*() {
+        const limiter = yield* ErpRateLimiterRedis.make({
+          url: UNREACHABLE,
+          prefix: uniquePrefix("local"),
+          limit: 3,
+          window: Duration.millis(400),
+          onFailure: "local"
+        })
+        const t0 = Date.now()
+        const starts = yield* Effect.forEach(
+          Array.from({ length: 7 }, () => 0),
+          () => Effect.map(limiter.acquire("erp:k:partner/list"), () => Date.now() - t0),
+          { concurrency: "unbounded" }
+        )
+        expect(maxInAnyWindow(starts, 400)).toBeLessThanOrEqual(3)
+        expect(Math.max(...starts)).toBeLessThan(2 * 450 + 300)
+        const warnings = logs.lines.filter((l) => l.startsWith("WARN"))
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]).toContain("falling back to this process's own limit")
+        expect(logs.lines.join("\n")).not.toContain("DO-NOT-LEAK")
+      }).pipe(Effect.provide(logs.layer))
+    })
+  })
+
+  describe("when Redis fails midway (a proxy in front of it is cut)", () => {
+    for (const policy of ["fail", "local"] as const) {
+      it.scopedLive(`"${policy}": ${policy === "fail" ? "fails" : "goes local"} while cut, then shares again`, () => {
+        const logs = captureLogs()
+        return Effect.gen(function*() {
+          const proxy = yield* redisProxy()
+          const prefix = uniquePrefix(`midway-${policy}`)
+          const limiter = yield* ErpRateLimiterRedis.make({
+            url: `redis://127.0.0.1:${proxy.port}`,
+            prefix,
+            limit: L,
+            window: Duration.millis(W),
+            onFailure: policy
+          })
+          const key = "erp:k:partner/list"
+          const ticket = () => Effect.promise(() => admin.get(`${prefix}${key}:ticket`)).pipe(Effect.map(Number))
+          yield* limiter.acquire(key)
+          expect(yield* ticket()).toBe(1)
+          yield* Effect.promise(proxy.cut)
+          const t0 = Date.now()
+          const during = yield* Effect.either(limiter.acquire(key))
+          expect(Date.now() - t0).toBeLessThan(1_500)
+          if (policy === "fail") {
+            expect(Either.isLeft(during) && during.left._tag).toBe("StoreFailure")
+          } else {
+            expect(Either.isRight(during)).toBe(true)
+          }
+          expect(yield* ticket()).toBe(1)
+          yield* Effect.promise(proxy.restore)
+          // ioredis reconnects in the background; the limiter tries Redis again at most once a second.
+          yield* Effect.repeat(Effect.zipRight(Effect.either(limiter.acquire(key)), ticket()), {
+            until: (n) => n >= 2,
+            schedule: Schedule.spaced("100 millis").pipe(Schedule.upTo("5 seconds"))
+          })
+          expect(logs.lines.filter((l) => l.startsWith("WARN"))).toHaveLength(1)
+          expect(logs.lines.some((l) => l.startsWith("INFO") && l.includes("answers again"))).toBe(true)
+        }).pipe(Effect.provide(logs.layer))
+      }, 15_000)
+    }
+  })
+
+  describe("configuration", () => {
+    it.effect("ERP_REDIS_URL and friends are read from the environment; the URL stays redacted", () =>
+      Effect.gen(function*() {
+        const config = yield* Effect.provide(
+          ErpConfig.ErpConfig,
+          ErpConfig.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(
+            new Map([
+              ["ERP_BASE_URL", "http://127.0.0.1:8080"],
+              ["ERP_API_KEY", "k"],
+              ["ERP_REDIS_URL", "redis://:redis-pw-DO-NOT-LEAK@10.0.0.5:6380/2"],
+              ["ERP_REDIS_PREFIX", "team-a:"],
+              ["ERP_REDIS_ON_FAILURE", "local"],
+              ["ERP_REDIS_TIMEOUT", "250 millis"]
+            ])
+          ))))
+        )
+        expect(config.redis?.prefix).toBe("team-a:")
+        expect(config.redis?.onFailure).toBe("local")
+        expect(Duration.toMillis(config.redis!.timeout)).toBe(250)
+        expect(Redacted.value(config.redis!.url)).toBe("redis://:redis-pw-DO-NOT-LEAK@10.0.0.5:6380/2")
+        expect(inspect(config, { depth: 5 }) + JSON.stringify(config) + String(config.redis?.url)).not.toContain(
+          "DO-NOT-LEAK"
+        )
+      }))
+
+    it("refuses bad Redis settings without printing the URL", () => {
+      for (
+        const url of ["http://:pw-DO-NOT-LEAK@host", "not a url DO-NOT-LEAK", "redis://:pw-DO-NOT-LEAK@host/x/y"]
+      ) {
+        const result = ErpConfig.make({ baseUrl: "https://erp.example.com", apiKey: Redacted.make("k"), redisUrl: url })
+        expect(Either.isLeft(result)).toBe(true)
+        expect(String(Either.isLeft(result) ? result.left : "")).not.toContain("DO-NOT-LEAK")
+      }
+      expect(Either.isRight(ErpConfig.make({ baseUrl: "https://erp.example.com", apiKey: Redacted.make("k") })))
+        .toBe(true)
+      const none = ErpConfig.make({ baseUrl: "https://erp.example.com", apiKey: Redacted.make("k"), redisUrl: "" })
+      expect(Either.isRight(none) && none.right.redis).toBe(undefined)
+    })
+
+    it.scopedLive("the Redis connection is closed when the limiter's scope closes", () =>
+      Effect.gen(function*() {
+        const prefix = uniquePrefix("scope")
+        const named = Effect.promise(() => admin.client("LIST") as Promise<string>).pipe(
+          Effect.map((list) => list.split("\n").filter((line) => line.includes(` name=erp-client:${prefix} `)).length)
+        )
+        const exit = yield* Effect.scoped(
+          Effect.gen(function*() {
+            const limiter = yield* ErpRateLimiterRedis.make({
+              url: REDIS,
+              prefix,
+              limit: L,
+              window: Duration.millis(W)
+            })
+            yield* limiter.acquire("erp:k:x")
+            return yield* named
+          })
+        ).pipe(Effect.exit)
+        expect(exit).toEqual(Exit.succeed(1))
+        expect(yield* named).toBe(0)
+      }))
+  })
+})
