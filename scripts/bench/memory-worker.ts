@@ -1,11 +1,15 @@
 /**
  * A client process for the memory benchmark: streams every partner to a sink that only counts, then prints its peak
- * RSS. Run as a child so the sandbox's memory is not counted.
+ * RSS. Run as a child so the sandbox's memory is not counted. It imports modules, not barrels, as an application
+ * would: a barrel loads every module of a package.
  */
-import { NodeHttpClient } from "@effect/platform-node"
-import { ErpClient } from "@erp-client/client"
-import { Partners } from "@erp-client/streams"
-import { Effect, Layer, Redacted, Stream } from "effect"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as ErpClient from "@erp-client/client/ErpClient"
+import * as Partners from "@erp-client/streams/Partners"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 
 const [baseUrl, apiKey, pageSize, concurrency] = process.argv.slice(2)
 

@@ -7,6 +7,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Decoder from "@erp-client/core/Decoder"
 import * as Envelope from "@erp-client/core/Envelope"
 import {
   type ApiError,
@@ -31,11 +32,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import type * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import { ErpConfig, type ErpConfigShape } from "./ErpConfig.js"
 import * as ErpConfigModule from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
@@ -169,18 +169,6 @@ export const validateEndpoint = (endpoint: string): Either.Either<string, Invali
 const isTransient = (error: unknown): boolean =>
   error instanceof TransportError || error instanceof TimeoutError ||
   (error instanceof HttpStatusError && [408, 500, 502, 503, 504].includes(error.status))
-
-const decoders = new WeakMap<Schema.Schema.Any, (u: unknown) => Either.Either<any, ParseResult.ParseError>>()
-
-// Decoders are compiled once per schema and reused for every call and record.
-const decoderFor = <A, I>(schema: Schema.Schema<A, I>): (u: unknown) => Either.Either<A, ParseResult.ParseError> => {
-  let decoder = decoders.get(schema)
-  if (decoder === undefined) {
-    decoder = Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
-    decoders.set(schema, decoder)
-  }
-  return decoder
-}
 
 /**
  * Builds the client from its config, a limiter and the HttpClient the user picked.
@@ -369,7 +357,7 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
       })
 
     const get: Service["get"] = (endpoint, schema, options) => {
-      const decode = decoderFor(schema)
+      const decode = Decoder.make(schema)
       return call("GET", endpoint, options?.params ?? [], undefined).pipe(
         Effect.flatMap((text) => Envelope.decodeBody(endpoint, text, decode, options?.selector)),
         Effect.withSpan("ErpClient.get", { attributes: { "erp.endpoint": endpoint }, captureStackTrace: false })
@@ -377,7 +365,7 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
     }
 
     const list: Service["list"] = (endpoint, schema, options) => {
-      const decode = decoderFor(schema)
+      const decode = Decoder.make(schema)
       const mode = options.invalidRecords ?? "fail"
       return Either.match(ListQuery.toParams(endpoint, options), {
         onLeft: Effect.fail,
@@ -403,7 +391,7 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
     }
 
     const post: Service["post"] = (endpoint, schema, options) => {
-      const decode = decoderFor(schema)
+      const decode = Decoder.make(schema)
       return call("POST", endpoint, options?.params ?? [], options?.body).pipe(
         Effect.flatMap((text) => Envelope.decodeBody(endpoint, text, decode)),
         Effect.withSpan("ErpClient.post", { attributes: { "erp.endpoint": endpoint }, captureStackTrace: false })

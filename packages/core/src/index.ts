@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as Decoder from "./Decoder.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Envelope from "./Envelope.js"
 
 /**

@@ -1,0 +1,67 @@
+/**
+ * Decoders compiled once per schema, with a check-only fast path for schemas that do not transform their input.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type Decoder<A> = (u: unknown) => Either.Either<A, ParseResult.ParseError>
+
+/**
+ * Whether decoding with this AST can only check, never change, its input: no transformation, declaration or
+ * recursion anywhere in it (those are treated as "may transform", to be safe).
+ *
+ * @since 0.1.0
+ * @category Decoding
+ */
+export const isCheckOnly = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "Transformation":
+    case "Declaration":
+    case "Suspend":
+      return false
+    case "Refinement":
+      return isCheckOnly(ast.from)
+    case "Union":
+      return ast.types.every(isCheckOnly)
+    case "TupleType":
+      return ast.elements.every((e) => isCheckOnly(e.type)) && ast.rest.every((r) => isCheckOnly(r.type))
+    case "TypeLiteral":
+      return ast.propertySignatures.every((p) => isCheckOnly(p.type)) &&
+        ast.indexSignatures.every((i) => isCheckOnly(i.type))
+    default:
+      return true
+  }
+}
+
+const cache = new WeakMap<Schema.Schema.Any, Decoder<any>>()
+
+/**
+ * The decoder of a schema, built once and cached. Unknown fields are kept (`onExcessProperty: "preserve"`).
+ *
+ * When the schema only checks (see `isCheckOnly`: e.g. `Partner`, whose refinements and brands do not change a
+ * value), a valid input is returned as it is: same object, same key order, no copy per record. Only an invalid
+ * input pays for the full decoder, which builds the error.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make = <A, I>(schema: Schema.Schema<A, I>): Decoder<A> => {
+  const cached = cache.get(schema)
+  if (cached !== undefined) return cached
+  const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
+  let decoder: Decoder<A> = decode
+  if (isCheckOnly(schema.ast)) {
+    const is = Schema.is(schema)
+    decoder = (u) => is(u) ? Either.right(u) : decode(u)
+  }
+  cache.set(schema, decoder)
+  return decoder
+}
