@@ -3,10 +3,11 @@
  *
  * @since 0.1.0
  */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Decoder from "@erp-client/core/Decoder"
 import * as Envelope from "@erp-client/core/Envelope"
 import {
@@ -17,6 +18,7 @@ import {
   type NotFound,
   RateLimited,
   RateLimiterUnavailable,
+  ResponseTooLarge,
   TimeoutError,
   TransportError,
   type Unauthorized
@@ -36,6 +38,7 @@ import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { ErpConfig, type ErpConfigShape } from "./ErpConfig.js"
 import * as ErpConfigModule from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
@@ -53,6 +56,7 @@ export type RequestError =
   | HttpStatusError
   | RateLimited
   | RateLimiterUnavailable
+  | ResponseTooLarge
   | InvalidRequest
 
 /**
@@ -220,6 +224,41 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
             : error.description ?? "the connection failed"
         })
 
+    const textDecoder = new TextDecoder()
+
+    // Reads the whole body, but never more than maxBodyBytes of it: a declared length over the cap is refused before
+    // reading, a body that turns out longer is cut off. The result is a response whose body is already in memory.
+    const readCapped = (response: HttpClientResponse.HttpClientResponse, endpoint: string, method: string) =>
+      Effect.gen(function*() {
+        const tooLarge = new ResponseTooLarge({ endpoint, method, limitBytes: config.maxBodyBytes })
+        const declared = Number(response.headers["content-length"])
+        if (Number.isFinite(declared) && declared > config.maxBodyBytes) return yield* Effect.fail(tooLarge)
+        const chunks: Array<Uint8Array> = []
+        let size = 0
+        yield* Stream.runForEach(response.stream, (chunk) => {
+          size += chunk.length
+          if (size > config.maxBodyBytes) return Effect.fail(tooLarge)
+          chunks.push(chunk)
+          return Effect.void
+        })
+        const body = new Uint8Array(size)
+        let at = 0
+        for (const chunk of chunks) {
+          body.set(chunk, at)
+          at += chunk.length
+        }
+        return HttpClientResponse.fromWeb(
+          response.request,
+          new Response(
+            size === 0 || response.status === 204 || response.status === 304 ? null : textDecoder.decode(body),
+            {
+              status: response.status,
+              headers: Object.entries(response.headers)
+            }
+          )
+        )
+      })
+
     const httpClient: HttpClient.HttpClient.With<RequestError> = HttpClient.transformResponse(
       HttpClient.transform(base, (send, request) => {
         const endpoint = endpointOf(request)
@@ -249,7 +288,9 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
           Effect.gen(function*() {
             const response = yield* send.pipe(
               Effect.tap(() => Effect.map(Clock.currentTimeMillis, (now) => (slot.answeredAt = now))),
-              Effect.tap((response) => response.text),
+              Effect.flatMap((response) => readCapped(response, endpoint, method)),
+              // Redirects are refused, never followed: fetch-based clients would carry X-API-KEY to any origin.
+              Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
               Effect.timeoutFail({
                 duration: config.timeout,
                 onTimeout: () => new TimeoutError({ endpoint, method, timeoutMillis })

@@ -39,6 +39,8 @@ export interface Options {
   readonly rateLimitBudget?: Duration.DurationInput | undefined
   /** Cap on a single wait derived from `X-RateLimit-Reset` (default 2 windows). */
   readonly maxServerWait?: Duration.DurationInput | undefined
+  /** Largest response body accepted, in bytes (default 8 MiB); a larger one is `ResponseTooLarge`, never buffered. */
+  readonly maxBodyBytes?: number | undefined
   /**
    * `redis://[[user]:password@]host[:port][/db]` (or `rediss://` for TLS): share the rate limit through this Redis
    * with every process that uses the same API key. Unset: the limit is kept in this process's memory. It may hold
@@ -95,6 +97,7 @@ export interface ErpConfigShape {
   readonly retryBaseDelay: Duration.Duration
   readonly rateLimitBudget: Duration.Duration
   readonly maxServerWait: Duration.Duration
+  readonly maxBodyBytes: number
   /** Set when the limit is shared through Redis; `undefined` keeps it in memory. */
   readonly redis: RedisSettings | undefined
 }
@@ -256,6 +259,7 @@ export const make = (options: Options): Either.Either<ErpConfigShape, ConfigErro
       retryBaseDelay: yield* positiveDuration("retryBaseDelay", options.retryBaseDelay ?? Duration.millis(200)),
       rateLimitBudget: yield* positiveDuration("rateLimitBudget", options.rateLimitBudget ?? Duration.minutes(5)),
       maxServerWait: yield* positiveDuration("maxServerWait", options.maxServerWait ?? Duration.times(rateWindow, 2)),
+      maxBodyBytes: yield* positiveInt("maxBodyBytes", options.maxBodyBytes ?? 8 * 1024 * 1024),
       redis: yield* redisSettings(options)
     }
   })
@@ -270,7 +274,7 @@ export const layer = (options: Options): Layer.Layer<ErpConfig, ConfigError.Conf
 /**
  * Reads the settings from the environment (or any `ConfigProvider`): `ERP_BASE_URL`, `ERP_API_KEY` (read as
  * `Redacted` from the start), and optionally `ERP_RATE_LIMIT`, `ERP_RATE_WINDOW` ("30 seconds"),
- * `ERP_TIMEOUT`, `ERP_RETRIES`, `ERP_RATE_LIMIT_BUDGET`, and for a limit shared through Redis `ERP_REDIS_URL` (read as
+ * `ERP_TIMEOUT`, `ERP_RETRIES`, `ERP_RATE_LIMIT_BUDGET`, `ERP_MAX_BODY_BYTES`, and for a limit shared through Redis `ERP_REDIS_URL` (read as
  * `Redacted`: it may hold a password), `ERP_REDIS_PREFIX`, `ERP_REDIS_ON_FAILURE` (`fail` or `local`) and
  * `ERP_REDIS_TIMEOUT`. Explicit `overrides` win over the environment.
  *
@@ -289,6 +293,7 @@ export const layerConfig = (overrides: Partial<Options> = {}): Layer.Layer<ErpCo
         timeout: Config.option(Config.duration("ERP_TIMEOUT")),
         retries: Config.option(Config.integer("ERP_RETRIES")),
         rateLimitBudget: Config.option(Config.duration("ERP_RATE_LIMIT_BUDGET")),
+        maxBodyBytes: Config.option(Config.integer("ERP_MAX_BODY_BYTES")),
         redisUrl: Config.option(Config.redacted("ERP_REDIS_URL")),
         redisPrefix: Config.option(Config.string("ERP_REDIS_PREFIX")),
         redisOnFailure: Config.option(Config.literal("fail", "local")("ERP_REDIS_ON_FAILURE")),
@@ -302,6 +307,7 @@ export const layerConfig = (overrides: Partial<Options> = {}): Layer.Layer<ErpCo
         timeout: Option.getOrUndefined(env.timeout),
         retries: Option.getOrUndefined(env.retries),
         rateLimitBudget: Option.getOrUndefined(env.rateLimitBudget),
+        maxBodyBytes: Option.getOrUndefined(env.maxBodyBytes),
         redisUrl: Option.getOrUndefined(env.redisUrl),
         redisPrefix: Option.getOrUndefined(env.redisPrefix),
         redisOnFailure: Option.getOrUndefined(env.redisOnFailure),

@@ -151,7 +151,30 @@ export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-c
   }
 ) {
   override get message(): string {
-    return `${this.method} ${this.endpoint}: unexpected HTTP status ${this.status}`
+    return `${this.method} ${this.endpoint}: unexpected HTTP status ${this.status}${
+      this.status >= 300 && this.status < 400
+        ? " (redirects are not followed: the API key stays with the base URL)"
+        : ""
+    }`
+  }
+}
+
+/**
+ * The response body was larger than the configured cap: it was not buffered, and the request is not retried.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ResponseTooLarge extends Schema.TaggedError<ResponseTooLarge>("@erp-client/core/ResponseTooLarge")(
+  "ResponseTooLarge",
+  {
+    endpoint: Schema.String,
+    method: Schema.String,
+    limitBytes: Schema.Number
+  }
+) {
+  override get message(): string {
+    return `${this.method} ${this.endpoint}: the response body is larger than ${this.limitBytes} bytes`
   }
 }
 
@@ -189,6 +212,7 @@ export type ErpError =
   | TransportError
   | TimeoutError
   | HttpStatusError
+  | ResponseTooLarge
   | InvalidRequest
   | RateLimiterUnavailable
 

@@ -1,0 +1,120 @@
+import { FetchHttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { ErpClient } from "@erp-client/client"
+import { Effect, Layer, Redacted, Schema } from "effect"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+
+const KEY = "sk-transport-secret-55aa"
+
+/** A loopback server for one test; it records the headers of every request it gets. */
+const serve = (handler: Http.RequestListener) =>
+  Effect.acquireRelease(
+    Effect.async<{ url: string; seen: Array<Http.IncomingHttpHeaders>; server: Http.Server }>((resume) => {
+      const seen: Array<Http.IncomingHttpHeaders> = []
+      const server = Http.createServer((req, res) => {
+        seen.push(req.headers)
+        handler(req, res)
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server })))
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() =>
+          resume(Effect.void)
+        )
+      })
+  )
+
+const envelope = JSON.stringify({ result: { code: 1, message: null }, data: { id: 1 } })
+
+const clients = {
+  undici: NodeHttpClient.layerUndici,
+  fetch: FetchHttpClient.layer
+} as const
+
+describe("redirects", () => {
+  for (const [name, transport] of Object.entries(clients)) {
+    it.scoped(`are refused, and the key never reaches the other origin (${name})`, () =>
+      Effect.gen(function*() {
+        const other = yield* serve((_, res) => res.end(envelope))
+        const erp = yield* serve((_, res) => {
+          res.writeHead(302, { location: `${other.url}/partner/get?id=1` })
+          res.end()
+        })
+        const error = yield* Effect.flatMap(ErpClient.ErpClient, (client) =>
+          Effect.flip(client.get("partner/get", Schema.Unknown, { params: [["id", "1"]] }))).pipe(
+            Effect.provide(
+              ErpClient.layer({ baseUrl: erp.url, apiKey: Redacted.make(KEY), retries: 0 }).pipe(
+                Layer.provide(transport)
+              )
+            )
+          )
+        expect(error).toMatchObject({ _tag: "HttpStatusError", status: 302 })
+        expect(error.message).toContain("redirects are not followed")
+        expect(erp.seen).toHaveLength(1)
+        expect(erp.seen[0]!["x-api-key"]).toBe(KEY)
+        expect(other.seen).toHaveLength(0)
+      }))
+  }
+})
+
+describe("hostile bodies", () => {
+  const client = (url: string, options: Partial<Parameters<typeof ErpClient.layer>[0]> = {}) =>
+    ErpClient.layer({ baseUrl: url, apiKey: Redacted.make(KEY), retries: 0, ...options }).pipe(
+      Layer.provide(NodeHttpClient.layerUndici)
+    )
+
+  it.scoped("a body over the cap is refused, declared or not", () =>
+    Effect.gen(function*() {
+      const big = "x".repeat(64 * 1024)
+      const declared = yield* serve((_, res) => {
+        res.writeHead(200, { "content-length": String(big.length) })
+        res.end(big)
+      })
+      const chunked = yield* serve((_, res) => {
+        res.writeHead(200, { "transfer-encoding": "chunked" })
+        for (let i = 0; i < 64; i++) res.write("y".repeat(1024))
+        res.end()
+      })
+      for (const server of [declared, chunked]) {
+        const error = yield* Effect.flatMap(
+          ErpClient.ErpClient,
+          (c) => Effect.flip(c.get("partner/get", Schema.Unknown))
+        ).pipe(
+          Effect.provide(client(server.url, { maxBodyBytes: 16 * 1024 }))
+        )
+        expect(error).toMatchObject({ _tag: "ResponseTooLarge", limitBytes: 16 * 1024, endpoint: "partner/get" })
+      }
+      // Under the cap, the same client reads the body.
+      const small = yield* serve((_, res) => res.end(envelope))
+      const ok = yield* Effect.flatMap(ErpClient.ErpClient, (c) => c.get("partner/get", Schema.Unknown)).pipe(
+        Effect.provide(client(small.url, { maxBodyBytes: 16 * 1024 }))
+      )
+      expect(ok).toEqual({ id: 1 })
+    }))
+
+  it.scopedLive("a body trickled byte by byte hits the timeout, as a typed error", () =>
+    Effect.gen(function*() {
+      const timers: Array<NodeJS.Timeout> = []
+      const trickle = yield* serve((_, res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        let i = 0
+        const timer = setInterval(() => {
+          if (res.destroyed || i >= envelope.length) return clearInterval(timer)
+          res.write(envelope[i++]!)
+        }, 50)
+        timers.push(timer)
+      })
+      const error = yield* Effect.flatMap(ErpClient.ErpClient, (c) => Effect.flip(c.get("partner/get", Schema.Unknown)))
+        .pipe(
+          Effect.provide(client(trickle.url, { timeout: "400 millis" }))
+        )
+      timers.forEach(clearInterval)
+      expect(error).toMatchObject({ _tag: "TimeoutError", timeoutMillis: 400 })
+      expect(error.message).not.toContain(KEY)
+    }))
+})
