@@ -4,7 +4,7 @@ import { ErpClient, ErpConfig } from "@erp-client/client"
 import { Partner } from "@erp-client/core"
 import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
 import { Paginate, Partners } from "@erp-client/streams"
-import { Cause, Chunk, Effect, Exit, Layer, Logger, LogLevel, Redacted, Schema, Stream } from "effect"
+import { Cause, Chunk, Effect, Exit, Layer, Logger, LogLevel, Redacted, Schema, Stream, Tracer } from "effect"
 import { inspect } from "node:util"
 import { SECRET_KEY, seeded, testLayer } from "./harness.js"
 
@@ -255,5 +255,69 @@ describe("the API key never leaks", () => {
       outputs.push(JSON.stringify(log))
       expect(outputs.length).toBeGreaterThan(10)
       for (const text of [...outputs, ...lines]) expect(text).not.toContain(SECRET_KEY)
+    }).pipe(Effect.provide(testLayer({ partners: 5 }, { retries: 2 }))))
+
+  it.live("not in span names, attributes, events or end states, HttpClient's own spans included", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const spans: Array<{ name: string; attributes: Map<string, unknown>; events: Array<unknown>; exit?: unknown }> =
+        []
+      let ids = 0
+      const tracer = Tracer.make({
+        span: (name, parent, context, links, startTime, kind) => {
+          const record = {
+            name,
+            attributes: new Map<string, unknown>(),
+            events: [] as Array<unknown>,
+            exit: undefined as unknown
+          }
+          spans.push(record)
+          const id = String(++ids)
+          const span: Tracer.Span = {
+            _tag: "Span",
+            name,
+            spanId: id,
+            traceId: "trace",
+            parent,
+            context,
+            status: { _tag: "Started", startTime },
+            attributes: record.attributes,
+            links,
+            sampled: true,
+            kind,
+            end: (_endTime, exit) => {
+              record.exit = exit
+            },
+            attribute: (key, value) => {
+              record.attributes.set(key, value)
+            },
+            event: (name, _time, attributes) => {
+              record.events.push({ name, attributes })
+            },
+            addLinks: () => {}
+          }
+          return span
+        },
+        context: (f) => f()
+      })
+      yield* sandbox.inject(Fault.Fault.Status({ status: 503 }), { times: 1 })
+      yield* sandbox.inject(Fault.Fault.TooManyRequests({ resetAfter: "100 millis", resetUnit: "epoch-millis" }), {
+        times: 1
+      })
+      yield* Stream.runDrain(Partners.stream({ pageSize: 2 })).pipe(Effect.withTracer(tracer))
+      yield* Effect.exit(Partners.get(999_999)).pipe(Effect.withTracer(tracer))
+      expect(spans.map((s) => s.name)).toContain("ErpClient.list")
+      expect(spans.some((s) => s.name.startsWith("http.client"))).toBe(true)
+      for (const span of spans) {
+        const text = [
+          span.name,
+          inspect([...span.attributes], { depth: 10 }),
+          JSON.stringify([...span.attributes]),
+          inspect(span.events, { depth: 10 }),
+          // What an exporter records of the end: success, or the failure's cause.
+          Exit.isExit(span.exit) && Exit.isFailure(span.exit) ? Cause.pretty(span.exit.cause) : "success"
+        ].join("\n")
+        expect(text).not.toContain(SECRET_KEY)
+      }
     }).pipe(Effect.provide(testLayer({ partners: 5 }, { retries: 2 }))))
 })
