@@ -2,7 +2,8 @@ import { FetchHttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient } from "@erp-client/client"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Fault, Sandbox } from "@erp-client/sandbox"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -40,23 +41,25 @@ describe("redirects", () => {
   for (const [name, transport] of Object.entries(clients)) {
     it.scoped(`are refused, and the key never reaches the other origin (${name})`, () =>
       Effect.gen(function*() {
+        // The sandbox answers with a redirect to a second loopback server that records what reaches it.
         const other = yield* serve((_, res) => res.end(envelope))
-        const erp = yield* serve((_, res) => {
-          res.writeHead(302, { location: `${other.url}/partner/get?id=1` })
-          res.end()
-        })
+        const sandbox = yield* Layer.build(Sandbox.layer({ apiKeys: [KEY], partners: 3 })).pipe(
+          Effect.map(Context.get(Sandbox.Sandbox)),
+          Effect.orDie
+        )
+        yield* sandbox.inject(Fault.Fault.Redirect({ location: `${other.url}/partner/get?id=1` }))
         const error = yield* Effect.flatMap(ErpClient.ErpClient, (client) =>
           Effect.flip(client.get("partner/get", Schema.Unknown, { params: [["id", "1"]] }))).pipe(
             Effect.provide(
-              ErpClient.layer({ baseUrl: erp.url, apiKey: Redacted.make(KEY), retries: 0 }).pipe(
+              ErpClient.layer({ baseUrl: sandbox.baseUrl, apiKey: Redacted.make(KEY), retries: 0 }).pipe(
                 Layer.provide(transport)
               )
             )
           )
         expect(error).toMatchObject({ _tag: "HttpStatusError", status: 302 })
         expect(error.message).toContain("redirects are not followed")
-        expect(erp.seen).toHaveLength(1)
-        expect(erp.seen[0]!["x-api-key"]).toBe(KEY)
+        const log = yield* sandbox.requests
+        expect(log.map((r) => [r.status, r.keyValid])).toEqual([[302, true]])
         expect(other.seen).toHaveLength(0)
       }))
   }

@@ -26,6 +26,8 @@ type NoFields = Record<never, never>
  * - `Hang`: no response at all; the request ends when the client disconnects.
  * - `Delay`: the normal answer, `duration` later.
  * - `Unauthorized`: the `Unauthorized` envelope, even for a valid key.
+ * - `Redirect`: a `status` (default 302) redirect to `location`, e.g. another origin, to check a client does not
+ *   carry its key there.
  *
  * @since 0.1.0
  * @category Models
@@ -45,6 +47,7 @@ export type Fault = Data.TaggedEnum<{
   Hang: NoFields
   Delay: { readonly duration: Duration.DurationInput }
   Unauthorized: NoFields
+  Redirect: { readonly location: string; readonly status?: number | undefined }
 }>
 
 /**

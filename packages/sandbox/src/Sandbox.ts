@@ -485,6 +485,11 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
             return normal()
           case "Unauthorized":
             return json(failure(UNAUTHORIZED), 200, headers)
+          case "Redirect":
+            return HttpServerResponse.empty({
+              status: fault.status ?? 302,
+              headers: { ...headers, location: fault.location }
+            })
         }
       })
 
