@@ -27,8 +27,16 @@ Effect.runPromise(
   )
 ).then((records) => {
   const usage = process.resourceUsage()
+  // With --expose-gc: what is still live once the garbage is collected, to tell retention from lazy collection.
+  const gc = (globalThis as { gc?: () => void }).gc
+  gc?.()
   process.stdout.write(
-    JSON.stringify({ records, peakRssBytes: usage.maxRSS * 1024, millis: performance.now() - start }) + "\n"
+    JSON.stringify({
+      records,
+      peakRssBytes: usage.maxRSS * 1024,
+      heapUsedAfterGcBytes: gc === undefined ? undefined : process.memoryUsage().heapUsed,
+      millis: performance.now() - start
+    }) + "\n"
   )
   process.exit(0)
 }, (error) => {

@@ -231,30 +231,35 @@ const clientOverhead = async () => {
 
 // 4. Memory ---------------------------------------------------------------------------------------------------------
 const memoryRun = (baseUrl: string, apiKey: string) =>
-  new Promise<{ records: number; peakRssBytes: number; millis: number }>((resolve, reject) => {
-    const child = spawn(TSX, ["scripts/bench/memory-worker.ts", baseUrl, apiKey, "500", "4"], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    let out = ""
-    child.stdout.on("data", (d) => (out += d))
-    child.once("exit", (code) => code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`worker exited ${code}`)))
-  })
+  new Promise<{ records: number; peakRssBytes: number; heapUsedAfterGcBytes: number; millis: number }>(
+    (resolve, reject) => {
+      const child = spawn(TSX, ["scripts/bench/memory-worker.ts", baseUrl, apiKey, "500", "4"], {
+        cwd: ROOT,
+        env: { ...process.env, NODE_OPTIONS: "--expose-gc" },
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      let out = ""
+      child.stdout.on("data", (d) => (out += d))
+      child.once("exit", (code) => code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`worker exited ${code}`)))
+    }
+  )
 
 const memory = async () => {
-  const results = new Map<number, { rss: Array<number>; millis: Array<number> }>()
+  const results = new Map<number, { rss: Array<number>; live: Array<number>; millis: Array<number> }>()
   for (const partners of [100_000, 1_000_000]) {
     const sb = await sandbox(["--partners", String(partners), "--no-rate-limit"])
     try {
       const rss: Array<number> = []
+      const live: Array<number> = []
       const millis: Array<number> = []
       for (let rep = 0; rep < 2; rep++) {
         const r = await memoryRun(sb.baseUrl, sb.apiKey)
         if (r.records !== partners) throw new Error(`memory worker saw ${r.records} records, expected ${partners}`)
         rss.push(r.peakRssBytes)
+        live.push(r.heapUsedAfterGcBytes)
         millis.push(r.millis)
       }
-      results.set(partners, { rss, millis })
+      results.set(partners, { rss, live, millis })
       log(`memory: ${partners} done`)
     } finally {
       await sb.stop()
@@ -266,8 +271,12 @@ const memory = async () => {
   rows.push({
     name: "memory, 1,000,000 partners to a sink",
     parameters: { records: 1_000_000, pageSize: 500, concurrency: 4, reps: 2 },
-    figures: { peakRssMB: mb(large), seconds: round(median(results.get(1_000_000)!.millis) / 1000, 1) },
-    baseline: { peakRssMBAt100000: mb(small) },
+    figures: {
+      peakRssMB: mb(large),
+      liveHeapMBAfterGc: mb(median(results.get(1_000_000)!.live)),
+      seconds: round(median(results.get(1_000_000)!.millis) / 1000, 1)
+    },
+    baseline: { peakRssMBAt100000: mb(small), liveHeapMBAfterGcAt100000: mb(median(results.get(100_000)!.live)) },
     ratio: round(large / small, 3),
     ratioOf: "peak RSS, 1,000,000 / 100,000 records",
     target: "< 150 MB and ratio < 1.2",
