@@ -2,18 +2,7 @@ import { RateLimiter } from "@effect/experimental"
 import { describe, expect, it } from "@effect/vitest"
 import { ErpRateLimiter } from "@erp-client/client"
 import { Clock, Duration, Effect, FastCheck as fc, Fiber, TestClock, TestContext } from "effect"
-
-/** The most starts found in any closed interval of length `window` (what a server with any window alignment sees). */
-const maxInAnyWindow = (starts: ReadonlyArray<number>, window: number): number => {
-  const sorted = [...starts].sort((a, b) => a - b)
-  let best = 0
-  let lo = 0
-  for (let hi = 0; hi < sorted.length; hi++) {
-    while (sorted[hi]! - sorted[lo]! > window) lo++
-    best = Math.max(best, hi - lo + 1)
-  }
-  return best
-}
+import { maxInAnyWindow } from "./windows.js"
 
 /** The most starts a server with calendar windows [offset + kW, offset + (k+1)W) counts in one of them. */
 const maxInCalendarWindow = (starts: ReadonlyArray<number>, window: number, offset: number): number => {

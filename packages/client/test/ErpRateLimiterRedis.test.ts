@@ -7,6 +7,7 @@ import { ConfigProvider, Duration, Effect, Either, Exit, Layer, Logger, Redacted
 import { Redis } from "ioredis"
 import * as Net from "node:net"
 import { inspect } from "node:util"
+import { maxInAnyWindow } from "./windows.js"
 
 // The shared Redis of this machine: never flushed, never stopped; each test works under its own prefix and deletes
 // only its own keys.
@@ -33,18 +34,6 @@ afterAll(async () => {
   if (keys.length > 0) await admin.del(...keys)
   await admin.quit()
 })
-
-/** The most starts found in any closed interval of length `window`. */
-const maxInAnyWindow = (starts: ReadonlyArray<number>, window: number): number => {
-  const sorted = [...starts].sort((a, b) => a - b)
-  let best = 0
-  let lo = 0
-  for (let hi = 0; hi < sorted.length; hi++) {
-    while (sorted[hi]! - sorted[lo]! > window) lo++
-    best = Math.max(best, hi - lo + 1)
-  }
-  return best
-}
 
 /** Collects log lines (level and message) instead of printing them. */
 const captureLogs = () => {
