@@ -34,6 +34,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -131,7 +132,33 @@ export class ErpClient extends Context.Tag("@erp-client/client/ErpClient")<ErpCl
  * @since 0.1.0
  * @category Metrics
  */
-export const requests = Metric.counter("erp_client_requests", { description: "HTTP requests sent to the ERP" })
+export const requests = Metric.counter("erp_client_requests", {
+  description: "HTTP requests sent to the ERP, tagged by endpoint and outcome (2xx, 429, 5xx, transport, timeout, ...)"
+})
+
+/**
+ * Time from sending a request to having its whole body, in milliseconds, tagged by endpoint.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const requestDuration = Metric.histogram(
+  "erp_client_request_duration_ms",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 16 }),
+  "time from sending a request to having its whole body"
+)
+
+/**
+ * Time one request waited for the rate limit (ours and the server's pauses), in milliseconds, tagged by endpoint.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const rateLimitWait = Metric.histogram(
+  "erp_client_rate_limit_wait_ms",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 20 }),
+  "time a request waited for the rate limit before it was sent"
+)
 
 /**
  * Retries after a transient failure.
@@ -268,11 +295,19 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
         // One attempt: wait for the limiter, send, read the whole body within the timeout, listen to the headers.
         // The slot is handed back with the time the answer began (or the attempt ended): the server saw the request
         // by then. A store failure there is not the caller's: the next acquire meets it (and the policy logs it).
+        // Per call, for its span: how many attempts were sent and how long they waited for the rate limit.
+        let sent = 0
+        let waited = 0
+        const tagged = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>) =>
+          Metric.tagged(metric, "endpoint", endpoint)
+
         const attempt = (deadline: number) =>
           // The waits in `acquire` and the request stay interruptible; handing the slot back always runs.
           Effect.uninterruptibleMask((restore) =>
             Effect.flatMap(restore(limiter.acquire(key, deadline)), (acquired) => {
               const slot = { answeredAt: 0 }
+              waited += acquired.spacedMillis + acquired.pausedMillis
+              sent++
               return restore(answer(slot)).pipe(
                 Effect.ensuring(
                   Effect.flatMap(
@@ -284,8 +319,16 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
             })
           )
 
+        const outcome = (o: string) => Metric.increment(Metric.tagged(tagged(requests), "outcome", o))
+
         const answer = (slot: { answeredAt: number }) =>
           Effect.gen(function*() {
+            yield* Metric.update(tagged(rateLimitWait), waited)
+            yield* Effect.annotateCurrentSpan({
+              "erp.rate_limit.wait_ms": waited,
+              ...(sent > 1 ? { "http.request.resend_count": sent - 1 } : {})
+            })
+            const started = yield* Clock.currentTimeMillis
             const response = yield* send.pipe(
               Effect.tap(() => Effect.map(Clock.currentTimeMillis, (now) => (slot.answeredAt = now))),
               Effect.flatMap((response) => readCapped(response, endpoint, method)),
@@ -296,10 +339,17 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
                 onTimeout: () => new TimeoutError({ endpoint, method, timeoutMillis })
               }),
               Effect.catchIf(HttpClientError.isHttpClientError, (error) =>
-                Effect.fail(transportError(error, endpoint, method)))
+                Effect.fail(transportError(error, endpoint, method))),
+              Effect.tapError((error) =>
+                outcome(
+                  error._tag === "TimeoutError" ? "timeout" : error._tag === "TransportError" ? "transport" : "other"
+                )
+              )
             )
-            yield* Metric.increment(requests)
             const now = yield* Clock.currentTimeMillis
+            yield* Metric.update(tagged(requestDuration), now - started)
+            yield* outcome(response.status === 429 ? "429" : `${Math.floor(response.status / 100)}xx`)
+            yield* Effect.annotateCurrentSpan("http.response.status_code", response.status)
             const serverLimit = ErpRateLimiter.parseServerLimit(response.headers, now, maxWaitMillis)
             if (response.status === 429) {
               yield* Metric.increment(tooManyRequests)
@@ -322,7 +372,7 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
               attempt(deadline).pipe(
                 Effect.tapError((error) =>
                   isTransient(error)
-                    ? Effect.logWarning(`${method} ${endpoint}: ${(error as { message: string }).message}`)
+                    ? Effect.logWarning(`${(error as { message: string }).message}; retrying`)
                     : Effect.void
                 )
               ),
@@ -397,10 +447,18 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
         }
       })
 
+    // The envelope of a body, with its `result.code` on the call's span.
+    const envelopeOf = (endpoint: string, text: string) =>
+      Either.match(Envelope.parseBody(endpoint, text), {
+        onLeft: Effect.fail,
+        onRight: (envelope) => Effect.as(Effect.annotateCurrentSpan("erp.result.code", envelope.result.code), envelope)
+      })
+
     const get: Service["get"] = (endpoint, schema, options) => {
       const decode = Decoder.make(schema)
       return call("GET", endpoint, options?.params ?? [], undefined).pipe(
-        Effect.flatMap((text) => Envelope.decodeBody(endpoint, text, decode, options?.selector)),
+        Effect.flatMap((text) => envelopeOf(endpoint, text)),
+        Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)),
         Effect.withSpan("ErpClient.get", { attributes: { "erp.endpoint": endpoint }, captureStackTrace: false })
       )
     }
@@ -412,12 +470,14 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
         onLeft: Effect.fail,
         onRight: (params) =>
           call("GET", endpoint, params, undefined).pipe(
-            Effect.flatMap((text) =>
+            Effect.flatMap((text) => envelopeOf(endpoint, text)),
+            Effect.flatMap((envelope) =>
               Either.flatMap(
-                Either.flatMap(Envelope.parseBody(endpoint, text), (envelope) => Envelope.toData(endpoint, envelope)),
+                Envelope.toData(endpoint, envelope),
                 (data) => Page.decodePage(endpoint, decode, data, options.offset, options.count, mode)
               )
             ),
+            Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
             Effect.withSpan("ErpClient.list", {
               attributes: {
                 "erp.endpoint": endpoint,
@@ -434,7 +494,8 @@ export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpR
     const post: Service["post"] = (endpoint, schema, options) => {
       const decode = Decoder.make(schema)
       return call("POST", endpoint, options?.params ?? [], options?.body).pipe(
-        Effect.flatMap((text) => Envelope.decodeBody(endpoint, text, decode)),
+        Effect.flatMap((text) => envelopeOf(endpoint, text)),
+        Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode)),
         Effect.withSpan("ErpClient.post", { attributes: { "erp.endpoint": endpoint }, captureStackTrace: false })
       )
     }

@@ -11,6 +11,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
@@ -255,7 +256,7 @@ export const make = (
             return yield* Effect.fail(new PauseBeyondDeadline({ pausedUntil: until }))
           }
           yield* observe(key, "server-pause", until)
-          yield* Effect.logDebug(`waiting ${until - now} ms: the server asked to pause`).pipe(
+          yield* Effect.logInfo(`waiting ${until - now} ms: the server asked to pause`).pipe(
             Effect.annotateLogs("erp.limiter_key", key)
           )
           yield* Effect.sleep(Duration.millis(until - now))
@@ -270,7 +271,11 @@ export const make = (
         const space = (delay: number) =>
           Effect.gen(function*() {
             yield* observe(key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
-            yield* Effect.logDebug(`waiting ${delay} ms for the client-side rate limit`).pipe(
+            // A long wait is worth telling an operator about; the usual short spacing is not.
+            yield* Effect.logWithLevel(
+              delay >= 1_000 ? LogLevel.Info : LogLevel.Debug,
+              `waiting ${delay} ms for the client-side rate limit`
+            ).pipe(
               Effect.annotateLogs("erp.limiter_key", key)
             )
             yield* Effect.sleep(Duration.millis(delay))

@@ -186,6 +186,28 @@ export const parseBody = (endpoint: string, body: string): Either.Either<RawEnve
 }
 
 /**
+ * The data of a parsed envelope, decoded: the error the envelope reports, or `data` checked against the decoder.
+ *
+ * @since 0.1.0
+ * @category Decoding
+ */
+export const decodeEnvelope = <A>(
+  endpoint: string,
+  envelope: RawEnvelope,
+  decodeData: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
+  selector?: string
+): Either.Either<A, DecodeError | Unauthorized | NotFound | ApiError> =>
+  Either.flatMap(
+    toData(endpoint, envelope, selector),
+    (data) =>
+      guard(
+        endpoint,
+        "data",
+        () => Either.mapLeft(decodeData(data), (error) => decodeErrorFrom(endpoint, "data", error))
+      )
+  )
+
+/**
  * A body decoded all the way: JSON, envelope, error report, then `data` against `schema`.
  *
  * @since 0.1.0
@@ -197,12 +219,4 @@ export const decodeBody = <A>(
   decodeData: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
   selector?: string
 ): Either.Either<A, DecodeError | Unauthorized | NotFound | ApiError> =>
-  Either.flatMap(
-    Either.flatMap(parseBody(endpoint, body), (envelope) => toData(endpoint, envelope, selector)),
-    (data) =>
-      guard(
-        endpoint,
-        "data",
-        () => Either.mapLeft(decodeData(data), (error) => decodeErrorFrom(endpoint, "data", error))
-      )
-  )
+  Either.flatMap(parseBody(endpoint, body), (envelope) => decodeEnvelope(endpoint, envelope, decodeData, selector))

@@ -7,6 +7,7 @@ import { type CallError, ErpClient } from "@erp-client/client/ErpClient"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import * as Page from "@erp-client/core/Page"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 
@@ -93,6 +94,9 @@ export const listPages = <A, I>(
   options: ListOptions = {}
 ): Stream.Stream<Page.Page<A>, CallError, ErpClient> =>
   Stream.unwrap(Effect.map(ErpClient, (client) => {
+    let pageCount = 0
+    let recordCount = 0
+    const streamed = Metric.tagged(recordsStreamed, "endpoint", endpoint)
     const onInvalid = options.onInvalidRecord
     const fetch = (offset: number, count: number) =>
       client.list(endpoint, schema, {
@@ -101,11 +105,39 @@ export const listPages = <A, I>(
         where: options.where,
         invalidRecords: onInvalid === undefined ? "fail" : "collect"
       })
-    const stream = pages(fetch, options)
-    return onInvalid === undefined
+    // Counted per page, never per record: the stream's span ends with its pages and records.
+    const stream = Stream.tap(pages(fetch, options), (page) => {
+      pageCount++
+      recordCount += page.records.length
+      return Effect.zipRight(
+        Metric.incrementBy(streamed, page.records.length),
+        Effect.annotateCurrentSpan({ "erp.pages": pageCount, "erp.records": recordCount })
+      )
+    })
+    return (onInvalid === undefined
       ? stream
-      : Stream.tap(stream, (page) => Effect.forEach(page.invalid, onInvalid, { discard: true }))
+      : Stream.tap(stream, (page) => Effect.forEach(page.invalid, onInvalid, { discard: true }))).pipe(
+        Stream.withSpan("Paginate.listPages", {
+          attributes: {
+            "erp.endpoint": endpoint,
+            "erp.page_size": options.pageSize ?? 100,
+            "erp.concurrency": options.concurrency ?? 4,
+            "erp.start_offset": options.startOffset ?? 0
+          },
+          captureStackTrace: false
+        })
+      )
   }))
+
+/**
+ * Records streamed out of list endpoints, tagged by endpoint.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const recordsStreamed = Metric.counter("erp_client_records_streamed", {
+  description: "records streamed out of list endpoints"
+})
 
 /**
  * Every record of a list endpoint, in offset order, each exactly once.
