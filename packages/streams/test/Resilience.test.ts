@@ -1,0 +1,126 @@
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Fault, Sandbox } from "@erp-client/sandbox"
+import { Partners } from "@erp-client/streams"
+import { Chunk, Duration, Effect, Exit, Fiber, Stream } from "effect"
+import { seeded, testLayer } from "./harness.js"
+
+// The fault matrix: a full export under each fault, alone and mixed. Each scenario must end with every record
+// exactly once and in order, or with the right typed error, within a bounded time.
+type Expect = { readonly ok: true } | { readonly fails: string }
+
+const list = { endpoint: "/partner/list" }
+const scenarios: ReadonlyArray<readonly [string, ReadonlyArray<readonly [Fault.Fault, number]>, Expect]> = [
+  ["latency with jitter", [[Fault.Fault.Delay({ duration: "40 millis" }), 6]], { ok: true }],
+  ["429 burst, reset in epoch seconds", [[
+    Fault.Fault.TooManyRequests({ resetAfter: "200 millis", resetUnit: "epoch-seconds" }),
+    3
+  ]], { ok: true }],
+  ["429 burst, reset in epoch ms", [[
+    Fault.Fault.TooManyRequests({ resetAfter: "200 millis", resetUnit: "epoch-millis" }),
+    3
+  ]], { ok: true }],
+  ["429 burst, reset in seconds from now", [[
+    Fault.Fault.TooManyRequests({ resetAfter: "1 second", resetUnit: "seconds" }),
+    2
+  ]], { ok: true }],
+  ["429 burst without headers", [[Fault.Fault.TooManyRequests({ headers: false }), 3]], { ok: true }],
+  ["dropped before the response", [[Fault.Fault.DropBeforeResponse(), 3]], { ok: true }],
+  ["dropped during the body", [[Fault.Fault.DropMidBody({ fraction: 0.3 }), 3]], { ok: true }],
+  ["500", [[Fault.Fault.Status({ status: 500 }), 3]], { ok: true }],
+  ["502", [[Fault.Fault.Status({ status: 502 }), 3]], { ok: true }],
+  ["503", [[Fault.Fault.Status({ status: 503 }), 3]], { ok: true }],
+  ["504", [[Fault.Fault.Status({ status: 504 }), 3]], { ok: true }],
+  ["a response that never ends", [[Fault.Fault.Hang(), 2]], { ok: true }],
+  ["malformed JSON", [[Fault.Fault.MalformedJson(), 1]], { fails: "DecodeError" }],
+  ["valid JSON, not the envelope", [[Fault.Fault.NotEnvelope({}), 1]], { fails: "DecodeError" }],
+  ["unknown result.code", [[Fault.Fault.UnknownCode({ code: 7 }), 1]], { fails: "ApiError" }],
+  ["key revoked mid-export", [[Fault.Fault.Delay({ duration: "1 millis" }), 3], [Fault.Fault.Unauthorized(), 1]], {
+    fails: "Unauthorized"
+  }],
+  ["mixed: latency, 429, drops, 5xx, hang", [
+    [Fault.Fault.Delay({ duration: "30 millis" }), 2],
+    [Fault.Fault.TooManyRequests({ resetAfter: "100 millis", resetUnit: "epoch-millis" }), 1],
+    [Fault.Fault.DropMidBody({}), 1],
+    [Fault.Fault.Status({ status: 503 }), 1],
+    [Fault.Fault.Hang(), 1],
+    [Fault.Fault.DropBeforeResponse(), 1],
+    [Fault.Fault.Status({ status: 502 }), 1]
+  ], { ok: true }]
+]
+
+const figures = { scenarios: 0, recordsChecked: 0, lostOrDuplicated: 0, longestFailureMillis: 0 }
+afterAll(() => {
+  console.log(`fault matrix: ${JSON.stringify(figures)}`)
+})
+
+/** Waits (bounded) until the sandbox has no request open: nothing left behind by the client. */
+const drained = (sandbox: Sandbox.Service) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 100; i++) {
+      if ((yield* sandbox.stats).inFlight === 0) return 0
+      yield* Effect.sleep(Duration.millis(20))
+    }
+    return (yield* sandbox.stats).inFlight
+  })
+
+describe("fault matrix", () => {
+  for (const [name, faults, expected] of scenarios) {
+    it.live(name, () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox.Sandbox
+        for (const [fault, times] of faults) yield* sandbox.inject(fault, { ...list, times })
+        const started = Date.now()
+        const exit = yield* Effect.exit(Stream.runCollect(Partners.stream({ pageSize: 20, concurrency: 4 })))
+        const millis = Date.now() - started
+        figures.scenarios++
+        if ("ok" in expected) {
+          expect(Exit.isSuccess(exit)).toBe(true)
+          if (Exit.isSuccess(exit)) {
+            const got = Chunk.toReadonlyArray(exit.value)
+            const want = seeded(sandbox)
+            figures.recordsChecked += got.length
+            const ids = got.map((p) => p.id)
+            figures.lostOrDuplicated += Math.abs(want.length - new Set(ids).size) + (ids.length - new Set(ids).size)
+            expect(got).toEqual(want)
+          }
+        } else {
+          expect(Exit.isFailure(exit)).toBe(true)
+          if (Exit.isFailure(exit)) {
+            const error = yield* Effect.flip(exit)
+            expect(error._tag).toBe(expected.fails)
+            figures.longestFailureMillis = Math.max(figures.longestFailureMillis, millis)
+            expect(millis).toBeLessThan(10_000)
+          }
+        }
+        expect(yield* drained(sandbox)).toBe(0)
+      }).pipe(Effect.provide(testLayer({ partners: 300 }, { timeout: "400 millis", retries: 3 }))))
+  }
+})
+
+describe("interruption", () => {
+  it.live("interrupting a stream cancels its requests: none is left open at the server", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      yield* sandbox.inject(Fault.Fault.Hang(), { ...list, times: 4 })
+      const fiber = yield* Effect.fork(Stream.runDrain(Partners.stream({ pageSize: 20, concurrency: 4 })))
+      // Wait until the four hung requests are open at the server, then interrupt.
+      for (let i = 0; i < 100 && (yield* sandbox.stats).inFlight < 4; i++) yield* Effect.sleep(Duration.millis(10))
+      expect((yield* sandbox.stats).inFlight).toBe(4)
+      yield* Fiber.interrupt(fiber)
+      expect(yield* drained(sandbox)).toBe(0)
+    }).pipe(Effect.provide(testLayer({ partners: 300 }, { timeout: "30 seconds" }))))
+})
+
+describe("the rate limit at its real numbers", () => {
+  // The one test at the default 100 per 30 s against the sandbox's strict sliding window: 151 list calls.
+  it.live("152 list calls at 100 per 30 s: no 429, never more than 100 in a window", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const partners = yield* Stream.runCollect(Partners.stream({ pageSize: 1, concurrency: 8 }))
+      expect(Chunk.toReadonlyArray(partners)).toEqual(seeded(sandbox))
+      const stats = yield* sandbox.stats
+      expect(stats.byEndpoint["/partner/list"]).toBeGreaterThanOrEqual(152)
+      expect(stats.tooManyRequests).toBe(0)
+      expect(stats.maxObservedInWindow["/partner/list"]).toBeLessThanOrEqual(100)
+    }).pipe(Effect.provide(testLayer({ partners: 151, rateLimit: { limit: 100, window: "30 seconds" } }))), 90_000)
+})
