@@ -26,7 +26,6 @@ interface State {
   records: number
   pages: number
   wait: { reason: WaitReason; untilMillis: number } | undefined
-  waitedMillis: number
 }
 
 /**
@@ -36,12 +35,11 @@ interface State {
  * @category Constructors
  */
 export const make = (options: { readonly enabled: boolean }) => {
-  const state: State = { records: 0, pages: 0, wait: undefined, waitedMillis: 0 }
+  const state: State = { records: 0, pages: 0, wait: undefined }
   const observer = Layer.succeed(WaitObserver, {
     onWait: ({ reason, untilMillis }) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
+      Effect.sync(() => {
         if (state.wait === undefined || untilMillis > state.wait.untilMillis) state.wait = { reason, untilMillis }
-        state.waitedMillis += Math.max(0, untilMillis - now)
       })
   })
 
