@@ -70,6 +70,16 @@ export interface Options {
   } | undefined
   /** How many entries the request log keeps, newest last (default 10,000). */
   readonly maxLogEntries?: number | undefined
+  /**
+   * Data that changes under a running export: right before answering each list request, the sandbox inserts
+   * `inserts` new partners and deletes `deletes` partners, each at a seeded random position of the list. Positions
+   * before the page shift it: deletes make a plain export skip records, inserts make it repeat them.
+   */
+  readonly drift?: {
+    readonly inserts?: number | undefined
+    readonly deletes?: number | undefined
+    readonly seed?: number | undefined
+  } | undefined
 }
 
 /**
@@ -127,6 +137,9 @@ export interface Stats {
    * limit means a client did not keep to it.
    */
   readonly maxObservedInWindow: Readonly<Record<string, number>>
+  /** Partners inserted and deleted since the start (by `drift` or the service's methods). */
+  readonly inserted: number
+  readonly deleted: number
 }
 
 /**
@@ -140,11 +153,12 @@ export interface Service {
   /** The first valid API key at start. */
   readonly apiKey: string
   readonly seed: number
+  /** How many seeded partners the list started with (see `size` for now). */
   readonly partnerCount: number
   readonly maxListCount: number
   /** The rate limit in force, or `false`. */
   readonly rateLimit: RateLimit.Resolved | false
-  /** The partner the sandbox serves at `index` (zero-based). */
+  /** The seeded partner at `index` (zero-based): what the list holds there until partners are inserted or deleted. */
   readonly partnerAt: (index: number) => Seed.PartnerRecord
   /** Queues `fault` for the next `times` matching requests (after the rate limit let them through). */
   readonly inject: (fault: Fault.Fault, options?: InjectOptions) => Effect.Effect<void>
@@ -157,6 +171,14 @@ export interface Service {
   /** Makes `key` invalid from the next request on, e.g. a key revoked in the middle of an export. */
   readonly revokeKey: (key: string) => Effect.Effect<void>
   readonly setKeys: (keys: ReadonlyArray<string>) => Effect.Effect<void>
+  /** How many partners the list holds now. */
+  readonly size: Effect.Effect<number>
+  /** The ids of the partners, in list order, now. */
+  readonly partnerIds: Effect.Effect<ReadonlyArray<number>>
+  /** Inserts `count` new partners (fresh ids) before list position `at`; returns their ids. */
+  readonly insertPartners: (count: number, at: number) => Effect.Effect<ReadonlyArray<number>>
+  /** Deletes the partners with these ids; returns how many existed. */
+  readonly deletePartners: (ids: Iterable<number>) => Effect.Effect<number>
 }
 
 /**
@@ -243,6 +265,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     const latencyPrng = Seed.mulberry32(options.latency?.seed ?? seed)
     const randomFaults = options.randomFaults
     const faultPrng = Seed.mulberry32(randomFaults?.seed ?? seed)
+    const driftInserts = Math.max(0, Math.floor(options.drift?.inserts ?? 0))
+    const driftDeletes = Math.max(0, Math.floor(options.drift?.deletes ?? 0))
+    const driftPrng = Seed.mulberry32(options.drift?.seed ?? seed)
 
     // All mutable state lives here and is only touched inside `Effect.sync`, so each step is atomic.
     let keys = new Set(initialKeys)
@@ -262,6 +287,8 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     let faultsServed = 0
     let maxInFlight = 0
     let maxObservedInWindow: Record<string, number> = {}
+    let inserted = 0
+    let deleted = 0
     // Responses still open, so shutdown can cut hung requests instead of waiting for their clients.
     const open = new Set<Http.ServerResponse>()
 
@@ -365,6 +392,12 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
         for (const [name, value] of params) {
           const match = CONDITION.exec(name)
           if (match !== null) conditions.push([match[1], value])
+        }
+        for (let i = 0; i < driftInserts; i++) {
+          inserted += store.insert(Math.floor(driftPrng() * (store.size() + 1)), 1).length
+        }
+        for (let i = 0; i < driftDeletes && store.size() > 0; i++) {
+          if (store.removeAt(Math.floor(driftPrng() * store.size())) !== undefined) deleted += 1
         }
         const page = store.page(offset.value, Math.min(count.value, maxListCount), conditions)
         return envelope(CODE_OK, null, page)
@@ -570,7 +603,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
         faultsServed,
         inFlight: open.size,
         maxInFlight,
-        maxObservedInWindow: { ...maxObservedInWindow }
+        maxObservedInWindow: { ...maxObservedInWindow },
+        inserted,
+        deleted
       })),
       requests: Effect.sync(() => log.map(snapshot)),
       resetStats: Effect.sync(() => {
@@ -582,6 +617,8 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
         faultsServed = 0
         maxInFlight = open.size
         maxObservedInWindow = {}
+        inserted = 0
+        deleted = 0
       }),
       resetRateLimits: Effect.sync(() => {
         window?.reset()
@@ -594,6 +631,20 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       setKeys: (next) =>
         Effect.sync(() => {
           keys = new Set(next)
+        }),
+      size: Effect.sync(() => store.size()),
+      partnerIds: Effect.sync(() => store.ids()),
+      insertPartners: (count, at) =>
+        Effect.sync(() => {
+          const ids = store.insert(at, Math.max(0, Math.floor(count)))
+          inserted += ids.length
+          return ids
+        }),
+      deletePartners: (ids) =>
+        Effect.sync(() => {
+          const removed = store.remove(ids)
+          deleted += removed
+          return removed
         })
     })
   })

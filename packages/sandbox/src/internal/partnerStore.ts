@@ -1,10 +1,18 @@
 import * as Option from "effect/Option"
 import * as Seed from "../Seed.js"
 
-/** @internal */
+/**
+ * The partners the sandbox serves, in list order. Until the first insert or delete the list is the seeded one and
+ * nothing is kept in memory (partner `i` is generated on demand, id `i + 1`). The first change materializes the
+ * order as an array of ids (8 bytes per partner), so inserts land at any position and deletes close the gap, as in
+ * a table listed by a key other than its id: that is what shifts offsets under a running export.
+ *
+ * @internal
+ */
 export interface PartnerStore {
   readonly seed: number
-  readonly count: number
+  /** How many partners the list holds now. */
+  readonly size: () => number
   /** The records at `[offset, offset + count)` of the list filtered by `conditions` (ANDed). */
   readonly page: (
     offset: number,
@@ -13,10 +21,21 @@ export interface PartnerStore {
   ) => ReadonlyArray<Seed.PartnerRecord>
   readonly byId: (id: number) => Option.Option<Seed.PartnerRecord>
   readonly byName: (name: string) => Option.Option<Seed.PartnerRecord>
+  /** Inserts `count` new partners (fresh ids, never reused) before list position `at`; returns their ids. */
+  readonly insert: (at: number, count: number) => ReadonlyArray<number>
+  /** Deletes the partners with these ids; returns how many existed. */
+  readonly remove: (ids: Iterable<number>) => number
+  /** Deletes the partner at list position `at`, if any; returns its id. */
+  readonly removeAt: (at: number) => number | undefined
+  /** The ids in list order. */
+  readonly ids: () => ReadonlyArray<number>
 }
 
 // Matching indices are kept for the most recent condition sets only: an export repeats one set page after page.
 const MAX_CACHED_CONDITION_SETS = 16
+
+// Inserted partners are generated from their own derived seed, so they do not repeat a seeded partner's fields.
+const INSERTED_STREAM = 0x1a5e47ed
 
 const matchesAll = (record: Seed.PartnerRecord, conditions: ReadonlyArray<readonly [string, string]>): boolean => {
   const fields = record as unknown as Readonly<Record<string, unknown>>
@@ -28,13 +47,25 @@ const matchesAll = (record: Seed.PartnerRecord, conditions: ReadonlyArray<readon
 }
 
 interface Matches {
-  readonly indices: Array<number>
-  /** How many partners have been tested so far: the scan only goes as far as the pages asked for. */
+  /** List positions of the matching partners, ascending. */
+  readonly positions: Array<number>
+  /** How many list positions have been tested so far: the scan only goes as far as the pages asked for. */
   scanned: number
 }
 
 /** @internal */
 export const make = (seed: number, count: number): PartnerStore => {
+  // `undefined` while the list is the seeded one; then the ids in list order.
+  let order: Array<number> | undefined
+  const deleted = new Set<number>()
+  const inserted = new Map<number, Seed.PartnerRecord>()
+  const insertedByName = new Map<string, number>()
+  let nextId = count + 1
+
+  const size = () => order === undefined ? count : order.length
+  const idAt = (position: number) => order === undefined ? position + 1 : order[position]
+  const record = (id: number): Seed.PartnerRecord => id <= count ? Seed.partnerAt(seed, id - 1) : inserted.get(id)!
+
   const cache = new Map<string, Matches>()
   const matchesFor = (conditions: ReadonlyArray<readonly [string, string]>): Matches => {
     const key = JSON.stringify([...conditions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
@@ -45,7 +76,7 @@ export const make = (seed: number, count: number): PartnerStore => {
       cache.set(key, cached)
       return cached
     }
-    const fresh: Matches = { indices: [], scanned: 0 }
+    const fresh: Matches = { positions: [], scanned: 0 }
     cache.set(key, fresh)
     if (cache.size > MAX_CACHED_CONDITION_SETS) {
       const oldest = cache.keys().next()
@@ -53,33 +84,97 @@ export const make = (seed: number, count: number): PartnerStore => {
     }
     return fresh
   }
-  // Extends the scan until `wanted` matches are known (or the set is exhausted). Each partner is tested once per
-  // condition set, so an export that pages through the filtered list is linear, and its first page is fast.
+  // Extends the scan until `wanted` matches are known (or the list is exhausted). Each position is tested once per
+  // condition set (until the list changes), so an export that pages through the filtered list is linear.
   const scanUntil = (matches: Matches, wanted: number, conditions: ReadonlyArray<readonly [string, string]>) => {
-    while (matches.indices.length < wanted && matches.scanned < count) {
-      const index = matches.scanned
-      if (matchesAll(Seed.partnerAt(seed, index), conditions)) matches.indices.push(index)
-      matches.scanned = index + 1
+    const end = size()
+    while (matches.positions.length < wanted && matches.scanned < end) {
+      const position = matches.scanned
+      if (matchesAll(record(idAt(position)), conditions)) matches.positions.push(position)
+      matches.scanned = position + 1
     }
   }
+  const materialize = (): Array<number> => {
+    if (order === undefined) order = Array.from({ length: count }, (_, index) => index + 1)
+    // Any change moves positions: the filtered scans start over.
+    cache.clear()
+    return order
+  }
+  const live = (id: number) =>
+    Number.isSafeInteger(id) && id >= 1 && (id <= count ? !deleted.has(id) : inserted.has(id))
+
   return {
     seed,
-    count,
+    size,
     page: (offset, pageCount, conditions) => {
       const out: Array<Seed.PartnerRecord> = []
       if (conditions.length === 0) {
-        const end = Math.min(count, offset + pageCount)
-        for (let index = offset; index < end; index++) out.push(Seed.partnerAt(seed, index))
+        const end = Math.min(size(), offset + pageCount)
+        for (let position = offset; position < end; position++) out.push(record(idAt(position)))
         return out
       }
       const matches = matchesFor(conditions)
       scanUntil(matches, offset + pageCount, conditions)
-      const end = Math.min(matches.indices.length, offset + pageCount)
-      for (let i = offset; i < end; i++) out.push(Seed.partnerAt(seed, matches.indices[i]))
+      const end = Math.min(matches.positions.length, offset + pageCount)
+      for (let i = offset; i < end; i++) out.push(record(idAt(matches.positions[i])))
       return out
     },
-    byId: (id) =>
-      Number.isSafeInteger(id) && id >= 1 && id <= count ? Option.some(Seed.partnerAt(seed, id - 1)) : Option.none(),
-    byName: (name) => Option.map(Seed.indexOfName(seed, count, name), (index) => Seed.partnerAt(seed, index))
+    byId: (id) => live(id) ? Option.some(record(id)) : Option.none(),
+    byName: (name) => {
+      const insertedId = insertedByName.get(name)
+      if (insertedId !== undefined && inserted.has(insertedId)) return Option.some(record(insertedId))
+      return Option.flatMap(
+        Seed.indexOfName(seed, count, name),
+        (index) => deleted.has(index + 1) ? Option.none() : Option.some(record(index + 1))
+      )
+    },
+    insert: (at, howMany) => {
+      const list = materialize()
+      const position = Math.max(0, Math.min(list.length, Math.floor(at)))
+      const ids: Array<number> = []
+      for (let i = 0; i < howMany; i++) {
+        const id = nextId++
+        const base = Seed.partnerAt(Seed.derive(seed, INSERTED_STREAM), id - 1)
+        // The seeded generator writes the id into the name and e-mail; an inserted partner keeps its own id there.
+        const partner: Seed.PartnerRecord = {
+          ...base,
+          id,
+          company_name: `${base.company_name} (new)`,
+          email: `partner${id}@example.net`
+        }
+        inserted.set(id, partner)
+        insertedByName.set(partner.company_name, id)
+        ids.push(id)
+      }
+      list.splice(position, 0, ...ids)
+      return ids
+    },
+    remove: (ids) => {
+      const gone = new Set<number>()
+      for (const id of ids) if (live(id)) gone.add(id)
+      if (gone.size === 0) return 0
+      const list = materialize()
+      order = list.filter((id) => !gone.has(id))
+      for (const id of gone) {
+        if (id <= count) deleted.add(id)
+        else {
+          insertedByName.delete(inserted.get(id)!.company_name)
+          inserted.delete(id)
+        }
+      }
+      return gone.size
+    },
+    removeAt: (at) => {
+      if (!(at >= 0 && at < size())) return undefined
+      const list = materialize()
+      const [id] = list.splice(Math.floor(at), 1)
+      if (id <= count) deleted.add(id)
+      else {
+        insertedByName.delete(inserted.get(id)!.company_name)
+        inserted.delete(id)
+      }
+      return id
+    },
+    ids: () => order === undefined ? Array.from({ length: count }, (_, index) => index + 1) : [...order]
   }
 }
