@@ -198,6 +198,25 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@erp-cli
 }
 
 /**
+ * Drift-safe paging lost its place: the list changed under the export so much that no page near `offset` overlaps
+ * the records already read, even after `requests` extra requests looking for one. Nothing was emitted twice and no
+ * record was skipped silently; restart the export, or page with a larger overlap.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class PagingDrift extends Schema.TaggedError<PagingDrift>("@erp-client/core/PagingDrift")("PagingDrift", {
+  endpoint: Schema.String,
+  offset: Schema.Number,
+  requests: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.endpoint}: the list changed faster than paging could follow: no page near offset ${this.offset} ` +
+      `overlaps the records already read after ${this.requests} extra requests (a larger overlap tolerates more change)`
+  }
+}
+
+/**
  * Any failure of an ERP call.
  *
  * @since 0.1.0
@@ -215,6 +234,7 @@ export type ErpError =
   | ResponseTooLarge
   | InvalidRequest
   | RateLimiterUnavailable
+  | PagingDrift
 
 /**
  * The shared rate-limit state could not be read or written (e.g. its Redis store is unreachable): the request was

@@ -39,16 +39,18 @@ export const page = (options: PageOptions): Effect.Effect<PageModel.Page<Partner
  */
 export const pages = (
   options: Paginate.ListOptions = {}
-): Stream.Stream<PageModel.Page<Partner>, CallError, ErpClient> => Paginate.listPages(LIST, Partner, options)
+): Stream.Stream<PageModel.Page<Partner>, Paginate.PagingError, ErpClient> => Paginate.listPages(LIST, Partner, options)
 
 /**
- * Every partner matching `where`, in offset order, each exactly once.
+ * Every partner matching `where`, in offset order: each exactly once while the list does not change, or with
+ * `safe`, each at most once and none skipped while it does (see `Paginate.safePages`).
  *
  * @since 0.1.0
  * @category Accessors
  */
-export const stream = (options: Paginate.ListOptions = {}): Stream.Stream<Partner, CallError, ErpClient> =>
-  Paginate.paginate(LIST, Partner, options)
+export const stream = (
+  options: Paginate.ListOptions = {}
+): Stream.Stream<Partner, Paginate.PagingError, ErpClient> => Paginate.paginate(LIST, Partner, options)
 
 /**
  * How one partner is selected: by id or by company name.
