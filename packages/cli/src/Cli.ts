@@ -127,6 +127,12 @@ const list = Command.make(
     resume: Options.boolean("resume").pipe(
       Options.withDescription("with --output: keep an interrupted export and continue it from its last complete page")
     ),
+    safe: Options.boolean("safe").pipe(
+      Options.withDescription(
+        "drift-safe paging for a list that changes during the export: overlapping pages, each partner at most once, " +
+          "none skipped; costs about 10% more requests"
+      )
+    ),
     redis,
     verbose
   },
@@ -147,7 +153,7 @@ const list = Command.make(
       }
       const progress = Progress.make({ enabled: process.stderr.isTTY === true })
       yield* Effect.scoped(Effect.gen(function*() {
-        const query = JSON.stringify({ where, pageSize: args.pageSize, format: args.format })
+        const query = JSON.stringify({ where, pageSize: args.pageSize, format: args.format, safe: args.safe })
         const sink = Option.isSome(args.output)
           ? yield* Sink.file(args.output.value, { resume: args.resume, query })
           : Sink.stdout
@@ -160,7 +166,13 @@ const list = Command.make(
           where,
           pageSize: args.pageSize,
           concurrency: args.concurrency,
-          startOffset: resumed?.nextOffset ?? 0
+          startOffset: resumed?.nextOffset ?? 0,
+          safe: args.safe
+            ? {
+              ...(resumed?.resumeAfter === undefined ? {} : { resumeAfter: resumed.resumeAfter }),
+              onDrift: (event) => Effect.logInfo("the list changed during the export").pipe(Effect.annotateLogs(event))
+            }
+            : undefined
         }).pipe(
           Stream.runForEach((page) => {
             records += page.raw.length
@@ -168,7 +180,10 @@ const list = Command.make(
             shown.page(page.raw.length)
             const columns = encoder.columns()
             return sink.write(encoder.page(page.raw), {
-              nextOffset: page.offset + page.count,
+              // Drift-safe paging resumes at the last page, which must overlap the ids it held.
+              ...(page.ids === undefined
+                ? { nextOffset: page.offset + page.count }
+                : { nextOffset: page.offset, resumeAfter: page.ids }),
               records,
               pages,
               ...(columns === undefined ? {} : { columns })

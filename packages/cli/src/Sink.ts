@@ -38,7 +38,9 @@ export const ResumeState = Schema.Struct({
   bytes: Schema.Number,
   records: Schema.Number,
   pages: Schema.Number,
-  columns: Schema.optional(Schema.Array(Schema.String))
+  columns: Schema.optional(Schema.Array(Schema.String)),
+  /** Drift-safe paging: the ids of the last complete page, which the first page of the resume must overlap. */
+  resumeAfter: Schema.optional(Schema.Array(Schema.Union(Schema.String, Schema.Number)))
 })
 
 /**

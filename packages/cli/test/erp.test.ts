@@ -150,6 +150,46 @@ describe("erp partners list", () => {
     const offsets = (await slow.run(slow.sandbox.requests)).map((r) => Number(new Map(r.query).get("list_offset")))
     expect(Math.min(...offsets)).toBe(state.nextOffset)
   })
+
+  it("--safe --resume over a list that changes: interrupted, resumed, every partner present throughout once", async () => {
+    // One insert and one delete at seeded positions before every list answer.
+    const drifting = await startSandbox({
+      partners: 600,
+      rateLimit: { limit: 1_000, window: "30 seconds" },
+      latency: { base: "40 millis" },
+      drift: { inserts: 1, deletes: 1, seed: 4 }
+    })
+    try {
+      const initial = new Set(await drifting.run(drifting.sandbox.partnerIds))
+      const file = Path.join(dir, "safe.ndjson")
+      const args = [
+        "partners",
+        "list",
+        "--page-size",
+        "20",
+        "--concurrency",
+        "2",
+        "--output",
+        file,
+        "--resume",
+        "--safe"
+      ]
+      const first = record(await erp(args, { env: drifting.env, via: "tsx", interruptWhen: drifting.listRequests(8) }))
+      expect(first.code).toBe(130)
+      const state = JSON.parse(Fs.readFileSync(`${file}.resume.json`, "utf8"))
+      expect(state.resumeAfter).toHaveLength(20)
+      const second = record(await erp(args, { env: drifting.env }))
+      expect(second.stderr).toBe("")
+      expect(second.code).toBe(0)
+      const ids = Fs.readFileSync(file, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line).id as number)
+      const final = await drifting.run(drifting.sandbox.partnerIds)
+      expect(ids.length - new Set(ids).size).toBe(0)
+      const emitted = new Set(ids)
+      expect(final.filter((id) => initial.has(id) && !emitted.has(id))).toEqual([])
+    } finally {
+      await drifting.close()
+    }
+  })
 })
 
 describe("erp partners get", () => {
