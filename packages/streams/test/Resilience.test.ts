@@ -1,14 +1,25 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Fault, Sandbox } from "@erp-client/sandbox"
 import { Partners } from "@erp-client/streams"
-import { Chunk, Duration, Effect, Exit, Fiber, Stream } from "effect"
+import { Chunk, Duration, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { seeded, testLayer } from "./harness.js"
+import type { Open } from "./leaks.js"
+import { closed, leakChecked, watch } from "./leaks.js"
 
 // The fault matrix: a full export under each fault, alone and mixed. Each scenario must end with every record
 // exactly once and in order, or with the right typed error, within a bounded time.
 type Expect = { readonly ok: true } | { readonly fails: string }
 
 const list = { endpoint: "/partner/list" }
+const mixed: ReadonlyArray<readonly [Fault.Fault, number]> = [
+  [Fault.Fault.Delay({ duration: "30 millis" }), 2],
+  [Fault.Fault.TooManyRequests({ resetAfter: "100 millis", resetUnit: "epoch-millis" }), 1],
+  [Fault.Fault.DropMidBody({}), 1],
+  [Fault.Fault.Status({ status: 503 }), 1],
+  [Fault.Fault.Hang(), 1],
+  [Fault.Fault.DropBeforeResponse(), 1],
+  [Fault.Fault.Status({ status: 502 }), 1]
+]
 const scenarios: ReadonlyArray<readonly [string, ReadonlyArray<readonly [Fault.Fault, number]>, Expect]> = [
   ["latency with jitter", [[Fault.Fault.Delay({ duration: "40 millis" }), 6]], { ok: true }],
   ["429 burst, reset in epoch seconds", [[
@@ -37,21 +48,45 @@ const scenarios: ReadonlyArray<readonly [string, ReadonlyArray<readonly [Fault.F
   ["key revoked mid-export", [[Fault.Fault.Delay({ duration: "1 millis" }), 3], [Fault.Fault.Unauthorized(), 1]], {
     fails: "Unauthorized"
   }],
-  ["mixed: latency, 429, drops, 5xx, hang", [
-    [Fault.Fault.Delay({ duration: "30 millis" }), 2],
-    [Fault.Fault.TooManyRequests({ resetAfter: "100 millis", resetUnit: "epoch-millis" }), 1],
-    [Fault.Fault.DropMidBody({}), 1],
-    [Fault.Fault.Status({ status: 503 }), 1],
-    [Fault.Fault.Hang(), 1],
-    [Fault.Fault.DropBeforeResponse(), 1],
-    [Fault.Fault.Status({ status: 502 }), 1]
-  ], { ok: true }]
+  ["mixed: latency, 429, drops, 5xx, hang", mixed, { ok: true }]
 ]
 
-const figures = { scenarios: 0, recordsChecked: 0, lostOrDuplicated: 0, longestFailureMillis: 0 }
+// The leak figures add up what the scenarios left behind once their sandbox and client were released: all 0.
+const figures = {
+  scenarios: 0,
+  recordsChecked: 0,
+  lostOrDuplicated: 0,
+  longestFailureMillis: 0,
+  fibersLeft: 0,
+  socketsLeft: 0,
+  timersLeft: 0
+}
 afterAll(() => {
   console.log(`fault matrix: ${JSON.stringify(figures)}`)
 })
+
+const nothingOpen: Open = { sockets: 0, servers: 0, timers: [], other: {} }
+const nothingLeft = { fibers: [], open: nothingOpen }
+
+/**
+ * Runs a test body that builds and releases its own sandbox and client (`Effect.provide(testLayer(...))`), then
+ * asserts that once both are released it left nothing behind (see `leakChecked`): no fiber it forked still running,
+ * the client's, the sandbox's request handlers' and the test's own; no socket, server or ref'd timer it created still
+ * open; no other active Node resource above the count at its start. Sockets take a turn of the event loop to finish
+ * closing: the wait is bounded (2 s; 20 ms is what it takes). A failure of the body itself is reported first.
+ */
+const leakFree = (tally?: typeof figures) => <A, E>(run: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const [exit, leaks] = yield* leakChecked(run)
+    if (tally !== undefined) {
+      tally.fibersLeft += leaks.fibersLeft
+      tally.socketsLeft += leaks.socketsLeft
+      tally.timersLeft += leaks.timersLeft
+    }
+    const value = yield* exit
+    expect(leaks.detail, "left behind once the sandbox and client were released").toEqual(nothingLeft)
+    return value
+  })
 
 /** Waits (bounded) until the sandbox has no request open: nothing left behind by the client. */
 const drained = (sandbox: Sandbox.Service) =>
@@ -93,7 +128,7 @@ describe("fault matrix", () => {
           }
         }
         expect(yield* drained(sandbox)).toBe(0)
-      }).pipe(Effect.provide(testLayer({ partners: 300 }, { timeout: "400 millis", retries: 3 }))))
+      }).pipe(Effect.provide(testLayer({ partners: 300 }, { timeout: "400 millis", retries: 3 })), leakFree(figures)))
   }
 })
 
@@ -108,7 +143,33 @@ describe("interruption", () => {
       expect((yield* sandbox.stats).inFlight).toBe(4)
       yield* Fiber.interrupt(fiber)
       expect(yield* drained(sandbox)).toBe(0)
-    }).pipe(Effect.provide(testLayer({ partners: 300 }, { timeout: "30 seconds" }))))
+    }).pipe(Effect.provide(testLayer({ partners: 300 }, { timeout: "30 seconds" })), leakFree()))
+})
+
+describe("releasing the client", () => {
+  // testLayer releases the client and then the sandbox, whose closing server ends every connection still open: a
+  // check after both cannot tell a client that closed its keep-alive sockets from one that left them to the server.
+  // Here testLayer puts a probe in between, released after the client and before the sandbox: the sockets must
+  // be gone while the sandbox still serves (undici would keep an idle one about 3 s, the server 5 s).
+  it.live("after the mixed faults it closes its own sockets: none is left while the sandbox still serves", () =>
+    Effect.gen(function*() {
+      let left: Open | undefined
+      const probe = Layer.scopedDiscard(Effect.acquireRelease(
+        Effect.sync(watch), // the sandbox listening, no connection yet
+        (watched) =>
+          Effect.map(closed(watched, "1 second"), (open) => (left = open)).pipe(
+            Effect.ensuring(Effect.sync(watched.stop))
+          )
+      ))
+      const layer = testLayer({ partners: 300 }, { timeout: "400 millis", retries: 3 }, probe)
+      yield* Effect.gen(function*() {
+        const sandbox = yield* Sandbox.Sandbox
+        for (const [fault, times] of mixed) yield* sandbox.inject(fault, { ...list, times })
+        const partners = yield* Stream.runCollect(Partners.stream({ pageSize: 20, concurrency: 4 }))
+        expect(Chunk.toReadonlyArray(partners)).toEqual(seeded(sandbox))
+      }).pipe(Effect.provide(layer), leakFree())
+      expect(left, "left open once the client was released, the sandbox still serving").toEqual(nothingOpen)
+    }))
 })
 
 describe("the rate limit at its real numbers", () => {
@@ -122,5 +183,8 @@ describe("the rate limit at its real numbers", () => {
       expect(stats.byEndpoint["/partner/list"]).toBeGreaterThanOrEqual(152)
       expect(stats.tooManyRequests).toBe(0)
       expect(stats.maxObservedInWindow["/partner/list"]).toBeLessThanOrEqual(100)
-    }).pipe(Effect.provide(testLayer({ partners: 151, rateLimit: { limit: 100, window: "30 seconds" } }))), 90_000)
+    }).pipe(
+      Effect.provide(testLayer({ partners: 151, rateLimit: { limit: 100, window: "30 seconds" } })),
+      leakFree()
+    ), 90_000)
 })

@@ -12,7 +12,9 @@ export const SECRET_KEY = "sk-live-DO-NOT-LEAK-7f3a9c2e51"
  */
 export const testLayer = (
   sandbox: Sandbox.Options = {},
-  client: Partial<ErpConfig.Options> = {}
+  client: Partial<ErpConfig.Options> = {},
+  /** Built after the sandbox and released after the client, before the sandbox (e.g. a probe of what the client left). */
+  between: Layer.Layer<never> = Layer.empty
 ) =>
   Layer.unwrapEffect(
     Effect.map(Sandbox.Sandbox, (s) =>
@@ -22,7 +24,7 @@ export const testLayer = (
         retryBaseDelay: "20 millis",
         ...client
       }).pipe(Layer.provide(NodeHttpClient.layerUndici)))
-  ).pipe(Layer.provideMerge(Sandbox.layer({ apiKeys: [SECRET_KEY], ...sandbox })))
+  ).pipe(Layer.provideMerge(Layer.provideMerge(between, Sandbox.layer({ apiKeys: [SECRET_KEY], ...sandbox }))))
 
 /** Every partner the sandbox holds, in offset order, as it serves them. */
 export const seeded = (sandbox: Sandbox.Service, where?: (p: Record<string, unknown>) => boolean) => {
