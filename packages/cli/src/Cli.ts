@@ -271,6 +271,14 @@ const sandbox = Command.make(
     fault: Options.choice("fault", Object.keys(faultKinds) as Array<keyof typeof faultKinds>).pipe(
       Options.repeated,
       Options.withDescription("a fault to inject at random (repeatable)")
+    ),
+    inserts: Options.integer("inserts").pipe(
+      Options.withDefault(0),
+      Options.withDescription("partners inserted at random positions before every list answer (data that changes)")
+    ),
+    deletes: Options.integer("deletes").pipe(
+      Options.withDefault(0),
+      Options.withDescription("partners deleted at random positions before every list answer")
     )
   },
   (args) =>
@@ -283,7 +291,9 @@ const sandbox = Command.make(
         ["window", args.window, 1, 86_400],
         ["max-list-count", args.maxListCount, 1, 1_000_000],
         ["latency", args.latency, 0, 600_000],
-        ["jitter", args.jitter, 0, 600_000]
+        ["jitter", args.jitter, 0, 600_000],
+        ["inserts", args.inserts, 0, 10_000],
+        ["deletes", args.deletes, 0, 10_000]
       ]
       if (!(args.faultRate >= 0 && args.faultRate <= 1)) {
         return yield* new UsageError({ reason: `--fault-rate must be from 0 to 1, got ${args.faultRate}` })
@@ -311,6 +321,9 @@ const sandbox = Command.make(
           ? {
             randomFaults: { rate: args.faultRate, faults: args.fault.map((kind) => faultKinds[kind]), seed: args.seed }
           }
+          : {}),
+        ...(args.inserts > 0 || args.deletes > 0
+          ? { drift: { inserts: args.inserts, deletes: args.deletes, seed: args.seed } }
           : {})
       }
       return yield* Serve.serve(options)

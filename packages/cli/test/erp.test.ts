@@ -269,7 +269,8 @@ describe("erp sandbox", () => {
   it("serves on the port it prints, with the key it prints, until interrupted", async () => {
     let resolveUrl: (url: string) => void = () => {}
     const printed = new Promise<string>((resolve) => (resolveUrl = resolve))
-    const served = erp(["sandbox", "--port", "0", "--partners", "30", "--limit", "5", "--window", "60"], {
+    const args = ["sandbox", "--port", "0", "--partners", "30", "--limit", "5", "--window", "60", "--inserts", "2"]
+    const served = erp(args, {
       via: "tsx",
       onStdout: (text) => {
         const url = /export ERP_BASE_URL=(\S+)/.exec(text)
@@ -279,6 +280,11 @@ describe("erp sandbox", () => {
         const response = await fetch(`${baseUrl}/partner/get?id=3`, { headers: { "X-API-KEY": "sandbox-key" } })
         expect(response.headers.get("x-ratelimit-limit")).toBe("5")
         expect(((await response.json()) as { data: { id: number } }).data.id).toBe(3)
+        // Two partners are inserted before each list answer.
+        const listed = await fetch(`${baseUrl}/partner/list?list_offset=0&list_count=100`, {
+          headers: { "X-API-KEY": "sandbox-key" }
+        })
+        expect(((await listed.json()) as { data: Array<unknown> }).data).toHaveLength(32)
       })
     })
     const run = await served
