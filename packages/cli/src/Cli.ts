@@ -167,11 +167,9 @@ const list = Command.make(
           pageSize: args.pageSize,
           concurrency: args.concurrency,
           startOffset: resumed?.nextOffset ?? 0,
+          // Shifts and recoveries are logged by the library (see --verbose).
           safe: args.safe
-            ? {
-              ...(resumed?.resumeAfter === undefined ? {} : { resumeAfter: resumed.resumeAfter }),
-              onDrift: (event) => Effect.logInfo("the list changed during the export").pipe(Effect.annotateLogs(event))
-            }
+            ? (resumed?.resumeAfter === undefined ? true : { resumeAfter: resumed.resumeAfter })
             : undefined
         }).pipe(
           Stream.runForEach((page) => {

@@ -348,7 +348,16 @@ export const listPages = <A, I>(
         Metric.increment(Metric.tagged(Metric.tagged(pagingDrift, "endpoint", endpoint), "kind", event._tag)),
         Effect.zipRight(
           Effect.annotateCurrentSpan({ "erp.drift.shifts": shifts, "erp.drift.recoveries": recoveries }),
-          safe?.onDrift === undefined ? Effect.void : safe.onDrift(event)
+          Effect.zipRight(
+            // A shift is routine under change; a recovery costs requests and is worth an operator's eye.
+            (event._tag === "Shifted" ? Effect.logDebug : Effect.logInfo)(
+              event._tag === "Shifted"
+                ? `${endpoint}: the list shifted by ${event.by} at offset ${event.offset}`
+                : `${endpoint}: the list moved past the overlap at offset ${event.offset}; recovered with ` +
+                  `${event.requests} extra requests, overlap now ${event.overlap}`
+            ),
+            safe?.onDrift === undefined ? Effect.void : safe.onDrift(event)
+          )
         )
       )
     }

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import type { Page } from "@erp-client/core"
 import { Sandbox } from "@erp-client/sandbox"
 import { Paginate, Partners } from "@erp-client/streams"
-import { Chunk, Effect, Exit, FastCheck as fc, Stream } from "effect"
+import { Chunk, Effect, Exit, FastCheck as fc, Logger, Stream } from "effect"
 import { testLayer } from "./harness.js"
 
 // Drift-safe paging against an in-memory list that changes before every fetch, as a table does under a long export.
@@ -302,10 +302,13 @@ describe("an export while the sandbox's partners change", () => {
           ...(options.safe === true ? {} : options.safe),
           onDrift: (e: Paginate.DriftEvent) => Effect.sync(() => events.push(e))
         }
+      // What an operator would see at the default level: the library logs each recovery at info.
+      const logged: Array<string> = []
       const emitted = yield* Partners.stream({ ...options, safe }).pipe(
         Stream.map((partner) => partner.id as number),
         Stream.runCollect,
-        Effect.map(Chunk.toReadonlyArray)
+        Effect.map(Chunk.toReadonlyArray),
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logged.push(String(message)))))
       )
       const stats = yield* sandbox.stats
       const found = audit(emitted, initial, yield* sandbox.partnerIds)
@@ -315,7 +318,8 @@ describe("an export while the sandbox's partners change", () => {
         requests: stats.byEndpoint["/partner/list"] ?? 0,
         changes: stats.inserted + stats.deleted,
         shifts: events.filter((e) => e._tag === "Shifted").length,
-        recoveries: events.filter((e) => e._tag === "Recovered").length
+        recoveries: events.filter((e) => e._tag === "Recovered").length,
+        recoveriesLogged: logged.filter((line) => line.includes("moved past the overlap")).length
       }
     }).pipe(
       Effect.provide(testLayer({ partners: 3000, rateLimit: false, drift: { ...drift, seed: 11 } }))
@@ -345,6 +349,7 @@ describe("an export while the sandbox's partners change", () => {
           for (const run of [safe, safeConcurrent]) {
             expect(run).toMatchObject({ duplicates: 0, skipped: 0, inOrder: true })
             if (level !== "none") expect(run.shifts).toBeGreaterThan(0)
+            expect(run.recoveriesLogged).toBe(run.recoveries)
             // Past the overlap (5) between two requests, paging had to find its way back.
             if (level === "severe") expect(run.recoveries).toBeGreaterThan(0)
           }
