@@ -155,7 +155,7 @@ const list = Command.make(
       yield* Effect.scoped(Effect.gen(function*() {
         const query = JSON.stringify({ where, pageSize: args.pageSize, format: args.format, safe: args.safe })
         const sink = Option.isSome(args.output)
-          ? yield* Sink.file(args.output.value, { resume: args.resume, query })
+          ? yield* Sink.file(args.output.value, { resume: args.resume, query, keepIds: args.safe })
           : Sink.stdout
         const resumed = Option.getOrUndefined(sink.resumed)
         const encoder = Output.encoder(args.format, resumed && { columns: resumed.columns })
@@ -167,10 +167,9 @@ const list = Command.make(
           pageSize: args.pageSize,
           concurrency: args.concurrency,
           startOffset: resumed?.nextOffset ?? 0,
-          // Shifts and recoveries are logged by the library (see --verbose).
-          safe: args.safe
-            ? (resumed?.resumeAfter === undefined ? true : { resumeAfter: resumed.resumeAfter })
-            : undefined
+          // Shifts and recoveries are logged by the library (see --verbose). A resume starts at the last page
+          // written, and nothing already written comes out again.
+          safe: args.safe ? { resumeAfter: sink.resumedIds } : undefined
         }).pipe(
           Stream.runForEach((page) => {
             records += page.raw.length
@@ -178,14 +177,12 @@ const list = Command.make(
             shown.page(page.raw.length)
             const columns = encoder.columns()
             return sink.write(encoder.page(page.raw), {
-              // Drift-safe paging resumes at the last page, which must overlap the ids it held.
-              ...(page.ids === undefined
-                ? { nextOffset: page.offset + page.count }
-                : { nextOffset: page.offset, resumeAfter: page.ids }),
+              // Drift-safe paging resumes at the last page, which must overlap the ids written.
+              nextOffset: args.safe ? page.offset : page.offset + page.count,
               records,
               pages,
               ...(columns === undefined ? {} : { columns })
-            })
+            }, args.safe ? page.records.map((partner) => partner.id) : undefined)
           })
         )
         yield* sink.commit

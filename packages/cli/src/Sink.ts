@@ -39,8 +39,8 @@ export const ResumeState = Schema.Struct({
   records: Schema.Number,
   pages: Schema.Number,
   columns: Schema.optional(Schema.Array(Schema.String)),
-  /** Drift-safe paging: the ids of the last complete page, which the first page of the resume must overlap. */
-  resumeAfter: Schema.optional(Schema.Array(Schema.Union(Schema.String, Schema.Number)))
+  /** Drift-safe paging: the length of `FILE.ids.part` (every id written, one JSON value a line) after that page. */
+  idsBytes: Schema.optional(Schema.Number)
 })
 
 /**
@@ -56,10 +56,13 @@ export type ResumeState = typeof ResumeState.Type
 export interface Sink {
   /** Where a resumed export starts, or none. */
   readonly resumed: Option.Option<ResumeState>
-  /** Appends one complete page; `state` is what a resume would continue from after it. */
+  /** With `keepIds`: every id the interrupted export wrote (drift-safe paging resumes with all of them). */
+  readonly resumedIds: ReadonlyArray<string | number>
+  /** Appends one complete page, and with `keepIds` its `ids`; `state` is what a resume would continue from after it. */
   readonly write: (
     text: string,
-    state: Omit<ResumeState, "version" | "query" | "bytes">
+    state: Omit<ResumeState, "version" | "query" | "bytes" | "idsBytes">,
+    ids?: ReadonlyArray<string | number>
   ) => Effect.Effect<void, OutputError>
   /** The export is complete: publish the file. */
   readonly commit: Effect.Effect<void, OutputError>
@@ -73,6 +76,7 @@ export interface Sink {
  */
 export const stdout: Sink = {
   resumed: Option.none(),
+  resumedIds: [],
   write: (text) =>
     Effect.async<void, OutputError>((resume) => {
       const onError = (error: Error) =>
@@ -93,23 +97,29 @@ const describe = (error: unknown): string =>
     ? String((error as { message: unknown }).message)
     : String(error)
 
+// The ids file of a resumable drift-safe export: one JSON value a line, each a string or a number.
+const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema.Number)))
+
 /**
  * A file that appears only when complete: records go to `FILE.part` and it is renamed to `FILE` at the end. A failed
  * or interrupted export removes the part file, unless `resume` is set: then the part file and `FILE.resume.json`
- * stay, and the next run with `resume` continues after the last complete page.
+ * stay, and the next run with `resume` continues after the last complete page. With `keepIds` (drift-safe paging),
+ * the ids written go to `FILE.ids.part` as well, for the resume; it is removed with the state file.
  *
  * @since 0.1.0
  * @category Constructors
  */
 export const file = (
   target: string,
-  options: { readonly resume: boolean; readonly query: string }
+  options: { readonly resume: boolean; readonly query: string; readonly keepIds?: boolean | undefined }
 ): Effect.Effect<Sink, OutputError, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const part = `${target}.part`
     const statePath = `${target}.resume.json`
+    // Kept only for a resumable drift-safe export: the ids are what the resumed run must not write again.
+    const idsPath = options.resume && options.keepIds === true ? `${target}.ids.part` : undefined
     const fail = (what: string) => (error: unknown) => new OutputError({ description: `${what}: ${describe(error)}` })
 
     const previous = options.resume
@@ -119,7 +129,9 @@ export const file = (
       )
       : Option.none()
     const usable = Option.filter(previous, (state) => state.query === options.query)
-    const resumed = Option.isSome(usable) && (yield* fs.exists(part).pipe(Effect.orElseSucceed(() => false)))
+    const present = (file: string | undefined) =>
+      file === undefined ? Effect.succeed(true) : fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+    const resumed = Option.isSome(usable) && (yield* present(part)) && (yield* present(idsPath))
       ? usable
       : Option.none<ResumeState>()
 
@@ -132,6 +144,21 @@ export const file = (
           ? Effect.void
           : Effect.ignore(Effect.all([fs.remove(part), fs.remove(statePath)], { mode: "either" }))
     )
+    let idsBytes = 0
+    let resumedIds: ReadonlyArray<string | number> = []
+    const idsHandle = idsPath === undefined ? undefined : yield* Effect.acquireRelease(
+      fs.open(idsPath, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(idsPath))),
+      (_, exit) => committed || Exit.isSuccess(exit) ? fs.remove(idsPath).pipe(Effect.ignore) : Effect.void
+    )
+    if (idsPath !== undefined && idsHandle !== undefined && Option.isSome(resumed)) {
+      idsBytes = resumed.value.idsBytes ?? 0
+      yield* idsHandle.truncate(FileSystem.Size(idsBytes)).pipe(Effect.mapError(fail(idsPath)))
+      yield* idsHandle.seek(FileSystem.Size(idsBytes), "start")
+      const text = yield* fs.readFileString(idsPath).pipe(Effect.mapError(fail(idsPath)))
+      resumedIds = yield* Schema.decodeUnknown(IdLines)(text.split("\n").filter((line) => line !== "")).pipe(
+        Effect.mapError(fail(idsPath))
+      )
+    }
     let bytes = 0
     if (Option.isSome(resumed)) {
       // Anything after the last complete page is a page cut short: drop it.
@@ -141,7 +168,7 @@ export const file = (
     }
     const encoder = new TextEncoder()
 
-    const write: Sink["write"] = (text, state) =>
+    const write: Sink["write"] = (text, state, ids) =>
       Effect.gen(function*() {
         const chunk = encoder.encode(text)
         // An empty page (the usual last one) has nothing to write, and writeAll refuses zero bytes.
@@ -150,9 +177,20 @@ export const file = (
           bytes += chunk.length
         }
         if (!options.resume) return
+        if (idsHandle !== undefined && idsPath !== undefined && ids !== undefined && ids.length > 0) {
+          const lines = encoder.encode(ids.map((id) => `${JSON.stringify(id)}\n`).join(""))
+          yield* idsHandle.writeAll(lines).pipe(Effect.zipRight(idsHandle.sync), Effect.mapError(fail(idsPath)))
+          idsBytes += lines.length
+        }
         // The page is on disk before the state says so: a crash between the two only repeats that page's write.
         yield* handle.sync.pipe(Effect.mapError(fail(part)))
-        const next: ResumeState = { version: 1, query: options.query, bytes, ...state }
+        const next: ResumeState = {
+          version: 1,
+          query: options.query,
+          bytes,
+          ...state,
+          ...(idsHandle === undefined ? {} : { idsBytes })
+        }
         yield* fs.writeFileString(`${statePath}.tmp`, JSON.stringify(next)).pipe(
           Effect.zipRight(fs.rename(`${statePath}.tmp`, statePath)),
           Effect.mapError(fail(statePath))
@@ -166,5 +204,5 @@ export const file = (
       yield* fs.remove(statePath).pipe(Effect.ignore)
     })
 
-    return { resumed, write, commit }
+    return { resumed, resumedIds, write, commit }
   })

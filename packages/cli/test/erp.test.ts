@@ -176,8 +176,14 @@ describe("erp partners list", () => {
       ]
       const first = record(await erp(args, { env: drifting.env, via: "tsx", interruptWhen: drifting.listRequests(8) }))
       expect(first.code).toBe(130)
+      // Beside the part file: every id written so far, which the resumed run must not write again.
       const state = JSON.parse(Fs.readFileSync(`${file}.resume.json`, "utf8"))
-      expect(state.resumeAfter).toHaveLength(20)
+      const upTo = (path: string, bytes: number) =>
+        Fs.readFileSync(path).subarray(0, bytes).toString("utf8").trimEnd().split("\n")
+      const written = upTo(`${file}.part`, state.bytes)
+      const kept = upTo(`${file}.ids.part`, state.idsBytes)
+      expect(kept.map(Number)).toEqual(written.map((line) => JSON.parse(line).id))
+      expect(kept.length).toBeGreaterThan(0)
       const second = record(await erp(args, { env: drifting.env }))
       expect(second.stderr).toBe("")
       expect(second.code).toBe(0)
@@ -186,6 +192,7 @@ describe("erp partners list", () => {
       expect(ids.length - new Set(ids).size).toBe(0)
       const emitted = new Set(ids)
       expect(final.filter((id) => initial.has(id) && !emitted.has(id))).toEqual([])
+      expect(Fs.readdirSync(dir).filter((f) => f.startsWith("safe"))).toEqual(["safe.ndjson"])
     } finally {
       await drifting.close()
     }

@@ -48,11 +48,6 @@ export interface Page<A> {
    */
   readonly raw: ReadonlyArray<unknown>
   readonly invalid: ReadonlyArray<InvalidRecord>
-  /**
-   * Drift-safe paging only: the id of every record the server sent in this page, in order, those already emitted
-   * by an earlier page included. Pass them as `resumeAfter` to resume an export after this page.
-   */
-  readonly ids?: ReadonlyArray<string | number> | undefined
 }
 
 /**

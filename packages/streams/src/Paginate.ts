@@ -62,10 +62,11 @@ export interface SafeOptions {
   /** Requests spent finding the way back after the list shifted past the overlap, before failing (default 16). */
   readonly maxRecoveryRequests?: number | undefined
   /**
-   * Resume: the `ids` of the last page an earlier run emitted; that run's records are not repeated and the first
-   * page (at `startOffset`, best that last page's `offset`) must overlap them.
+   * Resume: every id an earlier, interrupted run of this export emitted (all of them: "at most once" across the
+   * resume rests on it), with `startOffset` at the offset of the last page it emitted. Nothing it emitted comes out
+   * again, and the first page must overlap it (or paging steps back until a page does).
    */
-  readonly resumeAfter?: ReadonlyArray<string | number> | undefined
+  readonly resumeAfter?: Iterable<string | number> | undefined
   /** Told of every shift and every recovery, e.g. to log them. */
   readonly onDrift?: ((event: DriftEvent) => Effect.Effect<void>) | undefined
 }
@@ -154,8 +155,8 @@ const grid = <A, E, R>(
  * may or may not be. Cost: about `pageSize / (pageSize - overlap)` times the requests of plain paging, plus the
  * recoveries (reported by `onDrift`), and a set of the ids emitted so far (memory grows with the export).
  *
- * Emitted pages keep the server's `offset` and `received` and hold only records not emitted before; `ids` lists
- * every id the server sent in the page, to resume after it.
+ * Emitted pages keep the server's `offset` and `received` and hold only records not emitted before. To resume an
+ * interrupted export, keep the ids it emitted and the offset of its last page (see `resumeAfter`).
  *
  * @since 0.1.0
  * @category Constructors
@@ -230,14 +231,17 @@ export const safePages = <A, E, R>(
           }
         }
         previous = new Map(ids.map((id, i) => [id, page.offset + i]))
+        // Records before the first one already emitted sit in the part of the list already read: the ones that were
+        // there all along came out before, so any other is an insert behind the export, which it may leave out.
+        const from = ids.findIndex((id) => seen.has(id)) + 1
         const fresh = new Set<number>()
-        ids.forEach((id, i) => {
-          if (!seen.has(id)) {
-            seen.add(id)
+        for (let i = from; i < ids.length; i++) {
+          if (!seen.has(ids[i])) {
+            seen.add(ids[i])
             fresh.add(i)
           }
-        })
-        if (fresh.size === ids.length) return Option.some({ ...page, ids })
+        }
+        if (fresh.size === ids.length) return Option.some(page)
         const invalidAt = new Set(page.invalid.map((record) => record.offset - page.offset))
         const records: Array<A> = []
         const raw: Array<unknown> = []
@@ -251,7 +255,7 @@ export const safePages = <A, E, R>(
           valid++
         }
         const invalid = page.invalid.filter((record) => fresh.has(record.offset - page.offset))
-        return Option.some({ ...page, records, raw, invalid, ids })
+        return Option.some({ ...page, records, raw, invalid })
       })
 
     // The page at `lost.offset` overlapped nothing read: step back along the grid until a fresh page overlaps,
