@@ -213,18 +213,31 @@ describe("drift-safe paging", () => {
     fc.record({ delete: fc.double({ min: 0, max: 0.999, noNaN: true }) })
   ) as fc.Arbitrary<Change>
 
+  // A list of up to 300, pages of 2 to 25 overlapping by 1 to a page less, and up to 6 changes before each fetch.
+  const underChange = fc.record({
+    size: fc.integer({ min: 0, max: 300 }),
+    pageSize: fc.integer({ min: 2, max: 25 }),
+    overlapWanted: fc.integer({ min: 1, max: 24 }),
+    plan: fc.array(fc.array(change, { maxLength: 6 }), { maxLength: 80 })
+  }).map(({ overlapWanted, pageSize, plan, size }) => ({
+    pageSize,
+    overlap: Math.min(overlapWanted, pageSize - 1),
+    plan,
+    size
+  }))
+  // A fresh list for each run: the generated values hold no state of their own (fast-check may replay them).
+  const listFor = (run: { readonly size: number; readonly plan: ReadonlyArray<ReadonlyArray<Change>> }) =>
+    changingList(run.size, (n) => run.plan[n] ?? [])
+
   it.effect("property: under any inserts and deletes, each id at most once, in order; all survivors when it ends", () =>
     Effect.promise(() =>
       fc.assert(
         fc.asyncProperty(
-          fc.integer({ min: 0, max: 300 }),
-          fc.integer({ min: 2, max: 25 }),
-          fc.integer({ min: 1, max: 24 }),
+          underChange,
           fc.integer({ min: 1, max: 4 }),
-          fc.array(fc.array(change, { maxLength: 6 }), { maxLength: 80 }),
-          async (size, pageSize, overlapWanted, concurrency, plan) => {
-            const overlap = Math.min(overlapWanted, pageSize - 1)
-            const source = changingList(size, (n) => plan[n] ?? [])
+          async (run, concurrency) => {
+            const { overlap, pageSize } = run
+            const source = listFor(run)
             const emitted: Array<number> = []
             const exit = await Effect.runPromise(
               Paginate.safePages(source.fetch, { pageSize, overlap, concurrency, maxRecoveryRequests: 64 }).pipe(
@@ -247,14 +260,11 @@ describe("drift-safe paging", () => {
     Effect.promise(() =>
       fc.assert(
         fc.asyncProperty(
-          fc.integer({ min: 0, max: 300 }),
-          fc.integer({ min: 2, max: 25 }),
-          fc.integer({ min: 1, max: 24 }),
+          underChange,
           fc.integer({ min: 1, max: 30 }),
-          fc.array(fc.array(change, { maxLength: 6 }), { maxLength: 80 }),
-          async (size, pageSize, overlapWanted, stopAfter, plan) => {
-            const overlap = Math.min(overlapWanted, pageSize - 1)
-            const source = changingList(size, (n) => plan[n] ?? [])
+          async (run, stopAfter) => {
+            const { overlap, pageSize } = run
+            const source = listFor(run)
             const options = { pageSize, overlap, concurrency: 1, maxRecoveryRequests: 64 }
             const before = await Effect.runPromise(
               Paginate.safePages(source.fetch, options).pipe(
