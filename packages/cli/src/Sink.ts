@@ -146,17 +146,20 @@ export const file = (
     )
     let idsBytes = 0
     let resumedIds: ReadonlyArray<string | number> = []
-    const idsHandle = idsPath === undefined ? undefined : yield* Effect.acquireRelease(
-      fs.open(idsPath, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(idsPath))),
-      (_, exit) => committed || Exit.isSuccess(exit) ? fs.remove(idsPath).pipe(Effect.ignore) : Effect.void
-    )
-    if (idsPath !== undefined && idsHandle !== undefined && Option.isSome(resumed)) {
+    const idsFile = idsPath === undefined ? undefined : {
+      path: idsPath,
+      handle: yield* Effect.acquireRelease(
+        fs.open(idsPath, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(idsPath))),
+        (_, exit) => committed || Exit.isSuccess(exit) ? fs.remove(idsPath).pipe(Effect.ignore) : Effect.void
+      )
+    }
+    if (idsFile !== undefined && Option.isSome(resumed)) {
       idsBytes = resumed.value.idsBytes ?? 0
-      yield* idsHandle.truncate(FileSystem.Size(idsBytes)).pipe(Effect.mapError(fail(idsPath)))
-      yield* idsHandle.seek(FileSystem.Size(idsBytes), "start")
-      const text = yield* fs.readFileString(idsPath).pipe(Effect.mapError(fail(idsPath)))
+      yield* idsFile.handle.truncate(FileSystem.Size(idsBytes)).pipe(Effect.mapError(fail(idsFile.path)))
+      yield* idsFile.handle.seek(FileSystem.Size(idsBytes), "start")
+      const text = yield* fs.readFileString(idsFile.path).pipe(Effect.mapError(fail(idsFile.path)))
       resumedIds = yield* Schema.decodeUnknown(IdLines)(text.split("\n").filter((line) => line !== "")).pipe(
-        Effect.mapError(fail(idsPath))
+        Effect.mapError(fail(idsFile.path))
       )
     }
     let bytes = 0
@@ -177,9 +180,12 @@ export const file = (
           bytes += chunk.length
         }
         if (!options.resume) return
-        if (idsHandle !== undefined && idsPath !== undefined && ids !== undefined && ids.length > 0) {
+        if (idsFile !== undefined && ids !== undefined && ids.length > 0) {
           const lines = encoder.encode(ids.map((id) => `${JSON.stringify(id)}\n`).join(""))
-          yield* idsHandle.writeAll(lines).pipe(Effect.zipRight(idsHandle.sync), Effect.mapError(fail(idsPath)))
+          yield* idsFile.handle.writeAll(lines).pipe(
+            Effect.zipRight(idsFile.handle.sync),
+            Effect.mapError(fail(idsFile.path))
+          )
           idsBytes += lines.length
         }
         // The page is on disk before the state says so: a crash between the two only repeats that page's write.
@@ -189,7 +195,7 @@ export const file = (
           query: options.query,
           bytes,
           ...state,
-          ...(idsHandle === undefined ? {} : { idsBytes })
+          ...(idsFile === undefined ? {} : { idsBytes })
         }
         yield* fs.writeFileString(`${statePath}.tmp`, JSON.stringify(next)).pipe(
           Effect.zipRight(fs.rename(`${statePath}.tmp`, statePath)),

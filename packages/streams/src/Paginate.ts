@@ -116,9 +116,9 @@ export const pages = <A, E, R>(
   })
 
 /**
- * Pages at `startOffset`, then each `stride()` further on, each of `pageSize`, `concurrency` at once, in offset order. Once a
- * short page has been seen, pages past it are not requested (they would come after the end of the list, and each
- * request spends rate-limit budget): an empty page stands in for them.
+ * Pages at `startOffset`, then each `stride()` further on, each of `pageSize`, `concurrency` at once, in offset
+ * order. Once a short page has been seen, pages past it are not requested (they would come after the end of the
+ * list, and each request spends rate-limit budget): an empty page stands in for them.
  */
 const grid = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
@@ -243,6 +243,7 @@ export const safePages = <A, E, R>(
         }
         if (fresh.size === ids.length) return Option.some(page)
         const invalidAt = new Set(page.invalid.map((record) => record.offset - page.offset))
+        // Valid records fill the positions the invalid ones leave, as in `idsOf`.
         const records: Array<A> = []
         const raw: Array<unknown> = []
         let valid = 0

@@ -13,7 +13,7 @@ export const SECRET_KEY = "sk-live-DO-NOT-LEAK-7f3a9c2e51"
 export const testLayer = (
   sandbox: Sandbox.Options = {},
   client: Partial<ErpConfig.Options> = {},
-  /** Built after the sandbox and released after the client, before the sandbox (e.g. a probe of what the client left). */
+  /** Built after the sandbox, released after the client and before the sandbox: a probe of what the client left. */
   between: Layer.Layer<never> = Layer.empty
 ) =>
   Layer.unwrapEffect(
