@@ -5,6 +5,7 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as ErpClient from "@erp-client/client/ErpClient"
+import * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import * as Partners from "@erp-client/streams/Partners"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,11 +14,10 @@ import * as Stream from "effect/Stream"
 
 const [baseUrl, apiKey, pageSize, concurrency] = process.argv.slice(2)
 
-const client = ErpClient.layer({
-  baseUrl: baseUrl!,
-  apiKey: Redacted.make(apiKey!),
-  rateLimit: 1_000_000
-}).pipe(Layer.provide(NodeHttpClient.layerUndici))
+const client = ErpClient.layer({ baseUrl: baseUrl!, apiKey: Redacted.make(apiKey!) }).pipe(
+  Layer.provide(ErpRateLimiter.layer({ limit: 1_000_000 })),
+  Layer.provide(NodeHttpClient.layerUndici)
+)
 
 const start = performance.now()
 Effect.runPromise(

@@ -4,7 +4,7 @@
  * Benchmarks do not assert: targets are reported as met or not.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { ErpClient } from "@erp-client/client"
+import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { Sandbox } from "@erp-client/sandbox"
 import { Partners } from "@erp-client/streams"
 import { type Duration, Effect, Layer, ManagedRuntime, Metric, Redacted, Stream } from "effect"
@@ -65,12 +65,10 @@ const sandbox = (args: ReadonlyArray<string>) =>
   })
 
 const clientLayer = (baseUrl: string, apiKey: string, limit?: { limit: number; window: Duration.DurationInput }) =>
-  ErpClient.layer({
-    baseUrl,
-    apiKey: Redacted.make(apiKey),
-    rateLimit: limit?.limit ?? 1_000_000,
-    rateWindow: limit?.window ?? "30 seconds"
-  }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  ErpClient.layer({ baseUrl, apiKey: Redacted.make(apiKey) }).pipe(
+    Layer.provide(ErpRateLimiter.layer({ limit: limit?.limit ?? 1_000_000, window: limit?.window ?? "30 seconds" })),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
 
 /** Our stack: a fresh client (and limiter) per run, every partner through the typed Stream. */
 const ours = (

@@ -11,6 +11,8 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as ErpClient from "@erp-client/client/ErpClient"
+import * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
+import * as ErpRateLimiterRedis from "@erp-client/client/ErpRateLimiterRedis"
 import * as Envelope from "@erp-client/core/Envelope"
 import * as ListQuery from "@erp-client/core/ListQuery"
 import * as Partner from "@erp-client/core/Partner"
@@ -20,7 +22,9 @@ import type * as Sandbox from "@erp-client/sandbox/Sandbox"
 import * as Serve from "@erp-client/sandbox/Serve"
 import * as Partners from "@erp-client/streams/Partners"
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -29,7 +33,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Output from "./Output.js"
@@ -97,10 +101,24 @@ const logging = (isVerbose: boolean) =>
     Logger.minimumLogLevel(isVerbose ? LogLevel.Debug : LogLevel.Error)
   )
 
+// The limiter is chosen here, at the edge: shared through Redis when `--redis` or `ERP_REDIS_URL` names one, in this
+// process's memory otherwise. The flag overrides the variable, so the Redis settings are read as if it were set.
+const limiterLayer = (redisFlag: Option.Option<Redacted.Redacted>) =>
+  Layer.unwrapEffect(
+    Effect.map(Config.option(Config.redacted("ERP_REDIS_URL")), (fromEnv) => {
+      const url = Option.orElse(redisFlag, () => Option.filter(fromEnv, (url) => Redacted.value(url) !== ""))
+      if (Option.isNone(url)) return ErpRateLimiter.layerConfig()
+      const withUrl = ConfigProvider.fromMap(new Map([["ERP_REDIS_URL", Redacted.value(url.value)]])).pipe(
+        ConfigProvider.orElse(() => ConfigProvider.fromEnv())
+      )
+      return ErpRateLimiterRedis.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(withUrl)))
+    })
+  )
+
 const clientLayer = <ROut>(observer: Layer.Layer<ROut>, redisUrl: Option.Option<Redacted.Redacted>) =>
-  ErpClient.layerConfig(Option.isSome(redisUrl) ? { redisUrl: redisUrl.value } : {}).pipe(
-    Layer.provide(NodeHttpClient.layerUndici),
-    Layer.provide(observer)
+  ErpClient.layerConfig().pipe(
+    Layer.provide(limiterLayer(redisUrl).pipe(Layer.provide(observer))),
+    Layer.provide(NodeHttpClient.layerUndici)
   )
 
 const list = Command.make(

@@ -1,49 +1,43 @@
 /**
- * The ERP API v2 client: one configured HttpClient and generic, schema-typed `get`, `list` and `post`.
+ * The ERP API v2 client: one configured HttpClient and generic, schema-typed `get`, `list` and `post` for any
+ * endpoint. The HttpClient is a pipe of small combinators (see `make`); the rate limiter is a requirement, chosen at
+ * the application's edge (`ErpRateLimiter.layer` in memory, `ErpRateLimiterRedis.layer` shared through Redis).
  *
  * @since 0.1.0
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Decoder from "@erp-client/core/Decoder"
 import * as Envelope from "@erp-client/core/Envelope"
-import {
-  type ApiError,
-  type DecodeError,
+import type {
+  ApiError,
+  DecodeError,
   HttpStatusError,
-  InvalidRequest,
-  type NotFound,
+  NotFound,
   RateLimited,
   RateLimiterUnavailable,
   ResponseTooLarge,
   TimeoutError,
-  TransportError,
-  type Unauthorized
+  Unauthorized
 } from "@erp-client/core/ErpError"
+import { InvalidRequest, TransportError } from "@erp-client/core/ErpError"
 import * as ListQuery from "@erp-client/core/ListQuery"
 import * as Page from "@erp-client/core/Page"
-import * as Clock from "effect/Clock"
-import type { ConfigError } from "effect/ConfigError"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
-import { ErpConfig, type ErpConfigShape } from "./ErpConfig.js"
-import * as ErpConfigModule from "./ErpConfig.js"
+import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
-import * as ErpRateLimiterRedis from "./ErpRateLimiterRedis.js"
+import * as Limits from "./internal/limits.js"
+import * as Observe from "./internal/observe.js"
+import * as Retries from "./internal/retries.js"
+import * as Transport from "./internal/transport.js"
 
 /**
  * How a request can fail before its body is judged.
@@ -77,10 +71,13 @@ export type CallError = RequestError | DecodeError | Unauthorized | NotFound | A
 export type Params = ReadonlyArray<readonly [string, string]>
 
 /**
+ * One page of a list endpoint: `list_offset`, `list_count`, conditions, and what to do with a record that does not
+ * match the schema.
+ *
  * @since 0.1.0
  * @category Models
  */
-export interface ListOptions extends ListQuery.ListQuery {
+export interface PageQuery extends ListQuery.ListQuery {
   /** What to do with a record that does not match the schema (default `"fail"`). */
   readonly invalidRecords?: Page.InvalidRecordMode | undefined
 }
@@ -90,7 +87,6 @@ export interface ListOptions extends ListQuery.ListQuery {
  * @category Models
  */
 export interface Service {
-  readonly config: ErpConfigShape
   /**
    * The configured HttpClient: base URL, `X-API-KEY`, `Content-Type`, no trace headers to the third party, the rate
    * limiter, 429 handling within the budget, GET retries and the per-attempt timeout. The body is already read
@@ -107,7 +103,7 @@ export interface Service {
   readonly list: <A, I>(
     endpoint: string,
     schema: Schema.Schema<A, I>,
-    options: ListOptions
+    query: PageQuery
   ) => Effect.Effect<Page.Page<A>, CallError>
   /**
    * POST `body` as JSON to `endpoint`. Never retried after a transient failure (the server may have acted on it);
@@ -127,14 +123,12 @@ export interface Service {
 export class ErpClient extends Context.Tag("@erp-client/client/ErpClient")<ErpClient, Service>() {}
 
 /**
- * Requests sent, by outcome.
+ * Requests sent, tagged by endpoint and outcome (`2xx`, `429`, `5xx`, `transport`, `timeout`, …).
  *
  * @since 0.1.0
  * @category Metrics
  */
-export const requests = Metric.counter("erp_client_requests", {
-  description: "HTTP requests sent to the ERP, tagged by endpoint and outcome (2xx, 429, 5xx, transport, timeout, ...)"
-})
+export const requests = Observe.requests
 
 /**
  * Time from sending a request to having its whole body, in milliseconds, tagged by endpoint.
@@ -142,11 +136,7 @@ export const requests = Metric.counter("erp_client_requests", {
  * @since 0.1.0
  * @category Metrics
  */
-export const requestDuration = Metric.histogram(
-  "erp_client_request_duration_ms",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 16 }),
-  "time from sending a request to having its whole body"
-)
+export const requestDuration = Observe.requestDuration
 
 /**
  * Time one request waited for the rate limit (ours and the server's pauses), in milliseconds, tagged by endpoint.
@@ -154,11 +144,7 @@ export const requestDuration = Metric.histogram(
  * @since 0.1.0
  * @category Metrics
  */
-export const rateLimitWait = Metric.histogram(
-  "erp_client_rate_limit_wait_ms",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 20 }),
-  "time a request waited for the rate limit before it was sent"
-)
+export const rateLimitWait = Observe.rateLimitWait
 
 /**
  * Retries after a transient failure.
@@ -166,7 +152,7 @@ export const rateLimitWait = Metric.histogram(
  * @since 0.1.0
  * @category Metrics
  */
-export const retries = Metric.counter("erp_client_retries", { description: "retries after transient failures" })
+export const retries = Observe.retries
 
 /**
  * 429 responses received.
@@ -174,12 +160,7 @@ export const retries = Metric.counter("erp_client_retries", { description: "retr
  * @since 0.1.0
  * @category Metrics
  */
-export const tooManyRequests = Metric.counter("erp_client_429", { description: "429 responses received" })
-
-// A 429 inside one call: retried after the pause it set, until the call's budget runs out.
-class ServerBusy extends Data.TaggedError("ServerBusy")<{
-  readonly limit: ErpRateLimiter.ServerLimit
-}> {}
+export const tooManyRequests = Observe.tooManyRequests
 
 const ENDPOINT = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
 
@@ -197,325 +178,116 @@ export const validateEndpoint = (endpoint: string): Either.Either<string, Invali
       new InvalidRequest({ endpoint, reason: "an endpoint is a relative path of [A-Za-z0-9_-] segments" })
     )
 
-const isTransient = (error: unknown): boolean =>
-  error instanceof TransportError || error instanceof TimeoutError ||
-  (error instanceof HttpStatusError && [408, 500, 502, 503, 504].includes(error.status))
-
 /**
- * Builds the client from its config, a limiter and the HttpClient the user picked.
+ * Builds the client from its settings, the limiter and the HttpClient the user picked. The HttpClient is the pipe
+ * below, innermost first; each step is one combinator in `src/internal/` (docs/ARCHITECTURE.md, "The data path").
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const make: Effect.Effect<Service, never, ErpConfig | ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =
-  Effect.gen(function*() {
-    const config = yield* ErpConfig
-    const limiter = yield* ErpRateLimiter.ErpRateLimiter
-    // The limiter's keys hold a digest of the API key, never the key: a shared store must not see it.
-    const keyId = yield* digest(Redacted.value(config.apiKey))
-    const timeoutMillis = Duration.toMillis(config.timeout)
-    const budgetMillis = Duration.toMillis(config.rateLimitBudget)
-    const maxWaitMillis = Duration.toMillis(config.maxServerWait)
-    const minPauseMillis = Math.max(100, Duration.toMillis(config.rateWindow) / config.rateLimit)
+export const make: Effect.Effect<
+  Service,
+  never,
+  ErpConfig.ErpConfig | ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient
+> = Effect.gen(function*() {
+  const config = yield* ErpConfig.ErpConfig
+  const limiter = yield* ErpRateLimiter.ErpRateLimiter
+  const target = Transport.targetOf(config.baseUrl)
+  const key = Limits.keyOf(yield* digest(Redacted.value(config.apiKey)), target)
+  const maxWaitMillis = Duration.toMillis(config.maxServerWait ?? Duration.times(limiter.window, 2))
 
-    const endpointOf = (request: HttpClientRequest.HttpClientRequest): string =>
-      request.url.startsWith(config.baseUrl) ? request.url.slice(config.baseUrl.length) : request.url
+  const httpClient: HttpClient.HttpClient.With<RequestError> = (yield* HttpClient.HttpClient).pipe(
+    Transport.withErpRequest(config.baseUrl, config.apiKey),
+    Transport.readBodyCapped(config.maxBodyBytes, target),
+    Transport.timeoutEach(config.timeout, target),
+    Transport.typedTransportErrors(target),
+    Observe.observeAttempts(target),
+    Limits.checkServerLimit(limiter, key, maxWaitMillis),
+    Transport.requireOkStatus(target),
+    Limits.withRateLimit(limiter, key, target),
+    Retries.retryTransientGets(Retries.schedule(config.retries, config.retryBaseDelay)),
+    Limits.withServerPauses({
+      limiter,
+      key,
+      target,
+      budgetMillis: Duration.toMillis(config.rateLimitBudget),
+      maxWaitMillis
+    })
+  )
 
-    const transientSchedule = Schedule.exponential(config.retryBaseDelay, 2).pipe(
-      Schedule.jittered,
-      Schedule.intersect(Schedule.recurs(config.retries)),
-      Schedule.tapOutput(() => Metric.increment(retries))
-    )
-
-    const base = (yield* HttpClient.HttpClient).pipe(
-      HttpClient.mapRequest((request) =>
-        request.pipe(
-          HttpClientRequest.prependUrl(config.baseUrl),
-          HttpClientRequest.setHeader("X-API-KEY", Redacted.value(config.apiKey)),
-          HttpClientRequest.setHeader("Content-Type", "application/json"),
-          HttpClientRequest.acceptJson
-        )
-      ),
-      HttpClient.withTracerPropagation(false)
-    )
-
-    const transportError = (error: HttpClientError.HttpClientError, endpoint: string, method: string) =>
-      error._tag === "RequestError" && error.reason !== "Transport"
-        ? new InvalidRequest({ endpoint, reason: `the request could not be built (${error.reason})` })
-        : new TransportError({
-          endpoint,
-          method,
-          // The description comes from the socket layer; the request and its headers are deliberately left out.
-          description: error._tag === "ResponseError"
-            ? "the response body broke off"
-            : error.description ?? "the connection failed"
-        })
-
-    const textDecoder = new TextDecoder()
-
-    // Reads the whole body, but never more than maxBodyBytes of it: a declared length over the cap is refused before
-    // reading, a body that turns out longer is cut off. The result is a response whose body is already in memory.
-    const readCapped = (response: HttpClientResponse.HttpClientResponse, endpoint: string, method: string) =>
-      Effect.gen(function*() {
-        const tooLarge = new ResponseTooLarge({ endpoint, method, limitBytes: config.maxBodyBytes })
-        const declared = Number(response.headers["content-length"])
-        if (Number.isFinite(declared) && declared > config.maxBodyBytes) return yield* Effect.fail(tooLarge)
-        const chunks: Array<Uint8Array> = []
-        let size = 0
-        yield* Stream.runForEach(response.stream, (chunk) => {
-          size += chunk.length
-          if (size > config.maxBodyBytes) return Effect.fail(tooLarge)
-          chunks.push(chunk)
-          return Effect.void
-        })
-        const body = new Uint8Array(size)
-        let at = 0
-        for (const chunk of chunks) {
-          body.set(chunk, at)
-          at += chunk.length
+  const call = (
+    method: "GET" | "POST",
+    endpoint: string,
+    params: Params,
+    body: unknown
+  ): Effect.Effect<Envelope.RawEnvelope, RequestError | DecodeError> =>
+    Either.match(validateEndpoint(endpoint), {
+      onLeft: Effect.fail,
+      onRight: (path) => {
+        let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
+        if (params.length > 0) request = HttpClientRequest.setUrlParams(request, params)
+        if (method === "POST" && body !== undefined) {
+          request = HttpClientRequest.bodyText(request, JSON.stringify(body), "application/json")
         }
-        return HttpClientResponse.fromWeb(
-          response.request,
-          new Response(
-            size === 0 || response.status === 204 || response.status === 304 ? null : textDecoder.decode(body),
-            {
-              status: response.status,
-              headers: Object.entries(response.headers)
-            }
-          )
-        )
-      })
-
-    const httpClient: HttpClient.HttpClient.With<RequestError> = HttpClient.transformResponse(
-      HttpClient.transform(base, (send, request) => {
-        const endpoint = endpointOf(request)
-        const method = request.method
-        const key = `erp:${keyId}:${endpoint}`
-
-        // One attempt: wait for the limiter, send, read the whole body within the timeout, listen to the headers.
-        // The slot is handed back with the time the answer began (or the attempt ended): the server saw the request
-        // by then. A store failure there is not the caller's: the next acquire meets it (and the policy logs it).
-        // Per call, for its span: how many attempts were sent and how long they waited for the rate limit.
-        let sent = 0
-        let waited = 0
-        const tagged = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>) =>
-          Metric.tagged(metric, "endpoint", endpoint)
-
-        const attempt = (deadline: number) =>
-          // The waits in `acquire` and the request stay interruptible; handing the slot back always runs.
-          Effect.uninterruptibleMask((restore) =>
-            Effect.flatMap(restore(limiter.acquire(key, deadline)), (acquired) => {
-              const slot = { answeredAt: 0 }
-              waited += acquired.spacedMillis + acquired.pausedMillis
-              sent++
-              return restore(answer(slot)).pipe(
-                Effect.ensuring(
-                  Effect.flatMap(
-                    Clock.currentTimeMillis,
-                    (now) => Effect.ignore(acquired.release(slot.answeredAt > 0 ? slot.answeredAt : now))
-                  )
-                )
-              )
-            })
-          )
-
-        const outcome = (o: string) => Metric.increment(Metric.tagged(tagged(requests), "outcome", o))
-
-        const answer = (slot: { answeredAt: number }) =>
-          Effect.gen(function*() {
-            yield* Metric.update(tagged(rateLimitWait), waited)
-            yield* Effect.annotateCurrentSpan({
-              "erp.rate_limit.wait_ms": waited,
-              ...(sent > 1 ? { "http.request.resend_count": sent - 1 } : {})
-            })
-            const started = yield* Clock.currentTimeMillis
-            const response = yield* send.pipe(
-              Effect.tap(() => Effect.map(Clock.currentTimeMillis, (now) => (slot.answeredAt = now))),
-              Effect.flatMap((response) => readCapped(response, endpoint, method)),
-              // Redirects are refused, never followed: fetch-based clients would carry X-API-KEY to any origin.
-              Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
-              Effect.timeoutFail({
-                duration: config.timeout,
-                onTimeout: () => new TimeoutError({ endpoint, method, timeoutMillis })
-              }),
-              Effect.catchIf(HttpClientError.isHttpClientError, (error) =>
-                Effect.fail(transportError(error, endpoint, method))),
-              Effect.tapError((error) =>
-                outcome(
-                  error._tag === "TimeoutError" ? "timeout" : error._tag === "TransportError" ? "transport" : "other"
-                )
-              )
-            )
-            const now = yield* Clock.currentTimeMillis
-            yield* Metric.update(tagged(requestDuration), now - started)
-            yield* outcome(response.status === 429 ? "429" : `${Math.floor(response.status / 100)}xx`)
-            yield* Effect.annotateCurrentSpan("http.response.status_code", response.status)
-            const serverLimit = ErpRateLimiter.parseServerLimit(response.headers, now, maxWaitMillis)
-            if (response.status === 429) {
-              yield* Metric.increment(tooManyRequests)
-              return yield* Effect.fail(new ServerBusy({ limit: serverLimit }))
-            }
-            if (
-              serverLimit.remaining !== undefined && serverLimit.remaining <= 0 && serverLimit.resetAt !== undefined
-            ) {
-              yield* limiter.pause(key, serverLimit.resetAt)
-            }
-            if (response.status < 200 || response.status >= 300) {
-              return yield* Effect.fail(new HttpStatusError({ endpoint, method, status: response.status }))
-            }
-            return response
-          })
-
-        const withTransientRetries = (deadline: number) =>
-          method === "GET"
-            ? Effect.retry(
-              attempt(deadline).pipe(
-                Effect.tapError((error) =>
-                  isTransient(error)
-                    ? Effect.logWarning(`${(error as { message: string }).message}; retrying`)
-                    : Effect.void
-                )
-              ),
-              { schedule: transientSchedule, while: isTransient }
-            )
-            : attempt(deadline)
-
-        // 429s: pause the endpoint until the server's reset (or a growing backoff when it gives none) and try
-        // again, for as long as the call's budget allows; past it, RateLimited.
-        const untilBudget = (
-          start: number,
-          busyCount: number,
-          last: ErpRateLimiter.ServerLimit | undefined
-        ): Effect.Effect<HttpClientResponse.HttpClientResponse, RequestError> =>
-          withTransientRetries(start + budgetMillis).pipe(
-            Effect.catchTags({
-              PauseBeyondDeadline: (e) =>
-                Effect.flatMap(
-                  Clock.currentTimeMillis,
-                  (now) => Effect.fail(rateLimited(endpoint, last, now - start, e.pausedUntil))
-                ),
-              StoreFailure: (e) => Effect.fail(new RateLimiterUnavailable({ endpoint, description: e.description })),
-              ServerBusy: (busy) =>
-                Effect.gen(function*() {
-                  const now = yield* Clock.currentTimeMillis
-                  const jitter = yield* Random.nextRange(0.5, 1)
-                  const backoff = Math.min(maxWaitMillis, minPauseMillis * 2 ** busyCount) * jitter
-                  const until = Math.max(busy.limit.resetAt ?? now + backoff, now + minPauseMillis)
-                  yield* Effect.logInfo(
-                    `${method} ${endpoint}: the server answered 429; it resets in ${Math.round(until - now)} ms`
-                  )
-                  if (until - start > budgetMillis) {
-                    return yield* Effect.fail(rateLimited(endpoint, busy.limit, now - start, busy.limit.resetAt))
-                  }
-                  yield* limiter.pause(key, until).pipe(
-                    Effect.catchTag("StoreFailure", (e) =>
-                      Effect.fail(new RateLimiterUnavailable({ endpoint, description: e.description })))
-                  )
-                  return yield* untilBudget(start, busyCount + 1, busy.limit)
-                })
-            })
-          )
-
-        return Effect.flatMap(Clock.currentTimeMillis, (start) => untilBudget(start, 0, undefined))
-      }),
-      // Everything above already failed with our typed errors; this only narrows the type of the base client's.
-      (effect) =>
-        Effect.catchIf(
-          effect,
-          HttpClientError.isHttpClientError,
-          (error) => Effect.fail(transportError(error, endpointOf(error.request), error.request.method))
-        )
-    )
-
-    const call = (
-      method: "GET" | "POST",
-      endpoint: string,
-      params: Params,
-      body: unknown
-    ): Effect.Effect<string, RequestError> =>
-      Either.match(validateEndpoint(endpoint), {
-        onLeft: Effect.fail,
-        onRight: (path) => {
-          let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
-          if (params.length > 0) request = HttpClientRequest.setUrlParams(request, params)
-          if (method === "POST" && body !== undefined) {
-            request = HttpClientRequest.bodyText(request, JSON.stringify(body), "application/json")
-          }
-          return Effect.flatMap(httpClient.execute(request), (response) =>
+        return httpClient.execute(request).pipe(
+          // The body is already in memory (see readBodyCapped); this only reads it out.
+          Effect.flatMap((response) =>
             Effect.catchAll(response.text, () =>
-              Effect.fail(new TransportError({ endpoint, method, description: "the response body broke off" }))))
-        }
-      })
+              Effect.fail(new TransportError({ endpoint, method, description: "the response body broke off" })))
+          ),
+          Effect.flatMap((text) =>
+            Envelope.parseBody(endpoint, text)
+          ),
+          Effect.tap((envelope) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
+        )
+      }
+    })
 
-    // The envelope of a body, with its `result.code` on the call's span.
-    const envelopeOf = (endpoint: string, text: string) =>
-      Either.match(Envelope.parseBody(endpoint, text), {
-        onLeft: Effect.fail,
-        onRight: (envelope) => Effect.as(Effect.annotateCurrentSpan("erp.result.code", envelope.result.code), envelope)
-      })
+  // A stack trace per call costs more than the rest of the span; the attributes say where it came from.
+  const span = (name: string, attributes: Record<string, unknown>) =>
+    Effect.withSpan(name, { attributes, captureStackTrace: false })
 
-    const get: Service["get"] = (endpoint, schema, options) => {
-      const decode = Decoder.make(schema)
-      return call("GET", endpoint, options?.params ?? [], undefined).pipe(
-        Effect.flatMap((text) => envelopeOf(endpoint, text)),
-        Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)),
-        Effect.withSpan("ErpClient.get", { attributes: { "erp.endpoint": endpoint }, captureStackTrace: false })
-      )
-    }
+  const get: Service["get"] = (endpoint, schema, options) => {
+    const decode = Decoder.make(schema)
+    return call("GET", endpoint, options?.params ?? [], undefined).pipe(
+      Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)),
+      span("ErpClient.get", { "erp.endpoint": endpoint })
+    )
+  }
 
-    const list: Service["list"] = (endpoint, schema, options) => {
-      const decode = Decoder.make(schema)
-      const mode = options.invalidRecords ?? "fail"
-      return Either.match(ListQuery.toParams(endpoint, options), {
-        onLeft: Effect.fail,
-        onRight: (params) =>
-          call("GET", endpoint, params, undefined).pipe(
-            Effect.flatMap((text) => envelopeOf(endpoint, text)),
-            Effect.flatMap((envelope) =>
-              Either.flatMap(
-                Envelope.toData(endpoint, envelope),
-                (data) => Page.decodePage(endpoint, decode, data, options.offset, options.count, mode)
-              )
-            ),
-            Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
-            Effect.withSpan("ErpClient.list", {
-              attributes: {
-                "erp.endpoint": endpoint,
-                "erp.list_offset": options.offset,
-                "erp.list_count": options.count
-              },
-              // A stack trace per call costs more than the rest of the span; the attributes say where it came from.
-              captureStackTrace: false
-            })
-          )
-      })
-    }
+  const list: Service["list"] = (endpoint, schema, query) => {
+    const decode = Decoder.make(schema)
+    return Either.match(ListQuery.toParams(endpoint, query), {
+      onLeft: Effect.fail,
+      onRight: (params) =>
+        call("GET", endpoint, params, undefined).pipe(
+          Effect.flatMap((envelope) =>
+            Either.flatMap(
+              Envelope.toData(endpoint, envelope),
+              (data) =>
+                Page.decodePage(endpoint, decode, data, query.offset, query.count, query.invalidRecords ?? "fail")
+            )
+          ),
+          Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
+          span("ErpClient.list", {
+            "erp.endpoint": endpoint,
+            "erp.list_offset": query.offset,
+            "erp.list_count": query.count
+          })
+        )
+    })
+  }
 
-    const post: Service["post"] = (endpoint, schema, options) => {
-      const decode = Decoder.make(schema)
-      return call("POST", endpoint, options?.params ?? [], options?.body).pipe(
-        Effect.flatMap((text) => envelopeOf(endpoint, text)),
-        Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode)),
-        Effect.withSpan("ErpClient.post", { attributes: { "erp.endpoint": endpoint }, captureStackTrace: false })
-      )
-    }
+  const post: Service["post"] = (endpoint, schema, options) => {
+    const decode = Decoder.make(schema)
+    return call("POST", endpoint, options?.params ?? [], options?.body).pipe(
+      Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode)),
+      span("ErpClient.post", { "erp.endpoint": endpoint })
+    )
+  }
 
-    return ErpClient.of({ config, httpClient, get, list, post })
-  })
-
-const rateLimited = (
-  endpoint: string,
-  limit: ErpRateLimiter.ServerLimit | undefined,
-  waitedMillis: number,
-  resetAt: number | undefined
-) =>
-  new RateLimited({
-    endpoint,
-    waitedMillis,
-    ...(limit?.limit === undefined ? {} : { limit: limit.limit }),
-    ...(limit?.remaining === undefined ? {} : { remaining: limit.remaining }),
-    ...(resetAt === undefined ? {} : { resetAt })
-  })
+  return ErpClient.of({ httpClient, get, list, post })
+})
 
 const digest = (value: string): Effect.Effect<string> =>
   Effect.promise(async () => {
@@ -524,62 +296,37 @@ const digest = (value: string): Effect.Effect<string> =>
   })
 
 /**
- * The client on a limiter you provide (e.g. one on a Redis store).
- *
- * @since 0.1.0
- * @category Layers
- */
-export const layerWithLimiter: Layer.Layer<
-  ErpClient,
-  never,
-  ErpConfig | ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient
-> = Layer.effect(ErpClient, make)
-
-const limiterFromConfig: Layer.Layer<ErpRateLimiter.ErpRateLimiter, never, ErpConfig> = Layer.unwrapEffect(
-  Effect.map(ErpConfig, (config) => {
-    const options = { limit: config.rateLimit, window: config.rateWindow, margin: config.rateMargin }
-    return config.redis === undefined
-      ? ErpRateLimiter.layerMemory(options)
-      // The settings were checked when the config was built, so this layer cannot fail on them.
-      : Layer.orDie(ErpRateLimiterRedis.layer({ ...options, ...config.redis }))
-  })
-)
-
-/**
- * The client from a config layer, with its limiter in memory (shared by every fiber that uses this client), or in
- * Redis (shared by every process with the same Redis, prefix and key) when the config has a Redis URL.
- *
- * @since 0.1.0
- * @category Layers
- */
-export const layerFromConfig: Layer.Layer<ErpClient, never, ErpConfig | HttpClient.HttpClient> = layerWithLimiter.pipe(
-  Layer.provide(limiterFromConfig)
-)
-
-// Each client layer built from settings gets its own limiter: Effect memoizes a layer value process-wide while it
-// is in use, which would otherwise hand a second client (other settings, other TestClock) the first one's state.
-const fromConfig = <E, R>(config: Layer.Layer<ErpConfig, E, R>) =>
-  Layer.provideMerge(Layer.fresh(layerFromConfig), config)
-
-/**
- * The client from options. Provide an HttpClient: `Layer.provide(NodeHttpClient.layerUndici)`. With `redisUrl`, the
- * rate limit is shared through Redis (see `ErpRateLimiterRedis`); the connection closes when the layer is released.
+ * The client from options. It needs the limiter and the HttpClient, chosen at the edge:
+ * `Layer.provide(ErpRateLimiter.layer())` (or `ErpRateLimiterRedis.layer(…)`) and
+ * `Layer.provide(NodeHttpClient.layerUndici)`.
  *
  * @since 0.1.0
  * @category Layers
  */
 export const layer = (
-  options: ErpConfigModule.Options
-): Layer.Layer<ErpClient | ErpConfig, ConfigError, HttpClient.HttpClient> => fromConfig(ErpConfigModule.layer(options))
+  options: ErpConfig.Options
+): Layer.Layer<ErpClient, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
+  Layer.effect(ErpClient, make).pipe(Layer.provide(ErpConfig.layer(options)))
 
 /**
- * The client from the environment (`ERP_BASE_URL`, `ERP_API_KEY`, …, `ERP_REDIS_URL` to share the limit through Redis;
- * see `ErpConfig.layerConfig`).
+ * The client with its settings read through `Config` (from the environment by default: see `ErpConfig.fromEnv`).
+ * Like `layer`, it needs the limiter and the HttpClient.
  *
  * @since 0.1.0
  * @category Layers
  */
 export const layerConfig = (
-  overrides?: Partial<ErpConfigModule.Options>
-): Layer.Layer<ErpClient | ErpConfig, ConfigError, HttpClient.HttpClient> =>
-  fromConfig(ErpConfigModule.layerConfig(overrides))
+  config?: Config.Config.Wrap<ErpConfig.Options>
+): Layer.Layer<ErpClient, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
+  Layer.effect(ErpClient, make).pipe(Layer.provide(ErpConfig.layerConfig(config)))
+
+/**
+ * The common case in one layer: every setting from the environment (`ERP_BASE_URL`, `ERP_API_KEY`, …, and
+ * `ERP_RATE_LIMIT` / `ERP_RATE_WINDOW`), the rate limit kept in this process's memory. It needs only the HttpClient.
+ * To share the limit between processes, use `layerConfig()` with `ErpRateLimiterRedis.layerConfig()` instead.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerFromEnv: Layer.Layer<ErpClient, ConfigError.ConfigError, HttpClient.HttpClient> = layerConfig()
+  .pipe(Layer.provide(ErpRateLimiter.layerConfig()))

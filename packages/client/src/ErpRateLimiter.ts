@@ -6,30 +6,76 @@
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
-import * as SynchronizedRef from "effect/SynchronizedRef"
+import * as Settings from "./internal/settings.js"
 
 /**
  * @since 0.1.0
  * @category Models
  */
 export interface Options {
-  /** Request starts allowed per window (the server's 100). */
-  readonly limit: number
-  /** The server's window (30 seconds). */
-  readonly window: Duration.DurationInput
+  /** Request starts allowed per window and endpoint (default 100, the contract's limit). */
+  readonly limit?: number | undefined
+  /** The server's window (default 30 seconds). */
+  readonly window?: Duration.DurationInput | undefined
   /**
    * Added to the window between two uses of one slot, so that network jitter between our start and the server's
    * clock cannot put `limit + 1` arrivals in one server window. Default: 2% of the window, at least 50 ms.
    */
   readonly margin?: Duration.DurationInput | undefined
 }
+
+/**
+ * The limiter's settings, checked and with defaults filled in.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Resolved {
+  readonly limit: number
+  readonly window: Duration.Duration
+  readonly margin: Duration.Duration
+}
+
+const defaultMargin = (window: Duration.Duration): Duration.Duration =>
+  Duration.millis(Math.max(50, Math.ceil(Duration.toMillis(window) * 0.02)))
+
+/**
+ * Checks options and fills in the defaults: 100 requests per 30 seconds, the contract's limit.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const resolve = (options: Options = {}): Either.Either<Resolved, ConfigError.ConfigError> =>
+  Either.gen(function*() {
+    const window = yield* Settings.positiveDuration("rateWindow", options.window ?? Duration.seconds(30))
+    return {
+      limit: yield* Settings.positiveInt("rateLimit", options.limit ?? 100),
+      window,
+      margin: options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
+    }
+  })
+
+/**
+ * The limit from the environment: `ERP_RATE_LIMIT` (requests per window) and `ERP_RATE_WINDOW` (`"30 seconds"`, or a
+ * bare number of seconds), both optional.
+ *
+ * @since 0.1.0
+ * @category Config
+ */
+export const fromEnv: Config.Config<Options> = Config.all({
+  limit: Settings.optional(Config.integer("ERP_RATE_LIMIT")),
+  window: Settings.optional(Settings.duration("ERP_RATE_WINDOW"))
+})
 
 /**
  * What one `acquire` cost (time spent waiting for our own spacing and for pauses the server asked for), and how to
@@ -114,31 +160,36 @@ export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter
 }>() {}
 
 /**
- * Where pauses the server asked for are kept. In memory by default: one process shares them across its fibers.
+ * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
+ * of its slots busy until a window after its last request ended. In memory by default (one process shares it across
+ * its fibers); `ErpRateLimiterRedis` keeps it in Redis, shared by every process.
  *
  * @since 0.1.0
  * @category Tags
  */
-export class PauseStore extends Context.Tag("@erp-client/client/ErpRateLimiter/PauseStore")<PauseStore, {
+export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/HoldStore")<HoldStore, {
+  /** Epoch ms until which `key` is held, 0 when it is not. */
   readonly get: (key: string) => Effect.Effect<number, StoreFailure>
+  /** Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. */
   readonly extend: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
 }>() {}
 
 /**
+ * A `HoldStore` in this process's memory.
+ *
  * @since 0.1.0
- * @category Layers
+ * @category Constructors
  */
-export const layerPauseStoreMemory: Layer.Layer<PauseStore> = Layer.effect(
-  PauseStore,
-  Effect.map(Effect.suspend(() => SynchronizedRef.make(new Map<string, number>())), (ref) =>
-    PauseStore.of({
-      get: (key) => Effect.map(SynchronizedRef.get(ref), (pauses) => pauses.get(key) ?? 0),
+export const makeHoldStoreMemory: Effect.Effect<HoldStore["Type"]> = Effect.map(
+  Effect.sync(() => new Map<string, number>()),
+  (holds) =>
+    HoldStore.of({
+      get: (key) => Effect.sync(() => holds.get(key) ?? 0),
       extend: (key, untilMillis) =>
-        SynchronizedRef.update(ref, (pauses) => {
-          if ((pauses.get(key) ?? 0) < untilMillis) pauses.set(key, untilMillis)
-          return pauses
+        Effect.sync(() => {
+          if ((holds.get(key) ?? 0) < untilMillis) holds.set(key, untilMillis)
         })
-    }))
+    })
 )
 
 /**
@@ -171,10 +222,7 @@ export const waits = Metric.counter("erp_client_rate_limit_waits", {
   description: "requests that waited for the rate limit"
 })
 
-const defaultMargin = (window: Duration.Duration): Duration.Duration =>
-  Duration.millis(Math.max(50, Math.ceil(Duration.toMillis(window) * 0.02)))
-
-const describe = (error: RateLimiter.RateLimiterError): string =>
+const storeErrorText = (error: RateLimiter.RateLimiterError): string =>
   // The two experimental errors share one `_tag`; `reason` tells them apart.
   error.reason === "StoreError" ? error.message : "unexpected rate limit rejection"
 
@@ -195,7 +243,7 @@ const describe = (error: RateLimiter.RateLimiterError): string =>
  * at once and the next L one window later. A reservation that is not used (interrupted fiber) only wastes a slot.
  *
  * The server counts arrivals, not our starts. The margin covers the usual gap between the two; for the rest, each
- * slot also carries a "busy until" mark (kept in the `PauseStore`, so it is shared like the counters): a request
+ * slot also carries a "busy until" mark (kept in the `HoldStore`, so it is shared like the counters): a request
  * marks its slot busy for `window + margin` from its actual start, and `release` extends that to `window` after
  * it ended. The next user of the slot waits for the mark. Since a request reaches the server between its start and
  * its end, two arrivals on one slot are at least `window` apart however late the first one left. It costs nothing
@@ -205,25 +253,24 @@ const describe = (error: RateLimiter.RateLimiterError): string =>
  * @category Constructors
  */
 export const make = (
-  options: Options
-): Effect.Effect<Service, never, RateLimiter.RateLimiterStore | PauseStore> =>
+  options: Resolved
+): Effect.Effect<Service, never, RateLimiter.RateLimiterStore | HoldStore> =>
   Effect.gen(function*() {
     const store = yield* RateLimiter.RateLimiterStore
-    const pauses = yield* PauseStore
+    const holds = yield* HoldStore
     const limiter = yield* RateLimiter.make
     const observer = yield* Effect.serviceOption(WaitObserver)
     const observe = (key: string, reason: WaitReason, untilMillis: number): Effect.Effect<void> =>
       observer._tag === "Some"
         ? observer.value.onWait({ key, reason, untilMillis })
         : Effect.void
-    const limit = options.limit
-    const window = Duration.decode(options.window)
-    const margin = options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
+    const { limit, margin, window } = options
     const slotWindow = Duration.sum(window, margin)
     const windowMillis = Duration.toMillis(window)
     const slotWindowMillis = Duration.toMillis(slotWindow)
 
-    const storeFailure = (error: RateLimiter.RateLimiterError) => new StoreFailure({ description: describe(error) })
+    const storeFailure = (error: RateLimiter.RateLimiterError) =>
+      new StoreFailure({ description: storeErrorText(error) })
 
     const reserve = (key: string) =>
       store.fixedWindow({ key: `${key}:ticket`, tokens: 1, refillRate: slotWindow, limit: undefined }).pipe(
@@ -249,7 +296,7 @@ export const make = (
         let paused = 0
         // Each pause is capped by whoever set it; the deadline bounds how many we sit through.
         while (true) {
-          const until = yield* pauses.get(key)
+          const until = yield* holds.get(key)
           const now = yield* Clock.currentTimeMillis
           if (until <= now) return paused
           if (deadline !== undefined && until > deadline) {
@@ -288,16 +335,16 @@ export const make = (
           // The slot's previous request may have ended (or started) late: it keeps the slot busy until a window
           // after that.
           while (true) {
-            const busy = (yield* pauses.get(slot)) - (yield* Clock.currentTimeMillis)
+            const busy = (yield* holds.get(slot)) - (yield* Clock.currentTimeMillis)
             if (busy <= 0) break
             yield* space(busy)
           }
           // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window
           // to that slot's next use, so the reservation is dropped (a wasted slot is safe) and we queue again.
-          const until = yield* pauses.get(key)
+          const until = yield* holds.get(key)
           const now = yield* Clock.currentTimeMillis
           if (until <= now) {
-            yield* pauses.extend(slot, now + slotWindowMillis)
+            yield* holds.extend(slot, now + slotWindowMillis)
             if (spacedMillis > 0 || pausedMillis > 0) {
               yield* Metric.increment(waits)
               yield* Metric.incrementBy(spacingWaitMillis, spacedMillis)
@@ -306,7 +353,7 @@ export const make = (
             return {
               spacedMillis,
               pausedMillis,
-              release: (endedMillis: number) => pauses.extend(slot, endedMillis + windowMillis)
+              release: (endedMillis: number) => holds.extend(slot, endedMillis + windowMillis)
             }
           }
         }
@@ -317,75 +364,40 @@ export const make = (
       window,
       margin,
       acquire,
-      pause: (key, untilMillis) => pauses.extend(key, untilMillis)
+      pause: (key, untilMillis) => holds.extend(key, untilMillis)
     })
   })
 
+// The memory stores, new for each limiter: Effect shares a layer value between builds alive at the same time, so the
+// constant `RateLimiter.layerStoreMemory` would hand two limiters (other settings, other TestClock) one counter map.
+const memoryStores = Layer.fresh(
+  Layer.merge(RateLimiter.layerStoreMemory, Layer.effect(HoldStore, makeHoldStoreMemory))
+)
+
 /**
- * The limiter on a store you provide (e.g. `@effect/experimental/RateLimiter/Redis`) and pauses in memory.
+ * The limiter on new stores in this process's memory.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeMemory = (options: Resolved): Effect.Effect<Service> => Effect.provide(make(options), memoryStores)
+
+/**
+ * The limiter in this process's memory, shared by every fiber of the client it is provided to. For several processes
+ * on one API key, use `ErpRateLimiterRedis` instead.
  *
  * @since 0.1.0
  * @category Layers
  */
-export const layer = (
-  options: Options
-): Layer.Layer<ErpRateLimiter, never, RateLimiter.RateLimiterStore | PauseStore> =>
-  Layer.effect(ErpRateLimiter, make(options))
+export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, ConfigError.ConfigError> =>
+  Layer.effect(ErpRateLimiter, Effect.flatMap(resolve(options), makeMemory))
 
 /**
- * The limiter shared by every fiber of this process: memory store, memory pauses.
+ * The limiter in memory, its limit read through `Config` (from the environment by default: see `fromEnv`).
  *
  * @since 0.1.0
  * @category Layers
  */
-export const layerMemory = (options: Options): Layer.Layer<ErpRateLimiter> =>
-  // Fresh: Effect memoizes a layer value process-wide while it is in use, which would let two clients built with
-  // different settings share counters. One limiter layer, one store.
-  layer(options).pipe(Layer.provide([Layer.fresh(RateLimiter.layerStoreMemory), Layer.fresh(layerPauseStoreMemory)]))
-
-/**
- * What the server said about its limit in one response.
- *
- * @since 0.1.0
- * @category Models
- */
-export interface ServerLimit {
-  readonly limit: number | undefined
-  readonly remaining: number | undefined
-  /** When the server's window resets, epoch ms, already capped to `now + maxWait`. */
-  readonly resetAt: number | undefined
-}
-
-const headerNumber = (headers: Readonly<Record<string, string | undefined>>, name: string): number | undefined => {
-  const raw = headers[name]
-  if (raw === undefined) return undefined
-  const value = Number(raw.trim())
-  return raw.trim() === "" || !Number.isFinite(value) ? undefined : value
-}
-
-/**
- * Reads `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`. The contract does not give the unit of
- * the reset, so all three plausible ones are accepted: epoch milliseconds (>= 1e12), epoch seconds (>= 1e9) and
- * seconds from now (anything smaller). The wait it implies is capped at `maxWaitMillis`, so a wrong guess or a
- * hostile header cannot park a client for hours.
- *
- * @since 0.1.0
- * @category Server headers
- */
-export const parseServerLimit = (
-  headers: Readonly<Record<string, string | undefined>>,
-  nowMillis: number,
-  maxWaitMillis: number
-): ServerLimit => {
-  const reset = headerNumber(headers, "x-ratelimit-reset")
-  let resetAt: number | undefined
-  if (reset !== undefined && reset >= 0) {
-    const at = reset >= 1e12 ? reset : reset >= 1e9 ? reset * 1000 : nowMillis + reset * 1000
-    resetAt = Math.min(Math.max(at, nowMillis), nowMillis + maxWaitMillis)
-  }
-  return {
-    limit: headerNumber(headers, "x-ratelimit-limit"),
-    remaining: headerNumber(headers, "x-ratelimit-remaining"),
-    resetAt
-  }
-}
+export const layerConfig = (
+  config: Config.Config.Wrap<Options> = fromEnv
+): Layer.Layer<ErpRateLimiter, ConfigError.ConfigError> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

@@ -1,13 +1,14 @@
 /**
  * The rate limiter shared through Redis: every process that uses one API key keeps one budget per endpoint, and a
- * pause one of them reads from the server's headers pauses them all.
+ * pause one of them reads from the server's headers pauses them all. Needs the optional peer dependency `ioredis`;
+ * a memory-only user never loads this module.
  *
  * @since 0.1.0
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -15,222 +16,129 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
-import { Redis } from "ioredis"
-import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
+import * as Redis from "./internal/redis.js"
+import * as Settings from "./internal/settings.js"
+
+/**
+ * What a request does when the shared limiter's Redis is unreachable or fails: `"fail"` fails it with
+ * `RateLimiterUnavailable` and sends nothing; `"local"` falls back to this process's memory limiter until Redis
+ * answers again.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type FailurePolicy = "fail" | "local"
 
 /**
  * @since 0.1.0
  * @category Models
  */
 export interface Options extends ErpRateLimiter.Options {
-  /** `redis://[[user]:password@]host[:port][/db]` or `rediss://…`. Never printed: it may hold a password. */
+  /**
+   * `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS). Never printed: it may hold a password, so pass
+   * it `Redacted`; a plain string is wrapped at once.
+   */
   readonly url: Redacted.Redacted<string> | string
   /** Prefix of every key (default `"erp-client:"`). Processes share a budget when they share Redis and prefix. */
   readonly prefix?: string | undefined
   /** What a request does while Redis is unreachable or failing (default `"fail"`). */
-  readonly onFailure?: ErpConfig.RedisFailurePolicy | undefined
+  readonly onFailure?: FailurePolicy | undefined
   /** Bound on connecting and on each Redis call (default 1 second). */
   readonly timeout?: Duration.DurationInput | undefined
 }
 
+/**
+ * The settings, checked and with defaults filled in.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Resolved extends ErpRateLimiter.Resolved {
+  readonly url: Redacted.Redacted<string>
+  readonly prefix: string
+  readonly onFailure: FailurePolicy
+  readonly timeout: Duration.Duration
+}
+
+/**
+ * Checks a Redis URL without ever putting it in a message (it may hold a password): `redis://` or `rediss://`, a
+ * host, and nothing after the database number but ioredis options in the query.
+ *
+ * @since 0.1.0
+ * @category Validation
+ */
+export const validateUrl = (
+  input: Redacted.Redacted<string> | string
+): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
+  const redacted = Redacted.isRedacted(input) ? input : Redacted.make(input)
+  let url: URL
+  try {
+    url = new URL(Redacted.value(redacted))
+  } catch {
+    return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL is not an absolute URL"))
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+    return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL must start with redis:// or rediss://"))
+  }
+  if (url.hostname === "") return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL has no host"))
+  if (!/^\/?\d*$/.test(url.pathname)) {
+    return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL's path must be a database number"))
+  }
+  if (Settings.CONTROL.test(Redacted.value(redacted))) {
+    return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL contains control characters"))
+  }
+  return Either.right(redacted)
+}
+
+/**
+ * Checks options and fills in the defaults.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const resolve = (options: Options): Either.Either<Resolved, ConfigError.ConfigError> =>
+  Either.gen(function*() {
+    const onFailure = options.onFailure ?? "fail"
+    if (onFailure !== "fail" && onFailure !== "local") {
+      return yield* Either.left(
+        Settings.invalid("ERP_REDIS_ON_FAILURE", "ERP_REDIS_ON_FAILURE must be \"fail\" or \"local\"")
+      )
+    }
+    const prefix = options.prefix ?? "erp-client:"
+    if (Settings.CONTROL.test(prefix) || /\s/.test(prefix)) {
+      return yield* Either.left(
+        Settings.invalid("ERP_REDIS_PREFIX", "the Redis key prefix must not hold spaces or control characters")
+      )
+    }
+    return {
+      ...(yield* ErpRateLimiter.resolve(options)),
+      url: yield* validateUrl(options.url),
+      prefix,
+      onFailure,
+      timeout: yield* Settings.positiveDuration("redisTimeout", options.timeout ?? Duration.seconds(1))
+    }
+  })
+
+/**
+ * The shared limiter's settings from the environment: `ERP_REDIS_URL` (read as `Redacted`), and optionally
+ * `ERP_REDIS_PREFIX`, `ERP_REDIS_ON_FAILURE` (`fail` or `local`), `ERP_REDIS_TIMEOUT`, and the limit itself
+ * (`ERP_RATE_LIMIT`, `ERP_RATE_WINDOW`, as `ErpRateLimiter.fromEnv`).
+ *
+ * @since 0.1.0
+ * @category Config
+ */
+export const fromEnv: Config.Config<Options> = Config.all({
+  limits: ErpRateLimiter.fromEnv,
+  url: Config.redacted("ERP_REDIS_URL"),
+  prefix: Settings.optional(Config.string("ERP_REDIS_PREFIX")),
+  onFailure: Settings.optional(Config.literal("fail", "local")("ERP_REDIS_ON_FAILURE")),
+  timeout: Settings.optional(Settings.duration("ERP_REDIS_TIMEOUT"))
+}).pipe(Config.map(({ limits, ...redis }) => ({ ...limits, ...redis })))
+
 // While Redis is down, it is tried again at most this often; meanwhile requests fail (or go local) at once instead of
 // each waiting for a timeout.
 const PROBE_INTERVAL_MILLIS = 1_000
-
-// The fixed-window counter of `@effect/experimental/RateLimiter/Redis` (0.61), unchanged: it gives exactly the
-// memory store's semantics (count, and a PX time to live that grows by `refill * tokens` from the current one, so
-// `RateLimiter.consume` computes the same delay from it). That is all the slots and the ticket of `ErpRateLimiter`
-// need, and it is atomic, so invariant 1 holds across processes with it as it is. It is reproduced rather than
-// reached through `RedisStore.layerStore` only because that layer owns its connection in a way a failure policy
-// cannot live with: no "error" listener (ioredis then prints every failed reconnect to stderr), and a release by
-// `quit()`, which rejects when the connection is down and the offline queue is off (a defect at shutdown and a
-// reconnect loop that keeps the process alive); with the offline queue on, calls wait queued instead of failing fast.
-const FIXED_WINDOW_LUA = `
-local key = KEYS[1]
-local tokens = tonumber(ARGV[1])
-local refillms = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local current = tonumber(redis.call("GET", key))
-
-if not current then
-  local nextpttl = refillms * tokens
-  redis.call("SET", key, tokens, "PX", nextpttl)
-  return { tokens, nextpttl }
-end
-
-local currentpttl = tonumber(redis.call("PTTL", key) or "0")
-local next = current + tokens
-if limit and next > limit then
-  return { next, currentpttl }
-end
-
-local nextpttl = currentpttl + (refillms * tokens)
-redis.call("SET", key, next, "PX", nextpttl)
-return { next, nextpttl }
-`
-
-// Ours: a pause only ever grows. A plain `SET … PX` would let a short pause (an earlier reset read by another
-// process) cut a longer one short. The pause is kept as a time to live, so processes whose clocks disagree still
-// agree on when it ends; the value (the reset, epoch ms) is only for people reading Redis.
-const EXTEND_PAUSE_LUA = `
-local ttl = tonumber(ARGV[1])
-local current = redis.call("PTTL", KEYS[1])
-if current < ttl then
-  redis.call("SET", KEYS[1], ARGV[2], "PX", ttl)
-  return ttl
-end
-return current
-`
-
-interface RedisWithScripts extends Redis {
-  erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
-  erpExtendPause(key: string, ttlMillis: number, untilMillis: number): Promise<number>
-}
-
-interface Connection {
-  readonly redis: RedisWithScripts
-  /** Runs one Redis call within the timeout; every failure becomes a `StoreFailure` whose text holds no secret. */
-  readonly call: <A>(what: string, run: (redis: RedisWithScripts) => Promise<A>) => Effect.Effect<
-    A,
-    ErpRateLimiter.StoreFailure
-  >
-}
-
-const secretsOf = (url: Redacted.Redacted<string>): ReadonlyArray<string> => {
-  try {
-    const parsed = new URL(Redacted.value(url))
-    return [Redacted.value(url), parsed.password, decodeURIComponent(parsed.password)].filter((s) => s.length > 0)
-  } catch {
-    return [Redacted.value(url)]
-  }
-}
-
-// Opens the connection for the life of the scope. Each call fails fast: no offline queue (a call while disconnected
-// fails at once), a connect and a command timeout, no retries per request; ioredis keeps reconnecting in the
-// background, so a Redis that comes back is used again.
-const connect = (
-  url: Redacted.Redacted<string>,
-  prefix: string,
-  timeout: Duration.Duration
-): Effect.Effect<Connection, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const timeoutMillis = Math.max(1, Math.ceil(Duration.toMillis(timeout)))
-    const secrets = secretsOf(url)
-    const redact = (text: string): string => secrets.reduce((out, secret) => out.split(secret).join("<redacted>"), text)
-    let lastConnectionError = ""
-    const redis = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const redis = new Redis(Redacted.value(url), {
-          connectTimeout: timeoutMillis,
-          commandTimeout: timeoutMillis,
-          maxRetriesPerRequest: 0,
-          enableOfflineQueue: false,
-          autoResendUnfulfilledCommands: false,
-          retryStrategy: (times) => Math.min(50 * 2 ** times, 2_000),
-          // Shows in CLIENT LIST who holds the connection.
-          connectionName: `erp-client:${prefix.replace(/[^\x21-\x7e]/g, "_")}`
-        }) as RedisWithScripts
-        // Without a listener ioredis prints each failed reconnect to stderr; the failure reaches the caller of the
-        // next call instead, and the limiter logs it once per outage.
-        redis.on("error", (error: unknown) => {
-          lastConnectionError = redact(error instanceof Error ? error.message : String(error))
-        })
-        redis.on("ready", () => {
-          lastConnectionError = ""
-        })
-        redis.defineCommand("erpFixedWindow", { lua: FIXED_WINDOW_LUA, numberOfKeys: 1 })
-        redis.defineCommand("erpExtendPause", { lua: EXTEND_PAUSE_LUA, numberOfKeys: 1 })
-        return redis
-      }),
-      // `disconnect` also stops the reconnect timer, so nothing keeps the process alive after the scope closes.
-      (redis) =>
-        Effect.promise(() => redis.quit().catch(() => "")).pipe(
-          Effect.timeout(Duration.millis(timeoutMillis)),
-          Effect.ignore,
-          Effect.ensuring(Effect.sync(() => redis.disconnect()))
-        )
-    )
-    // The offline queue is off, so the first calls would fail while connecting: wait for the connection (or its
-    // first error) within the timeout. A Redis that is down does not fail the layer; the calls report it.
-    yield* Effect.async<void>((resume) => {
-      if (redis.status === "ready") return resume(Effect.void)
-      const done = () => resume(Effect.void)
-      redis.once("ready", done)
-      redis.once("error", done)
-      return Effect.sync(() => {
-        redis.off("ready", done)
-        redis.off("error", done)
-      })
-    }).pipe(Effect.timeout(Duration.millis(timeoutMillis)), Effect.ignore)
-
-    const describe = (what: string, cause: unknown): string => {
-      const message = cause instanceof Error ? cause.message : String(cause)
-      const why = message.includes("enableOfflineQueue") || message.includes("Connection is closed")
-        ? `not connected${lastConnectionError === "" ? "" : ` (${lastConnectionError})`}`
-        : message === "Command timed out"
-        ? `no answer within ${timeoutMillis} ms`
-        : message
-      return redact(`Redis ${what}: ${why}`)
-    }
-
-    const call: Connection["call"] = (what, run) =>
-      Effect.tryPromise({
-        try: () => run(redis),
-        catch: (cause) => new ErpRateLimiter.StoreFailure({ description: describe(what, cause) })
-      }).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(timeoutMillis + 100),
-          onTimeout: () => new ErpRateLimiter.StoreFailure({ description: describe(what, "Command timed out") })
-        })
-      )
-    return { redis, call }
-  })
-
-const validUrl = (url: Redacted.Redacted<string> | string) =>
-  Either.match(ErpConfig.validateRedisUrl(url), { onLeft: Effect.fail, onRight: Effect.succeed })
-
-const storeError = (error: ErpRateLimiter.StoreFailure) =>
-  new RateLimiter.RateLimitStoreError({ message: error.description, cause: error })
-
-// The `RateLimiterStore` of `@effect/experimental` on our connection. Only the fixed window is offered: the token
-// bucket lets about twice the limit through one window, which is what this limiter exists to prevent.
-const makeStore = (connection: Connection, prefix: string): RateLimiter.RateLimiterStore["Type"] =>
-  RateLimiter.RateLimiterStore.of({
-    fixedWindow: (options) => {
-      // PX takes whole milliseconds; rounding the spacing up only ever spaces requests further apart.
-      const refillMillis = Math.max(1, Math.ceil(Duration.toMillis(options.refillRate)))
-      const args = options.limit === undefined
-        ? [options.tokens, refillMillis]
-        : [options.tokens, refillMillis, options.limit]
-      return connection.call("fixedWindow", (redis) => redis.erpFixedWindow(`${prefix}${options.key}`, ...args)).pipe(
-        Effect.map(([count, ttl]) => [Number(count), Number(ttl)] as const),
-        Effect.mapError(storeError)
-      )
-    },
-    tokenBucket: () =>
-      Effect.fail(
-        new RateLimiter.RateLimitStoreError({
-          message: "the token bucket is not offered: it lets about twice the limit through one window"
-        })
-      )
-  })
-
-const makePauseStore = (connection: Connection, prefix: string): ErpRateLimiter.PauseStore["Type"] =>
-  ErpRateLimiter.PauseStore.of({
-    get: (key) =>
-      Effect.flatMap(connection.call("pause get", (redis) => redis.pttl(`${prefix}${key}:pause`)), (ttl) =>
-        ttl > 0
-          ? Effect.map(Clock.currentTimeMillis, (now) => now + ttl)
-          : Effect.succeed(0)),
-    extend: (key, untilMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const ttl = Math.ceil(untilMillis - now)
-        return ttl <= 0
-          ? Effect.void
-          : connection.call("pause set", (redis) => redis.erpExtendPause(`${prefix}${key}:pause`, ttl, untilMillis))
-      })
-  })
 
 interface Outage {
   /** Epoch ms of the first failure of this outage, 0 while Redis answers. */
@@ -242,8 +150,9 @@ interface Outage {
 
 /**
  * Builds the shared limiter: the algorithm of `ErpRateLimiter.make` (slots and ticket, see there) on Redis counters,
- * and the server's pauses in Redis, so every process with the same Redis, prefix and API key shares them. Keys:
- * `${prefix}erp:${sha256(apiKey) prefix}:${endpoint}:ticket`, `…:slot:${n}` and `…:pause`; all expire on their own.
+ * and the holds (the server's pauses, the slots' busy marks) in Redis, so every process with the same Redis, prefix
+ * and API key shares them. Keys: `${prefix}erp:${sha256(apiKey) prefix}:${endpoint}:ticket`, `…:slot:${n}` and
+ * `…:pause`; all expire on their own.
  *
  * When Redis fails, `onFailure` decides: `"fail"` fails the call with `StoreFailure` (the client's
  * `RateLimiterUnavailable`), so nothing is sent blind; `"local"` uses an in-process memory limiter instead, which
@@ -257,23 +166,14 @@ export const make = (
   options: Options
 ): Effect.Effect<ErpRateLimiter.Service, ConfigError.ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const url = yield* validUrl(options.url)
-    const prefix = options.prefix ?? "erp-client:"
-    const policy = options.onFailure ?? "fail"
-    const connection = yield* connect(url, prefix, Duration.decode(options.timeout ?? Duration.seconds(1)))
-    const limiterOptions: ErpRateLimiter.Options = {
-      limit: options.limit,
-      window: options.window,
-      margin: options.margin
-    }
-    const remote = yield* ErpRateLimiter.make(limiterOptions).pipe(
-      Effect.provideService(RateLimiter.RateLimiterStore, makeStore(connection, prefix)),
-      Effect.provideService(ErpRateLimiter.PauseStore, makePauseStore(connection, prefix))
+    const settings = yield* resolve(options)
+    const connection = yield* Redis.connect(settings.url, settings.prefix, settings.timeout)
+    const remote = yield* ErpRateLimiter.make(settings).pipe(
+      Effect.provideService(RateLimiter.RateLimiterStore, Redis.makeStore(connection, settings.prefix)),
+      Effect.provideService(ErpRateLimiter.HoldStore, Redis.makeHoldStore(connection, settings.prefix))
     )
-    const local = policy === "local"
-      ? yield* ErpRateLimiter.make(limiterOptions).pipe(
-        Effect.provide([Layer.fresh(RateLimiter.layerStoreMemory), Layer.fresh(ErpRateLimiter.layerPauseStoreMemory)])
-      )
+    const local = settings.onFailure === "local"
+      ? yield* ErpRateLimiter.makeMemory(settings)
       : undefined
 
     const outage = yield* Ref.make<Outage>({ since: 0, nextProbe: 0, description: "" })
@@ -355,28 +255,6 @@ export const make = (
   })
 
 /**
- * The two stores of `ErpRateLimiter.layer` on one Redis connection, closed when the layer is released: the counters
- * (`RateLimiterStore`, fixed window only) and the server's pauses (`PauseStore`). No failure policy here: a failing
- * Redis fails the call. `layer` is the limiter on them with the policy.
- *
- * @since 0.1.0
- * @category Layers
- */
-export const layerStores = (options: {
-  readonly url: Redacted.Redacted<string> | string
-  readonly prefix?: string | undefined
-  readonly timeout?: Duration.DurationInput | undefined
-}): Layer.Layer<RateLimiter.RateLimiterStore | ErpRateLimiter.PauseStore, ConfigError.ConfigError> =>
-  Layer.scopedContext(Effect.gen(function*() {
-    const url = yield* validUrl(options.url)
-    const prefix = options.prefix ?? "erp-client:"
-    const connection = yield* connect(url, prefix, Duration.decode(options.timeout ?? Duration.seconds(1)))
-    return Context.make(RateLimiter.RateLimiterStore, makeStore(connection, prefix)).pipe(
-      Context.add(ErpRateLimiter.PauseStore, makePauseStore(connection, prefix))
-    )
-  }))
-
-/**
  * The shared limiter as a Layer; its Redis connection is closed when the layer is released.
  *
  * @since 0.1.0
@@ -384,3 +262,14 @@ export const layerStores = (options: {
  */
 export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ConfigError.ConfigError> =>
   Layer.scoped(ErpRateLimiter.ErpRateLimiter, make(options))
+
+/**
+ * The shared limiter, its settings read through `Config` (from the environment by default: see `fromEnv`).
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<Options> = fromEnv
+): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ConfigError.ConfigError> =>
+  Layer.scoped(ErpRateLimiter.ErpRateLimiter, Effect.flatMap(Config.unwrap(config), make))

@@ -1,8 +1,8 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
 import type { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { ErpClient, ErpConfig } from "@erp-client/client"
-import { ConfigError, ConfigProvider, Effect, Either, Exit, Layer, Redacted, Schema, TestClock } from "effect"
+import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/client"
+import { ConfigError, ConfigProvider, Duration, Effect, Either, Exit, Layer, Redacted, Schema, TestClock } from "effect"
 import { inspect } from "node:util"
 
 const KEY = "sk-test-9d8c7b6a"
@@ -25,6 +25,7 @@ const fakeErp = (respond: (request: HttpClientRequest.HttpClientRequest, n: numb
 
 const clientOn = (fake: ReturnType<typeof fakeErp>, options: Partial<ErpConfig.Options> = {}) =>
   ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make(KEY), ...options }).pipe(
+    Layer.provide(ErpRateLimiter.layer()),
     Layer.provide(fake.layer)
   )
 
@@ -170,11 +171,25 @@ describe("ErpConfig", () => {
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map(entries)))
       const config = yield* ErpConfig.ErpConfig.pipe(
         Effect.provide(ErpConfig.layerConfig()),
-        env([["ERP_BASE_URL", "http://127.0.0.1:9000"], ["ERP_API_KEY", KEY], ["ERP_RATE_LIMIT", "50"]])
+        env([["ERP_BASE_URL", "http://127.0.0.1:9000"], ["ERP_API_KEY", KEY], ["ERP_TIMEOUT", "12"]])
       )
       expect(config.baseUrl).toBe("http://127.0.0.1:9000/")
       expect(Redacted.value(config.apiKey)).toBe(KEY)
-      expect(config.rateLimit).toBe(50)
+      // A bare number in a duration setting is seconds.
+      expect(Duration.toMillis(config.timeout)).toBe(12_000)
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter.pipe(
+        Effect.provide(ErpRateLimiter.layerConfig()),
+        env([["ERP_RATE_LIMIT", "50"], ["ERP_RATE_WINDOW", "30"]])
+      )
+      expect(limiter.limit).toBe(50)
+      expect(Duration.toMillis(limiter.window)).toBe(30_000)
+      const badWindow = yield* Effect.flip(
+        ErpRateLimiter.ErpRateLimiter.pipe(
+          Effect.provide(ErpRateLimiter.layerConfig()),
+          env([["ERP_RATE_WINDOW", "half a minute"]])
+        )
+      )
+      expect(String(badWindow)).toContain("ERP_RATE_WINDOW must be a duration")
       const missing = yield* Effect.flip(
         ErpConfig.ErpConfig.pipe(Effect.provide(ErpConfig.layerConfig()), env([["ERP_API_KEY", KEY]]))
       )

@@ -48,7 +48,7 @@ describe("ErpRateLimiter", () => {
       expect(sorted.slice(0, L).every((s) => s === 0)).toBe(true)
       expect(sorted.slice(L, 2 * L).every((s) => s === W + 50)).toBe(true)
       expect(sorted.slice(2 * L).every((s) => s === 2 * (W + 50))).toBe(true)
-    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: L, window: W, margin: 50 }))))
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W, margin: 50 }))))
 
   it.effect("keeps keys apart: one endpoint's budget never slows another", () =>
     Effect.gen(function*() {
@@ -57,7 +57,7 @@ describe("ErpRateLimiter", () => {
       const a = yield* startsOf(arrivals, () => limiter.acquire("key:partner/list"))
       const b = yield* startsOf(arrivals, () => limiter.acquire("key:partner/get"))
       expect([...a, ...b].every((s) => s === 0)).toBe(true)
-    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: L, window: W }))))
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W }))))
 
   it("never starts more than L in any window, for random arrivals and any server window offset", () =>
     fc.assert(
@@ -71,7 +71,7 @@ describe("ErpRateLimiter", () => {
               const limiter = yield* ErpRateLimiter.ErpRateLimiter
               return yield* startsOf(arrivals, () => limiter.acquire("k"))
             }).pipe(
-              Effect.provide(ErpRateLimiter.layerMemory({ limit: L, window: W, margin: 50 })),
+              Effect.provide(ErpRateLimiter.layer({ limit: L, window: W, margin: 50 })),
               Effect.provide(TestContext.TestContext)
             )
           )
@@ -103,7 +103,7 @@ describe("ErpRateLimiter", () => {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
       const starts = yield* startsOf([0, 4_900, 10_000, 10_000], () => limiter.acquire("k"))
       expect(maxInAnyWindow(starts, 10_000)).toBe(2)
-    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: 2, window: "10 seconds" }))))
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: "10 seconds" }))))
 
   it.effect("keeps a slot busy for a window after its request ended, however late that request left", () =>
     Effect.gen(function*() {
@@ -116,7 +116,7 @@ describe("ErpRateLimiter", () => {
       const starts = yield* startsOf([0, 0], () => limiter.acquire("k"))
       // The slot of the late one is reused a window after it ended, the other one window plus margin after it began.
       expect([...starts].sort((x, y) => x - y)).toEqual([W + 50, 300 + W])
-    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: 2, window: W }))))
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: W }))))
 
   it.effect("waits out a pause the server asked for, and refuses to wait past the deadline", () =>
     Effect.gen(function*() {
@@ -131,33 +131,5 @@ describe("ErpRateLimiter", () => {
       yield* limiter.pause("k", now + 20_000)
       const refused = yield* Effect.flip(limiter.acquire("k", now + 10_000))
       expect(refused._tag).toBe("PauseBeyondDeadline")
-    }).pipe(Effect.provide(ErpRateLimiter.layerMemory({ limit: L, window: W }))))
-})
-
-describe("parseServerLimit", () => {
-  const now = 1_700_000_000_000
-  const max = 60_000
-
-  it("accepts epoch seconds, epoch milliseconds and seconds from now", () => {
-    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": String(now / 1000 + 12) }, now, max).resetAt).toBe(
-      now + 12_000
-    )
-    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": String(now + 1_500) }, now, max).resetAt).toBe(
-      now + 1_500
-    )
-    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": "7" }, now, max).resetAt).toBe(now + 7_000)
-  })
-
-  it("caps each wait, never goes back in time, and ignores garbage", () => {
-    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": String(now / 1000 + 3600) }, now, max).resetAt).toBe(
-      now + max
-    )
-    expect(ErpRateLimiter.parseServerLimit({ "x-ratelimit-reset": String(now / 1000 - 5) }, now, max).resetAt).toBe(now)
-    const garbage = ErpRateLimiter.parseServerLimit(
-      { "x-ratelimit-reset": "soon", "x-ratelimit-remaining": "", "x-ratelimit-limit": "100" },
-      now,
-      max
-    )
-    expect(garbage).toEqual({ limit: 100, remaining: undefined, resetAt: undefined })
-  })
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W }))))
 })

@@ -2,11 +2,24 @@ import { RateLimiter } from "@effect/experimental"
 import * as RedisStore from "@effect/experimental/RateLimiter/Redis"
 import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { ErpClient, ErpConfig, ErpRateLimiter, ErpRateLimiterRedis } from "@erp-client/client"
-import { ConfigProvider, Duration, Effect, Either, Exit, Layer, Logger, Redacted, Schedule, Schema } from "effect"
+import { ErpClient, ErpRateLimiter, ErpRateLimiterRedis } from "@erp-client/client"
+import {
+  ConfigProvider,
+  Context,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  Layer,
+  Logger,
+  Redacted,
+  Schedule,
+  Schema
+} from "effect"
 import { Redis } from "ioredis"
 import * as Net from "node:net"
 import { inspect } from "node:util"
+import * as RedisInternal from "../src/internal/redis.js"
 import { maxInAnyWindow } from "./windows.js"
 
 // The shared Redis of this machine: never flushed, never stopped; each test works under its own prefix and deletes
@@ -94,7 +107,8 @@ describe("ErpRateLimiterRedis", () => {
       const library = yield* Layer.build(
         RedisStore.layerStore({ host: "127.0.0.1", port: 6379, prefix: `${prefix}lib:` })
       )
-      const ours = yield* Layer.build(ErpRateLimiterRedis.layerStores({ url: REDIS, prefix: `${prefix}ours:` }))
+      const connection = yield* RedisInternal.connect(Redacted.make(REDIS), `${prefix}ours:`, Duration.seconds(1))
+      const ours = Context.make(RateLimiter.RateLimiterStore, RedisInternal.makeStore(connection, `${prefix}ours:`))
       const memory = yield* Layer.build(RateLimiter.layerStoreMemory)
       const calls = [
         { tokens: 1, refill: 400, limit: undefined },
@@ -163,9 +177,7 @@ describe("ErpRateLimiterRedis", () => {
     Effect.gen(function*() {
       const limiters = yield* Effect.all(
         [0, 1, 2].map(() =>
-          Layer.build(ErpRateLimiter.layerMemory({ limit: L, window: Duration.millis(W) })).pipe(
-            Effect.map((context) => context.unsafeMap.get(ErpRateLimiter.ErpRateLimiter.key) as ErpRateLimiter.Service)
-          )
+          Effect.flatMap(ErpRateLimiter.resolve({ limit: L, window: Duration.millis(W) }), ErpRateLimiter.makeMemory)
         )
       )
       const t0 = Date.now()
@@ -275,10 +287,13 @@ describe("ErpRateLimiterRedis", () => {
         const client = yield* Layer.build(
           ErpClient.layer({
             baseUrl: "https://erp.example.com/api/",
-            apiKey: Redacted.make("sk-test-redis"),
-            redisUrl: Redacted.make(UNREACHABLE),
-            redisPrefix: uniquePrefix("client-fail")
-          }).pipe(Layer.provide(http))
+            apiKey: Redacted.make("sk-test-redis")
+          }).pipe(
+            Layer.provide(
+              ErpRateLimiterRedis.layer({ url: Redacted.make(UNREACHABLE), prefix: uniquePrefix("client-fail") })
+            ),
+            Layer.provide(http)
+          )
         )
         const error = yield* Effect.flip(
           Effect.flatMap(ErpClient.ErpClient, (c) => c.get("partner/get", Schema.Unknown)).pipe(Effect.provide(client))
@@ -358,40 +373,38 @@ describe("ErpRateLimiterRedis", () => {
   describe("configuration", () => {
     it.effect("ERP_REDIS_URL and friends are read from the environment; the URL stays redacted", () =>
       Effect.gen(function*() {
-        const config = yield* Effect.provide(
-          ErpConfig.ErpConfig,
-          ErpConfig.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(
+        const options = yield* ErpRateLimiterRedis.fromEnv.pipe(
+          Effect.withConfigProvider(ConfigProvider.fromMap(
             new Map([
-              ["ERP_BASE_URL", "http://127.0.0.1:8080"],
-              ["ERP_API_KEY", "k"],
               ["ERP_REDIS_URL", "redis://:redis-pw-DO-NOT-LEAK@10.0.0.5:6380/2"],
               ["ERP_REDIS_PREFIX", "team-a:"],
               ["ERP_REDIS_ON_FAILURE", "local"],
-              ["ERP_REDIS_TIMEOUT", "250 millis"]
+              ["ERP_REDIS_TIMEOUT", "250 millis"],
+              ["ERP_RATE_LIMIT", "40"]
             ])
-          ))))
+          ))
         )
-        expect(config.redis?.prefix).toBe("team-a:")
-        expect(config.redis?.onFailure).toBe("local")
-        expect(Duration.toMillis(config.redis!.timeout)).toBe(250)
-        expect(Redacted.value(config.redis!.url)).toBe("redis://:redis-pw-DO-NOT-LEAK@10.0.0.5:6380/2")
-        expect(inspect(config, { depth: 5 }) + JSON.stringify(config) + String(config.redis?.url)).not.toContain(
+        const settings = yield* ErpRateLimiterRedis.resolve(options)
+        expect(settings.prefix).toBe("team-a:")
+        expect(settings.onFailure).toBe("local")
+        expect(settings.limit).toBe(40)
+        expect(Duration.toMillis(settings.timeout)).toBe(250)
+        expect(Redacted.value(settings.url)).toBe("redis://:redis-pw-DO-NOT-LEAK@10.0.0.5:6380/2")
+        expect(inspect(settings, { depth: 5 }) + JSON.stringify(settings) + String(settings.url)).not.toContain(
           "DO-NOT-LEAK"
         )
       }))
 
     it("refuses bad Redis settings without printing the URL", () => {
       for (
-        const url of ["http://:pw-DO-NOT-LEAK@host", "not a url DO-NOT-LEAK", "redis://:pw-DO-NOT-LEAK@host/x/y"]
+        const url of ["http://:pw-DO-NOT-LEAK@host", "not a url DO-NOT-LEAK", "redis://:pw-DO-NOT-LEAK@host/x/y", ""]
       ) {
-        const result = ErpConfig.make({ baseUrl: "https://erp.example.com", apiKey: Redacted.make("k"), redisUrl: url })
+        const result = ErpRateLimiterRedis.resolve({ url })
         expect(Either.isLeft(result)).toBe(true)
         expect(String(Either.isLeft(result) ? result.left : "")).not.toContain("DO-NOT-LEAK")
       }
-      expect(Either.isRight(ErpConfig.make({ baseUrl: "https://erp.example.com", apiKey: Redacted.make("k") })))
-        .toBe(true)
-      const none = ErpConfig.make({ baseUrl: "https://erp.example.com", apiKey: Redacted.make("k"), redisUrl: "" })
-      expect(Either.isRight(none) && none.right.redis).toBe(undefined)
+      expect(Either.isRight(ErpRateLimiterRedis.resolve({ url: REDIS }))).toBe(true)
+      expect(Either.isLeft(ErpRateLimiterRedis.resolve({ url: REDIS, prefix: "a b" }))).toBe(true)
     })
 
     it.scopedLive("the Redis connection is closed when the limiter's scope closes", () =>

@@ -1,12 +1,13 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { ErpClient } from "@erp-client/client"
+import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { Effect, FastCheck as fc, Layer, Redacted, Schema } from "effect"
 
 /** Records the URL of every request a client sends; answers an empty page. */
 const recording = () => {
   const urls: Array<URL> = []
   const layer = ErpClient.layer({ baseUrl: "https://erp.example.com/v2", apiKey: Redacted.make("k") }).pipe(
+    Layer.provide(ErpRateLimiter.layer()),
     Layer.provide(
       Layer.succeed(
         HttpClient.HttpClient,

@@ -1,7 +1,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ErpClient } from "@erp-client/client"
+import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { Fault, Sandbox } from "@erp-client/sandbox"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as Http from "node:http"
@@ -52,6 +52,7 @@ describe("redirects", () => {
           Effect.flip(client.get("partner/get", Schema.Unknown, { params: [["id", "1"]] }))).pipe(
             Effect.provide(
               ErpClient.layer({ baseUrl: sandbox.baseUrl, apiKey: Redacted.make(KEY), retries: 0 }).pipe(
+                Layer.provide(ErpRateLimiter.layer()),
                 Layer.provide(transport)
               )
             )
@@ -68,6 +69,7 @@ describe("redirects", () => {
 describe("hostile bodies", () => {
   const client = (url: string, options: Partial<Parameters<typeof ErpClient.layer>[0]> = {}) =>
     ErpClient.layer({ baseUrl: url, apiKey: Redacted.make(KEY), retries: 0, ...options }).pipe(
+      Layer.provide(ErpRateLimiter.layer()),
       Layer.provide(NodeHttpClient.layerUndici)
     )
 

@@ -1,6 +1,6 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ErpClient } from "@erp-client/client"
+import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { ErpTelemetry } from "@erp-client/otel"
 import { Fault, Sandbox } from "@erp-client/sandbox"
 import { Partners } from "@erp-client/streams"
@@ -57,6 +57,7 @@ describe("ErpTelemetry", () => {
         Sandbox.Sandbox,
         (sandbox) =>
           ErpClient.layer({ baseUrl: sandbox.baseUrl, apiKey: Redacted.make(KEY), retryBaseDelay: "10 millis" }).pipe(
+            Layer.provide(ErpRateLimiter.layer()),
             Layer.provide(NodeHttpClient.layerUndici)
           )
       )

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { type CallError, ErpClient, type ListOptions as PageOptions, type Params } from "@erp-client/client/ErpClient"
+import { type CallError, ErpClient, type PageQuery, type Params } from "@erp-client/client/ErpClient"
 import type * as PageModel from "@erp-client/core/Page"
 import { Partner } from "@erp-client/core/Partner"
 import * as Effect from "effect/Effect"
@@ -28,7 +28,7 @@ export const GET = "partner/get"
  * @since 0.1.0
  * @category Accessors
  */
-export const page = (options: PageOptions): Effect.Effect<PageModel.Page<Partner>, CallError, ErpClient> =>
+export const page = (options: PageQuery): Effect.Effect<PageModel.Page<Partner>, CallError, ErpClient> =>
   Effect.flatMap(ErpClient, (client) => client.list(LIST, Partner, options))
 
 /**

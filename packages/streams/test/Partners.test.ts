@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { ErpClient, ErpConfig } from "@erp-client/client"
+import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/client"
 import { Partner } from "@erp-client/core"
 import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
 import { Paginate, Partners } from "@erp-client/streams"
@@ -95,7 +95,7 @@ describe("Partners against the sandbox", () => {
       Effect.provide(
         testLayer(
           { partners: 250, rateLimit: { limit: 10, window: "1 second", resetUnit: "epoch-millis" } },
-          { rateLimit: 10, rateWindow: "1 second" }
+          { limiter: { limit: 10, window: "1 second" } }
         )
       )
     ))
@@ -188,6 +188,7 @@ describe("invalid records", () => {
     })
   )
   const client = ErpClient.layer({ baseUrl: "http://127.0.0.1:1", apiKey: Redacted.make("k") }).pipe(
+    Layer.provide(ErpRateLimiter.layer()),
     Layer.provide(fakeErp)
   )
 
@@ -236,7 +237,7 @@ describe("the API key never leaks", () => {
           }
         }
       }
-      const config = yield* ErpConfig.ErpConfig
+      const config = yield* ErpConfig.make({ baseUrl: sandbox.baseUrl, apiKey: Redacted.make(SECRET_KEY) })
       outputs.push(String(config.apiKey), JSON.stringify(config), inspect(config, { depth: 10 }))
       const run = <A, E>(effect: Effect.Effect<A, E, ErpClient.ErpClient>) =>
         Effect.exit(effect).pipe(

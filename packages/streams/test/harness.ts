@@ -1,5 +1,5 @@
 import { NodeHttpClient } from "@effect/platform-node"
-import { ErpClient } from "@erp-client/client"
+import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import type { ErpConfig } from "@erp-client/client"
 import { Sandbox } from "@erp-client/sandbox"
 import { Effect, Layer, Redacted } from "effect"
@@ -12,18 +12,20 @@ export const SECRET_KEY = "sk-live-DO-NOT-LEAK-7f3a9c2e51"
  */
 export const testLayer = (
   sandbox: Sandbox.Options = {},
-  client: Partial<ErpConfig.Options> = {},
+  client: Partial<ErpConfig.Options> & { readonly limiter?: ErpRateLimiter.Options } = {},
   /** Built after the sandbox, released after the client and before the sandbox: a probe of what the client left. */
   between: Layer.Layer<never> = Layer.empty
 ) =>
   Layer.unwrapEffect(
-    Effect.map(Sandbox.Sandbox, (s) =>
-      ErpClient.layer({
+    Effect.map(Sandbox.Sandbox, (s) => {
+      const { limiter, ...options } = client
+      return ErpClient.layer({
         baseUrl: s.baseUrl,
         apiKey: Redacted.make(s.apiKey),
         retryBaseDelay: "20 millis",
-        ...client
-      }).pipe(Layer.provide(NodeHttpClient.layerUndici)))
+        ...options
+      }).pipe(Layer.provide(ErpRateLimiter.layer(limiter)), Layer.provide(NodeHttpClient.layerUndici))
+    })
   ).pipe(Layer.provideMerge(Layer.provideMerge(between, Sandbox.layer({ apiKeys: [SECRET_KEY], ...sandbox }))))
 
 /** Every partner the sandbox holds, in offset order, as it serves them. */

@@ -1,0 +1,204 @@
+/**
+ * One Redis connection for the shared limiter, and the two stores `ErpRateLimiter.make` runs on over it: the counters
+ * (`RateLimiterStore`, fixed window only) and the holds (`HoldStore`). No failure policy here: a failing Redis fails
+ * the call with `StoreFailure`; `ErpRateLimiterRedis` decides what that means.
+ */
+import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { Redis } from "ioredis"
+import * as ErpRateLimiter from "../ErpRateLimiter.js"
+
+// The fixed-window counter of `@effect/experimental/RateLimiter/Redis` (0.61), unchanged: it gives exactly the
+// memory store's semantics (count, and a PX time to live that grows by `refill * tokens` from the current one, so
+// `RateLimiter.consume` computes the same delay from it). That is all the slots and the ticket of `ErpRateLimiter`
+// need, and it is atomic, so the limit holds across processes with it as it is (docs/ARCHITECTURE.md, "Rate limit"). It is reproduced rather than
+// reached through `RedisStore.layerStore` only because that layer owns its connection in a way a failure policy
+// cannot live with: no "error" listener (ioredis then prints every failed reconnect to stderr), and a release by
+// `quit()`, which rejects when the connection is down and the offline queue is off (a defect at shutdown and a
+// reconnect loop that keeps the process alive); with the offline queue on, calls wait queued instead of failing fast.
+const FIXED_WINDOW_LUA = `
+local key = KEYS[1]
+local tokens = tonumber(ARGV[1])
+local refillms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local current = tonumber(redis.call("GET", key))
+
+if not current then
+  local nextpttl = refillms * tokens
+  redis.call("SET", key, tokens, "PX", nextpttl)
+  return { tokens, nextpttl }
+end
+
+local currentpttl = tonumber(redis.call("PTTL", key) or "0")
+local next = current + tokens
+if limit and next > limit then
+  return { next, currentpttl }
+end
+
+local nextpttl = currentpttl + (refillms * tokens)
+redis.call("SET", key, next, "PX", nextpttl)
+return { next, nextpttl }
+`
+
+// Ours: a pause only ever grows. A plain `SET … PX` would let a short pause (an earlier reset read by another
+// process) cut a longer one short. The pause is kept as a time to live, so processes whose clocks disagree still
+// agree on when it ends; the value (the reset, epoch ms) is only for people reading Redis.
+const EXTEND_PAUSE_LUA = `
+local ttl = tonumber(ARGV[1])
+local current = redis.call("PTTL", KEYS[1])
+if current < ttl then
+  redis.call("SET", KEYS[1], ARGV[2], "PX", ttl)
+  return ttl
+end
+return current
+`
+
+interface RedisWithScripts extends Redis {
+  erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
+  erpExtendPause(key: string, ttlMillis: number, untilMillis: number): Promise<number>
+}
+
+export interface Connection {
+  readonly redis: RedisWithScripts
+  /** Runs one Redis call within the timeout; every failure becomes a `StoreFailure` whose text holds no secret. */
+  readonly call: <A>(what: string, run: (redis: RedisWithScripts) => Promise<A>) => Effect.Effect<
+    A,
+    ErpRateLimiter.StoreFailure
+  >
+}
+
+const secretsOf = (url: Redacted.Redacted<string>): ReadonlyArray<string> => {
+  try {
+    const parsed = new URL(Redacted.value(url))
+    return [Redacted.value(url), parsed.password, decodeURIComponent(parsed.password)].filter((s) => s.length > 0)
+  } catch {
+    return [Redacted.value(url)]
+  }
+}
+
+// Opens the connection for the life of the scope. Each call fails fast: no offline queue (a call while disconnected
+// fails at once), a connect and a command timeout, no retries per request; ioredis keeps reconnecting in the
+// background, so a Redis that comes back is used again.
+export const connect = (
+  url: Redacted.Redacted<string>,
+  prefix: string,
+  timeout: Duration.Duration
+): Effect.Effect<Connection, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const timeoutMillis = Math.max(1, Math.ceil(Duration.toMillis(timeout)))
+    const secrets = secretsOf(url)
+    const redact = (text: string): string => secrets.reduce((out, secret) => out.split(secret).join("<redacted>"), text)
+    let lastConnectionError = ""
+    const redis = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const redis = new Redis(Redacted.value(url), {
+          connectTimeout: timeoutMillis,
+          commandTimeout: timeoutMillis,
+          maxRetriesPerRequest: 0,
+          enableOfflineQueue: false,
+          autoResendUnfulfilledCommands: false,
+          retryStrategy: (times) => Math.min(50 * 2 ** times, 2_000),
+          // Shows in CLIENT LIST who holds the connection.
+          connectionName: `erp-client:${prefix.replace(/[^\x21-\x7e]/g, "_")}`
+        }) as RedisWithScripts
+        // Without a listener ioredis prints each failed reconnect to stderr; the failure reaches the caller of the
+        // next call instead, and the limiter logs it once per outage.
+        redis.on("error", (error: unknown) => {
+          lastConnectionError = redact(error instanceof Error ? error.message : String(error))
+        })
+        redis.on("ready", () => {
+          lastConnectionError = ""
+        })
+        redis.defineCommand("erpFixedWindow", { lua: FIXED_WINDOW_LUA, numberOfKeys: 1 })
+        redis.defineCommand("erpExtendPause", { lua: EXTEND_PAUSE_LUA, numberOfKeys: 1 })
+        return redis
+      }),
+      // `disconnect` also stops the reconnect timer, so nothing keeps the process alive after the scope closes.
+      (redis) =>
+        Effect.promise(() => redis.quit().catch(() => "")).pipe(
+          Effect.timeout(Duration.millis(timeoutMillis)),
+          Effect.ignore,
+          Effect.ensuring(Effect.sync(() => redis.disconnect()))
+        )
+    )
+    // The offline queue is off, so the first calls would fail while connecting: wait for the connection (or its
+    // first error) within the timeout. A Redis that is down does not fail the layer; the calls report it.
+    yield* Effect.async<void>((resume) => {
+      if (redis.status === "ready") return resume(Effect.void)
+      const done = () => resume(Effect.void)
+      redis.once("ready", done)
+      redis.once("error", done)
+      return Effect.sync(() => {
+        redis.off("ready", done)
+        redis.off("error", done)
+      })
+    }).pipe(Effect.timeout(Duration.millis(timeoutMillis)), Effect.ignore)
+
+    const describe = (what: string, cause: unknown): string => {
+      const message = cause instanceof Error ? cause.message : String(cause)
+      const why = message.includes("enableOfflineQueue") || message.includes("Connection is closed")
+        ? `not connected${lastConnectionError === "" ? "" : ` (${lastConnectionError})`}`
+        : message === "Command timed out"
+        ? `no answer within ${timeoutMillis} ms`
+        : message
+      return redact(`Redis ${what}: ${why}`)
+    }
+
+    const call: Connection["call"] = (what, run) =>
+      Effect.tryPromise({
+        try: () => run(redis),
+        catch: (cause) => new ErpRateLimiter.StoreFailure({ description: describe(what, cause) })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(timeoutMillis + 100),
+          onTimeout: () => new ErpRateLimiter.StoreFailure({ description: describe(what, "Command timed out") })
+        })
+      )
+    return { redis, call }
+  })
+
+const storeError = (error: ErpRateLimiter.StoreFailure) =>
+  new RateLimiter.RateLimitStoreError({ message: error.description, cause: error })
+
+// The `RateLimiterStore` of `@effect/experimental` on our connection. Only the fixed window is offered: the token
+// bucket lets about twice the limit through one window, which is what this limiter exists to prevent.
+export const makeStore = (connection: Connection, prefix: string): RateLimiter.RateLimiterStore["Type"] =>
+  RateLimiter.RateLimiterStore.of({
+    fixedWindow: (options) => {
+      // PX takes whole milliseconds; rounding the spacing up only ever spaces requests further apart.
+      const refillMillis = Math.max(1, Math.ceil(Duration.toMillis(options.refillRate)))
+      const args = options.limit === undefined
+        ? [options.tokens, refillMillis]
+        : [options.tokens, refillMillis, options.limit]
+      return connection.call("fixedWindow", (redis) => redis.erpFixedWindow(`${prefix}${options.key}`, ...args)).pipe(
+        Effect.map(([count, ttl]) => [Number(count), Number(ttl)] as const),
+        Effect.mapError(storeError)
+      )
+    },
+    tokenBucket: () =>
+      Effect.fail(
+        new RateLimiter.RateLimitStoreError({
+          message: "the token bucket is not offered: it lets about twice the limit through one window"
+        })
+      )
+  })
+
+export const makeHoldStore = (connection: Connection, prefix: string): ErpRateLimiter.HoldStore["Type"] =>
+  ErpRateLimiter.HoldStore.of({
+    get: (key) =>
+      Effect.flatMap(connection.call("pause get", (redis) => redis.pttl(`${prefix}${key}:pause`)), (ttl) =>
+        ttl > 0
+          ? Effect.map(Clock.currentTimeMillis, (now) => now + ttl)
+          : Effect.succeed(0)),
+    extend: (key, untilMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const ttl = Math.ceil(untilMillis - now)
+        return ttl <= 0
+          ? Effect.void
+          : connection.call("pause set", (redis) => redis.erpExtendPause(`${prefix}${key}:pause`, ttl, untilMillis))
+      })
+  })
