@@ -195,8 +195,7 @@ const list = Command.make(
             shown.page(page.raw.length)
             const columns = encoder.columns()
             return sink.write(encoder.page(page.raw), {
-              // Drift-safe paging resumes at the last page, which must overlap the ids written.
-              nextOffset: args.safe ? page.offset : page.offset + page.count,
+              nextOffset: page.next?.offset ?? page.offset + page.received,
               records,
               pages,
               ...(columns === undefined ? {} : { columns })

@@ -39,7 +39,7 @@ export interface Page<A> {
   readonly offset: number
   /** The `list_count` that was asked for. */
   readonly count: number
-  /** How many records the server sent, valid or not: the paging decision ("is this the last page?") uses it. */
+  /** How many records the server sent, valid or not: paging advances by it and judges the end of the list by it. */
   readonly received: number
   readonly records: ReadonlyArray<A>
   /**
@@ -51,10 +51,13 @@ export interface Page<A> {
 }
 
 /**
+ * Whether the server sent fewer records than asked. That is not by itself the end of the list: a server may clamp
+ * its pages below the size asked (the contract does not give its largest page); `Paginate` decides.
+ *
  * @since 0.1.0
  * @category Accessors
  */
-export const isLast = <A>(page: Page<A>): boolean => page.received < page.count
+export const isShort = <A>(page: Page<A>): boolean => page.received < page.count
 
 const idOf = (raw: unknown): unknown =>
   typeof raw === "object" && raw !== null && "id" in raw ? (raw as { readonly id: unknown }).id : undefined

@@ -125,7 +125,7 @@ describe("Page.decodePage", () => {
     expect(page.invalid[0]!.offset).toBe(201)
     expect(page.invalid[0]!.raw).toEqual(records[1])
     expect(page.received).toBe(3)
-    expect(Page.isLast(page)).toBe(true)
+    expect(Page.isShort(page)).toBe(true)
   })
 
   it("refuses a page that is not an array or is longer than asked for", () => {

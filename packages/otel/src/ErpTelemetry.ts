@@ -23,7 +23,7 @@ export interface Options {
 }
 
 /**
- * Exports every Effect span (`ErpClient.get` / `list` / `post`, `http.client …`, `Paginate.listPages`) and metric
+ * Exports every Effect span (`ErpClient.get` / `list` / `post`, `http.client …`, `ListEndpoint.pages`) and metric
  * (`erp_client_*`) of the program it is provided to. Provide it once, at the edge of the application:
  * `program.pipe(Effect.provide(ErpTelemetry.layer({ serviceName: "crm-sync", spanProcessor, metricReader })))`.
  *

@@ -72,7 +72,7 @@ describe("ErpTelemetry", () => {
 
       const spans = exporter.getFinishedSpans()
       if (process.env.ERP_PRINT_SPANS) console.log(tree(spans))
-      const stream = spans.find((s) => s.name === "Paginate.listPages")!
+      const stream = spans.find((s) => s.name === "ListEndpoint.pages")!
       expect(stream.attributes).toMatchObject({ "erp.endpoint": "partner/list", "erp.pages": 3, "erp.records": 25 })
       const lists = spans.filter((s) => s.name === "ErpClient.list")
       expect(lists).toHaveLength(3)

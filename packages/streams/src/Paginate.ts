@@ -1,50 +1,79 @@
 /**
- * Offset paging as a Stream: ordered, bounded concurrency, resumable, for any list endpoint and schema.
+ * Offset paging of any source as a Stream: ordered, bounded concurrency, the page size learned from the server,
+ * the end taken only when the server says so, resumable, and drift-safe for lists that change while they are read.
+ * Nothing here knows the ERP: `ListEndpoint` pages its list endpoints with it.
  *
  * @since 0.1.0
  */
-import { type CallError, ErpClient } from "@erp-client/client/ErpClient"
-import { DecodeError, InvalidRequest, PagingDrift } from "@erp-client/core/ErpError"
-import type * as ListQuery from "@erp-client/core/ListQuery"
-import * as Page from "@erp-client/core/Page"
-import * as Data from "effect/Data"
+import { InvalidRequest } from "@erp-client/core/ErpError"
+import type { DecodeError, PagingDrift } from "@erp-client/core/ErpError"
+import type * as Page from "@erp-client/core/Page"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
-import type * as Schema from "effect/Schema"
+import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
+import * as DriftGuard from "./internal/driftGuard.js"
+import * as Pager from "./internal/pager.js"
+
+/**
+ * `list_count` of the pages: a number, or `"auto"` to use the largest page the server serves (up to `maxPageSize`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type PageSize = number | "auto"
 
 /**
  * @since 0.1.0
  * @category Models
  */
 export interface PagingOptions {
-  /** `list_count` of every page (default 100). Keep it within the server's largest page. */
-  readonly pageSize?: number | undefined
-  /** Pages in flight at once (default 4). Records still come out in offset order. */
+  /**
+   * Records asked per page (default `"auto"`). The server's largest page is not given by the contract: a server
+   * that serves fewer than asked is followed (the size drops to what it serves, nothing is skipped), so a number
+   * only bounds the page. `"auto"` asks for `maxPageSize` and keeps what the server serves: the rate limit counts
+   * requests, so records per request is the throughput.
+   */
+  readonly pageSize?: PageSize | undefined
+  /** The largest page `"auto"` asks for (default 1000). */
+  readonly maxPageSize?: number | undefined
+  /** Pages in flight at once, at most (default 4). They start at one and double with each full page. */
   readonly concurrency?: number | undefined
-  /** First offset (default 0): resume an export from the offset after its last complete page. */
+  /** First offset (default 0). To continue an interrupted export, prefer `resume`. */
   readonly startOffset?: number | undefined
+  /** Continue an interrupted export where its last emitted page said (`page.next`), with what it had learned. */
+  readonly resume?: ResumePoint | undefined
+  /** Told when the page size changes: learned from the server, or halved after `ResponseTooLarge`. */
+  readonly onPageSize?: ((change: PageSizeChange) => Effect.Effect<void>) | undefined
+  /** Names the source in errors (default `"list"`). */
+  readonly endpoint?: string | undefined
 }
 
 /**
+ * Where an interrupted export continues: the offset, the page size learned and the largest page served so far (so
+ * the resumed run does not learn again), and for drift-safe paging the overlap reached. Plain JSON: store it as is.
+ *
  * @since 0.1.0
  * @category Models
  */
-export interface ListOptions extends PagingOptions {
-  /** Conditions sent as `list_condition[field]=value`, e.g. `{ is_customer: 1 }`. */
-  readonly where?: ListQuery.Conditions | undefined
-  /**
-   * Records that do not match the schema: without this, the stream fails with a `DecodeError` naming the first one.
-   * With it, each is handed here (whole, with its offset and error) and the stream goes on.
-   */
-  readonly onInvalidRecord?: ((record: Page.InvalidRecord) => Effect.Effect<void>) | undefined
-  /**
-   * Drift-safe paging for a list that may change while it is read (see `safePages`): each id at most once, and no
-   * record that stays in the list is skipped. `true` for the defaults. Costs extra requests (the overlap).
-   */
-  readonly safe?: SafeOptions | true | undefined
-}
+export type ResumePoint = Pager.ResumePoint
+
+/**
+ * A page as emitted: the server's page (`offset`, `count` asked, `received`, its records) and `next`, where an
+ * export resumed after it starts, or `undefined` when it was the last page of the list.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ResumablePage<A> = Pager.Emitted<A>
+
+/**
+ * The page size changed: `"served"`, the server served fewer than asked and is not at the end (it clamps its
+ * pages: `size` is what it serves); `"too-large"`, a response was over the client's body cap and the page halved.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type PageSizeChange = Pager.SizeChange
 
 /**
  * @since 0.1.0
@@ -63,7 +92,7 @@ export interface SafeOptions {
   readonly maxRecoveryRequests?: number | undefined
   /**
    * Resume: every id an earlier, interrupted run of this export emitted (all of them: "at most once" across the
-   * resume rests on it), with `startOffset` at the offset of the last page it emitted. Nothing it emitted comes out
+   * resume rests on it), with `resume` (or `startOffset`) from the last page it emitted. Nothing it emitted comes out
    * again, and the first page must overlap it (or paging steps back until a page does).
    */
   readonly resumeAfter?: Iterable<string | number> | undefined
@@ -72,36 +101,70 @@ export interface SafeOptions {
 }
 
 /**
- * What drift-safe paging noticed.
- *
- * - `Shifted`: the page at `offset` found the records it shares with the page before `by` places from where they
- *   were (positive: inserted ahead of it since; negative: deleted). Repeated records were dropped, none skipped.
- * - `Recovered`: no record of the page at `offset` had been read before (the list moved by more than the overlap);
- *   paging stepped back until a page overlapped again and came forward, spending `requests` extra requests, and
- *   pages from then on overlap by `overlap` (doubled, up to half a page).
+ * What drift-safe paging noticed: `Shifted` (the list moved under the export; nothing lost) and `Recovered` (it moved
+ * past the overlap; paging looked back and found its place).
  *
  * @since 0.1.0
  * @category Models
  */
-export type DriftEvent = Data.TaggedEnum<{
-  Shifted: { readonly offset: number; readonly by: number }
-  Recovered: { readonly offset: number; readonly requests: number; readonly overlap: number }
-}>
+export type DriftEvent = DriftGuard.DriftEvent
 
 /**
  * @since 0.1.0
  * @category Constructors
  */
-export const DriftEvent = Data.taggedEnum<DriftEvent>()
+export const DriftEvent = DriftGuard.DriftEvent
 
 /**
- * Pages of any offset-paged source. `fetch(offset, count)` must fetch exactly that page; a failed page is retried
- * by the fetcher (the client's transient retries), always at its own offset, so nothing is skipped or repeated.
+ * The page size `"auto"` asks for first.
  *
- * Pages start at `startOffset` and advance by the page size (paging rule 2). Up to `concurrency` pages are fetched
- * at once, and emitted in offset order. The stream ends after the first page shorter than the page size. Once a
- * short page has been seen, no page past it is requested; pages already started past the end (at most two per unit
- * of concurrency: those in flight and those finished and queued) are interrupted or dropped.
+ * @since 0.1.0
+ * @category Constants
+ */
+export const DEFAULT_MAX_PAGE_SIZE = 1000
+
+const invalid = (endpoint: string, reason: string) => Either.left(new InvalidRequest({ endpoint, reason }))
+
+const isCount = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 1
+
+// The engine's settings from the options, checked.
+const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Settings<E>, InvalidRequest> => {
+  const endpoint = options.endpoint ?? "list"
+  const { resume } = options
+  const pageSize = options.pageSize ?? "auto"
+  const maxPageSize = options.maxPageSize ?? DEFAULT_MAX_PAGE_SIZE
+  const concurrency = options.concurrency ?? 4
+  const start = resume?.offset ?? options.startOffset ?? 0
+  if (pageSize !== "auto" && !isCount(pageSize)) {
+    return invalid(endpoint, `the page size must be an integer >= 1 or "auto"`)
+  }
+  if (!isCount(maxPageSize)) return invalid(endpoint, "maxPageSize must be an integer >= 1")
+  if (!isCount(concurrency)) return invalid(endpoint, "concurrency must be an integer >= 1")
+  if (!Number.isSafeInteger(start) || start < 0) return invalid(endpoint, "the start offset must be an integer >= 0")
+  if (resume !== undefined && !(isCount(resume.pageSize) && Number.isSafeInteger(resume.served))) {
+    return invalid(endpoint, "the resume point holds no valid page size")
+  }
+  const size = resume?.pageSize ?? (pageSize === "auto" ? maxPageSize : pageSize)
+  return Either.right({
+    plan: { size, served: resume?.served ?? 0, ceiling: size, suspect: undefined },
+    start,
+    concurrency,
+    isTooLarge: (error: E) => (error as { readonly _tag?: unknown } | undefined)?._tag === "ResponseTooLarge",
+    onSizeChange: options.onPageSize ?? (() => Effect.void)
+  })
+}
+
+/**
+ * Pages of any offset-paged source, in offset order, each record exactly once while the list does not change.
+ * `fetch(offset, count)` must fetch exactly that page; a failed page is retried by the fetcher (the client's
+ * transient retries), always at its own offset, so nothing is skipped or repeated.
+ *
+ * The end of the list (docs/ARCHITECTURE.md, "Paging"): an empty page, or a page shorter than a size the server has
+ * already served in full. A short page before that is a server that clamps its pages (or the last page of a list
+ * that fits in it): paging goes on right after it with its length as the page size, and the next page settles it.
+ * Cost: one request more than the list's pages when the list ends short of a page the server has served in full
+ * (e.g. a list that fits in the first page), none otherwise. Pages in flight start at one and double with each full
+ * page up to `concurrency`; at the end, those in flight past it (at most `concurrency - 1`) are cancelled.
  *
  * @since 0.1.0
  * @category Constructors
@@ -109,36 +172,19 @@ export const DriftEvent = Data.taggedEnum<DriftEvent>()
 export const pages = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   options: PagingOptions = {}
-): Stream.Stream<Page.Page<A>, E, R> =>
-  Stream.suspend(() => {
-    const pageSize = options.pageSize ?? 100
-    return grid(fetch, pageSize, () => pageSize, options).pipe(Stream.takeUntil(Page.isLast))
+): Stream.Stream<ResumablePage<A>, E | InvalidRequest, R> =>
+  Either.match(settingsOf<E>(options), {
+    onLeft: Stream.fail,
+    onRight: (settings) =>
+      Pager.run(fetch, {
+        overlap: () => 0,
+        confirmFirst: false,
+        minSize: 1,
+        step: (page) => Effect.succeed({ emit: [page], last: page }),
+        resumeAt: (page) => page.offset + page.received,
+        resumeExtra: () => ({})
+      }, settings)
   })
-
-/**
- * Pages at `startOffset`, then each `stride()` further on, each of `pageSize`, `concurrency` at once, in offset
- * order. Once a short page has been seen, pages past it are not requested (they would come after the end of the
- * list, and each request spends rate-limit budget): an empty page stands in for them.
- */
-const grid = <A, E, R>(
-  fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
-  pageSize: number,
-  stride: () => number,
-  options: PagingOptions
-): Stream.Stream<Page.Page<A>, E, R> => {
-  const concurrency = Math.max(1, options.concurrency ?? 4)
-  let end = Infinity
-  const fetchPage = (offset: number): Effect.Effect<Page.Page<A>, E, R> =>
-    offset > end
-      ? Effect.succeed({ offset, count: pageSize, received: 0, records: [], raw: [], invalid: [] })
-      : Effect.tap(fetch(offset, pageSize), (page) => {
-        if (Page.isLast(page) && offset < end) end = offset
-      })
-  // Ordered: at most `concurrency` pages in flight and as many finished ones queued, emitted by offset.
-  return Stream.iterate(options.startOffset ?? 0, (offset) => offset + stride()).pipe(
-    Stream.mapEffect(fetchPage, { concurrency })
-  )
-}
 
 /**
  * Drift-safe pages of any offset-paged source whose records carry an id: for a list that gets inserts and deletes
@@ -148,7 +194,8 @@ const grid = <A, E, R>(
  * (the first page, and any page at offset 0, are anchored by the start of the list). Records already emitted are
  * dropped by id. A page that holds none (the list moved by more than the overlap) is not taken: paging steps back
  * until a fresh page overlaps what was read, walks forward again, doubles the overlap (up to half a page) and goes
- * on; `PagingDrift` when one recovery takes more than `maxRecoveryRequests`.
+ * on; `PagingDrift` when one recovery takes more than `maxRecoveryRequests`. The page size is learned and the end
+ * confirmed as in `pages`.
  *
  * Guarantees, when the list keeps one order (records move only by inserts and deletes): each id is emitted at most
  * once, in list order; every record present for the whole export is emitted; records inserted or deleted during it
@@ -156,159 +203,46 @@ const grid = <A, E, R>(
  * recoveries (reported by `onDrift`), and a set of the ids emitted so far (memory grows with the export).
  *
  * Emitted pages keep the server's `offset` and `received` and hold only records not emitted before. To resume an
- * interrupted export, keep the ids it emitted and the offset of its last page (see `resumeAfter`).
+ * interrupted export, keep the ids it emitted and the last page's `next` (see `resumeAfter`).
  *
  * @since 0.1.0
  * @category Constructors
  */
 export const safePages = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
-  options: PagingOptions & SafeOptions & { readonly endpoint?: string | undefined } = {}
-): Stream.Stream<Page.Page<A>, E | DecodeError | InvalidRequest | PagingDrift, R> =>
-  Stream.suspend((): Stream.Stream<Page.Page<A>, E | DecodeError | InvalidRequest | PagingDrift, R> => {
-    const endpoint = options.endpoint ?? "list"
-    const pageSize = options.pageSize ?? 100
-    let overlap = options.overlap ?? Math.max(1, Math.round(pageSize / 10))
-    if (!(Number.isSafeInteger(pageSize) && Number.isSafeInteger(overlap) && overlap >= 1 && overlap < pageSize)) {
-      return Stream.fail(
-        new InvalidRequest({
-          endpoint,
-          reason: `drift-safe paging needs 1 <= overlap < page size, got overlap ${overlap} with page size ${pageSize}`
-        })
-      )
+  options: PagingOptions & SafeOptions = {}
+): Stream.Stream<ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift, R> =>
+  // Suspended: each run of the stream gets its own guard (its own set of ids emitted).
+  Stream.suspend(() => safeRun(fetch, options))
+
+const safeRun = <A, E, R>(
+  fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
+  options: PagingOptions & SafeOptions
+): Stream.Stream<ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift, R> =>
+  Either.match(settingsOf<E>(options), {
+    onLeft: Stream.fail,
+    onRight: (settings) => {
+      const guard = new DriftGuard.DriftGuard({
+        endpoint: options.endpoint ?? "list",
+        idField: options.idField ?? "id",
+        overlap: options.resume?.overlap ?? options.overlap,
+        maxRecoveryRequests: Math.max(0, options.maxRecoveryRequests ?? 16),
+        resumeAfter: options.resumeAfter,
+        start: settings.start,
+        onDrift: options.onDrift ?? (() => Effect.void)
+      }, fetch)
+      return Stream.unwrap(Effect.as(
+        guard.validate(settings.plan.size),
+        Pager.run(fetch, {
+          overlap: (size) => guard.overlap(size),
+          confirmFirst: true,
+          minSize: 2,
+          step: (page, plan) => guard.step(page, plan.size, plan.served),
+          resumeAt: (page) => page.offset,
+          resumeExtra: (size) => guard.resumeExtra(size)
+        }, settings)
+      ))
     }
-    // A lost anchor means the list moves by more than the overlap between two requests: the overlap doubles (up to
-    // half a page) for the rest of the export, so paging keeps up instead of recovering page after page.
-    const widest = Math.max(overlap, Math.floor(pageSize / 2))
-    const stride = () => pageSize - overlap
-    const idField = options.idField ?? "id"
-    const maxRecoveryRequests = Math.max(0, options.maxRecoveryRequests ?? 16)
-    const onDrift = options.onDrift ?? (() => Effect.void)
-    const start = options.startOffset ?? 0
-    // Every id emitted so far: the one thing that makes "at most once" hold whatever the list does.
-    const seen = new Set<unknown>(options.resumeAfter)
-    // The last page taken, by absolute position of each id, to measure shifts.
-    let previous: Map<unknown, number> | undefined
-    let first = true
-
-    const idsOf = (page: Page.Page<A>): Effect.Effect<ReadonlyArray<string | number>, DecodeError> =>
-      Effect.suspend(() => {
-        // The records in the order the server sent them: valid ones fill the positions the invalid ones leave.
-        const invalidAt = new Map(page.invalid.map((record) => [record.offset - page.offset, record.raw]))
-        const ids: Array<string | number> = []
-        let valid = 0
-        for (let i = 0; i < page.received; i++) {
-          const raw = invalidAt.has(i) ? invalidAt.get(i) : page.raw[valid++]
-          const id = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>)[idField] : undefined
-          if (!(typeof id === "string" || (typeof id === "number" && Number.isFinite(id)))) {
-            return Effect.fail(
-              new DecodeError({
-                endpoint,
-                path: `data[${i}].${idField}`,
-                reason: "drift-safe paging needs an id (a string or a number) on every record",
-                offset: page.offset + i
-              })
-            )
-          }
-          ids.push(id)
-        }
-        return Effect.succeed(ids)
-      })
-
-    // The page with only its records not emitted before, if it overlaps what was read (or is anchored by the start).
-    const take = (page: Page.Page<A>, trusted: boolean) =>
-      Effect.gen(function*() {
-        const ids = yield* idsOf(page)
-        if (!(trusted || page.offset === 0 || ids.some((id) => seen.has(id)))) return Option.none<Page.Page<A>>()
-        if (previous !== undefined) {
-          // The last record shared with the page before: where it is now against where it was.
-          for (let i = ids.length - 1; i >= 0; i--) {
-            const before = previous.get(ids[i])
-            if (before === undefined) continue
-            const by = page.offset + i - before
-            if (by !== 0) yield* onDrift(DriftEvent.Shifted({ offset: page.offset, by }))
-            break
-          }
-        }
-        previous = new Map(ids.map((id, i) => [id, page.offset + i]))
-        // Records before the first one already emitted sit in the part of the list already read: the ones that were
-        // there all along came out before, so any other is an insert behind the export, which it may leave out.
-        const from = ids.findIndex((id) => seen.has(id)) + 1
-        const fresh = new Set<number>()
-        for (let i = from; i < ids.length; i++) {
-          if (!seen.has(ids[i])) {
-            seen.add(ids[i])
-            fresh.add(i)
-          }
-        }
-        if (fresh.size === ids.length) return Option.some(page)
-        const invalidAt = new Set(page.invalid.map((record) => record.offset - page.offset))
-        // Valid records fill the positions the invalid ones leave, as in `idsOf`.
-        const records: Array<A> = []
-        const raw: Array<unknown> = []
-        let valid = 0
-        for (let i = 0; i < ids.length; i++) {
-          if (invalidAt.has(i)) continue
-          if (fresh.has(i)) {
-            records.push(page.records[valid])
-            raw.push(page.raw[valid])
-          }
-          valid++
-        }
-        const invalid = page.invalid.filter((record) => fresh.has(record.offset - page.offset))
-        return Option.some({ ...page, records, raw, invalid })
-      })
-
-    // The page at `lost.offset` overlapped nothing read: step back along the grid until a fresh page overlaps,
-    // then walk forward to `lost.offset` (trying its first answer again before asking anew).
-    const recover = (lost: Page.Page<A>) =>
-      Effect.gen(function*() {
-        const target = lost.offset
-        overlap = Math.min(widest, overlap * 2)
-        const taken: Array<Page.Page<A>> = []
-        let requests = 0
-        const fresh = (offset: number) =>
-          requests >= maxRecoveryRequests
-            ? Effect.fail(new PagingDrift({ endpoint, offset: target, requests }))
-            : Effect.suspend(() => {
-              requests++
-              return fetch(offset, pageSize)
-            })
-        let cursor = Math.max(0, target - stride())
-        let lostTried = false
-        for (;;) {
-          const useLost = cursor === target && !lostTried
-          if (useLost) lostTried = true
-          const page = useLost ? lost : yield* fresh(cursor)
-          const accepted = yield* take(page, false)
-          if (Option.isNone(accepted)) {
-            // A first answer may just be older than the pages read since: ask again there. A fresh page that
-            // overlaps nothing means the list moved again: step back once more.
-            if (!useLost) cursor = Math.max(0, cursor - stride())
-            continue
-          }
-          taken.push(accepted.value)
-          if (Page.isLast(page) || cursor >= target) break
-          cursor = Math.min(target, cursor + stride())
-        }
-        yield* onDrift(DriftEvent.Recovered({ offset: target, requests, overlap }))
-        return taken
-      })
-
-    const step = (page: Page.Page<A>) =>
-      Effect.gen(function*() {
-        const trusted = first && page.offset === start && seen.size === 0
-        first = false
-        const accepted = yield* take(page, trusted)
-        const taken = Option.isSome(accepted) ? [accepted.value] : yield* recover(page)
-        return { taken, done: taken.length > 0 && Page.isLast(taken[taken.length - 1]) }
-      })
-
-    return grid(fetch, pageSize, stride, options).pipe(
-      Stream.mapEffect(step),
-      Stream.takeUntil((result) => result.done),
-      Stream.mapConcat((result) => result.taken)
-    )
   })
 
 /**
@@ -319,118 +253,3 @@ export const safePages = <A, E, R>(
  */
 export const records = <A, E, R>(self: Stream.Stream<Page.Page<A>, E, R>): Stream.Stream<A, E, R> =>
   Stream.mapConcat(self, (page) => page.records)
-
-/**
- * Pages of a list endpoint of the ERP, each record decoded with `schema`.
- *
- * @since 0.1.0
- * @category Constructors
- */
-export const listPages = <A, I>(
-  endpoint: string,
-  schema: Schema.Schema<A, I>,
-  options: ListOptions = {}
-): Stream.Stream<Page.Page<A>, PagingError, ErpClient> =>
-  Stream.unwrap(Effect.map(ErpClient, (client) => {
-    let pageCount = 0
-    let recordCount = 0
-    const streamed = Metric.tagged(recordsStreamed, "endpoint", endpoint)
-    const onInvalid = options.onInvalidRecord
-    const fetch = (offset: number, count: number) =>
-      client.list(endpoint, schema, {
-        offset,
-        count,
-        where: options.where,
-        invalidRecords: onInvalid === undefined ? "fail" : "collect"
-      })
-    const safe = options.safe === true ? {} : options.safe
-    let shifts = 0
-    let recoveries = 0
-    const onDrift = (event: DriftEvent) => {
-      if (event._tag === "Shifted") shifts++
-      else recoveries++
-      return Effect.zipRight(
-        Metric.increment(Metric.tagged(Metric.tagged(pagingDrift, "endpoint", endpoint), "kind", event._tag)),
-        Effect.zipRight(
-          Effect.annotateCurrentSpan({ "erp.drift.shifts": shifts, "erp.drift.recoveries": recoveries }),
-          Effect.zipRight(
-            // A shift is routine under change; a recovery costs requests and is worth an operator's eye.
-            (event._tag === "Shifted" ? Effect.logDebug : Effect.logInfo)(
-              event._tag === "Shifted"
-                ? `${endpoint}: the list shifted by ${event.by} at offset ${event.offset}`
-                : `${endpoint}: the list moved past the overlap at offset ${event.offset}; recovered with ` +
-                  `${event.requests} extra requests, overlap now ${event.overlap}`
-            ),
-            safe?.onDrift === undefined ? Effect.void : safe.onDrift(event)
-          )
-        )
-      )
-    }
-    const source = safe === undefined
-      ? pages(fetch, options)
-      : safePages(fetch, { ...options, ...safe, endpoint, onDrift })
-    // Counted per page, never per record: the stream's span ends with its pages and records.
-    const stream = Stream.tap(source, (page) => {
-      pageCount++
-      recordCount += page.records.length
-      return Effect.zipRight(
-        Metric.incrementBy(streamed, page.records.length),
-        Effect.annotateCurrentSpan({ "erp.pages": pageCount, "erp.records": recordCount })
-      )
-    })
-    return (onInvalid === undefined
-      ? stream
-      : Stream.tap(stream, (page) => Effect.forEach(page.invalid, onInvalid, { discard: true }))).pipe(
-        Stream.withSpan("Paginate.listPages", {
-          attributes: {
-            "erp.endpoint": endpoint,
-            "erp.page_size": options.pageSize ?? 100,
-            "erp.concurrency": options.concurrency ?? 4,
-            "erp.start_offset": options.startOffset ?? 0,
-            "erp.safe": safe !== undefined
-          },
-          captureStackTrace: false
-        })
-      )
-  }))
-
-/**
- * Records streamed out of list endpoints, tagged by endpoint.
- *
- * @since 0.1.0
- * @category Metrics
- */
-export const recordsStreamed = Metric.counter("erp_client_records_streamed", {
-  description: "records streamed out of list endpoints"
-})
-
-/**
- * Shifts and recoveries noticed by drift-safe paging, tagged by endpoint and kind (`Shifted`, `Recovered`).
- *
- * @since 0.1.0
- * @category Metrics
- */
-export const pagingDrift = Metric.counter("erp_client_paging_drift", {
-  description: "list shifts and recoveries noticed by drift-safe paging"
-})
-
-/**
- * How paging a list endpoint can fail: a call's failures, and drift-safe paging losing its place.
- *
- * @since 0.1.0
- * @category Errors
- */
-export type PagingError = CallError | PagingDrift
-
-/**
- * Every record of a list endpoint, in offset order: each exactly once while the list does not change (plain paging),
- * or, with `safe`, each id at most once and none skipped while it does.
- *
- * @since 0.1.0
- * @category Constructors
- */
-export const paginate = <A, I>(
-  endpoint: string,
-  schema: Schema.Schema<A, I>,
-  options: ListOptions = {}
-): Stream.Stream<A, PagingError, ErpClient> => records(listPages(endpoint, schema, options))

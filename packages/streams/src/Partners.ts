@@ -1,14 +1,14 @@
 /**
- * The partner endpoints: one page, every partner as a Stream, one partner by id or by company name.
+ * The partner endpoints: every partner as a Stream (or its pages), one partner by id or by company name.
  *
  * @since 0.1.0
  */
-import { type CallError, ErpClient, type PageQuery, type Params } from "@erp-client/client/ErpClient"
-import type * as PageModel from "@erp-client/core/Page"
+import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
 import { Partner } from "@erp-client/core/Partner"
 import * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
-import * as Paginate from "./Paginate.js"
+import * as ListEndpoint from "./ListEndpoint.js"
+import type * as Paginate from "./Paginate.js"
 
 /**
  * @since 0.1.0
@@ -23,23 +23,16 @@ export const LIST = "partner/list"
 export const GET = "partner/get"
 
 /**
- * One page of partners.
- *
- * @since 0.1.0
- * @category Accessors
- */
-export const page = (options: PageQuery): Effect.Effect<PageModel.Page<Partner>, CallError, ErpClient> =>
-  Effect.flatMap(ErpClient, (client) => client.list(LIST, Partner, options))
-
-/**
- * Pages of partners, for callers that track progress by page (e.g. to resume at the offset after the last one).
+ * Pages of partners, for callers that track progress by page: each says where an export resumed after it starts
+ * (`page.next`, for `resume`).
  *
  * @since 0.1.0
  * @category Accessors
  */
 export const pages = (
-  options: Paginate.ListOptions = {}
-): Stream.Stream<PageModel.Page<Partner>, Paginate.PagingError, ErpClient> => Paginate.listPages(LIST, Partner, options)
+  options: ListEndpoint.ListOptions = {}
+): Stream.Stream<Paginate.ResumablePage<Partner>, ListEndpoint.PagingError, ErpClient> =>
+  ListEndpoint.pages(LIST, Partner, options)
 
 /**
  * Every partner matching `where`, in offset order: each exactly once while the list does not change, or with
@@ -49,8 +42,8 @@ export const pages = (
  * @category Accessors
  */
 export const stream = (
-  options: Paginate.ListOptions = {}
-): Stream.Stream<Partner, Paginate.PagingError, ErpClient> => Paginate.paginate(LIST, Partner, options)
+  options: ListEndpoint.ListOptions = {}
+): Stream.Stream<Partner, ListEndpoint.PagingError, ErpClient> => ListEndpoint.stream(LIST, Partner, options)
 
 /**
  * How one partner is selected: by id or by company name.

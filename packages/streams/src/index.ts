@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as ListEndpoint from "./ListEndpoint.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Paginate from "./Paginate.js"
 
 /**

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/client"
 import { Partner } from "@erp-client/core"
 import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
-import { Paginate, Partners } from "@erp-client/streams"
+import { ListEndpoint, Partners } from "@erp-client/streams"
 import { Cause, Chunk, Effect, Exit, Layer, Logger, LogLevel, Redacted, Schema, Stream, Tracer } from "effect"
 import { inspect } from "node:util"
 import { SECRET_KEY, seeded, testLayer } from "./harness.js"
@@ -211,7 +211,7 @@ describe("invalid records", () => {
   it.effect("paginate works for any list endpoint with the user's own schema", () =>
     Effect.gen(function*() {
       const Row = Schema.Struct({ id: Schema.Number, extra: Schema.Number })
-      const rows = yield* collect(Paginate.paginate("product/list", Row, { pageSize: 2, concurrency: 3 }))
+      const rows = yield* collect(ListEndpoint.stream("product/list", Row, { pageSize: 2, concurrency: 3 }))
       expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7])
     }).pipe(Effect.provide(client)))
 })

@@ -136,6 +136,9 @@ describe("interruption", () => {
   it.live("interrupting a stream cancels its requests: none is left open at the server", () =>
     Effect.gen(function*() {
       const sandbox = yield* Sandbox.Sandbox
+      // Pages in flight start at one and double with each full page: the first three are answered (after a moment),
+      // the four that are then in flight hang.
+      yield* sandbox.inject(Fault.Fault.Delay({ duration: "1 millis" }), { ...list, times: 3 })
       yield* sandbox.inject(Fault.Fault.Hang(), { ...list, times: 4 })
       const fiber = yield* Effect.fork(Stream.runDrain(Partners.stream({ pageSize: 20, concurrency: 4 })))
       // Wait until the four hung requests are open at the server, then interrupt.

@@ -1,0 +1,163 @@
+/**
+ * Any list endpoint of the ERP as a Stream: `Paginate` over `ErpClient.list`, with the client's metrics, span and
+ * logs. The service has over 500 endpoints; this pages any of them with the caller's schema.
+ *
+ * @since 0.1.0
+ */
+import { type CallError, ErpClient } from "@erp-client/client/ErpClient"
+import type { PagingDrift } from "@erp-client/core/ErpError"
+import type * as ListQuery from "@erp-client/core/ListQuery"
+import type * as Page from "@erp-client/core/Page"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Paginate from "./Paginate.js"
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
+  /** Conditions sent as `list_condition[field]=value`, e.g. `{ is_customer: 1 }`. */
+  readonly where?: ListQuery.Conditions | undefined
+  /**
+   * Records that do not match the schema: without this, the stream fails with a `DecodeError` naming the first one.
+   * With it, each is handed here (whole, with its offset and error) and the stream goes on.
+   */
+  readonly onInvalidRecord?: ((record: Page.InvalidRecord) => Effect.Effect<void>) | undefined
+  /**
+   * Drift-safe paging for a list that may change while it is read (see `Paginate.safePages`): each id at most once,
+   * and no record that stays in the list is skipped. `true` for the defaults. Costs extra requests (the overlap).
+   */
+  readonly safe?: Paginate.SafeOptions | true | undefined
+}
+
+/**
+ * How paging a list endpoint can fail: a call's failures, and drift-safe paging losing its place.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type PagingError = CallError | PagingDrift
+
+/**
+ * Records streamed out of list endpoints, tagged by endpoint.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const recordsStreamed = Metric.counter("erp_client_records_streamed", {
+  description: "records streamed out of list endpoints"
+})
+
+/**
+ * Shifts and recoveries noticed by drift-safe paging, tagged by endpoint and kind (`Shifted`, `Recovered`).
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const pagingDrift = Metric.counter("erp_client_paging_drift", {
+  description: "list shifts and recoveries noticed by drift-safe paging"
+})
+
+const logDrift = (endpoint: string, event: Paginate.DriftEvent) =>
+  // A shift is routine under change; a recovery costs requests and is worth an operator's eye.
+  event._tag === "Shifted"
+    ? Effect.logDebug(`${endpoint}: the list shifted by ${event.by} at offset ${event.offset}`)
+    : Effect.logInfo(
+      `${endpoint}: the list moved past the overlap at offset ${event.offset}; recovered with ` +
+        `${event.requests} extra requests, overlap now ${event.overlap}`
+    )
+
+const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
+  Effect.logInfo(
+    change.reason === "served"
+      ? `${endpoint}: the server serves at most ${change.size} records a page (asked ${change.previous}); ` +
+        `paging on with ${change.size}`
+      : `${endpoint}: a page of ${change.previous} records was too large to accept; paging on with ${change.size}`
+  )
+
+/**
+ * Pages of a list endpoint of the ERP, each record decoded with `schema`, each page with where to resume after it.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const pages = <A, I>(
+  endpoint: string,
+  schema: Schema.Schema<A, I>,
+  options: ListOptions = {}
+): Stream.Stream<Paginate.ResumablePage<A>, PagingError, ErpClient> =>
+  Stream.unwrap(Effect.map(ErpClient, (client) => {
+    const streamed = Metric.tagged(recordsStreamed, "endpoint", endpoint)
+    const onInvalid = options.onInvalidRecord
+    const fetch = (offset: number, count: number) =>
+      client.list(endpoint, schema, {
+        offset,
+        count,
+        where: options.where,
+        invalidRecords: onInvalid === undefined ? "fail" : "collect"
+      })
+    const safe = options.safe === true ? {} : options.safe
+    // Counted on the stream's span as they happen, never per record.
+    const count = (name: string, delta: number) =>
+      Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+        span._tag === "None" ? Effect.void : Effect.sync(() => {
+          const before = span.value.attributes.get(name)
+          span.value.attribute(name, (typeof before === "number" ? before : 0) + delta)
+        }))
+    const onPageSize = (change: Paginate.PageSizeChange) =>
+      Effect.all([
+        logPageSize(endpoint, change),
+        Effect.annotateCurrentSpan("erp.page_size.served", change.size),
+        options.onPageSize?.(change) ?? Effect.void
+      ], { discard: true })
+    const paging = { ...options, endpoint, onPageSize }
+    const source = safe === undefined
+      ? Paginate.pages(fetch, paging)
+      : Paginate.safePages(fetch, {
+        ...paging,
+        ...safe,
+        onDrift: (event) =>
+          Effect.all([
+            Metric.increment(Metric.tagged(Metric.tagged(pagingDrift, "endpoint", endpoint), "kind", event._tag)),
+            count(event._tag === "Shifted" ? "erp.drift.shifts" : "erp.drift.recoveries", 1),
+            logDrift(endpoint, event),
+            safe.onDrift?.(event) ?? Effect.void
+          ], { discard: true })
+      })
+    return source.pipe(
+      Stream.tap((page) =>
+        Effect.all([
+          Metric.incrementBy(streamed, page.records.length),
+          count("erp.pages", 1),
+          count("erp.records", page.records.length),
+          onInvalid === undefined ? Effect.void : Effect.forEach(page.invalid, onInvalid, { discard: true })
+        ], { discard: true })
+      ),
+      Stream.withSpan("ListEndpoint.pages", {
+        attributes: {
+          "erp.endpoint": endpoint,
+          "erp.page_size": options.resume?.pageSize ?? options.pageSize ?? "auto",
+          "erp.concurrency": options.concurrency ?? 4,
+          "erp.start_offset": options.resume?.offset ?? options.startOffset ?? 0,
+          "erp.safe": safe !== undefined
+        },
+        captureStackTrace: false
+      })
+    )
+  }))
+
+/**
+ * Every record of a list endpoint, in offset order: each exactly once while the list does not change (plain paging),
+ * or, with `safe`, each id at most once and none skipped while it does.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const stream = <A, I>(
+  endpoint: string,
+  schema: Schema.Schema<A, I>,
+  options: ListOptions = {}
+): Stream.Stream<A, PagingError, ErpClient> => Paginate.records(pages(endpoint, schema, options))
