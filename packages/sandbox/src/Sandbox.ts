@@ -20,6 +20,7 @@ import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
 import * as PartnerStore from "./internal/partnerStore.js"
+import * as RequestLog from "./internal/requestLog.js"
 import * as RateLimit from "./RateLimit.js"
 import * as Seed from "./Seed.js"
 
@@ -193,17 +194,6 @@ interface QueuedFault {
   remaining: number
 }
 
-interface Draft {
-  method: string
-  endpoint: string
-  query: ReadonlyArray<readonly [string, string]>
-  status: number
-  keyValid: boolean
-  timeMillis: number
-  durationMillis: number | undefined
-  fault: Fault.Tag | undefined
-}
-
 type Verdict =
   | { readonly _tag: "Unknown" }
   | { readonly _tag: "Limited"; readonly headers: Record<string, string> }
@@ -211,7 +201,7 @@ type Verdict =
 
 interface Admission {
   readonly url: Option.Option<URL>
-  readonly draft: Draft
+  readonly draft: RequestLog.Draft
   readonly verdict: Verdict
   readonly nowMillis: number
   readonly latencyMillis: number
@@ -279,16 +269,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       rateLimit === false ? RateLimit.defaults.windowMillis : rateLimit.windowMillis
     )
     let faults: Array<QueuedFault> = []
-    let log: Array<Draft> = []
-    let requests = 0
-    let byEndpoint: Record<string, number> = {}
-    let byStatus: Record<string, number> = {}
-    let tooManyRequests = 0
-    let faultsServed = 0
-    let maxInFlight = 0
-    let maxObservedInWindow: Record<string, number> = {}
-    let inserted = 0
-    let deleted = 0
+    const log = RequestLog.make(maxLogEntries)
     // Responses still open, so shutdown can cut hung requests instead of waiting for their clients.
     const open = new Set<Http.ServerResponse>()
 
@@ -309,8 +290,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     const decide = (endpoint: Endpoint, key: string, nowMillis: number): Verdict => {
       const slot = `${key}\u0000${endpoint}`
       observed.check(slot, nowMillis)
-      const seen = observed.count(slot, nowMillis)
-      if (seen > (maxObservedInWindow[endpoint] ?? 0)) maxObservedInWindow[endpoint] = seen
+      log.observeWindow(endpoint, observed.count(slot, nowMillis))
       if (rateLimit === false || window === undefined) {
         return { _tag: "Allowed", headers: {}, fault: takeFault(endpoint) }
       }
@@ -340,31 +320,17 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
             ([name, value]) => [name, keys.has(value) || (value === key && key !== "") ? "<redacted>" : value] as const
           )
       })
-      const draft: Draft = {
+      const draft = log.begin({
         method: request.method,
         endpoint: path,
         query,
-        status: 0,
         keyValid: keys.has(key),
-        timeMillis: nowMillis,
-        durationMillis: undefined,
-        fault: undefined
-      }
-      requests += 1
-      byEndpoint[path] = (byEndpoint[path] ?? 0) + 1
-      if (maxLogEntries > 0) {
-        log.push(draft)
-        // Trim in batches so a long benchmark does not pay for a shift on every request.
-        if (log.length > maxLogEntries * 1.25) log = log.slice(log.length - maxLogEntries)
-      }
+        timeMillis: nowMillis
+      })
       const response = NodeHttpServerRequest.toServerResponse(request)
       open.add(response)
-      if (open.size > maxInFlight) maxInFlight = open.size
       const verdict: Verdict = endpoint === undefined ? { _tag: "Unknown" } : decide(endpoint, key, nowMillis)
-      if (verdict._tag === "Allowed" && verdict.fault !== undefined) {
-        draft.fault = verdict.fault._tag
-        faultsServed += 1
-      }
+      if (verdict._tag === "Allowed" && verdict.fault !== undefined) log.faultServed(draft, verdict.fault._tag)
       const latencyMillis = endpoint === undefined || (latencyBase === 0 && latencyJitter === 0)
         ? 0
         : latencyBase + latencyPrng() * latencyJitter
@@ -372,11 +338,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     }
 
     const finish = (admission: Admission, nowMillis: number): void => {
-      const { draft } = admission
-      draft.durationMillis = nowMillis - draft.timeMillis
-      const status = String(draft.status)
-      byStatus[status] = (byStatus[status] ?? 0) + 1
-      if (draft.status === 429) tooManyRequests += 1
+      log.finish(admission.draft, nowMillis)
       open.delete(admission.response)
     }
 
@@ -394,10 +356,10 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
           if (match !== null) conditions.push([match[1], value])
         }
         for (let i = 0; i < driftInserts; i++) {
-          inserted += store.insert(Math.floor(driftPrng() * (store.size() + 1)), 1).length
+          log.countChanges(store.insert(Math.floor(driftPrng() * (store.size() + 1)), 1).length, 0)
         }
         for (let i = 0; i < driftDeletes && store.size() > 0; i++) {
-          if (store.removeAt(Math.floor(driftPrng() * store.size())) !== undefined) deleted += 1
+          if (store.removeAt(Math.floor(driftPrng() * store.size())) !== undefined) log.countChanges(0, 1)
         }
         const page = store.page(offset.value, Math.min(count.value, maxListCount), conditions)
         return envelope(CODE_OK, null, page)
@@ -561,17 +523,6 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     const reachable = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname
     const baseUrl = `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`
 
-    const snapshot = (draft: Draft): RequestLogEntry => ({
-      method: draft.method,
-      endpoint: draft.endpoint,
-      query: draft.query,
-      status: draft.status,
-      keyValid: draft.keyValid,
-      timeMillis: draft.timeMillis,
-      ...(draft.durationMillis === undefined ? {} : { durationMillis: draft.durationMillis }),
-      ...(draft.fault === undefined ? {} : { fault: draft.fault })
-    })
-
     return Sandbox.of({
       baseUrl,
       port,
@@ -595,31 +546,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       clearFaults: Effect.sync(() => {
         faults = []
       }),
-      stats: Effect.sync(() => ({
-        requests,
-        byEndpoint: { ...byEndpoint },
-        byStatus: { ...byStatus },
-        tooManyRequests,
-        faultsServed,
-        inFlight: open.size,
-        maxInFlight,
-        maxObservedInWindow: { ...maxObservedInWindow },
-        inserted,
-        deleted
-      })),
-      requests: Effect.sync(() => log.map(snapshot)),
-      resetStats: Effect.sync(() => {
-        log = []
-        requests = 0
-        byEndpoint = {}
-        byStatus = {}
-        tooManyRequests = 0
-        faultsServed = 0
-        maxInFlight = open.size
-        maxObservedInWindow = {}
-        inserted = 0
-        deleted = 0
-      }),
+      stats: Effect.sync(log.stats),
+      requests: Effect.sync(log.entries),
+      resetStats: Effect.sync(log.reset),
       resetRateLimits: Effect.sync(() => {
         window?.reset()
         observed.reset()
@@ -637,13 +566,13 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       insertPartners: (count, at) =>
         Effect.sync(() => {
           const ids = store.insert(at, Math.max(0, Math.floor(count)))
-          inserted += ids.length
+          log.countChanges(ids.length, 0)
           return ids
         }),
       deletePartners: (ids) =>
         Effect.sync(() => {
           const removed = store.remove(ids)
-          deleted += removed
+          log.countChanges(0, removed)
           return removed
         })
     })
