@@ -19,6 +19,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
+import * as FaultQueue from "./internal/faultQueue.js"
 import * as PartnerStore from "./internal/partnerStore.js"
 import * as RequestLog from "./internal/requestLog.js"
 import * as RateLimit from "./RateLimit.js"
@@ -188,12 +189,6 @@ export interface Service {
  */
 export class Sandbox extends Context.Tag("@erp-client/sandbox/Sandbox")<Sandbox, Service>() {}
 
-interface QueuedFault {
-  readonly fault: Fault.Fault
-  readonly endpoint: string | undefined
-  remaining: number
-}
-
 type Verdict =
   | { readonly _tag: "Unknown" }
   | { readonly _tag: "Limited"; readonly headers: Record<string, string> }
@@ -253,8 +248,6 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     const latencyBase = millis(options.latency?.base)
     const latencyJitter = millis(options.latency?.jitter)
     const latencyPrng = Seed.mulberry32(options.latency?.seed ?? seed)
-    const randomFaults = options.randomFaults
-    const faultPrng = Seed.mulberry32(randomFaults?.seed ?? seed)
     const driftInserts = Math.max(0, Math.floor(options.drift?.inserts ?? 0))
     const driftDeletes = Math.max(0, Math.floor(options.drift?.deletes ?? 0))
     const driftPrng = Seed.mulberry32(options.drift?.seed ?? seed)
@@ -268,37 +261,23 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       Number.POSITIVE_INFINITY,
       rateLimit === false ? RateLimit.defaults.windowMillis : rateLimit.windowMillis
     )
-    let faults: Array<QueuedFault> = []
+    const faults = FaultQueue.make(options.randomFaults, seed)
     const log = RequestLog.make(maxLogEntries)
     // Responses still open, so shutdown can cut hung requests instead of waiting for their clients.
     const open = new Set<Http.ServerResponse>()
-
-    const takeFault = (endpoint: string): Fault.Fault | undefined => {
-      const index = faults.findIndex((queued) => queued.endpoint === undefined || queued.endpoint === endpoint)
-      if (index >= 0) {
-        const queued = faults[index]
-        queued.remaining -= 1
-        if (queued.remaining <= 0) faults.splice(index, 1)
-        return queued.fault
-      }
-      if (randomFaults !== undefined && randomFaults.faults.length > 0 && faultPrng() < randomFaults.rate) {
-        return randomFaults.faults[Math.floor(faultPrng() * randomFaults.faults.length)]
-      }
-      return undefined
-    }
 
     const decide = (endpoint: Endpoint, key: string, nowMillis: number): Verdict => {
       const slot = `${key}\u0000${endpoint}`
       observed.check(slot, nowMillis)
       log.observeWindow(endpoint, observed.count(slot, nowMillis))
       if (rateLimit === false || window === undefined) {
-        return { _tag: "Allowed", headers: {}, fault: takeFault(endpoint) }
+        return { _tag: "Allowed", headers: {}, fault: faults.take(endpoint) }
       }
       const peek = window.check(slot, nowMillis, false)
       const headersOf = (decision: RateLimit.Decision) =>
         rateLimit.headers ? RateLimit.headers(decision, rateLimit.resetUnit, nowMillis) : {}
       if (!peek.allowed) return { _tag: "Limited", headers: headersOf(peek) }
-      const fault = takeFault(endpoint)
+      const fault = faults.take(endpoint)
       // A 429 fault is a rejection, and rejected requests are not counted in the window.
       const decision = fault?._tag === "TooManyRequests" ? peek : window.check(slot, nowMillis, true)
       return { _tag: "Allowed", headers: headersOf(decision), fault }
@@ -532,20 +511,8 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       maxListCount,
       rateLimit,
       partnerAt: (index) => Seed.partnerAt(seed, index),
-      inject: (fault, options) =>
-        Effect.sync(() => {
-          const times = options?.times ?? 1
-          if (!(times > 0)) return
-          const endpoint = options?.endpoint
-          faults.push({
-            fault,
-            endpoint: endpoint === undefined ? undefined : endpoint.startsWith("/") ? endpoint : `/${endpoint}`,
-            remaining: times
-          })
-        }),
-      clearFaults: Effect.sync(() => {
-        faults = []
-      }),
+      inject: (fault, options) => Effect.sync(() => faults.push(fault, options)),
+      clearFaults: Effect.sync(faults.clear),
       stats: Effect.sync(log.stats),
       requests: Effect.sync(log.entries),
       resetStats: Effect.sync(log.reset),
