@@ -19,6 +19,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
+import * as ApiKeys from "./internal/apiKeys.js"
 import * as FaultQueue from "./internal/faultQueue.js"
 import * as PartnerStore from "./internal/partnerStore.js"
 import * as RequestLog from "./internal/requestLog.js"
@@ -244,7 +245,6 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     const maxLogEntries = Math.max(0, Math.floor(options.maxLogEntries ?? 10_000))
     const rateLimit = options.rateLimit === false ? false as const : RateLimit.resolve(options.rateLimit)
     const store = PartnerStore.make(seed, partnerCount)
-    const initialKeys = options.apiKeys ?? ["sandbox-key"]
     const latencyBase = millis(options.latency?.base)
     const latencyJitter = millis(options.latency?.jitter)
     const latencyPrng = Seed.mulberry32(options.latency?.seed ?? seed)
@@ -253,7 +253,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     const driftPrng = Seed.mulberry32(options.drift?.seed ?? seed)
 
     // All mutable state lives here and is only touched inside `Effect.sync`, so each step is atomic.
-    let keys = new Set(initialKeys)
+    const keys = ApiKeys.make(options.apiKeys ?? ["sandbox-key"])
     const window = rateLimit === false
       ? undefined
       : RateLimit.makeSlidingWindowLog(rateLimit.limit, rateLimit.windowMillis)
@@ -293,17 +293,13 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       const key = request.headers["x-api-key"] ?? ""
       const query = Option.match(url, {
         onNone: () => [],
-        onSome: (url) =>
-          Array.from(
-            url.searchParams,
-            ([name, value]) => [name, keys.has(value) || (value === key && key !== "") ? "<redacted>" : value] as const
-          )
+        onSome: (url) => Array.from(url.searchParams, ([name, value]) => [name, keys.redact(value, key)] as const)
       })
       const draft = log.begin({
         method: request.method,
         endpoint: path,
         query,
-        keyValid: keys.has(key),
+        keyValid: keys.isValid(key),
         timeMillis: nowMillis
       })
       const response = NodeHttpServerRequest.toServerResponse(request)
@@ -505,7 +501,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     return Sandbox.of({
       baseUrl,
       port,
-      apiKey: initialKeys[0] ?? "",
+      apiKey: keys.first,
       seed,
       partnerCount,
       maxListCount,
@@ -520,14 +516,8 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
         window?.reset()
         observed.reset()
       }),
-      revokeKey: (key) =>
-        Effect.sync(() => {
-          keys.delete(key)
-        }),
-      setKeys: (next) =>
-        Effect.sync(() => {
-          keys = new Set(next)
-        }),
+      revokeKey: (key) => Effect.sync(() => keys.revoke(key)),
+      setKeys: (next) => Effect.sync(() => keys.set(next)),
       size: Effect.sync(() => store.size()),
       partnerIds: Effect.sync(() => store.ids()),
       insertPartners: (count, at) =>
