@@ -10,7 +10,6 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { CODE_ERROR, CODE_OK } from "@erp-client/core/Envelope"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,7 +18,10 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
+import * as Answers from "./internal/answers.js"
 import * as ApiKeys from "./internal/apiKeys.js"
+import * as Drift from "./internal/drift.js"
+import * as Envelope from "./internal/envelope.js"
 import * as FaultQueue from "./internal/faultQueue.js"
 import * as PartnerStore from "./internal/partnerStore.js"
 import * as RequestLog from "./internal/requestLog.js"
@@ -204,27 +206,9 @@ interface Admission {
   readonly response: Http.ServerResponse
 }
 
-const UNAUTHORIZED = "Unauthorized"
-const NOT_FOUND = "Not found"
 const TOO_MANY_REQUESTS = "Too Many Requests"
-const JSON_TYPE = "application/json"
-
-const envelope = (code: number, message: string | null, data: unknown): string =>
-  JSON.stringify({ result: { code, message }, data })
-
-const failure = (message: string): string => envelope(CODE_ERROR, message, null)
 
 const parseUrl = Option.liftThrowable((url: string) => new URL(url, "http://sandbox.invalid"))
-
-// The contract says clients send both paging parameters; only plain decimal integers are accepted, so a client
-// that sends `1e3`, `-1` or nothing sees an error instead of a guess.
-const nonNegativeInt = (value: string | null): Option.Option<number> => {
-  if (value === null || !/^\d+$/.test(value)) return Option.none()
-  const n = Number(value)
-  return Number.isSafeInteger(n) ? Option.some(n) : Option.none()
-}
-
-const CONDITION = /^list_condition\[(.*)\]$/
 
 const statusText = (status: number): string => Http.STATUS_CODES[status] ?? "Error"
 
@@ -248,9 +232,6 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     const latencyBase = millis(options.latency?.base)
     const latencyJitter = millis(options.latency?.jitter)
     const latencyPrng = Seed.mulberry32(options.latency?.seed ?? seed)
-    const driftInserts = Math.max(0, Math.floor(options.drift?.inserts ?? 0))
-    const driftDeletes = Math.max(0, Math.floor(options.drift?.deletes ?? 0))
-    const driftPrng = Seed.mulberry32(options.drift?.seed ?? seed)
 
     // All mutable state lives here and is only touched inside `Effect.sync`, so each step is atomic.
     const keys = ApiKeys.make(options.apiKeys ?? ["sandbox-key"])
@@ -317,46 +298,17 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       open.delete(admission.response)
     }
 
-    const answer = (endpoint: Endpoint, url: Option.Option<URL>, keyValid: boolean): string => {
-      if (!keyValid) return failure(UNAUTHORIZED)
-      const params = Option.match(url, { onNone: () => new URLSearchParams(), onSome: (url) => url.searchParams })
-      if (endpoint === "/partner/list") {
-        const offset = nonNegativeInt(params.get("list_offset"))
-        const count = nonNegativeInt(params.get("list_count"))
-        if (Option.isNone(offset)) return failure("list_offset is required and must be a non-negative integer")
-        if (Option.isNone(count)) return failure("list_count is required and must be a non-negative integer")
-        const conditions: Array<readonly [string, string]> = []
-        for (const [name, value] of params) {
-          const match = CONDITION.exec(name)
-          if (match !== null) conditions.push([match[1], value])
-        }
-        for (let i = 0; i < driftInserts; i++) {
-          log.countChanges(store.insert(Math.floor(driftPrng() * (store.size() + 1)), 1).length, 0)
-        }
-        for (let i = 0; i < driftDeletes && store.size() > 0; i++) {
-          if (store.removeAt(Math.floor(driftPrng() * store.size())) !== undefined) log.countChanges(0, 1)
-        }
-        const page = store.page(offset.value, Math.min(count.value, maxListCount), conditions)
-        return envelope(CODE_OK, null, page)
-      }
-      const id = params.get("id")
-      const name = params.get("company_name")
-      if (id === null && name === null) return failure("id or company_name is required")
-      const byId = id === null ? Option.none() : Option.flatMap(nonNegativeInt(id), store.byId)
-      const byName = name === null ? Option.none() : store.byName(name)
-      const found = id !== null && name !== null
-        ? Option.filter(byId, (partner) => Option.exists(byName, (other) => other.id === partner.id))
-        : id !== null
-        ? byId
-        : byName
-      return Option.match(found, {
-        onNone: () => failure(NOT_FOUND),
-        onSome: (partner) => envelope(CODE_OK, null, partner)
-      })
-    }
-
-    const json = (body: string, status: number, headers: Record<string, string>) =>
-      HttpServerResponse.text(body, { status, headers, contentType: JSON_TYPE })
+    const answerOf = Answers.make({
+      store,
+      maxListCount,
+      beforeList: Drift.make(options.drift, seed, store, log)
+    })
+    const answer = (endpoint: Endpoint, url: Option.Option<URL>, keyValid: boolean): string =>
+      answerOf(
+        endpoint,
+        Option.match(url, { onNone: () => new URLSearchParams(), onSome: (url) => url.searchParams }),
+        keyValid
+      )
 
     // Cuts the connection, optionally after raw bytes, bypassing the Node response object so the platform can still
     // close its side cleanly. The fiber ends when the socket is closed (the platform interrupts it as a client abort).
@@ -384,7 +336,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       const sent = Math.min(bytes.length - 1, Math.max(1, Math.floor(bytes.length * fraction)))
       const head = [
         "HTTP/1.1 200 OK",
-        `content-type: ${JSON_TYPE}`,
+        `content-type: ${Envelope.JSON_TYPE}`,
         `content-length: ${bytes.length}`,
         ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
         "",
@@ -404,12 +356,12 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       Effect.gen(function*() {
         const { draft, nowMillis, url, verdict } = admission
         if (verdict._tag === "Unknown" || endpoint === undefined) {
-          return json(failure("Unknown endpoint"), 404, {})
+          return Envelope.json(Envelope.failure("Unknown endpoint"), 404, {})
         }
         if (admission.latencyMillis > 0) yield* Effect.sleep(Duration.millis(admission.latencyMillis))
-        if (verdict._tag === "Limited") return json(failure(TOO_MANY_REQUESTS), 429, verdict.headers)
+        if (verdict._tag === "Limited") return Envelope.json(Envelope.failure(TOO_MANY_REQUESTS), 429, verdict.headers)
         const { fault, headers } = verdict
-        const normal = () => json(answer(endpoint, url, draft.keyValid), 200, headers)
+        const normal = () => Envelope.json(answer(endpoint, url, draft.keyValid), 200, headers)
         if (fault === undefined) return normal()
         switch (fault._tag) {
           case "Status":
@@ -424,7 +376,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
             const faultHeaders = fault.headers === false
               ? {}
               : RateLimit.headers({ allowed: false, limit, remaining: 0, resetAtMillis: resetAt }, unit, nowMillis)
-            return json(failure(TOO_MANY_REQUESTS), 429, faultHeaders)
+            return Envelope.json(Envelope.failure(TOO_MANY_REQUESTS), 429, faultHeaders)
           }
           case "DropBeforeResponse":
             return yield* cut(admission.response, undefined)
@@ -438,13 +390,13 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
             )
           case "MalformedJson": {
             const body = answer(endpoint, url, draft.keyValid)
-            return json(body.slice(0, Math.max(1, Math.floor(body.length / 2))), 200, headers)
+            return Envelope.json(body.slice(0, Math.max(1, Math.floor(body.length / 2))), 200, headers)
           }
           case "NotEnvelope":
-            return json(JSON.stringify(fault.body === undefined ? { items: [] } : fault.body), 200, headers)
+            return Envelope.json(JSON.stringify(fault.body === undefined ? { items: [] } : fault.body), 200, headers)
           case "UnknownCode":
-            return json(
-              envelope(fault.code ?? 2, fault.message ?? "Service temporarily unavailable", null),
+            return Envelope.json(
+              Envelope.envelope(fault.code ?? 2, fault.message ?? "Service temporarily unavailable", null),
               200,
               headers
             )
@@ -454,7 +406,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
             yield* Effect.sleep(fault.duration)
             return normal()
           case "Unauthorized":
-            return json(failure(UNAUTHORIZED), 200, headers)
+            return Envelope.json(Envelope.failure(Answers.UNAUTHORIZED), 200, headers)
           case "Redirect":
             return HttpServerResponse.empty({
               status: fault.status ?? 302,
