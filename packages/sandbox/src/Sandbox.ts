@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
+import * as Admission from "./internal/admission.js"
 import * as Answers from "./internal/answers.js"
 import * as ApiKeys from "./internal/apiKeys.js"
 import * as Drift from "./internal/drift.js"
@@ -192,12 +193,9 @@ export interface Service {
  */
 export class Sandbox extends Context.Tag("@erp-client/sandbox/Sandbox")<Sandbox, Service>() {}
 
-type Verdict =
-  | { readonly _tag: "Unknown" }
-  | { readonly _tag: "Limited"; readonly headers: Record<string, string> }
-  | { readonly _tag: "Allowed"; readonly headers: Record<string, string>; readonly fault: Fault.Fault | undefined }
+type Verdict = { readonly _tag: "Unknown" } | Admission.Verdict
 
-interface Admission {
+interface Arrival {
   readonly url: Option.Option<URL>
   readonly draft: RequestLog.Draft
   readonly verdict: Verdict
@@ -235,40 +233,17 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
 
     // All mutable state lives here and is only touched inside `Effect.sync`, so each step is atomic.
     const keys = ApiKeys.make(options.apiKeys ?? ["sandbox-key"])
-    const window = rateLimit === false
-      ? undefined
-      : RateLimit.makeSlidingWindowLog(rateLimit.limit, rateLimit.windowMillis)
-    const observed = RateLimit.makeSlidingWindowLog(
-      Number.POSITIVE_INFINITY,
-      rateLimit === false ? RateLimit.defaults.windowMillis : rateLimit.windowMillis
-    )
     const faults = FaultQueue.make(options.randomFaults, seed)
     const log = RequestLog.make(maxLogEntries)
+    const admission = Admission.make(rateLimit, faults, log)
     // Responses still open, so shutdown can cut hung requests instead of waiting for their clients.
     const open = new Set<Http.ServerResponse>()
-
-    const decide = (endpoint: Endpoint, key: string, nowMillis: number): Verdict => {
-      const slot = `${key}\u0000${endpoint}`
-      observed.check(slot, nowMillis)
-      log.observeWindow(endpoint, observed.count(slot, nowMillis))
-      if (rateLimit === false || window === undefined) {
-        return { _tag: "Allowed", headers: {}, fault: faults.take(endpoint) }
-      }
-      const peek = window.check(slot, nowMillis, false)
-      const headersOf = (decision: RateLimit.Decision) =>
-        rateLimit.headers ? RateLimit.headers(decision, rateLimit.resetUnit, nowMillis) : {}
-      if (!peek.allowed) return { _tag: "Limited", headers: headersOf(peek) }
-      const fault = faults.take(endpoint)
-      // A 429 fault is a rejection, and rejected requests are not counted in the window.
-      const decision = fault?._tag === "TooManyRequests" ? peek : window.check(slot, nowMillis, true)
-      return { _tag: "Allowed", headers: headersOf(decision), fault }
-    }
 
     const admit = (
       request: HttpServerRequest.HttpServerRequest,
       endpoint: Endpoint | undefined,
       nowMillis: number
-    ): Admission => {
+    ): Arrival => {
       const url = parseUrl(request.url)
       const path = Option.match(url, { onNone: () => request.url, onSome: (url) => url.pathname })
       const key = request.headers["x-api-key"] ?? ""
@@ -285,7 +260,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       })
       const response = NodeHttpServerRequest.toServerResponse(request)
       open.add(response)
-      const verdict: Verdict = endpoint === undefined ? { _tag: "Unknown" } : decide(endpoint, key, nowMillis)
+      const verdict: Verdict = endpoint === undefined ? { _tag: "Unknown" } : admission.decide(endpoint, key, nowMillis)
       if (verdict._tag === "Allowed" && verdict.fault !== undefined) log.faultServed(draft, verdict.fault._tag)
       const latencyMillis = endpoint === undefined || (latencyBase === 0 && latencyJitter === 0)
         ? 0
@@ -293,9 +268,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       return { url, draft, verdict, nowMillis, latencyMillis, response }
     }
 
-    const finish = (admission: Admission, nowMillis: number): void => {
-      log.finish(admission.draft, nowMillis)
-      open.delete(admission.response)
+    const finish = (arrival: Arrival, nowMillis: number): void => {
+      log.finish(arrival.draft, nowMillis)
+      open.delete(arrival.response)
     }
 
     const answerOf = Answers.make({
@@ -350,15 +325,15 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
     }
 
     const respond = (
-      admission: Admission,
+      arrival: Arrival,
       endpoint: Endpoint | undefined
     ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
       Effect.gen(function*() {
-        const { draft, nowMillis, url, verdict } = admission
+        const { draft, nowMillis, url, verdict } = arrival
         if (verdict._tag === "Unknown" || endpoint === undefined) {
           return Envelope.json(Envelope.failure("Unknown endpoint"), 404, {})
         }
-        if (admission.latencyMillis > 0) yield* Effect.sleep(Duration.millis(admission.latencyMillis))
+        if (arrival.latencyMillis > 0) yield* Effect.sleep(Duration.millis(arrival.latencyMillis))
         if (verdict._tag === "Limited") return Envelope.json(Envelope.failure(TOO_MANY_REQUESTS), 429, verdict.headers)
         const { fault, headers } = verdict
         const normal = () => Envelope.json(answer(endpoint, url, draft.keyValid), 200, headers)
@@ -379,11 +354,11 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
             return Envelope.json(Envelope.failure(TOO_MANY_REQUESTS), 429, faultHeaders)
           }
           case "DropBeforeResponse":
-            return yield* cut(admission.response, undefined)
+            return yield* cut(arrival.response, undefined)
           case "DropMidBody":
             draft.status = 200
             return yield* dropMidBody(
-              admission.response,
+              arrival.response,
               headers,
               answer(endpoint, url, draft.keyValid),
               fault.fraction ?? 0.5
@@ -419,13 +394,12 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         Effect.acquireUseRelease(
           Effect.clockWith((clock) => Effect.sync(() => admit(request, endpoint, clock.unsafeCurrentTimeMillis()))),
-          (admission) =>
-            Effect.tap(respond(admission, endpoint), (response) =>
+          (arrival) =>
+            Effect.tap(respond(arrival, endpoint), (response) =>
               Effect.sync(() => {
-                admission.draft.status = response.status
+                arrival.draft.status = response.status
               })),
-          (admission) =>
-            Effect.clockWith((clock) => Effect.sync(() => finish(admission, clock.unsafeCurrentTimeMillis())))
+          (arrival) => Effect.clockWith((clock) => Effect.sync(() => finish(arrival, clock.unsafeCurrentTimeMillis())))
         ))
 
     const router = HttpRouter.empty.pipe(
@@ -464,10 +438,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
       stats: Effect.sync(log.stats),
       requests: Effect.sync(log.entries),
       resetStats: Effect.sync(log.reset),
-      resetRateLimits: Effect.sync(() => {
-        window?.reset()
-        observed.reset()
-      }),
+      resetRateLimits: Effect.sync(admission.reset),
       revokeKey: (key) => Effect.sync(() => keys.revoke(key)),
       setKeys: (next) => Effect.sync(() => keys.set(next)),
       size: Effect.sync(() => store.size()),
