@@ -1,5 +1,18 @@
 import type { Cause } from "effect"
 import { Effect, Schedule } from "effect"
+import { Sandbox } from "../src/index.js"
+
+/** Each test's own bound: these tests talk to a real server on loopback. */
+export const TIMEOUT = 10_000
+
+/** Runs `f` against a sandbox built from `options`, closed when `f` ends. */
+export const withSandbox = <A, E>(
+  options: Sandbox.Options,
+  f: (sandbox: Sandbox.Service) => Effect.Effect<A, E>
+) => Effect.flatMap(Sandbox.Sandbox, f).pipe(Effect.provide(Sandbox.layer(options)))
+
+/** A value as it comes back from JSON: what the sandbox serves for a record it generated. */
+export const roundTrip = (u: unknown): unknown => JSON.parse(JSON.stringify(u))
 
 export interface Reply {
   readonly status: number
