@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
+import * as Tables from "./internal/seedTables.js"
 
 /**
  * A seeded pseudo-random number generator: each call returns the next number in `[0, 1)`.
@@ -85,105 +86,7 @@ export interface PartnerRecord {
   readonly contact_person: string | null
 }
 
-// `{n}` is replaced by the partner id. It must never touch a digit, so the id is always a digit run of its own
-// and a name can be traced back to its index (see `indexOfName`).
-const AWKWARD = [
-  "Müller & Söhne GmbH {n}",
-  "Crème Brûlée S.à r.l. {n}",
-  "A+B=C Kft. {n}",
-  "100% Bio {n} Zrt.",
-  "Hash #{n} Trading",
-  "[Brackets] & Co. {n}",
-  "Either/Or Ltd. {n}",
-  "Why? Not! {n} Inc.",
-  "\"Quoted\" Holdings {n}",
-  "O'Brien's Pub {n}",
-  "Smith, Jones, and Partners {n}",
-  "東京商事株式会社 {n}",
-  "Café ☕ {n} 🍰",
-  "Ünïcödé Ťëšť s.r.o. {n}",
-  "50/50 Joint Venture {n}",
-  "Back\\slash {n}",
-  "Semi;colon & Comma, {n}",
-  "Plus + Space {n}",
-  "%20 Not An Escape {n}",
-  "a=1&b=2 Partners {n}",
-  "list_offset=0&list_count=1 {n}",
-  "Ørsted Å/S {n}",
-  "Ελληνική Εταιρεία {n}",
-  "Double  Space {n}",
-  "Rocket 🚀 Labs {n}",
-  "Ärzte-Zentrum {n} (Süd)",
-  "L'Oréal-ish {n} <Beauty>",
-  "Tilde~Caret^Pipe| {n}",
-  "{curly} & $dollar {n}",
-  "Ça va? Très bien & Co. {n}"
-] as const
-
-const FIRST = [
-  "Nordwind",
-  "Blue River",
-  "Alpine",
-  "Danube",
-  "Silverline",
-  "Greenfield",
-  "Redwood",
-  "Eastgate",
-  "Sunrise",
-  "Ironbridge",
-  "Oakridge",
-  "Harbor"
-] as const
-
-const SECOND = [
-  "Logistics",
-  "Trading",
-  "Foods",
-  "Machinery",
-  "Software",
-  "Textiles",
-  "Pharma",
-  "Energy",
-  "Furniture",
-  "Media"
-] as const
-
-const LEGAL = ["GmbH", "Kft.", "Ltd.", "Inc.", "Zrt.", "AG", "s.r.o.", "BV"] as const
-
-const PLACES = [
-  ["Budapest", "HU"],
-  ["Wien", "AT"],
-  ["München", "DE"],
-  ["Köln", "DE"],
-  ["Praha", "CZ"],
-  ["Kraków", "PL"],
-  ["Zürich", "CH"],
-  ["Lyon", "FR"],
-  ["Győr", "HU"],
-  ["Debrecen", "HU"],
-  ["Amsterdam", "NL"],
-  ["Tokyo", "JP"]
-] as const
-
-const STREETS = ["Fő utca", "Hauptstraße", "Rue de la Paix", "Váci út", "Baker Street", "Kärntner Ring"] as const
-
-const TAGS = ["wholesale", "retail", "vip", "export", "new", "eu", "prepaid", "net-30"] as const
-
-const PEOPLE = ["Anna Kovács", "Jürgen Weiß", "Zoë O'Neil", "José Núñez", "Li Wei", "Ève Durand"] as const
-
-const DOMAINS = ["example.com", "example.org", "example.net"] as const
-
-// 2015-01-01T00:00:00Z: created_at is spread over about ten years after it, independent of the current time.
-const EPOCH_2015 = 1420070400000
-const DAY = 86400000
-
-const pick = <A>(prng: Prng, items: ReadonlyArray<A>): A => items[Math.floor(prng() * items.length)]
-
-const digits = (prng: Prng, n: number): string => {
-  let out = ""
-  for (let i = 0; i < n; i++) out += String(Math.floor(prng() * 10))
-  return out
-}
+const { digits, pick } = Tables
 
 /**
  * Share of partners whose company name is awkward for URLs and CSV.
@@ -213,29 +116,29 @@ export const partnerAt = (seed: number, index: number): PartnerRecord => {
   const id = index + 1
   const n = String(id)
   const company_name = prng() < AWKWARD_SHARE
-    ? pick(prng, AWKWARD).replace("{n}", n)
-    : `${pick(prng, FIRST)} ${pick(prng, SECOND)} ${n} ${pick(prng, LEGAL)}`
+    ? pick(prng, Tables.AWKWARD).replace("{n}", n)
+    : `${pick(prng, Tables.FIRST)} ${pick(prng, Tables.SECOND)} ${n} ${pick(prng, Tables.LEGAL)}`
   const tax_number = `${1 + Math.floor(prng() * 9)}${digits(prng, 7)}-${digits(prng, 1)}-${digits(prng, 2)}`
   const is_customer = prng() < CUSTOMER_SHARE ? 1 : 0
-  const [city, country] = pick(prng, PLACES)
+  const [city, country] = pick(prng, Tables.PLACES)
   const tagCount = Math.floor(prng() * 4)
   const tags: Array<string> = []
   for (let i = 0; i < tagCount; i++) {
-    const tag = pick(prng, TAGS)
+    const tag = pick(prng, Tables.TAGS)
     if (!tags.includes(tag)) tags.push(tag)
   }
-  const createdAt = EPOCH_2015 + Math.floor(prng() * 3650) * DAY + Math.floor(prng() * DAY)
+  const createdAt = Tables.EPOCH_2015 + Math.floor(prng() * 3650) * Tables.DAY + Math.floor(prng() * Tables.DAY)
   return {
     id,
     company_name,
     tax_number,
     is_customer,
-    email: `partner${n}@${pick(prng, DOMAINS)}`,
+    email: `partner${n}@${pick(prng, Tables.DOMAINS)}`,
     phone: `+36 ${digits(prng, 2)} ${digits(prng, 3)} ${digits(prng, 4)}`,
     city,
     country,
     address: {
-      street: `${pick(prng, STREETS)} ${1 + Math.floor(prng() * 200)}`,
+      street: `${pick(prng, Tables.STREETS)} ${1 + Math.floor(prng() * 200)}`,
       zip: digits(prng, 4),
       city,
       country
@@ -243,8 +146,8 @@ export const partnerAt = (seed: number, index: number): PartnerRecord => {
     created_at: new Date(createdAt).toISOString(),
     credit_limit: Math.round(prng() * 5_000_000) / 100,
     tags,
-    website: prng() < 0.3 ? null : `https://www.partner${n}.${pick(prng, DOMAINS)}`,
-    contact_person: prng() < 0.2 ? null : pick(prng, PEOPLE)
+    website: prng() < 0.3 ? null : `https://www.partner${n}.${pick(prng, Tables.DOMAINS)}`,
+    contact_person: prng() < 0.2 ? null : pick(prng, Tables.PEOPLE)
   }
 }
 
@@ -259,7 +162,7 @@ export const partners = function*(seed: number, count: number): Generator<Partne
 }
 
 /**
- * Whether a company name holds something beyond letters, digits, spaces, `.` and `-`: a character that must be
+ * Whether a company name holds something beyond letters, Tables.digits, spaces, `.` and `-`: a character that must be
  * URL-encoded, quoted in CSV, or is outside ASCII.
  *
  * @since 0.1.0
