@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
@@ -44,6 +45,12 @@ export interface Options {
   readonly partners?: number | undefined
   /** Seed of the partners (default 1). */
   readonly seed?: number | undefined
+  /**
+   * A seeded share of the partners stray from the contract's table the way real ERP data does (empty, null, absent
+   * or VAT-form tax numbers, null names, the customer flag as a string or boolean, an extra nested object; see
+   * `Seed.OddKind`). None by default. `partnerAt` and `oddKindAt` give what list and get serve.
+   */
+  readonly oddRecords?: Seed.OddRecords | undefined
   /** The valid API keys (default `["sandbox-key"]`). */
   readonly apiKeys?: ReadonlyArray<string> | undefined
   /** The rate limit per (API key, endpoint) (default 100 per 30 seconds, epoch-seconds reset), or `false`. */
@@ -152,8 +159,13 @@ export interface Service {
   readonly maxListCount: number
   /** The rate limit in force, or `false`. */
   readonly rateLimit: RateLimit.Resolved | false
-  /** The seeded partner at `index` (zero-based): what the list holds there until partners are inserted or deleted. */
-  readonly partnerAt: (index: number) => Seed.PartnerRecord
+  /**
+   * The seeded partner at `index` (zero-based), as list and get serve it (strayed when `oddRecords` says so): what the
+   * list holds there until partners are inserted or deleted.
+   */
+  readonly partnerAt: (index: number) => Seed.ServedRecord
+  /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `None`. */
+  readonly oddKindAt: (index: number) => Option.Option<Seed.OddKind>
   /** Queues `fault` for the next `times` matching requests (after the rate limit let them through). */
   readonly inject: (fault: Fault.Fault, options?: InjectOptions) => Effect.Effect<void>
   readonly clearFaults: Effect.Effect<void>

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
+import * as internal from "./internal/oddRecords.js"
 import * as Tables from "./internal/seedTables.js"
 
 /**
@@ -84,6 +85,80 @@ export interface PartnerRecord {
   readonly tags: ReadonlyArray<string>
   readonly website: string | null
   readonly contact_person: string | null
+}
+
+/**
+ * How an odd record strays from the contract's table (docs/erp-api-v2.md, "Partner record"), the way real ERP data
+ * does. Every odd record keeps its integer `id` and the fields its kind does not touch.
+ *
+ * - `tax-number-empty`: `tax_number` is `""`, as for a private person.
+ * - `tax-number-null`: `tax_number` is `null`.
+ * - `tax-number-absent`: no `tax_number` field.
+ * - `tax-number-eu-vat`: the EU VAT form, `"HU12345678"` (from the Hungarian number) or `"DE123456789"`.
+ * - `tax-number-spaces`: digit groups split by spaces, `"123 456 78"`.
+ * - `tax-number-slashes`: slashes for hyphens, `"12345678/2/42"`.
+ * - `tax-number-number`: the digits as a JSON number, `12345678242`.
+ * - `company-name-null`, `company-name-empty`: `company_name` is `null` or `""`; such a partner cannot be looked up by
+ *   name.
+ * - `customer-flag-string`: `is_customer` is `"1"` or `"0"`; `customer-flag-boolean`: `true` or `false`. Either way
+ *   the flag means what `1` or `0` would, and `list_condition[is_customer]=1` selects it as a customer.
+ * - `customer-flag-absent`: no `is_customer` field; no `list_condition[is_customer]` selects it.
+ * - `extra-object`: an extra field, `custom_fields`, holding nested objects and an array.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type OddKind =
+  | "tax-number-empty"
+  | "tax-number-null"
+  | "tax-number-absent"
+  | "tax-number-eu-vat"
+  | "tax-number-spaces"
+  | "tax-number-slashes"
+  | "tax-number-number"
+  | "company-name-null"
+  | "company-name-empty"
+  | "customer-flag-string"
+  | "customer-flag-boolean"
+  | "customer-flag-absent"
+  | "extra-object"
+
+/**
+ * Every odd kind, in the order documented at `OddKind`.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const oddKinds: ReadonlyArray<OddKind> = internal.KINDS
+
+/**
+ * Which seeded partners stray from the contract, and how. The choice is a pure function of the seed and the index,
+ * so the same options give the same odd records on every run.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface OddRecords {
+  /** The share of partners that stray, from 0 (none) to 1 (all). */
+  readonly rate: number
+  /** The kinds an odd record is drawn from, equally likely (default `oddKinds`: all of them). */
+  readonly kinds?: ReadonlyArray<OddKind> | undefined
+  /** Seed of the choice (default: the partners' seed). */
+  readonly seed?: number | undefined
+}
+
+/**
+ * A partner as the sandbox serves it: a `PartnerRecord`, or one that strays from the contract (see `OddKind`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ServedRecord extends Omit<PartnerRecord, "company_name" | "tax_number" | "is_customer"> {
+  readonly company_name: string | null
+  readonly tax_number?: string | number | null
+  readonly is_customer?: 0 | 1 | "0" | "1" | boolean
+  /** Only on `extra-object` records. */
+  readonly custom_fields?: { readonly [field: string]: unknown }
 }
 
 const { digits, pick } = Tables
@@ -199,4 +274,37 @@ export const indexOfName = (seed: number, count: number, name: string): Option.O
     if (partnerAt(seed, id - 1).company_name === name) return Option.some(id - 1)
   }
   return Option.none()
+}
+
+// Odd records are drawn from a stream of their own, so whether a partner strays is unrelated to its other fields.
+const ODD_STREAM = 0x0dd5eed5
+
+const oddPrng = (seed: number, index: number, options: OddRecords): Prng =>
+  mulberry32(derive(derive(options.seed ?? seed, ODD_STREAM), index))
+
+/**
+ * How the partner at `index` strays from the contract under `options`, or `None` when it does not (or without
+ * options): what tests count odd records by.
+ *
+ * @since 0.1.0
+ * @category Lookups
+ */
+export const oddKindAt = (seed: number, index: number, options: OddRecords | undefined): Option.Option<OddKind> =>
+  options === undefined ? Option.none() : internal.kindAt(oddPrng(seed, index, options), options)
+
+/**
+ * The partner at `index` as the sandbox serves it with `oddRecords: options`: `partnerAt(seed, index)`, strayed
+ * the way `oddKindAt` says. Pure, like `partnerAt`.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const servedPartnerAt = (seed: number, index: number, options: OddRecords | undefined): ServedRecord => {
+  const record = partnerAt(seed, index)
+  if (options === undefined) return record
+  const prng = oddPrng(seed, index, options)
+  return Option.match(internal.kindAt(prng, options), {
+    onNone: () => record,
+    onSome: (kind) => internal.stray(record, kind, prng)
+  })
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Seed } from "../src/index.js"
-import { call, json, roundTrip, TIMEOUT, withSandbox } from "./helpers.js"
+import { call, companyNameAt, json, roundTrip, TIMEOUT, withSandbox } from "./helpers.js"
 
 describe("Sandbox", () => {
   it.live(
@@ -156,15 +156,15 @@ describe("Sandbox", () => {
         withSandbox({ partners: 50 }, (sandbox) =>
           Effect.gen(function*() {
             const notFound = { result: { code: 0, message: "Not found" }, data: null }
-            const first = sandbox.partnerAt(0).company_name
-            const second = sandbox.partnerAt(1).company_name
+            const first = companyNameAt(sandbox, 0)
+            const second = companyNameAt(sandbox, 1)
             for (
               const params of [
                 { id: "51" },
                 { id: "0" },
                 { id: "abc" },
                 { company_name: "No Such Company" },
-                { company_name: sandbox.partnerAt(50).company_name },
+                { company_name: companyNameAt(sandbox, 50) },
                 { id: "1", company_name: second }
               ]
             ) {
@@ -233,7 +233,7 @@ describe("Sandbox", () => {
       () =>
         withSandbox({ apiKeys: ["s3cr3t-key-value"], partners: 100 }, (sandbox) =>
           Effect.gen(function*() {
-            const name = sandbox.partnerAt(4).company_name
+            const name = companyNameAt(sandbox, 4)
             yield* call(sandbox.baseUrl, "/partner/get", { company_name: name }, { key: "s3cr3t-key-value" })
             yield* call(sandbox.baseUrl, "/partner/list", [
               ["list_offset", "0"],
@@ -292,7 +292,7 @@ describe("Sandbox", () => {
             ])
           )
           expect(customers.data).toHaveLength(500)
-          const name = sandbox.partnerAt(999_999).company_name
+          const name = companyNameAt(sandbox, 999_999)
           const found = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: name }))
           expect(found.data.id).toBe(1_000_000)
           expect(Date.now() - started).toBeLessThan(5000)

@@ -61,3 +61,10 @@ export const eventually = <A>(effect: Effect.Effect<A>, predicate: (a: A) => boo
     Effect.retry({ times: 150, schedule: Schedule.spaced("20 millis") }),
     Effect.orDie
   )
+
+/** The company name of the seeded partner at `index`; fails the test when that partner has none (an odd record). */
+export const companyNameAt = (sandbox: Sandbox.Service, index: number): string => {
+  const name = sandbox.partnerAt(index).company_name
+  if (typeof name !== "string" || name === "") throw new Error(`partner ${index} has no company name`)
+  return name
+}

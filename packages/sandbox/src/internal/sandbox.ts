@@ -55,7 +55,7 @@ export const make = (
     const rateLimit = options.rateLimit === false ? false as const : RateLimit.resolve(options.rateLimit)
 
     // All mutable state lives in these objects and is only touched inside `Effect.sync`, so each step is atomic.
-    const store = PartnerStore.make(seed, partnerCount)
+    const store = PartnerStore.make(seed, partnerCount, options.oddRecords)
     const keys = ApiKeys.make(options.apiKeys ?? ["sandbox-key"])
     const faults = FaultQueue.make(options.randomFaults, seed)
     const log = RequestLog.make(Math.max(0, Math.floor(options.maxLogEntries ?? 10_000)))
@@ -160,7 +160,8 @@ export const make = (
       partnerCount,
       maxListCount,
       rateLimit,
-      partnerAt: (index) => Seed.partnerAt(seed, index),
+      partnerAt: (index) => Seed.servedPartnerAt(seed, index, options.oddRecords),
+      oddKindAt: (index) => Seed.oddKindAt(seed, index, options.oddRecords),
       inject: (fault, options) => Effect.sync(() => faults.push(fault, options)),
       clearFaults: Effect.sync(faults.clear),
       stats: Effect.sync(log.stats),
