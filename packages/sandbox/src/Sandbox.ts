@@ -55,8 +55,19 @@ export interface Options {
   readonly apiKeys?: ReadonlyArray<string> | undefined
   /** The rate limit per (API key, endpoint) (default 100 per 30 seconds, epoch-seconds reset), or `false`. */
   readonly rateLimit?: RateLimit.Options | false | undefined
-  /** The largest `list_count` served; larger requests get this many records (default 500). */
+  /**
+   * The largest page served (default 500): a request for a larger `list_count` gets this many records, as a server
+   * that clamps pages does. The contract does not give the maximum (docs/erp-api-v2.md, "Gaps in the endpoint list"),
+   * so any value from 1 up is served, below the page a client asks for too (7 when it asks for 50): a client that
+   * takes the short page for the end of the list loses records.
+   */
   readonly maxListCount?: number | undefined
+  /**
+   * The page served when a list request has no `list_count`, as some servers do (at most `maxListCount`). By default
+   * there is none and such a request is refused with an error envelope: the contract has clients send `list_count`
+   * on every list call and does not give a default (docs/erp-api-v2.md, "Gaps in the endpoint list").
+   */
+  readonly defaultListCount?: number | undefined
   /** Added to every answer of an endpoint: `base` plus a seeded random share of `jitter`. */
   readonly latency?: {
     readonly base?: Duration.DurationInput | undefined

@@ -12,6 +12,8 @@ export interface Config {
   readonly store: PartnerStore.PartnerStore
   /** The largest page served. */
   readonly maxListCount: number
+  /** The page served when `list_count` is absent; refused when `undefined`. */
+  readonly defaultListCount: number | undefined
   /** Runs right before each list answer (drift), after the request was found valid. */
   readonly beforeList: () => void
 }
@@ -59,7 +61,10 @@ export const make = (config: Config): Answer => {
 
   const list = (params: URLSearchParams): string => {
     const offset = nonNegativeInt(params.get("list_offset"))
-    const count = nonNegativeInt(params.get("list_count"))
+    const countParam = params.get("list_count")
+    const count = countParam === null && config.defaultListCount !== undefined
+      ? Option.some(config.defaultListCount)
+      : nonNegativeInt(countParam)
     if (Option.isNone(offset)) return Envelope.failure("list_offset is required and must be a non-negative integer")
     if (Option.isNone(count)) return Envelope.failure("list_count is required and must be a non-negative integer")
     const conditions = conditionsOf(params)

@@ -52,6 +52,9 @@ export const make = (
     const seed = options.seed ?? 1
     const partnerCount = Math.max(0, Math.floor(options.partners ?? 1000))
     const maxListCount = Math.max(1, Math.floor(options.maxListCount ?? 500))
+    const defaultListCount = options.defaultListCount === undefined
+      ? undefined
+      : Math.max(1, Math.floor(options.defaultListCount))
     const rateLimit = options.rateLimit === false ? false as const : RateLimit.resolve(options.rateLimit)
 
     // All mutable state lives in these objects and is only touched inside `Effect.sync`, so each step is atomic.
@@ -61,7 +64,12 @@ export const make = (
     const log = RequestLog.make(Math.max(0, Math.floor(options.maxLogEntries ?? 10_000)))
     const admission = Admission.make(rateLimit, faults, log)
     const latency = makeLatency(options.latency, seed)
-    const answer = Answers.make({ store, maxListCount, beforeList: Drift.make(options.drift, seed, store, log) })
+    const answer = Answers.make({
+      store,
+      maxListCount,
+      defaultListCount,
+      beforeList: Drift.make(options.drift, seed, store, log)
+    })
     const responder = FaultResponse.make(rateLimit)
     // Responses still open, so shutdown can cut hung requests instead of waiting for their clients.
     const open = new Set<Http.ServerResponse>()

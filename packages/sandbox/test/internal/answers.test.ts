@@ -5,10 +5,10 @@ import * as Drift from "../../src/internal/drift.js"
 import * as PartnerStore from "../../src/internal/partnerStore.js"
 import * as RequestLog from "../../src/internal/requestLog.js"
 
-const setup = (count = 20, maxListCount = 500) => {
+const setup = (count = 20, maxListCount = 500, defaultListCount?: number) => {
   const store = PartnerStore.make(7, count)
   let lists = 0
-  const answer = Answers.make({ store, maxListCount, beforeList: () => lists++ })
+  const answer = Answers.make({ store, maxListCount, defaultListCount, beforeList: () => lists++ })
   const ask = (endpoint: "/partner/list" | "/partner/get", params: Record<string, string>, keyValid = true) =>
     JSON.parse(answer(endpoint, new URLSearchParams(params), keyValid))
   return { store, ask, lists: () => lists }
@@ -24,6 +24,15 @@ describe("internal/answers", () => {
       data: [2, 3, 4].map((i) => roundTrip(Seed.partnerAt(7, i)))
     })
     expect(ask("/partner/list", { list_offset: "0", list_count: "10" }).data).toHaveLength(4)
+  })
+
+  it("serves the default page when list_count is absent, if there is one, and refuses a malformed list_count", () => {
+    const { ask } = setup(20, 4, 3)
+    expect(ask("/partner/list", { list_offset: "5" }).data.map((p: any) => p.id)).toStrictEqual([6, 7, 8])
+    expect(ask("/partner/list", { list_offset: "5", list_count: "x" }).result.code).toBe(0)
+    expect(ask("/partner/list", {}).result.message).toMatch(/list_offset/)
+    expect(setup(20, 2, 3).ask("/partner/list", { list_offset: "0" }).data).toHaveLength(2)
+    expect(setup().ask("/partner/list", { list_offset: "0" }).result.message).toMatch(/list_count/)
   })
 
   it("runs the drift hook only before list answers it accepted", () => {
