@@ -68,6 +68,13 @@ export interface Options {
    * on every list call and does not give a default (docs/erp-api-v2.md, "Gaps in the endpoint list").
    */
   readonly defaultListCount?: number | undefined
+  /** The `result.message` texts of the error envelopes (default: the contract's, see `Messages`). */
+  readonly messages?: Messages | undefined
+  /**
+   * The body of every 429, from the window or the `TooManyRequests` fault (default `"envelope"`); the contract does
+   * not show it. See `TooManyRequestsBody`.
+   */
+  readonly tooManyRequestsBody?: TooManyRequestsBody | undefined
   /** Added to every answer of an endpoint: `base` plus a seeded random share of `jitter`. */
   readonly latency?: {
     readonly base?: Duration.DurationInput | undefined
@@ -93,6 +100,34 @@ export interface Options {
     readonly seed?: number | undefined
   } | undefined
 }
+
+/**
+ * The `result.message` of the error envelopes. The contract shows `Unauthorized` and `Not found` and no message for a
+ * 429 (docs/erp-api-v2.md, "Errors"); a real server may spell them otherwise.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Messages {
+  /** For an invalid API key, and the `Unauthorized` fault (default `"Unauthorized"`; e.g. `"unauthorized"`). */
+  readonly unauthorized?: string | undefined
+  /** For a partner that does not exist (default `"Not found"`; e.g. `"Not Found"`). */
+  readonly notFound?: string | undefined
+  /** In the envelope of a 429, when `tooManyRequestsBody` is `"envelope"` (default `"Too Many Requests"`). */
+  readonly tooManyRequests?: string | undefined
+}
+
+/**
+ * The body of a 429, which the contract does not show (docs/erp-api-v2.md, "Errors"):
+ *
+ * - `"envelope"`: the error envelope (`result.code` 0, `messages.tooManyRequests`, `data` null) as JSON;
+ * - `"html"`: a small HTML page, as a proxy or gateway sends it;
+ * - `"empty"`: no body at all.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type TooManyRequestsBody = "envelope" | "html" | "empty"
 
 /**
  * @since 0.1.0

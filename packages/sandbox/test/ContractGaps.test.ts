@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { Fault } from "../src/index.js"
 import type { Reply } from "./helpers.js"
 import { call, json, TIMEOUT, withSandbox } from "./helpers.js"
 
@@ -75,6 +76,80 @@ describe("Sandbox: where the contract says \"not shown\"", () => {
               })
             }))
         }),
+      TIMEOUT
+    )
+  })
+
+  describe("error messages and the 429 body", () => {
+    it.live(
+      "messages: Unauthorized, Not found and the 429 envelope as another server spells them",
+      () =>
+        withSandbox({
+          apiKeys: ["good"],
+          // Per key: the third request with the good key is over the limit.
+          rateLimit: { limit: 2 },
+          messages: { unauthorized: "unauthorized", notFound: "Not Found", tooManyRequests: "Rate limit exceeded" }
+        }, (sandbox) =>
+          Effect.gen(function*() {
+            const wrong = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" }, { key: "bad" })
+            expect(wrong.status).toBe(200)
+            expect(json(wrong)).toStrictEqual({ result: { code: 0, message: "unauthorized" }, data: null })
+            const missing = yield* call(sandbox.baseUrl, "/partner/get", { id: "999999" }, { key: "good" })
+            expect(json(missing)).toStrictEqual({ result: { code: 0, message: "Not Found" }, data: null })
+            yield* sandbox.inject(Fault.Fault.Unauthorized())
+            const revoked = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" }, { key: "good" })
+            expect(json(revoked).result.message).toBe("unauthorized")
+            const limited = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" }, { key: "good" })
+            expect(limited.status).toBe(429)
+            expect(json(limited)).toStrictEqual({ result: { code: 0, message: "Rate limit exceeded" }, data: null })
+          })),
+      TIMEOUT
+    )
+
+    it.live(
+      "tooManyRequestsBody \"html\": a 429 from the window or a fault is an HTML page, with the rate-limit headers",
+      () =>
+        withSandbox({ rateLimit: { limit: 1 }, tooManyRequestsBody: "html" }, (sandbox) =>
+          Effect.gen(function*() {
+            yield* sandbox.inject(Fault.Fault.TooManyRequests({ resetAfter: "2 seconds", resetUnit: "seconds" }))
+            const faulted = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            expect((yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })).status).toBe(200)
+            const limited = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            for (const reply of [faulted, limited]) {
+              expect(reply.status).toBe(429)
+              expect(reply.headers.get("content-type")).toMatch(/^text\/html/)
+              expect(reply.text).toBe("<html><body><h1>429 Too Many Requests</h1></body></html>\n")
+              expect(reply.headers.get("x-ratelimit-remaining")).toBe("0")
+            }
+            expect(faulted.headers.get("x-ratelimit-reset")).toBe("2")
+            expect((yield* sandbox.stats).tooManyRequests).toBe(2)
+          })),
+      TIMEOUT
+    )
+
+    it.live(
+      "tooManyRequestsBody \"empty\": a 429 with no body at all, with the rate-limit headers",
+      () =>
+        withSandbox({ rateLimit: { limit: 1 }, tooManyRequestsBody: "empty" }, (sandbox) =>
+          Effect.gen(function*() {
+            expect((yield* call(sandbox.baseUrl, "/partner/list", { list_offset: "0", list_count: "1" })).status)
+              .toBe(200)
+            yield* sandbox.inject(Fault.Fault.TooManyRequests({}))
+            const limited = yield* call(sandbox.baseUrl, "/partner/list", { list_offset: "0", list_count: "1" })
+            yield* sandbox.resetRateLimits
+            const faulted = yield* call(sandbox.baseUrl, "/partner/list", { list_offset: "0", list_count: "1" })
+            expect((yield* sandbox.requests).map((entry) => entry.fault)).toStrictEqual([
+              undefined,
+              undefined,
+              "TooManyRequests"
+            ])
+            for (const reply of [limited, faulted]) {
+              expect(reply.status).toBe(429)
+              expect(reply.text).toBe("")
+              expect(reply.headers.get("content-type")).toBeNull()
+              expect(reply.headers.get("x-ratelimit-limit")).toBe("1")
+            }
+          })),
       TIMEOUT
     )
   })

@@ -14,6 +14,7 @@ export interface Config {
   readonly maxListCount: number
   /** The page served when `list_count` is absent; refused when `undefined`. */
   readonly defaultListCount: number | undefined
+  readonly messages: Envelope.Messages
   /** Runs right before each list answer (drift), after the request was found valid. */
   readonly beforeList: () => void
 }
@@ -24,12 +25,6 @@ export interface Config {
  * @internal
  */
 export type Answer = (endpoint: Sandbox.Endpoint, params: URLSearchParams, keyValid: boolean) => string
-
-/** @internal */
-export const UNAUTHORIZED = "Unauthorized"
-
-/** @internal */
-export const NOT_FOUND = "Not found"
 
 // The contract says clients send both paging parameters; only plain decimal integers are accepted, so a client
 // that sends `1e3`, `-1` or nothing sees an error instead of a guess.
@@ -84,11 +79,11 @@ export const make = (config: Config): Answer => {
       : id !== null
       ? byId
       : byName
-    return Option.match(found, { onNone: () => Envelope.failure(NOT_FOUND), onSome: Envelope.success })
+    return Option.match(found, { onNone: () => Envelope.failure(config.messages.notFound), onSome: Envelope.success })
   }
 
   return (endpoint, params, keyValid) => {
-    if (!keyValid) return Envelope.failure(UNAUTHORIZED)
+    if (!keyValid) return Envelope.failure(config.messages.unauthorized)
     return endpoint === "/partner/list" ? list(params) : get(params)
   }
 }

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import type * as Fault from "../Fault.js"
 import * as RateLimit from "../RateLimit.js"
-import * as Answers from "./answers.js"
+import type * as Sandbox from "../Sandbox.js"
 import * as Envelope from "./envelope.js"
 import type * as RequestLog from "./requestLog.js"
 
@@ -33,8 +33,6 @@ export interface Responder {
   /** A 429 with these headers: what the window sends past the limit and the `TooManyRequests` fault sends always. */
   readonly tooManyRequests: (headers: Record<string, string>) => HttpServerResponse.HttpServerResponse
 }
-
-const TOO_MANY_REQUESTS = "Too Many Requests"
 
 const statusPage = (status: number): string => {
   return `<html><body><h1>${status} ${Http.STATUS_CODES[status] ?? "Error"}</h1></body></html>\n`
@@ -84,10 +82,31 @@ export const truncatedResponse = (headers: Record<string, string>, body: string,
   return raw
 }
 
+/**
+ * What the fault responses depend on.
+ *
+ * @internal
+ */
+export interface Config {
+  /** The limit in force, for the headers of the `TooManyRequests` fault. */
+  readonly rateLimit: RateLimit.Resolved | false
+  readonly messages: Envelope.Messages
+  readonly tooManyRequestsBody: Sandbox.TooManyRequestsBody
+}
+
 /** @internal */
-export const make = (rateLimit: RateLimit.Resolved | false): Responder => {
-  const tooManyRequests = (headers: Record<string, string>) =>
-    Envelope.json(Envelope.failure(TOO_MANY_REQUESTS), 429, headers)
+export const make = (config: Config): Responder => {
+  const { messages, rateLimit } = config
+  const tooManyRequests = (headers: Record<string, string>): HttpServerResponse.HttpServerResponse => {
+    switch (config.tooManyRequestsBody) {
+      case "envelope":
+        return Envelope.json(Envelope.failure(messages.tooManyRequests), 429, headers)
+      case "html":
+        return HttpServerResponse.text(statusPage(429), { status: 429, headers, contentType: "text/html" })
+      case "empty":
+        return HttpServerResponse.empty({ status: 429, headers })
+    }
+  }
 
   const serve = (faulted: Faulted): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
     Effect.gen(function*() {
@@ -133,7 +152,7 @@ export const make = (rateLimit: RateLimit.Resolved | false): Responder => {
           yield* Effect.sleep(fault.duration)
           return Envelope.json(faulted.answer(), 200, headers)
         case "Unauthorized":
-          return Envelope.json(Envelope.failure(Answers.UNAUTHORIZED), 200, headers)
+          return Envelope.json(Envelope.failure(messages.unauthorized), 200, headers)
         case "Redirect":
           return HttpServerResponse.empty({
             status: fault.status ?? 302,

@@ -64,13 +64,19 @@ export const make = (
     const log = RequestLog.make(Math.max(0, Math.floor(options.maxLogEntries ?? 10_000)))
     const admission = Admission.make(rateLimit, faults, log)
     const latency = makeLatency(options.latency, seed)
+    const messages = Envelope.resolveMessages(options.messages)
     const answer = Answers.make({
       store,
       maxListCount,
       defaultListCount,
+      messages,
       beforeList: Drift.make(options.drift, seed, store, log)
     })
-    const responder = FaultResponse.make(rateLimit)
+    const responder = FaultResponse.make({
+      rateLimit,
+      messages,
+      tooManyRequestsBody: options.tooManyRequestsBody ?? "envelope"
+    })
     // Responses still open, so shutdown can cut hung requests instead of waiting for their clients.
     const open = new Set<Http.ServerResponse>()
 

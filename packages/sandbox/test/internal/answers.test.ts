@@ -2,13 +2,20 @@ import { describe, expect, it } from "@effect/vitest"
 import { Seed } from "../../src/index.js"
 import * as Answers from "../../src/internal/answers.js"
 import * as Drift from "../../src/internal/drift.js"
+import * as Envelope from "../../src/internal/envelope.js"
 import * as PartnerStore from "../../src/internal/partnerStore.js"
 import * as RequestLog from "../../src/internal/requestLog.js"
 
 const setup = (count = 20, maxListCount = 500, defaultListCount?: number) => {
   const store = PartnerStore.make(7, count)
   let lists = 0
-  const answer = Answers.make({ store, maxListCount, defaultListCount, beforeList: () => lists++ })
+  const answer = Answers.make({
+    store,
+    maxListCount,
+    defaultListCount,
+    messages: Envelope.resolveMessages(undefined),
+    beforeList: () => lists++
+  })
   const ask = (endpoint: "/partner/list" | "/partner/get", params: Record<string, string>, keyValid = true) =>
     JSON.parse(answer(endpoint, new URLSearchParams(params), keyValid))
   return { store, ask, lists: () => lists }

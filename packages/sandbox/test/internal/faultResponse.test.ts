@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type * as Http from "node:http"
 import { Fault, RateLimit } from "../../src/index.js"
+import * as Envelope from "../../src/internal/envelope.js"
 import * as FaultResponse from "../../src/internal/faultResponse.js"
 import * as RequestLog from "../../src/internal/requestLog.js"
 
@@ -26,7 +27,11 @@ const faulted = (fault: Fault.Fault, answer = () => "{\"result\":{\"code\":1,\"m
 })
 
 describe("internal/faultResponse", () => {
-  const responder = FaultResponse.make(RateLimit.resolve({ limit: 5, resetUnit: "epoch-millis" }))
+  const responder = FaultResponse.make({
+    rateLimit: RateLimit.resolve({ limit: 5, resetUnit: "epoch-millis" }),
+    messages: Envelope.resolveMessages(undefined),
+    tooManyRequestsBody: "envelope"
+  })
 
   it.effect("Status sends an HTML page with the window's headers", () =>
     Effect.gen(function*() {
