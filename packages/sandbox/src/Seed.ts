@@ -4,7 +4,8 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
-import * as internal from "./internal/oddRecords.js"
+import * as Odd from "./internal/oddRecords.js"
+import * as Prngs from "./internal/prng.js"
 import * as Tables from "./internal/seedTables.js"
 
 /**
@@ -21,16 +22,7 @@ export type Prng = () => number
  * @since 0.1.0
  * @category Constructors
  */
-export const mulberry32 = (seed: number): Prng => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export const mulberry32: (seed: number) => Prng = Prngs.mulberry32
 
 /**
  * Mixes a seed and an index into one 32-bit seed (murmur3 finalizer), so neighbouring indices get unrelated streams.
@@ -38,17 +30,7 @@ export const mulberry32 = (seed: number): Prng => {
  * @since 0.1.0
  * @category Constructors
  */
-export const derive = (seed: number, index: number): number => {
-  let h = (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul((index >>> 0) + 0x7f4a7c15, 0x85ebca6b)) >>> 0
-  // The high bits of large indices (> 2^32) are folded in too, so every safe integer index gets its own stream.
-  h = (h ^ Math.floor(index / 4294967296)) >>> 0
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  h ^= h >>> 16
-  return h >>> 0
-}
+export const derive: (seed: number, index: number) => number = Prngs.derive
 
 /**
  * A postal address, nested in the partner record.
@@ -129,7 +111,7 @@ export type OddKind =
  * @since 0.1.0
  * @category Constants
  */
-export const oddKinds: ReadonlyArray<OddKind> = internal.KINDS
+export const oddKinds: ReadonlyArray<OddKind> = Odd.KINDS
 
 /**
  * Which seeded partners stray from the contract, and how. The choice is a pure function of the seed and the index,
@@ -276,12 +258,6 @@ export const indexOfName = (seed: number, count: number, name: string): Option.O
   return Option.none()
 }
 
-// Odd records are drawn from a stream of their own, so whether a partner strays is unrelated to its other fields.
-const ODD_STREAM = 0x0dd5eed5
-
-const oddPrng = (seed: number, index: number, options: OddRecords): Prng =>
-  mulberry32(derive(derive(options.seed ?? seed, ODD_STREAM), index))
-
 /**
  * How the partner at `index` strays from the contract under `options`, or `None` when it does not (or without
  * options): what tests count odd records by.
@@ -290,7 +266,7 @@ const oddPrng = (seed: number, index: number, options: OddRecords): Prng =>
  * @category Lookups
  */
 export const oddKindAt = (seed: number, index: number, options: OddRecords | undefined): Option.Option<OddKind> =>
-  options === undefined ? Option.none() : internal.kindAt(oddPrng(seed, index, options), options)
+  options === undefined ? Option.none() : Odd.kindAt(seed, index, options)
 
 /**
  * The partner at `index` as the sandbox serves it with `oddRecords: options`: `partnerAt(seed, index)`, strayed
@@ -299,12 +275,5 @@ export const oddKindAt = (seed: number, index: number, options: OddRecords | und
  * @since 0.1.0
  * @category Constructors
  */
-export const servedPartnerAt = (seed: number, index: number, options: OddRecords | undefined): ServedRecord => {
-  const record = partnerAt(seed, index)
-  if (options === undefined) return record
-  const prng = oddPrng(seed, index, options)
-  return Option.match(internal.kindAt(prng, options), {
-    onNone: () => record,
-    onSome: (kind) => internal.stray(record, kind, prng)
-  })
-}
+export const servedPartnerAt = (seed: number, index: number, options: OddRecords | undefined): ServedRecord =>
+  options === undefined ? partnerAt(seed, index) : Odd.served(partnerAt(seed, index), seed, index, options)

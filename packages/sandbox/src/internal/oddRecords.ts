@@ -1,5 +1,6 @@
 import * as Option from "effect/Option"
 import type * as Seed from "../Seed.js"
+import * as Prng from "./prng.js"
 import * as Tables from "./seedTables.js"
 
 type Stray = (record: Seed.PartnerRecord, prng: Seed.Prng) => Seed.ServedRecord
@@ -46,22 +47,40 @@ const STRAYS: { readonly [K in Seed.OddKind]: Stray } = {
  */
 export const KINDS = Object.keys(STRAYS) as ReadonlyArray<Seed.OddKind>
 
-/**
- * Whether a record strays and how: the first draw of `prng` decides whether (a `rate` share do), the second picks
- * the kind. Later draws are left for `stray`.
- *
- * @internal
- */
-export const kindAt = (prng: Seed.Prng, options: Seed.OddRecords): Option.Option<Seed.OddKind> => {
+// Odd records are drawn from a stream of their own, so whether a partner strays is unrelated to its other fields.
+const ODD_STREAM = 0x0dd5eed5
+
+const prngAt = (seed: number, index: number, options: Seed.OddRecords): Seed.Prng =>
+  Prng.mulberry32(Prng.derive(Prng.derive(options.seed ?? seed, ODD_STREAM), index))
+
+// The first draw decides whether the record strays (a `rate` share do), the second picks the kind; later draws are
+// left for the stray itself. So the kinds offered change how records stray, never which ones do.
+const draw = (prng: Seed.Prng, options: Seed.OddRecords): Option.Option<Seed.OddKind> => {
   const kinds = options.kinds ?? KINDS
   if (!(options.rate > 0) || kinds.length === 0 || !(prng() < options.rate)) return Option.none()
   return Option.some(kinds[Math.floor(prng() * kinds.length)])
 }
 
 /**
- * The record as served with the stray of `kind`; the id and the fields the kind does not touch stay as they were.
+ * How the seeded partner at `index` strays (see `Seed.oddKindAt`).
  *
  * @internal
  */
-export const stray = (record: Seed.PartnerRecord, kind: Seed.OddKind, prng: Seed.Prng): Seed.ServedRecord =>
-  STRAYS[kind](record, prng)
+export const kindAt = (seed: number, index: number, options: Seed.OddRecords): Option.Option<Seed.OddKind> =>
+  draw(prngAt(seed, index, options), options)
+
+/**
+ * The seeded partner at `index`, `record`, as served (see `Seed.servedPartnerAt`): strayed as `kindAt` says, its id
+ * and the fields the kind does not touch as they were.
+ *
+ * @internal
+ */
+export const served = (
+  record: Seed.PartnerRecord,
+  seed: number,
+  index: number,
+  options: Seed.OddRecords
+): Seed.ServedRecord => {
+  const prng = prngAt(seed, index, options)
+  return Option.match(draw(prng, options), { onNone: () => record, onSome: (kind) => STRAYS[kind](record, prng) })
+}
