@@ -58,8 +58,8 @@ export interface Options {
   /**
    * The largest page served (default 500): a request for a larger `list_count` gets this many records, as a server
    * that clamps pages does. The contract does not give the maximum (docs/erp-api-v2.md, "Gaps in the endpoint list"),
-   * so any value from 1 up is served, below the page a client asks for too (7 when it asks for 50): a client that
-   * takes the short page for the end of the list loses records.
+   * so it may be any value from 1 up, below the page a client asks for too (7 when it asks for 50): a client that
+   * takes such a short page for the end of the list loses records.
    */
   readonly maxListCount?: number | undefined
   /**

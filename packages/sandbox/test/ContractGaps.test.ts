@@ -9,7 +9,7 @@ const ids = (reply: Reply): Array<number> => (json(reply).data as Array<{ id: nu
 describe("Sandbox: where the contract says \"not shown\"", () => {
   describe("the largest and the default page", () => {
     it.live(
-      "maxListCount below the page asked for: every page is clamped, and paging by what was served finds every partner once",
+      "maxListCount below the page asked for: pages are clamped; paging by what was served finds every partner once",
       () =>
         withSandbox({ partners: 40, rateLimit: false, maxListCount: 7 }, (sandbox) =>
           Effect.gen(function*() {

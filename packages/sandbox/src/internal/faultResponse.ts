@@ -34,9 +34,9 @@ export interface Responder {
   readonly tooManyRequests: (headers: Record<string, string>) => HttpServerResponse.HttpServerResponse
 }
 
-const statusPage = (status: number): string => {
-  return `<html><body><h1>${status} ${Http.STATUS_CODES[status] ?? "Error"}</h1></body></html>\n`
-}
+// What a proxy or gateway sends in place of the service.
+const statusPage = (status: number): string =>
+  `<html><body><h1>${status} ${Http.STATUS_CODES[status] ?? "Error"}</h1></body></html>\n`
 
 /**
  * Cuts the connection, optionally after raw bytes, bypassing the Node response object so the platform can still

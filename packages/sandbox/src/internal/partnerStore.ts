@@ -3,9 +3,10 @@ import * as Seed from "../Seed.js"
 
 /**
  * The partners the sandbox serves, in list order. Until the first insert or delete the list is the seeded one and
- * nothing is kept in memory (partner `i` is generated on demand, id `i + 1`, strayed as `oddRecords` says). The first change materializes the
- * order as an array of ids (8 bytes per partner), so inserts land at any position and deletes close the gap, as in
- * a table listed by a key other than its id: that is what shifts offsets under a running export.
+ * nothing is kept in memory (partner `i` is generated on demand, id `i + 1`, strayed as `oddRecords` says). The
+ * first change materializes the order as an array of ids (8 bytes per partner), so inserts land at any position and
+ * deletes close the gap, as in a table listed by a key other than its id: that is what shifts offsets under a running
+ * export.
  *
  * @internal
  */
