@@ -4,24 +4,19 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
+import type * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { CODE_ERROR, CODE_OK } from "@erp-client/core/Envelope"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
-import * as PartnerStore from "./internal/partnerStore.js"
-import * as RateLimit from "./RateLimit.js"
-import * as Seed from "./Seed.js"
+import * as internal from "./internal/sandbox.js"
+import type * as RateLimit from "./RateLimit.js"
+import type * as Seed from "./Seed.js"
 
 /**
  * The endpoints the sandbox serves; every other path is answered 404.
@@ -50,12 +45,36 @@ export interface Options {
   readonly partners?: number | undefined
   /** Seed of the partners (default 1). */
   readonly seed?: number | undefined
+  /**
+   * A seeded share of the partners stray from the contract's table the way real ERP data does (empty, null, absent
+   * or VAT-form tax numbers, null names, the customer flag as a string or boolean, an extra nested object; see
+   * `Seed.OddKind`). None by default. `partnerAt` and `oddKindAt` give what list and get serve.
+   */
+  readonly oddRecords?: Seed.OddRecords | undefined
   /** The valid API keys (default `["sandbox-key"]`). */
   readonly apiKeys?: ReadonlyArray<string> | undefined
   /** The rate limit per (API key, endpoint) (default 100 per 30 seconds, epoch-seconds reset), or `false`. */
   readonly rateLimit?: RateLimit.Options | false | undefined
-  /** The largest `list_count` served; larger requests get this many records (default 500). */
+  /**
+   * The largest page served (default 500): a request for a larger `list_count` gets this many records, as a server
+   * that clamps pages does. The contract does not give the maximum (docs/erp-api-v2.md, "Gaps in the endpoint list"),
+   * so it may be any value from 1 up, below the page a client asks for too (7 when it asks for 50): a client that
+   * takes such a short page for the end of the list loses records.
+   */
   readonly maxListCount?: number | undefined
+  /**
+   * The page served when a list request has no `list_count`, as some servers do (at most `maxListCount`). By default
+   * there is none and such a request is refused with an error envelope: the contract has clients send `list_count`
+   * on every list call and does not give a default (docs/erp-api-v2.md, "Gaps in the endpoint list").
+   */
+  readonly defaultListCount?: number | undefined
+  /** The `result.message` texts of the error envelopes (default: the contract's, see `Messages`). */
+  readonly messages?: Messages | undefined
+  /**
+   * The body of every 429, from the window or the `TooManyRequests` fault (default `"envelope"`); the contract does
+   * not show it. See `TooManyRequestsBody`.
+   */
+  readonly tooManyRequestsBody?: TooManyRequestsBody | undefined
   /** Added to every answer of an endpoint: `base` plus a seeded random share of `jitter`. */
   readonly latency?: {
     readonly base?: Duration.DurationInput | undefined
@@ -81,6 +100,34 @@ export interface Options {
     readonly seed?: number | undefined
   } | undefined
 }
+
+/**
+ * The `result.message` of the error envelopes. The contract shows `Unauthorized` and `Not found` and no message for a
+ * 429 (docs/erp-api-v2.md, "Errors"); a real server may spell them otherwise.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Messages {
+  /** For an invalid API key, and the `Unauthorized` fault (default `"Unauthorized"`; e.g. `"unauthorized"`). */
+  readonly unauthorized?: string | undefined
+  /** For a partner that does not exist (default `"Not found"`; e.g. `"Not Found"`). */
+  readonly notFound?: string | undefined
+  /** In the envelope of a 429, when `tooManyRequestsBody` is `"envelope"` (default `"Too Many Requests"`). */
+  readonly tooManyRequests?: string | undefined
+}
+
+/**
+ * The body of a 429, which the contract does not show (docs/erp-api-v2.md, "Errors"):
+ *
+ * - `"envelope"`: the error envelope (`result.code` 0, `messages.tooManyRequests`, `data` null) as JSON;
+ * - `"html"`: a small HTML page, as a proxy or gateway sends it;
+ * - `"empty"`: no body at all.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type TooManyRequestsBody = "envelope" | "html" | "empty"
 
 /**
  * @since 0.1.0
@@ -158,8 +205,13 @@ export interface Service {
   readonly maxListCount: number
   /** The rate limit in force, or `false`. */
   readonly rateLimit: RateLimit.Resolved | false
-  /** The seeded partner at `index` (zero-based): what the list holds there until partners are inserted or deleted. */
-  readonly partnerAt: (index: number) => Seed.PartnerRecord
+  /**
+   * The seeded partner at `index` (zero-based), as list and get serve it (strayed when `oddRecords` says so): what the
+   * list holds there until partners are inserted or deleted.
+   */
+  readonly partnerAt: (index: number) => Seed.ServedRecord
+  /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `None`. */
+  readonly oddKindAt: (index: number) => Option.Option<Seed.OddKind>
   /** Queues `fault` for the next `times` matching requests (after the rate limit let them through). */
   readonly inject: (fault: Fault.Fault, options?: InjectOptions) => Effect.Effect<void>
   readonly clearFaults: Effect.Effect<void>
@@ -187,467 +239,14 @@ export interface Service {
  */
 export class Sandbox extends Context.Tag("@erp-client/sandbox/Sandbox")<Sandbox, Service>() {}
 
-interface QueuedFault {
-  readonly fault: Fault.Fault
-  readonly endpoint: string | undefined
-  remaining: number
-}
-
-interface Draft {
-  method: string
-  endpoint: string
-  query: ReadonlyArray<readonly [string, string]>
-  status: number
-  keyValid: boolean
-  timeMillis: number
-  durationMillis: number | undefined
-  fault: Fault.Tag | undefined
-}
-
-type Verdict =
-  | { readonly _tag: "Unknown" }
-  | { readonly _tag: "Limited"; readonly headers: Record<string, string> }
-  | { readonly _tag: "Allowed"; readonly headers: Record<string, string>; readonly fault: Fault.Fault | undefined }
-
-interface Admission {
-  readonly url: Option.Option<URL>
-  readonly draft: Draft
-  readonly verdict: Verdict
-  readonly nowMillis: number
-  readonly latencyMillis: number
-  readonly response: Http.ServerResponse
-}
-
-const UNAUTHORIZED = "Unauthorized"
-const NOT_FOUND = "Not found"
-const TOO_MANY_REQUESTS = "Too Many Requests"
-const JSON_TYPE = "application/json"
-
-const envelope = (code: number, message: string | null, data: unknown): string =>
-  JSON.stringify({ result: { code, message }, data })
-
-const failure = (message: string): string => envelope(CODE_ERROR, message, null)
-
-const parseUrl = Option.liftThrowable((url: string) => new URL(url, "http://sandbox.invalid"))
-
-// The contract says clients send both paging parameters; only plain decimal integers are accepted, so a client
-// that sends `1e3`, `-1` or nothing sees an error instead of a guess.
-const nonNegativeInt = (value: string | null): Option.Option<number> => {
-  if (value === null || !/^\d+$/.test(value)) return Option.none()
-  const n = Number(value)
-  return Number.isSafeInteger(n) ? Option.some(n) : Option.none()
-}
-
-const CONDITION = /^list_condition\[(.*)\]$/
-
-const statusText = (status: number): string => Http.STATUS_CODES[status] ?? "Error"
-
-const millis = (input: Duration.DurationInput | undefined): number =>
-  input === undefined ? 0 : Duration.toMillis(Duration.decode(input))
-
 /**
  * Builds the sandbox on an `HttpServer` already provided, serving until the scope closes.
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const make = (options: Options = {}): Effect.Effect<Service, never, HttpServer.HttpServer | Scope.Scope> =>
-  Effect.gen(function*() {
-    const seed = options.seed ?? 1
-    const partnerCount = Math.max(0, Math.floor(options.partners ?? 1000))
-    const maxListCount = Math.max(1, Math.floor(options.maxListCount ?? 500))
-    const maxLogEntries = Math.max(0, Math.floor(options.maxLogEntries ?? 10_000))
-    const rateLimit = options.rateLimit === false ? false as const : RateLimit.resolve(options.rateLimit)
-    const store = PartnerStore.make(seed, partnerCount)
-    const initialKeys = options.apiKeys ?? ["sandbox-key"]
-    const latencyBase = millis(options.latency?.base)
-    const latencyJitter = millis(options.latency?.jitter)
-    const latencyPrng = Seed.mulberry32(options.latency?.seed ?? seed)
-    const randomFaults = options.randomFaults
-    const faultPrng = Seed.mulberry32(randomFaults?.seed ?? seed)
-    const driftInserts = Math.max(0, Math.floor(options.drift?.inserts ?? 0))
-    const driftDeletes = Math.max(0, Math.floor(options.drift?.deletes ?? 0))
-    const driftPrng = Seed.mulberry32(options.drift?.seed ?? seed)
-
-    // All mutable state lives here and is only touched inside `Effect.sync`, so each step is atomic.
-    let keys = new Set(initialKeys)
-    const window = rateLimit === false
-      ? undefined
-      : RateLimit.makeSlidingWindowLog(rateLimit.limit, rateLimit.windowMillis)
-    const observed = RateLimit.makeSlidingWindowLog(
-      Number.POSITIVE_INFINITY,
-      rateLimit === false ? RateLimit.defaults.windowMillis : rateLimit.windowMillis
-    )
-    let faults: Array<QueuedFault> = []
-    let log: Array<Draft> = []
-    let requests = 0
-    let byEndpoint: Record<string, number> = {}
-    let byStatus: Record<string, number> = {}
-    let tooManyRequests = 0
-    let faultsServed = 0
-    let maxInFlight = 0
-    let maxObservedInWindow: Record<string, number> = {}
-    let inserted = 0
-    let deleted = 0
-    // Responses still open, so shutdown can cut hung requests instead of waiting for their clients.
-    const open = new Set<Http.ServerResponse>()
-
-    const takeFault = (endpoint: string): Fault.Fault | undefined => {
-      const index = faults.findIndex((queued) => queued.endpoint === undefined || queued.endpoint === endpoint)
-      if (index >= 0) {
-        const queued = faults[index]
-        queued.remaining -= 1
-        if (queued.remaining <= 0) faults.splice(index, 1)
-        return queued.fault
-      }
-      if (randomFaults !== undefined && randomFaults.faults.length > 0 && faultPrng() < randomFaults.rate) {
-        return randomFaults.faults[Math.floor(faultPrng() * randomFaults.faults.length)]
-      }
-      return undefined
-    }
-
-    const decide = (endpoint: Endpoint, key: string, nowMillis: number): Verdict => {
-      const slot = `${key}\u0000${endpoint}`
-      observed.check(slot, nowMillis)
-      const seen = observed.count(slot, nowMillis)
-      if (seen > (maxObservedInWindow[endpoint] ?? 0)) maxObservedInWindow[endpoint] = seen
-      if (rateLimit === false || window === undefined) {
-        return { _tag: "Allowed", headers: {}, fault: takeFault(endpoint) }
-      }
-      const peek = window.check(slot, nowMillis, false)
-      const headersOf = (decision: RateLimit.Decision) =>
-        rateLimit.headers ? RateLimit.headers(decision, rateLimit.resetUnit, nowMillis) : {}
-      if (!peek.allowed) return { _tag: "Limited", headers: headersOf(peek) }
-      const fault = takeFault(endpoint)
-      // A 429 fault is a rejection, and rejected requests are not counted in the window.
-      const decision = fault?._tag === "TooManyRequests" ? peek : window.check(slot, nowMillis, true)
-      return { _tag: "Allowed", headers: headersOf(decision), fault }
-    }
-
-    const admit = (
-      request: HttpServerRequest.HttpServerRequest,
-      endpoint: Endpoint | undefined,
-      nowMillis: number
-    ): Admission => {
-      const url = parseUrl(request.url)
-      const path = Option.match(url, { onNone: () => request.url, onSome: (url) => url.pathname })
-      const key = request.headers["x-api-key"] ?? ""
-      const query = Option.match(url, {
-        onNone: () => [],
-        onSome: (url) =>
-          Array.from(
-            url.searchParams,
-            ([name, value]) => [name, keys.has(value) || (value === key && key !== "") ? "<redacted>" : value] as const
-          )
-      })
-      const draft: Draft = {
-        method: request.method,
-        endpoint: path,
-        query,
-        status: 0,
-        keyValid: keys.has(key),
-        timeMillis: nowMillis,
-        durationMillis: undefined,
-        fault: undefined
-      }
-      requests += 1
-      byEndpoint[path] = (byEndpoint[path] ?? 0) + 1
-      if (maxLogEntries > 0) {
-        log.push(draft)
-        // Trim in batches so a long benchmark does not pay for a shift on every request.
-        if (log.length > maxLogEntries * 1.25) log = log.slice(log.length - maxLogEntries)
-      }
-      const response = NodeHttpServerRequest.toServerResponse(request)
-      open.add(response)
-      if (open.size > maxInFlight) maxInFlight = open.size
-      const verdict: Verdict = endpoint === undefined ? { _tag: "Unknown" } : decide(endpoint, key, nowMillis)
-      if (verdict._tag === "Allowed" && verdict.fault !== undefined) {
-        draft.fault = verdict.fault._tag
-        faultsServed += 1
-      }
-      const latencyMillis = endpoint === undefined || (latencyBase === 0 && latencyJitter === 0)
-        ? 0
-        : latencyBase + latencyPrng() * latencyJitter
-      return { url, draft, verdict, nowMillis, latencyMillis, response }
-    }
-
-    const finish = (admission: Admission, nowMillis: number): void => {
-      const { draft } = admission
-      draft.durationMillis = nowMillis - draft.timeMillis
-      const status = String(draft.status)
-      byStatus[status] = (byStatus[status] ?? 0) + 1
-      if (draft.status === 429) tooManyRequests += 1
-      open.delete(admission.response)
-    }
-
-    const answer = (endpoint: Endpoint, url: Option.Option<URL>, keyValid: boolean): string => {
-      if (!keyValid) return failure(UNAUTHORIZED)
-      const params = Option.match(url, { onNone: () => new URLSearchParams(), onSome: (url) => url.searchParams })
-      if (endpoint === "/partner/list") {
-        const offset = nonNegativeInt(params.get("list_offset"))
-        const count = nonNegativeInt(params.get("list_count"))
-        if (Option.isNone(offset)) return failure("list_offset is required and must be a non-negative integer")
-        if (Option.isNone(count)) return failure("list_count is required and must be a non-negative integer")
-        const conditions: Array<readonly [string, string]> = []
-        for (const [name, value] of params) {
-          const match = CONDITION.exec(name)
-          if (match !== null) conditions.push([match[1], value])
-        }
-        for (let i = 0; i < driftInserts; i++) {
-          inserted += store.insert(Math.floor(driftPrng() * (store.size() + 1)), 1).length
-        }
-        for (let i = 0; i < driftDeletes && store.size() > 0; i++) {
-          if (store.removeAt(Math.floor(driftPrng() * store.size())) !== undefined) deleted += 1
-        }
-        const page = store.page(offset.value, Math.min(count.value, maxListCount), conditions)
-        return envelope(CODE_OK, null, page)
-      }
-      const id = params.get("id")
-      const name = params.get("company_name")
-      if (id === null && name === null) return failure("id or company_name is required")
-      const byId = id === null ? Option.none() : Option.flatMap(nonNegativeInt(id), store.byId)
-      const byName = name === null ? Option.none() : store.byName(name)
-      const found = id !== null && name !== null
-        ? Option.filter(byId, (partner) => Option.exists(byName, (other) => other.id === partner.id))
-        : id !== null
-        ? byId
-        : byName
-      return Option.match(found, {
-        onNone: () => failure(NOT_FOUND),
-        onSome: (partner) => envelope(CODE_OK, null, partner)
-      })
-    }
-
-    const json = (body: string, status: number, headers: Record<string, string>) =>
-      HttpServerResponse.text(body, { status, headers, contentType: JSON_TYPE })
-
-    // Cuts the connection, optionally after raw bytes, bypassing the Node response object so the platform can still
-    // close its side cleanly. The fiber ends when the socket is closed (the platform interrupts it as a client abort).
-    const cut = (response: Http.ServerResponse, raw: Uint8Array | undefined): Effect.Effect<never> =>
-      Effect.async<never>((resume) => {
-        const socket = response.socket
-        if (socket === null || socket.destroyed) {
-          resume(Effect.interrupt)
-          return
-        }
-        const onClose = () => resume(Effect.interrupt)
-        socket.once("close", onClose)
-        if (raw === undefined) socket.destroy()
-        else socket.write(raw, () => socket.destroy())
-        return Effect.sync(() => socket.off("close", onClose))
-      })
-
-    const dropMidBody = (
-      response: Http.ServerResponse,
-      headers: Record<string, string>,
-      body: string,
-      fraction: number
-    ): Effect.Effect<never> => {
-      const bytes = new TextEncoder().encode(body)
-      const sent = Math.min(bytes.length - 1, Math.max(1, Math.floor(bytes.length * fraction)))
-      const head = [
-        "HTTP/1.1 200 OK",
-        `content-type: ${JSON_TYPE}`,
-        `content-length: ${bytes.length}`,
-        ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-        "",
-        ""
-      ].join("\r\n")
-      const headBytes = new TextEncoder().encode(head)
-      const raw = new Uint8Array(headBytes.length + sent)
-      raw.set(headBytes, 0)
-      raw.set(bytes.subarray(0, sent), headBytes.length)
-      return cut(response, raw)
-    }
-
-    const respond = (
-      admission: Admission,
-      endpoint: Endpoint | undefined
-    ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-      Effect.gen(function*() {
-        const { draft, nowMillis, url, verdict } = admission
-        if (verdict._tag === "Unknown" || endpoint === undefined) {
-          return json(failure("Unknown endpoint"), 404, {})
-        }
-        if (admission.latencyMillis > 0) yield* Effect.sleep(Duration.millis(admission.latencyMillis))
-        if (verdict._tag === "Limited") return json(failure(TOO_MANY_REQUESTS), 429, verdict.headers)
-        const { fault, headers } = verdict
-        const normal = () => json(answer(endpoint, url, draft.keyValid), 200, headers)
-        if (fault === undefined) return normal()
-        switch (fault._tag) {
-          case "Status":
-            return HttpServerResponse.text(
-              fault.body ?? `<html><body><h1>${fault.status} ${statusText(fault.status)}</h1></body></html>\n`,
-              { status: fault.status, headers, contentType: "text/html" }
-            )
-          case "TooManyRequests": {
-            const limit = rateLimit === false ? RateLimit.defaults.limit : rateLimit.limit
-            const unit = fault.resetUnit ?? (rateLimit === false ? RateLimit.defaults.resetUnit : rateLimit.resetUnit)
-            const resetAt = nowMillis + (fault.resetAfter === undefined ? 1000 : millis(fault.resetAfter))
-            const faultHeaders = fault.headers === false
-              ? {}
-              : RateLimit.headers({ allowed: false, limit, remaining: 0, resetAtMillis: resetAt }, unit, nowMillis)
-            return json(failure(TOO_MANY_REQUESTS), 429, faultHeaders)
-          }
-          case "DropBeforeResponse":
-            return yield* cut(admission.response, undefined)
-          case "DropMidBody":
-            draft.status = 200
-            return yield* dropMidBody(
-              admission.response,
-              headers,
-              answer(endpoint, url, draft.keyValid),
-              fault.fraction ?? 0.5
-            )
-          case "MalformedJson": {
-            const body = answer(endpoint, url, draft.keyValid)
-            return json(body.slice(0, Math.max(1, Math.floor(body.length / 2))), 200, headers)
-          }
-          case "NotEnvelope":
-            return json(JSON.stringify(fault.body === undefined ? { items: [] } : fault.body), 200, headers)
-          case "UnknownCode":
-            return json(
-              envelope(fault.code ?? 2, fault.message ?? "Service temporarily unavailable", null),
-              200,
-              headers
-            )
-          case "Hang":
-            return yield* Effect.never
-          case "Delay":
-            yield* Effect.sleep(fault.duration)
-            return normal()
-          case "Unauthorized":
-            return json(failure(UNAUTHORIZED), 200, headers)
-          case "Redirect":
-            return HttpServerResponse.empty({
-              status: fault.status ?? 302,
-              headers: { ...headers, location: fault.location }
-            })
-        }
-      })
-
-    const handler = (endpoint: Endpoint | undefined) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        Effect.acquireUseRelease(
-          Effect.clockWith((clock) => Effect.sync(() => admit(request, endpoint, clock.unsafeCurrentTimeMillis()))),
-          (admission) =>
-            Effect.tap(respond(admission, endpoint), (response) =>
-              Effect.sync(() => {
-                admission.draft.status = response.status
-              })),
-          (admission) =>
-            Effect.clockWith((clock) => Effect.sync(() => finish(admission, clock.unsafeCurrentTimeMillis())))
-        ))
-
-    const router = HttpRouter.empty.pipe(
-      HttpRouter.get("/partner/list", handler("/partner/list")),
-      HttpRouter.post("/partner/list", handler("/partner/list")),
-      HttpRouter.get("/partner/get", handler("/partner/get")),
-      HttpRouter.post("/partner/get", handler("/partner/get")),
-      HttpRouter.all("*", handler(undefined))
-    )
-
-    const server = yield* HttpServer.HttpServer
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const response of open) response.socket?.destroy()
-      })
-    )
-    yield* HttpServer.serveEffect(router)
-
-    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-    const hostname = server.address._tag === "TcpAddress" ? server.address.hostname : "127.0.0.1"
-    // A wildcard address is not something a client can connect to: point it at loopback.
-    const reachable = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname
-    const baseUrl = `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`
-
-    const snapshot = (draft: Draft): RequestLogEntry => ({
-      method: draft.method,
-      endpoint: draft.endpoint,
-      query: draft.query,
-      status: draft.status,
-      keyValid: draft.keyValid,
-      timeMillis: draft.timeMillis,
-      ...(draft.durationMillis === undefined ? {} : { durationMillis: draft.durationMillis }),
-      ...(draft.fault === undefined ? {} : { fault: draft.fault })
-    })
-
-    return Sandbox.of({
-      baseUrl,
-      port,
-      apiKey: initialKeys[0] ?? "",
-      seed,
-      partnerCount,
-      maxListCount,
-      rateLimit,
-      partnerAt: (index) => Seed.partnerAt(seed, index),
-      inject: (fault, options) =>
-        Effect.sync(() => {
-          const times = options?.times ?? 1
-          if (!(times > 0)) return
-          const endpoint = options?.endpoint
-          faults.push({
-            fault,
-            endpoint: endpoint === undefined ? undefined : endpoint.startsWith("/") ? endpoint : `/${endpoint}`,
-            remaining: times
-          })
-        }),
-      clearFaults: Effect.sync(() => {
-        faults = []
-      }),
-      stats: Effect.sync(() => ({
-        requests,
-        byEndpoint: { ...byEndpoint },
-        byStatus: { ...byStatus },
-        tooManyRequests,
-        faultsServed,
-        inFlight: open.size,
-        maxInFlight,
-        maxObservedInWindow: { ...maxObservedInWindow },
-        inserted,
-        deleted
-      })),
-      requests: Effect.sync(() => log.map(snapshot)),
-      resetStats: Effect.sync(() => {
-        log = []
-        requests = 0
-        byEndpoint = {}
-        byStatus = {}
-        tooManyRequests = 0
-        faultsServed = 0
-        maxInFlight = open.size
-        maxObservedInWindow = {}
-        inserted = 0
-        deleted = 0
-      }),
-      resetRateLimits: Effect.sync(() => {
-        window?.reset()
-        observed.reset()
-      }),
-      revokeKey: (key) =>
-        Effect.sync(() => {
-          keys.delete(key)
-        }),
-      setKeys: (next) =>
-        Effect.sync(() => {
-          keys = new Set(next)
-        }),
-      size: Effect.sync(() => store.size()),
-      partnerIds: Effect.sync(() => store.ids()),
-      insertPartners: (count, at) =>
-        Effect.sync(() => {
-          const ids = store.insert(at, Math.max(0, Math.floor(count)))
-          inserted += ids.length
-          return ids
-        }),
-      deletePartners: (ids) =>
-        Effect.sync(() => {
-          const removed = store.remove(ids)
-          deleted += removed
-          return removed
-        })
-    })
-  })
+export const make: (options?: Options) => Effect.Effect<Service, never, HttpServer.HttpServer | Scope.Scope> =
+  internal.make
 
 /**
  * The sandbox on its own Node HTTP server, listening on `host` (default 127.0.0.1) and `port` (default 0: the OS

@@ -4,6 +4,9 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
+import * as Odd from "./internal/oddRecords.js"
+import * as Prngs from "./internal/prng.js"
+import * as Tables from "./internal/seedTables.js"
 
 /**
  * A seeded pseudo-random number generator: each call returns the next number in `[0, 1)`.
@@ -19,16 +22,7 @@ export type Prng = () => number
  * @since 0.1.0
  * @category Constructors
  */
-export const mulberry32 = (seed: number): Prng => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export const mulberry32: (seed: number) => Prng = Prngs.mulberry32
 
 /**
  * Mixes a seed and an index into one 32-bit seed (murmur3 finalizer), so neighbouring indices get unrelated streams.
@@ -36,17 +30,7 @@ export const mulberry32 = (seed: number): Prng => {
  * @since 0.1.0
  * @category Constructors
  */
-export const derive = (seed: number, index: number): number => {
-  let h = (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul((index >>> 0) + 0x7f4a7c15, 0x85ebca6b)) >>> 0
-  // The high bits of large indices (> 2^32) are folded in too, so every safe integer index gets its own stream.
-  h = (h ^ Math.floor(index / 4294967296)) >>> 0
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  h ^= h >>> 16
-  return h >>> 0
-}
+export const derive: (seed: number, index: number) => number = Prngs.derive
 
 /**
  * A postal address, nested in the partner record.
@@ -85,105 +69,81 @@ export interface PartnerRecord {
   readonly contact_person: string | null
 }
 
-// `{n}` is replaced by the partner id. It must never touch a digit, so the id is always a digit run of its own
-// and a name can be traced back to its index (see `indexOfName`).
-const AWKWARD = [
-  "Müller & Söhne GmbH {n}",
-  "Crème Brûlée S.à r.l. {n}",
-  "A+B=C Kft. {n}",
-  "100% Bio {n} Zrt.",
-  "Hash #{n} Trading",
-  "[Brackets] & Co. {n}",
-  "Either/Or Ltd. {n}",
-  "Why? Not! {n} Inc.",
-  "\"Quoted\" Holdings {n}",
-  "O'Brien's Pub {n}",
-  "Smith, Jones, and Partners {n}",
-  "東京商事株式会社 {n}",
-  "Café ☕ {n} 🍰",
-  "Ünïcödé Ťëšť s.r.o. {n}",
-  "50/50 Joint Venture {n}",
-  "Back\\slash {n}",
-  "Semi;colon & Comma, {n}",
-  "Plus + Space {n}",
-  "%20 Not An Escape {n}",
-  "a=1&b=2 Partners {n}",
-  "list_offset=0&list_count=1 {n}",
-  "Ørsted Å/S {n}",
-  "Ελληνική Εταιρεία {n}",
-  "Double  Space {n}",
-  "Rocket 🚀 Labs {n}",
-  "Ärzte-Zentrum {n} (Süd)",
-  "L'Oréal-ish {n} <Beauty>",
-  "Tilde~Caret^Pipe| {n}",
-  "{curly} & $dollar {n}",
-  "Ça va? Très bien & Co. {n}"
-] as const
+/**
+ * How an odd record strays from the contract's table (docs/erp-api-v2.md, "Partner record"), the way real ERP data
+ * does. Every odd record keeps its integer `id` and the fields its kind does not touch.
+ *
+ * - `tax-number-empty`: `tax_number` is `""`, as for a private person.
+ * - `tax-number-null`: `tax_number` is `null`.
+ * - `tax-number-absent`: no `tax_number` field.
+ * - `tax-number-eu-vat`: the EU VAT form, `"HU12345678"` (from the Hungarian number) or `"DE123456789"`.
+ * - `tax-number-spaces`: digit groups split by spaces, `"123 456 78"`.
+ * - `tax-number-slashes`: slashes for hyphens, `"12345678/2/42"`.
+ * - `tax-number-number`: the digits as a JSON number, `12345678242`.
+ * - `company-name-null`, `company-name-empty`: `company_name` is `null` or `""`; such a partner cannot be looked up by
+ *   name.
+ * - `customer-flag-string`: `is_customer` is `"1"` or `"0"`; `customer-flag-boolean`: `true` or `false`. Either way
+ *   the flag means what `1` or `0` would, and `list_condition[is_customer]=1` selects it as a customer.
+ * - `customer-flag-absent`: no `is_customer` field; no `list_condition[is_customer]` selects it.
+ * - `extra-object`: an extra field, `custom_fields`, holding nested objects and an array.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type OddKind =
+  | "tax-number-empty"
+  | "tax-number-null"
+  | "tax-number-absent"
+  | "tax-number-eu-vat"
+  | "tax-number-spaces"
+  | "tax-number-slashes"
+  | "tax-number-number"
+  | "company-name-null"
+  | "company-name-empty"
+  | "customer-flag-string"
+  | "customer-flag-boolean"
+  | "customer-flag-absent"
+  | "extra-object"
 
-const FIRST = [
-  "Nordwind",
-  "Blue River",
-  "Alpine",
-  "Danube",
-  "Silverline",
-  "Greenfield",
-  "Redwood",
-  "Eastgate",
-  "Sunrise",
-  "Ironbridge",
-  "Oakridge",
-  "Harbor"
-] as const
+/**
+ * Every odd kind, in the order documented at `OddKind`.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const oddKinds: ReadonlyArray<OddKind> = Odd.KINDS
 
-const SECOND = [
-  "Logistics",
-  "Trading",
-  "Foods",
-  "Machinery",
-  "Software",
-  "Textiles",
-  "Pharma",
-  "Energy",
-  "Furniture",
-  "Media"
-] as const
-
-const LEGAL = ["GmbH", "Kft.", "Ltd.", "Inc.", "Zrt.", "AG", "s.r.o.", "BV"] as const
-
-const PLACES = [
-  ["Budapest", "HU"],
-  ["Wien", "AT"],
-  ["München", "DE"],
-  ["Köln", "DE"],
-  ["Praha", "CZ"],
-  ["Kraków", "PL"],
-  ["Zürich", "CH"],
-  ["Lyon", "FR"],
-  ["Győr", "HU"],
-  ["Debrecen", "HU"],
-  ["Amsterdam", "NL"],
-  ["Tokyo", "JP"]
-] as const
-
-const STREETS = ["Fő utca", "Hauptstraße", "Rue de la Paix", "Váci út", "Baker Street", "Kärntner Ring"] as const
-
-const TAGS = ["wholesale", "retail", "vip", "export", "new", "eu", "prepaid", "net-30"] as const
-
-const PEOPLE = ["Anna Kovács", "Jürgen Weiß", "Zoë O'Neil", "José Núñez", "Li Wei", "Ève Durand"] as const
-
-const DOMAINS = ["example.com", "example.org", "example.net"] as const
-
-// 2015-01-01T00:00:00Z: created_at is spread over about ten years after it, independent of the current time.
-const EPOCH_2015 = 1420070400000
-const DAY = 86400000
-
-const pick = <A>(prng: Prng, items: ReadonlyArray<A>): A => items[Math.floor(prng() * items.length)]
-
-const digits = (prng: Prng, n: number): string => {
-  let out = ""
-  for (let i = 0; i < n; i++) out += String(Math.floor(prng() * 10))
-  return out
+/**
+ * Which seeded partners stray from the contract, and how. The choice is a pure function of the seed and the index,
+ * so the same options give the same odd records on every run.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface OddRecords {
+  /** The share of partners that stray, from 0 (none) to 1 (all). */
+  readonly rate: number
+  /** The kinds an odd record is drawn from, equally likely (default `oddKinds`: all of them). */
+  readonly kinds?: ReadonlyArray<OddKind> | undefined
+  /** Seed of the choice (default: the partners' seed). */
+  readonly seed?: number | undefined
 }
+
+/**
+ * A partner as the sandbox serves it: a `PartnerRecord`, or one that strays from the contract (see `OddKind`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ServedRecord extends Omit<PartnerRecord, "company_name" | "tax_number" | "is_customer"> {
+  readonly company_name: string | null
+  readonly tax_number?: string | number | null
+  readonly is_customer?: 0 | 1 | "0" | "1" | boolean
+  /** Only on `extra-object` records. */
+  readonly custom_fields?: { readonly [field: string]: unknown }
+}
+
+const { digits, pick } = Tables
 
 /**
  * Share of partners whose company name is awkward for URLs and CSV.
@@ -213,29 +173,29 @@ export const partnerAt = (seed: number, index: number): PartnerRecord => {
   const id = index + 1
   const n = String(id)
   const company_name = prng() < AWKWARD_SHARE
-    ? pick(prng, AWKWARD).replace("{n}", n)
-    : `${pick(prng, FIRST)} ${pick(prng, SECOND)} ${n} ${pick(prng, LEGAL)}`
+    ? pick(prng, Tables.AWKWARD).replace("{n}", n)
+    : `${pick(prng, Tables.FIRST)} ${pick(prng, Tables.SECOND)} ${n} ${pick(prng, Tables.LEGAL)}`
   const tax_number = `${1 + Math.floor(prng() * 9)}${digits(prng, 7)}-${digits(prng, 1)}-${digits(prng, 2)}`
   const is_customer = prng() < CUSTOMER_SHARE ? 1 : 0
-  const [city, country] = pick(prng, PLACES)
+  const [city, country] = pick(prng, Tables.PLACES)
   const tagCount = Math.floor(prng() * 4)
   const tags: Array<string> = []
   for (let i = 0; i < tagCount; i++) {
-    const tag = pick(prng, TAGS)
+    const tag = pick(prng, Tables.TAGS)
     if (!tags.includes(tag)) tags.push(tag)
   }
-  const createdAt = EPOCH_2015 + Math.floor(prng() * 3650) * DAY + Math.floor(prng() * DAY)
+  const createdAt = Tables.EPOCH_2015 + Math.floor(prng() * 3650) * Tables.DAY + Math.floor(prng() * Tables.DAY)
   return {
     id,
     company_name,
     tax_number,
     is_customer,
-    email: `partner${n}@${pick(prng, DOMAINS)}`,
+    email: `partner${n}@${pick(prng, Tables.DOMAINS)}`,
     phone: `+36 ${digits(prng, 2)} ${digits(prng, 3)} ${digits(prng, 4)}`,
     city,
     country,
     address: {
-      street: `${pick(prng, STREETS)} ${1 + Math.floor(prng() * 200)}`,
+      street: `${pick(prng, Tables.STREETS)} ${1 + Math.floor(prng() * 200)}`,
       zip: digits(prng, 4),
       city,
       country
@@ -243,8 +203,8 @@ export const partnerAt = (seed: number, index: number): PartnerRecord => {
     created_at: new Date(createdAt).toISOString(),
     credit_limit: Math.round(prng() * 5_000_000) / 100,
     tags,
-    website: prng() < 0.3 ? null : `https://www.partner${n}.${pick(prng, DOMAINS)}`,
-    contact_person: prng() < 0.2 ? null : pick(prng, PEOPLE)
+    website: prng() < 0.3 ? null : `https://www.partner${n}.${pick(prng, Tables.DOMAINS)}`,
+    contact_person: prng() < 0.2 ? null : pick(prng, Tables.PEOPLE)
   }
 }
 
@@ -259,7 +219,7 @@ export const partners = function*(seed: number, count: number): Generator<Partne
 }
 
 /**
- * Whether a company name holds something beyond letters, digits, spaces, `.` and `-`: a character that must be
+ * Whether a company name holds something beyond letters, Tables.digits, spaces, `.` and `-`: a character that must be
  * URL-encoded, quoted in CSV, or is outside ASCII.
  *
  * @since 0.1.0
@@ -297,3 +257,23 @@ export const indexOfName = (seed: number, count: number, name: string): Option.O
   }
   return Option.none()
 }
+
+/**
+ * How the partner at `index` strays from the contract under `options`, or `None` when it does not (or without
+ * options): what tests count odd records by.
+ *
+ * @since 0.1.0
+ * @category Lookups
+ */
+export const oddKindAt = (seed: number, index: number, options: OddRecords | undefined): Option.Option<OddKind> =>
+  options === undefined ? Option.none() : Odd.kindAt(seed, index, options)
+
+/**
+ * The partner at `index` as the sandbox serves it with `oddRecords: options`: `partnerAt(seed, index)`, strayed
+ * the way `oddKindAt` says. Pure, like `partnerAt`.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const servedPartnerAt = (seed: number, index: number, options: OddRecords | undefined): ServedRecord =>
+  options === undefined ? partnerAt(seed, index) : Odd.served(partnerAt(seed, index), seed, index, options)

@@ -1,14 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { Fault, Sandbox } from "../src/index.js"
-import { call, eventually, json, send } from "./helpers.js"
-
-const TIMEOUT = 10_000
-
-const withSandbox = <A, E>(
-  options: Sandbox.Options,
-  f: (sandbox: Sandbox.Service) => Effect.Effect<A, E>
-) => Effect.flatMap(Sandbox.Sandbox, f).pipe(Effect.provide(Sandbox.layer(options)))
+import type { Sandbox } from "../src/index.js"
+import { Fault } from "../src/index.js"
+import { call, eventually, json, send, TIMEOUT, withSandbox } from "./helpers.js"
 
 const page = { list_offset: "0", list_count: "5" }
 

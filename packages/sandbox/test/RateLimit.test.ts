@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Effect, TestClock } from "effect"
 import { RateLimit } from "../src/index.js"
+import { call, json, TIMEOUT, withSandbox } from "./helpers.js"
 
 describe("RateLimit", () => {
   it("allows a request iff fewer than limit were allowed within (t - window, t]", () => {
@@ -49,4 +51,111 @@ describe("RateLimit", () => {
       headers: false
     })
   })
+})
+
+describe("Sandbox: the rate limit over HTTP", () => {
+  it.live(
+    "counts down X-RateLimit-Remaining and answers 429 past the limit, per key and endpoint",
+    () =>
+      withSandbox(
+        { apiKeys: ["a", "b"], rateLimit: { limit: 5, window: "30 seconds" } },
+        (sandbox) =>
+          Effect.gen(function*() {
+            const params = { list_offset: "0", list_count: "1" }
+            const before = Date.now()
+            for (let i = 0; i < 5; i++) {
+              const reply = yield* call(sandbox.baseUrl, "/partner/list", params, { key: "a" })
+              expect(reply.status).toBe(200)
+              expect(reply.headers.get("x-ratelimit-limit")).toBe("5")
+              expect(reply.headers.get("x-ratelimit-remaining")).toBe(String(4 - i))
+              const reset = Number(reply.headers.get("x-ratelimit-reset"))
+              // Epoch seconds, rounded up, of the first request plus the window.
+              expect(reset).toBeGreaterThanOrEqual(Math.ceil((before + 30_000) / 1000))
+              expect(reset).toBeLessThanOrEqual(Math.ceil((Date.now() + 30_000) / 1000))
+            }
+            const limited = yield* call(sandbox.baseUrl, "/partner/list", params, { key: "a" })
+            expect(limited.status).toBe(429)
+            expect(json(limited)).toStrictEqual({ result: { code: 0, message: "Too Many Requests" }, data: null })
+            expect(limited.headers.get("x-ratelimit-remaining")).toBe("0")
+            expect(limited.headers.get("x-ratelimit-reset")).not.toBeNull()
+            // Another endpoint, another key, and an invalid key each have their own window.
+            expect((yield* call(sandbox.baseUrl, "/partner/get", { id: "1" }, { key: "a" })).status).toBe(200)
+            expect((yield* call(sandbox.baseUrl, "/partner/list", params, { key: "b" })).status).toBe(200)
+            for (let i = 0; i < 5; i++) {
+              const reply = yield* call(sandbox.baseUrl, "/partner/list", params, { key: "bad" })
+              expect(json(reply).result.message).toBe("Unauthorized")
+            }
+            expect((yield* call(sandbox.baseUrl, "/partner/list", params, { key: "bad" })).status).toBe(429)
+            const stats = yield* sandbox.stats
+            expect(stats.tooManyRequests).toBe(2)
+            expect(stats.maxObservedInWindow["/partner/list"]).toBe(6)
+          })
+      ),
+    TIMEOUT
+  )
+
+  it.effect(
+    "is a strict sliding window, driven by the Effect Clock",
+    () =>
+      withSandbox({ rateLimit: { limit: 3, window: "1 second" } }, (sandbox) =>
+        Effect.gen(function*() {
+          const params = { list_offset: "0", list_count: "1" }
+          const status = Effect.map(call(sandbox.baseUrl, "/partner/list", params), (r) => r.status)
+          expect(yield* status).toBe(200) // t = 0
+          yield* TestClock.adjust("400 millis")
+          expect(yield* status).toBe(200) // t = 400
+          expect(yield* status).toBe(200) // t = 400
+          const limited = yield* call(sandbox.baseUrl, "/partner/list", params)
+          expect(limited.status).toBe(429)
+          expect(limited.headers.get("x-ratelimit-reset")).toBe("1") // epoch seconds of 0 + 1000 ms
+          yield* TestClock.adjust("599 millis")
+          expect(yield* status).toBe(429) // t = 999: the request at 0 is still in (t - 1000, t]
+          yield* TestClock.adjust("1 millis")
+          const freed = yield* call(sandbox.baseUrl, "/partner/list", params) // t = 1000
+          expect(freed.status).toBe(200)
+          expect(freed.headers.get("x-ratelimit-remaining")).toBe("0")
+          expect(freed.headers.get("x-ratelimit-reset")).toBe("2") // the oldest is now at 400: leaves at 1400
+          expect(yield* status).toBe(429)
+          yield* TestClock.adjust("400 millis")
+          expect(yield* status).toBe(200) // t = 1400: both requests at 400 left
+          expect(yield* status).toBe(200)
+          expect(yield* status).toBe(429)
+        })),
+    TIMEOUT
+  )
+
+  it.effect("writes X-RateLimit-Reset in the configured unit", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(1_700_000_000_250)
+      const reset = (resetUnit: "epoch-seconds" | "epoch-millis" | "seconds") =>
+        withSandbox({ rateLimit: { limit: 2, window: "30 seconds", resetUnit } }, (sandbox) =>
+          Effect.map(
+            call(sandbox.baseUrl, "/partner/get", { id: "1" }),
+            (reply) => reply.headers.get("x-ratelimit-reset")
+          ))
+      expect(yield* reset("epoch-seconds")).toBe("1700000031")
+      expect(yield* reset("epoch-millis")).toBe("1700000030250")
+      expect(yield* reset("seconds")).toBe("30")
+    }), TIMEOUT)
+
+  it.live("can leave out the headers, or the limit altogether", () =>
+    Effect.gen(function*() {
+      yield* withSandbox({ rateLimit: { limit: 1, headers: false } }, (sandbox) =>
+        Effect.gen(function*() {
+          const first = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+          expect(first.headers.get("x-ratelimit-remaining")).toBeNull()
+          const second = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+          expect(second.status).toBe(429)
+          expect(second.headers.get("x-ratelimit-reset")).toBeNull()
+        }))
+      yield* withSandbox({ rateLimit: false }, (sandbox) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < 150; i++) {
+            const reply = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            expect(reply.status).toBe(200)
+            expect(reply.headers.get("x-ratelimit-limit")).toBeNull()
+          }
+          expect((yield* sandbox.stats).maxObservedInWindow["/partner/get"]).toBe(150)
+        }))
+    }), TIMEOUT)
 })

@@ -1,16 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
-import { Sandbox, Seed } from "../src/index.js"
-import { call, json } from "./helpers.js"
-
-const TIMEOUT = 10_000
-
-const withSandbox = <A, E>(
-  options: Sandbox.Options,
-  f: (sandbox: Sandbox.Service) => Effect.Effect<A, E>
-) => Effect.flatMap(Sandbox.Sandbox, f).pipe(Effect.provide(Sandbox.layer(options)))
-
-const roundTrip = (u: unknown): unknown => JSON.parse(JSON.stringify(u))
+import { Effect } from "effect"
+import { Seed } from "../src/index.js"
+import { call, companyNameAt, json, roundTrip, TIMEOUT, withSandbox } from "./helpers.js"
 
 describe("Sandbox", () => {
   it.live(
@@ -165,15 +156,15 @@ describe("Sandbox", () => {
         withSandbox({ partners: 50 }, (sandbox) =>
           Effect.gen(function*() {
             const notFound = { result: { code: 0, message: "Not found" }, data: null }
-            const first = sandbox.partnerAt(0).company_name
-            const second = sandbox.partnerAt(1).company_name
+            const first = companyNameAt(sandbox, 0)
+            const second = companyNameAt(sandbox, 1)
             for (
               const params of [
                 { id: "51" },
                 { id: "0" },
                 { id: "abc" },
                 { company_name: "No Such Company" },
-                { company_name: sandbox.partnerAt(50).company_name },
+                { company_name: companyNameAt(sandbox, 50) },
                 { id: "1", company_name: second }
               ]
             ) {
@@ -236,120 +227,13 @@ describe("Sandbox", () => {
     )
   })
 
-  describe("rate limit", () => {
-    it.live(
-      "counts down X-RateLimit-Remaining and answers 429 past the limit, per key and endpoint",
-      () =>
-        withSandbox(
-          { apiKeys: ["a", "b"], rateLimit: { limit: 5, window: "30 seconds" } },
-          (sandbox) =>
-            Effect.gen(function*() {
-              const params = { list_offset: "0", list_count: "1" }
-              const before = Date.now()
-              for (let i = 0; i < 5; i++) {
-                const reply = yield* call(sandbox.baseUrl, "/partner/list", params, { key: "a" })
-                expect(reply.status).toBe(200)
-                expect(reply.headers.get("x-ratelimit-limit")).toBe("5")
-                expect(reply.headers.get("x-ratelimit-remaining")).toBe(String(4 - i))
-                const reset = Number(reply.headers.get("x-ratelimit-reset"))
-                // Epoch seconds, rounded up, of the first request plus the window.
-                expect(reset).toBeGreaterThanOrEqual(Math.ceil((before + 30_000) / 1000))
-                expect(reset).toBeLessThanOrEqual(Math.ceil((Date.now() + 30_000) / 1000))
-              }
-              const limited = yield* call(sandbox.baseUrl, "/partner/list", params, { key: "a" })
-              expect(limited.status).toBe(429)
-              expect(json(limited)).toStrictEqual({ result: { code: 0, message: "Too Many Requests" }, data: null })
-              expect(limited.headers.get("x-ratelimit-remaining")).toBe("0")
-              expect(limited.headers.get("x-ratelimit-reset")).not.toBeNull()
-              // Another endpoint, another key, and an invalid key each have their own window.
-              expect((yield* call(sandbox.baseUrl, "/partner/get", { id: "1" }, { key: "a" })).status).toBe(200)
-              expect((yield* call(sandbox.baseUrl, "/partner/list", params, { key: "b" })).status).toBe(200)
-              for (let i = 0; i < 5; i++) {
-                const reply = yield* call(sandbox.baseUrl, "/partner/list", params, { key: "bad" })
-                expect(json(reply).result.message).toBe("Unauthorized")
-              }
-              expect((yield* call(sandbox.baseUrl, "/partner/list", params, { key: "bad" })).status).toBe(429)
-              const stats = yield* sandbox.stats
-              expect(stats.tooManyRequests).toBe(2)
-              expect(stats.maxObservedInWindow["/partner/list"]).toBe(6)
-            })
-        ),
-      TIMEOUT
-    )
-
-    it.effect(
-      "is a strict sliding window, driven by the Effect Clock",
-      () =>
-        withSandbox({ rateLimit: { limit: 3, window: "1 second" } }, (sandbox) =>
-          Effect.gen(function*() {
-            const params = { list_offset: "0", list_count: "1" }
-            const status = Effect.map(call(sandbox.baseUrl, "/partner/list", params), (r) => r.status)
-            expect(yield* status).toBe(200) // t = 0
-            yield* TestClock.adjust("400 millis")
-            expect(yield* status).toBe(200) // t = 400
-            expect(yield* status).toBe(200) // t = 400
-            const limited = yield* call(sandbox.baseUrl, "/partner/list", params)
-            expect(limited.status).toBe(429)
-            expect(limited.headers.get("x-ratelimit-reset")).toBe("1") // epoch seconds of 0 + 1000 ms
-            yield* TestClock.adjust("599 millis")
-            expect(yield* status).toBe(429) // t = 999: the request at 0 is still in (t - 1000, t]
-            yield* TestClock.adjust("1 millis")
-            const freed = yield* call(sandbox.baseUrl, "/partner/list", params) // t = 1000
-            expect(freed.status).toBe(200)
-            expect(freed.headers.get("x-ratelimit-remaining")).toBe("0")
-            expect(freed.headers.get("x-ratelimit-reset")).toBe("2") // the oldest is now at 400: leaves at 1400
-            expect(yield* status).toBe(429)
-            yield* TestClock.adjust("400 millis")
-            expect(yield* status).toBe(200) // t = 1400: both requests at 400 left
-            expect(yield* status).toBe(200)
-            expect(yield* status).toBe(429)
-          })),
-      TIMEOUT
-    )
-
-    it.effect("writes X-RateLimit-Reset in the configured unit", () =>
-      Effect.gen(function*() {
-        yield* TestClock.setTime(1_700_000_000_250)
-        const reset = (resetUnit: "epoch-seconds" | "epoch-millis" | "seconds") =>
-          withSandbox({ rateLimit: { limit: 2, window: "30 seconds", resetUnit } }, (sandbox) =>
-            Effect.map(
-              call(sandbox.baseUrl, "/partner/get", { id: "1" }),
-              (reply) => reply.headers.get("x-ratelimit-reset")
-            ))
-        expect(yield* reset("epoch-seconds")).toBe("1700000031")
-        expect(yield* reset("epoch-millis")).toBe("1700000030250")
-        expect(yield* reset("seconds")).toBe("30")
-      }), TIMEOUT)
-
-    it.live("can leave out the headers, or the limit altogether", () =>
-      Effect.gen(function*() {
-        yield* withSandbox({ rateLimit: { limit: 1, headers: false } }, (sandbox) =>
-          Effect.gen(function*() {
-            const first = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
-            expect(first.headers.get("x-ratelimit-remaining")).toBeNull()
-            const second = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
-            expect(second.status).toBe(429)
-            expect(second.headers.get("x-ratelimit-reset")).toBeNull()
-          }))
-        yield* withSandbox({ rateLimit: false }, (sandbox) =>
-          Effect.gen(function*() {
-            for (let i = 0; i < 150; i++) {
-              const reply = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
-              expect(reply.status).toBe(200)
-              expect(reply.headers.get("x-ratelimit-limit")).toBeNull()
-            }
-            expect((yield* sandbox.stats).maxObservedInWindow["/partner/get"]).toBe(150)
-          }))
-      }), TIMEOUT)
-  })
-
   describe("request log and stats", () => {
     it.live(
       "logs decoded queries and outcomes, and never the key",
       () =>
         withSandbox({ apiKeys: ["s3cr3t-key-value"], partners: 100 }, (sandbox) =>
           Effect.gen(function*() {
-            const name = sandbox.partnerAt(4).company_name
+            const name = companyNameAt(sandbox, 4)
             yield* call(sandbox.baseUrl, "/partner/get", { company_name: name }, { key: "s3cr3t-key-value" })
             yield* call(sandbox.baseUrl, "/partner/list", [
               ["list_offset", "0"],
@@ -408,89 +292,11 @@ describe("Sandbox", () => {
             ])
           )
           expect(customers.data).toHaveLength(500)
-          const name = sandbox.partnerAt(999_999).company_name
+          const name = companyNameAt(sandbox, 999_999)
           const found = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: name }))
           expect(found.data.id).toBe(1_000_000)
           expect(Date.now() - started).toBeLessThan(5000)
         })),
     TIMEOUT
   )
-
-  describe("data that changes", () => {
-    const listIds = (baseUrl: string, offset: number, count: number, where: Record<string, string> = {}) =>
-      Effect.map(
-        call(baseUrl, "/partner/list", { list_offset: String(offset), list_count: String(count), ...where }),
-        (reply) => (json(reply).data as Array<{ id: number }>).map((record) => record.id)
-      )
-
-    it.live(
-      "inserts land at their position with fresh ids, deletes close the gap, lookups follow",
-      () =>
-        withSandbox({ partners: 10, seed: 3, rateLimit: false }, (sandbox) =>
-          Effect.gen(function*() {
-            const added = yield* sandbox.insertPartners(2, 3)
-            expect(added).toStrictEqual([11, 12])
-            expect(yield* listIds(sandbox.baseUrl, 0, 6)).toStrictEqual([1, 2, 3, 11, 12, 4])
-            expect(yield* sandbox.deletePartners([2, 12, 99])).toBe(2)
-            expect(yield* sandbox.partnerIds).toStrictEqual([1, 3, 11, 4, 5, 6, 7, 8, 9, 10])
-            expect(yield* sandbox.size).toBe(10)
-            expect(yield* listIds(sandbox.baseUrl, 8, 5)).toStrictEqual([9, 10])
-
-            const gone = json(yield* call(sandbox.baseUrl, "/partner/get", { id: "2" }))
-            expect(gone.result).toStrictEqual({ code: 0, message: "Not found" })
-            const goneByName = json(
-              yield* call(sandbox.baseUrl, "/partner/get", { company_name: Seed.partnerAt(3, 1).company_name })
-            )
-            expect(goneByName.result.message).toBe("Not found")
-            const fresh = json(yield* call(sandbox.baseUrl, "/partner/get", { id: "11" }))
-            expect(fresh.data.id).toBe(11)
-            expect(fresh.data.company_name).toMatch(/\(new\)$/)
-            const byName = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: fresh.data.company_name }))
-            expect(byName.data).toStrictEqual(fresh.data)
-            expect(json(yield* call(sandbox.baseUrl, "/partner/get", { id: "12" })).result.message).toBe("Not found")
-
-            const stats = yield* sandbox.stats
-            expect([stats.inserted, stats.deleted]).toStrictEqual([2, 2])
-          })),
-      TIMEOUT
-    )
-
-    it.live(
-      "a filtered list follows inserts and deletes",
-      () =>
-        withSandbox({ partners: 200, seed: 5, rateLimit: false }, (sandbox) =>
-          Effect.gen(function*() {
-            const customers = { "list_condition[is_customer]": "1" }
-            const before = yield* listIds(sandbox.baseUrl, 0, 500, customers)
-            yield* sandbox.deletePartners(before.slice(0, 3))
-            const after = yield* listIds(sandbox.baseUrl, 0, 500, customers)
-            expect(after).toStrictEqual(before.slice(3))
-          })),
-      TIMEOUT
-    )
-
-    it.live(
-      "drift changes the list before each list answer, at seeded positions",
-      () =>
-        Effect.gen(function*() {
-          const run = withSandbox(
-            { partners: 100, seed: 2, rateLimit: false, drift: { inserts: 2, deletes: 1, seed: 8 } },
-            (sandbox) =>
-              Effect.gen(function*() {
-                const first = yield* listIds(sandbox.baseUrl, 0, 500)
-                yield* listIds(sandbox.baseUrl, 0, 1)
-                yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
-                const stats = yield* sandbox.stats
-                expect([stats.inserted, stats.deleted]).toStrictEqual([4, 2])
-                expect(yield* sandbox.size).toBe(102)
-                expect(first).toHaveLength(101)
-                return yield* sandbox.partnerIds
-              })
-          )
-          // Seeded: the same changes at the same places on every run.
-          expect(yield* run).toStrictEqual(yield* run)
-        }),
-      TIMEOUT
-    )
-  })
 })

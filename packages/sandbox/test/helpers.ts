@@ -1,5 +1,18 @@
 import type { Cause } from "effect"
 import { Effect, Schedule } from "effect"
+import { Sandbox } from "../src/index.js"
+
+/** Each test's own bound: these tests talk to a real server on loopback. */
+export const TIMEOUT = 10_000
+
+/** Runs `f` against a sandbox built from `options`, closed when `f` ends. */
+export const withSandbox = <A, E>(
+  options: Sandbox.Options,
+  f: (sandbox: Sandbox.Service) => Effect.Effect<A, E>
+) => Effect.flatMap(Sandbox.Sandbox, f).pipe(Effect.provide(Sandbox.layer(options)))
+
+/** A value as it comes back from JSON: what the sandbox serves for a record it generated. */
+export const roundTrip = (u: unknown): unknown => JSON.parse(JSON.stringify(u))
 
 export interface Reply {
   readonly status: number
@@ -48,3 +61,10 @@ export const eventually = <A>(effect: Effect.Effect<A>, predicate: (a: A) => boo
     Effect.retry({ times: 150, schedule: Schedule.spaced("20 millis") }),
     Effect.orDie
   )
+
+/** The company name of the seeded partner at `index`; fails the test when that partner has none (an odd record). */
+export const companyNameAt = (sandbox: Sandbox.Service, index: number): string => {
+  const name = sandbox.partnerAt(index).company_name
+  if (typeof name !== "string" || name === "") throw new Error(`partner ${index} has no company name`)
+  return name
+}

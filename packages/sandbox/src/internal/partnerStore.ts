@@ -3,9 +3,10 @@ import * as Seed from "../Seed.js"
 
 /**
  * The partners the sandbox serves, in list order. Until the first insert or delete the list is the seeded one and
- * nothing is kept in memory (partner `i` is generated on demand, id `i + 1`). The first change materializes the
- * order as an array of ids (8 bytes per partner), so inserts land at any position and deletes close the gap, as in
- * a table listed by a key other than its id: that is what shifts offsets under a running export.
+ * nothing is kept in memory (partner `i` is generated on demand, id `i + 1`, strayed as `oddRecords` says). The
+ * first change materializes the order as an array of ids (8 bytes per partner), so inserts land at any position and
+ * deletes close the gap, as in a table listed by a key other than its id: that is what shifts offsets under a running
+ * export.
  *
  * @internal
  */
@@ -18,9 +19,9 @@ export interface PartnerStore {
     offset: number,
     count: number,
     conditions: ReadonlyArray<readonly [string, string]>
-  ) => ReadonlyArray<Seed.PartnerRecord>
-  readonly byId: (id: number) => Option.Option<Seed.PartnerRecord>
-  readonly byName: (name: string) => Option.Option<Seed.PartnerRecord>
+  ) => ReadonlyArray<Seed.ServedRecord>
+  readonly byId: (id: number) => Option.Option<Seed.ServedRecord>
+  readonly byName: (name: string) => Option.Option<Seed.ServedRecord>
   /** Inserts `count` new partners (fresh ids, never reused) before list position `at`; returns their ids. */
   readonly insert: (at: number, count: number) => ReadonlyArray<number>
   /** Deletes the partners with these ids; returns how many existed. */
@@ -35,13 +36,18 @@ export interface PartnerStore {
 const MAX_CACHED_CONDITION_SETS = 16
 
 // Inserted partners are generated from their own derived seed, so they do not repeat a seeded partner's fields.
+// They keep to the contract: `oddRecords` picks among the seeded partners only.
 const INSERTED_STREAM = 0x1a5e47ed
 
-const matchesAll = (record: Seed.PartnerRecord, conditions: ReadonlyArray<readonly [string, string]>): boolean => {
+// A server compares a condition with the value, not its JSON text: `true` is `1` and `false` is `0`, so a customer
+// flag sent as a boolean (or a string, whose text is already "1") is selected as `1` is.
+const conditionText = (value: unknown): string => typeof value === "boolean" ? (value ? "1" : "0") : String(value)
+
+const matchesAll = (record: Seed.ServedRecord, conditions: ReadonlyArray<readonly [string, string]>): boolean => {
   const fields = record as unknown as Readonly<Record<string, unknown>>
   for (const [field, value] of conditions) {
     // A field the record does not have never matches (not even the value "undefined").
-    if (!Object.hasOwn(fields, field) || String(fields[field]) !== value) return false
+    if (!Object.hasOwn(fields, field) || conditionText(fields[field]) !== value) return false
   }
   return true
 }
@@ -54,7 +60,7 @@ interface Matches {
 }
 
 /** @internal */
-export const make = (seed: number, count: number): PartnerStore => {
+export const make = (seed: number, count: number, oddRecords?: Seed.OddRecords): PartnerStore => {
   // `undefined` while the list is the seeded one; then the ids in list order.
   let order: Array<number> | undefined
   const deleted = new Set<number>()
@@ -64,7 +70,8 @@ export const make = (seed: number, count: number): PartnerStore => {
 
   const size = () => order === undefined ? count : order.length
   const idAt = (position: number) => order === undefined ? position + 1 : order[position]
-  const record = (id: number): Seed.PartnerRecord => id <= count ? Seed.partnerAt(seed, id - 1) : inserted.get(id)!
+  const record = (id: number): Seed.ServedRecord =>
+    id <= count ? Seed.servedPartnerAt(seed, id - 1, oddRecords) : inserted.get(id)!
 
   const cache = new Map<string, Matches>()
   const matchesFor = (conditions: ReadonlyArray<readonly [string, string]>): Matches => {
@@ -107,7 +114,7 @@ export const make = (seed: number, count: number): PartnerStore => {
     seed,
     size,
     page: (offset, pageCount, conditions) => {
-      const out: Array<Seed.PartnerRecord> = []
+      const out: Array<Seed.ServedRecord> = []
       if (conditions.length === 0) {
         const end = Math.min(size(), offset + pageCount)
         for (let position = offset; position < end; position++) out.push(record(idAt(position)))
@@ -123,10 +130,12 @@ export const make = (seed: number, count: number): PartnerStore => {
     byName: (name) => {
       const insertedId = insertedByName.get(name)
       if (insertedId !== undefined && inserted.has(insertedId)) return Option.some(record(insertedId))
-      return Option.flatMap(
-        Seed.indexOfName(seed, count, name),
-        (index) => deleted.has(index + 1) ? Option.none() : Option.some(record(index + 1))
-      )
+      return Option.flatMap(Seed.indexOfName(seed, count, name), (index) => {
+        if (deleted.has(index + 1)) return Option.none()
+        // The seeded name may have strayed (`company-name-null`, `company-name-empty`): look up what is served.
+        const found = record(index + 1)
+        return found.company_name === name ? Option.some(found) : Option.none()
+      })
     },
     insert: (at, howMany) => {
       const list = materialize()

@@ -1,0 +1,63 @@
+import type * as Fault from "../Fault.js"
+import * as RateLimit from "../RateLimit.js"
+import type * as FaultQueue from "./faultQueue.js"
+import type * as RequestLog from "./requestLog.js"
+
+/**
+ * What happens to a request to a known endpoint, with the `X-RateLimit-*` headers its response carries.
+ *
+ * @internal
+ */
+export type Verdict =
+  | { readonly _tag: "Limited"; readonly headers: Record<string, string> }
+  | { readonly _tag: "Allowed"; readonly headers: Record<string, string>; readonly fault: Fault.Fault | undefined }
+
+/**
+ * The rate limit per (API key, endpoint), checked before any fault is taken, so a queued fault waits for a request
+ * the window lets through. Every request, rejected ones included, is also counted in an unlimited window, to report
+ * whether a client kept to the limit.
+ *
+ * @internal
+ */
+export interface Admission {
+  readonly decide: (endpoint: string, key: string, nowMillis: number) => Verdict
+  /** Empties the windows. */
+  readonly reset: () => void
+}
+
+/** @internal */
+export const make = (
+  rateLimit: RateLimit.Resolved | false,
+  faults: FaultQueue.FaultQueue,
+  log: RequestLog.RequestLog
+): Admission => {
+  const window = rateLimit === false
+    ? undefined
+    : RateLimit.makeSlidingWindowLog(rateLimit.limit, rateLimit.windowMillis)
+  const observed = RateLimit.makeSlidingWindowLog(
+    Number.POSITIVE_INFINITY,
+    rateLimit === false ? RateLimit.defaults.windowMillis : rateLimit.windowMillis
+  )
+  return {
+    decide: (endpoint, key, nowMillis) => {
+      const slot = `${key}\u0000${endpoint}`
+      observed.check(slot, nowMillis)
+      log.observeWindow(endpoint, observed.count(slot, nowMillis))
+      if (rateLimit === false || window === undefined) {
+        return { _tag: "Allowed", headers: {}, fault: faults.take(endpoint) }
+      }
+      const peek = window.check(slot, nowMillis, false)
+      const headersOf = (decision: RateLimit.Decision) =>
+        rateLimit.headers ? RateLimit.headers(decision, rateLimit.resetUnit, nowMillis) : {}
+      if (!peek.allowed) return { _tag: "Limited", headers: headersOf(peek) }
+      const fault = faults.take(endpoint)
+      // A 429 fault is a rejection, and rejected requests are not counted in the window.
+      const decision = fault?._tag === "TooManyRequests" ? peek : window.check(slot, nowMillis, true)
+      return { _tag: "Allowed", headers: headersOf(decision), fault }
+    },
+    reset: () => {
+      window?.reset()
+      observed.reset()
+    }
+  }
+}

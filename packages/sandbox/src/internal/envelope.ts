@@ -1,0 +1,49 @@
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { CODE_ERROR, CODE_OK } from "@erp-client/core/Envelope"
+import type * as Sandbox from "../Sandbox.js"
+
+/** @internal */
+export const JSON_TYPE = "application/json"
+
+/**
+ * The response envelope of every endpoint (docs/erp-api-v2.md, "Response envelope"), as text.
+ *
+ * @internal
+ */
+export const envelope = (code: number, message: string | null, data: unknown): string =>
+  JSON.stringify({ result: { code, message }, data })
+
+/**
+ * `Sandbox.Messages` with the defaults filled in: the contract's texts (docs/erp-api-v2.md, "Errors").
+ *
+ * @internal
+ */
+export interface Messages {
+  readonly unauthorized: string
+  readonly notFound: string
+  readonly tooManyRequests: string
+}
+
+/** @internal */
+export const resolveMessages = (messages: Sandbox.Messages | undefined): Messages => ({
+  unauthorized: messages?.unauthorized ?? "Unauthorized",
+  notFound: messages?.notFound ?? "Not found",
+  tooManyRequests: messages?.tooManyRequests ?? "Too Many Requests"
+})
+
+/** @internal */
+export const success = (data: unknown): string => envelope(CODE_OK, null, data)
+
+/** @internal */
+export const failure = (message: string): string => envelope(CODE_ERROR, message, null)
+
+/**
+ * A JSON response with this body text, as sent.
+ *
+ * @internal
+ */
+export const json = (
+  body: string,
+  status: number,
+  headers: Record<string, string>
+): HttpServerResponse.HttpServerResponse => HttpServerResponse.text(body, { status, headers, contentType: JSON_TYPE })

@@ -1,0 +1,180 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { Seed } from "../src/index.js"
+import { call, json, roundTrip, TIMEOUT, withSandbox } from "./helpers.js"
+
+const kindsOf = (seed: number, count: number, options: Seed.OddRecords | undefined) =>
+  Array.from({ length: count }, (_, index) => Option.getOrUndefined(Seed.oddKindAt(seed, index, options)))
+
+// What each kind does to the fields it touches; every other field stays as `partnerAt` made it.
+const touched: Record<
+  Seed.OddKind,
+  readonly [field: string, check: (value: unknown, base: Seed.PartnerRecord) => boolean]
+> = {
+  "tax-number-empty": ["tax_number", (value) => value === ""],
+  "tax-number-null": ["tax_number", (value) => value === null],
+  "tax-number-absent": ["tax_number", (value) => value === undefined],
+  "tax-number-eu-vat": [
+    "tax_number",
+    (value, base) =>
+      value === `HU${base.tax_number.slice(0, 8)}` || (typeof value === "string" && /^DE\d{9}$/.test(value))
+  ],
+  "tax-number-spaces": ["tax_number", (value) => typeof value === "string" && /^\d{3} \d{3} \d{2}$/.test(value)],
+  "tax-number-slashes": ["tax_number", (value, base) => value === base.tax_number.replaceAll("-", "/")],
+  "tax-number-number": ["tax_number", (value, base) => value === Number(base.tax_number.replaceAll("-", ""))],
+  "company-name-null": ["company_name", (value) => value === null],
+  "company-name-empty": ["company_name", (value) => value === ""],
+  "customer-flag-string": ["is_customer", (value, base) => value === String(base.is_customer)],
+  "customer-flag-boolean": ["is_customer", (value, base) => value === (base.is_customer === 1)],
+  "customer-flag-absent": ["is_customer", (value) => value === undefined],
+  "extra-object": [
+    "custom_fields",
+    (value) => typeof value === "object" && value !== null && typeof (value as any).legacy?.code === "string"
+  ]
+}
+
+describe("Seed: odd records", () => {
+  it("without options, at rate 0 or with no kinds, every partner is as partnerAt makes it", () => {
+    for (const options of [undefined, { rate: 0 }, { rate: 1, kinds: [] }]) {
+      for (let index = 0; index < 200; index++) {
+        expect(Seed.servedPartnerAt(3, index, options)).toStrictEqual(Seed.partnerAt(3, index))
+        expect(Seed.oddKindAt(3, index, options)).toStrictEqual(Option.none())
+      }
+    }
+  })
+
+  it("a seeded share strays, the same on every run; kinds change how, not which", () => {
+    const options = { rate: 0.2 }
+    const kinds = kindsOf(1, 10_000, options)
+    const odd = kinds.filter((kind) => kind !== undefined)
+    expect(odd.length).toBeGreaterThan(1800)
+    expect(odd.length).toBeLessThan(2200)
+    expect(new Set(odd)).toStrictEqual(new Set(Seed.oddKinds))
+    expect(kindsOf(1, 10_000, { rate: 0.2 })).toStrictEqual(kinds)
+    const onlyNull = kindsOf(1, 10_000, { rate: 0.2, kinds: ["tax-number-null"] })
+    expect(onlyNull.map((kind) => kind !== undefined)).toStrictEqual(kinds.map((kind) => kind !== undefined))
+    expect(new Set(onlyNull)).toStrictEqual(new Set([undefined, "tax-number-null"]))
+    expect(kindsOf(1, 10_000, { rate: 0.2, seed: 2 })).not.toStrictEqual(kinds)
+  })
+
+  it("each kind strays as documented, keeps the integer id and every field it does not touch", () => {
+    expect(Seed.oddKinds).toHaveLength(Object.keys(touched).length)
+    for (const kind of Seed.oddKinds) {
+      const [field, check] = touched[kind]
+      for (let index = 0; index < 100; index++) {
+        const base = Seed.partnerAt(5, index) as unknown as Record<string, unknown>
+        const served = Seed.servedPartnerAt(5, index, { rate: 1, kinds: [kind] }) as unknown as Record<string, unknown>
+        expect(Seed.oddKindAt(5, index, { rate: 1, kinds: [kind] })).toStrictEqual(Option.some(kind))
+        expect(served.id).toBe(index + 1)
+        expect(check(served[field], Seed.partnerAt(5, index)), `${kind} ${JSON.stringify(served[field])}`).toBe(true)
+        expect(Object.hasOwn(served, field)).toBe(served[field] !== undefined)
+        const rest = (record: Record<string, unknown>) =>
+          Object.fromEntries(Object.entries(record).filter(([name]) => name !== field))
+        expect(rest(served)).toStrictEqual(rest(base))
+      }
+    }
+  })
+})
+
+describe("Sandbox: odd records over HTTP", () => {
+  const oddRecords = { rate: 0.3, seed: 4 }
+  const partners = 600
+
+  it.live(
+    "list and get serve exactly what partnerAt says, every kind included",
+    () =>
+      withSandbox({ partners, seed: 8, rateLimit: false, oddRecords }, (sandbox) =>
+        Effect.gen(function*() {
+          const served: Array<unknown> = []
+          for (let offset = 0; offset < partners; offset += 100) {
+            const body = json(
+              yield* call(sandbox.baseUrl, "/partner/list", { list_offset: String(offset), list_count: "100" })
+            )
+            served.push(...body.data)
+          }
+          const expected = Array.from({ length: partners }, (_, index) => roundTrip(sandbox.partnerAt(index)))
+          expect(served).toStrictEqual(expected)
+          const kinds = Array.from({ length: partners }, (_, index) => sandbox.oddKindAt(index))
+          const counts = new Map<Seed.OddKind, number>()
+          for (const kind of kinds) if (Option.isSome(kind)) counts.set(kind.value, (counts.get(kind.value) ?? 0) + 1)
+          expect([...counts.keys()].sort()).toStrictEqual([...Seed.oddKinds].sort())
+          const odd = [...counts.values()].reduce((a, b) => a + b, 0)
+          expect(odd).toBeGreaterThan(partners * 0.2)
+          expect(odd).toBeLessThan(partners * 0.4)
+          // JSON keeps each form: a number stays a number, an absent field stays absent.
+          const numeric = kinds.findIndex((kind) => Option.contains(kind, "tax-number-number"))
+          expect(typeof (served[numeric] as any).tax_number).toBe("number")
+          const absent = kinds.findIndex((kind) => Option.contains(kind, "customer-flag-absent"))
+          expect(Object.hasOwn(served[absent] as object, "is_customer")).toBe(false)
+          expect(Seed.servedPartnerAt(8, absent, oddRecords)).toStrictEqual(sandbox.partnerAt(absent))
+        })),
+    TIMEOUT
+  )
+
+  it.live(
+    "every odd record is found by id, and by company name when it has one",
+    () =>
+      withSandbox({ partners, seed: 8, rateLimit: false, oddRecords }, (sandbox) =>
+        Effect.gen(function*() {
+          let byName = 0
+          let nameless = 0
+          for (let index = 0; index < partners; index++) {
+            if (Option.isNone(sandbox.oddKindAt(index))) continue
+            const record = sandbox.partnerAt(index)
+            const found = json(yield* call(sandbox.baseUrl, "/partner/get", { id: String(record.id) }))
+            expect(found).toStrictEqual({ result: { code: 1, message: null }, data: roundTrip(record) })
+            if (record.company_name !== null && record.company_name !== "") {
+              const named = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: record.company_name }))
+              expect(named.data).toStrictEqual(roundTrip(record))
+              byName++
+            } else {
+              // The name it would have had is not served, so it finds nothing.
+              const seededName = Seed.partnerAt(8, index).company_name
+              const gone = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: seededName }))
+              expect(gone.result).toStrictEqual({ code: 0, message: "Not found" })
+              nameless++
+            }
+          }
+          expect(byName).toBeGreaterThan(100)
+          expect(nameless).toBeGreaterThan(5)
+          const empty = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: "" }))
+          expect(empty.result).toStrictEqual({ code: 0, message: "Not found" })
+        })),
+    TIMEOUT
+  )
+
+  it.live(
+    "a filtered list selects the customer flag in every form it is sent, and never an absent one",
+    () =>
+      withSandbox({
+        partners: 400,
+        seed: 6,
+        rateLimit: false,
+        oddRecords: { rate: 0.6, kinds: ["customer-flag-string", "customer-flag-boolean", "customer-flag-absent"] }
+      }, (sandbox) =>
+        Effect.gen(function*() {
+          const filtered = (flag: string) =>
+            Effect.map(
+              call(sandbox.baseUrl, "/partner/list", [
+                ["list_offset", "0"],
+                ["list_count", "500"],
+                ["list_condition[is_customer]", flag]
+              ]),
+              (reply) => (json(reply).data as Array<{ id: number; is_customer?: unknown }>)
+            )
+          const all = Array.from({ length: 400 }, (_, index) => sandbox.partnerAt(index))
+          const expected = (forms: ReadonlyArray<unknown>) =>
+            all.filter((p) => forms.includes(p.is_customer)).map((p) => roundTrip(p))
+          const customers = yield* filtered("1")
+          const others = yield* filtered("0")
+          expect(customers).toStrictEqual(expected([1, "1", true]))
+          expect(others).toStrictEqual(expected([0, "0", false]))
+          expect(new Set(customers.map((p) => p.is_customer))).toStrictEqual(new Set([1, "1", true]))
+          expect(new Set(others.map((p) => p.is_customer))).toStrictEqual(new Set([0, "0", false]))
+          const absent = all.filter((p) => !Object.hasOwn(p, "is_customer")).length
+          expect(absent).toBeGreaterThan(30)
+          expect(customers.length + others.length + absent).toBe(400)
+        })),
+    TIMEOUT
+  )
+})

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Seed } from "../../src/index.js"
+import * as Answers from "../../src/internal/answers.js"
+import * as Drift from "../../src/internal/drift.js"
+import * as Envelope from "../../src/internal/envelope.js"
+import * as PartnerStore from "../../src/internal/partnerStore.js"
+import * as RequestLog from "../../src/internal/requestLog.js"
+
+const setup = (count = 20, maxListCount = 500, defaultListCount?: number) => {
+  const store = PartnerStore.make(7, count)
+  let lists = 0
+  const answer = Answers.make({
+    store,
+    maxListCount,
+    defaultListCount,
+    messages: Envelope.resolveMessages(undefined),
+    beforeList: () => lists++
+  })
+  const ask = (endpoint: "/partner/list" | "/partner/get", params: Record<string, string>, keyValid = true) =>
+    JSON.parse(answer(endpoint, new URLSearchParams(params), keyValid))
+  return { store, ask, lists: () => lists }
+}
+
+const roundTrip = (u: unknown): unknown => JSON.parse(JSON.stringify(u))
+
+describe("internal/answers", () => {
+  it("answers a list page in the envelope, clamped to the largest page", () => {
+    const { ask } = setup(20, 4)
+    expect(ask("/partner/list", { list_offset: "2", list_count: "3" })).toStrictEqual({
+      result: { code: 1, message: null },
+      data: [2, 3, 4].map((i) => roundTrip(Seed.partnerAt(7, i)))
+    })
+    expect(ask("/partner/list", { list_offset: "0", list_count: "10" }).data).toHaveLength(4)
+  })
+
+  it("serves the default page when list_count is absent, if there is one, and refuses a malformed list_count", () => {
+    const { ask } = setup(20, 4, 3)
+    expect(ask("/partner/list", { list_offset: "5" }).data.map((p: any) => p.id)).toStrictEqual([6, 7, 8])
+    expect(ask("/partner/list", { list_offset: "5", list_count: "x" }).result.code).toBe(0)
+    expect(ask("/partner/list", {}).result.message).toMatch(/list_offset/)
+    expect(setup(20, 2, 3).ask("/partner/list", { list_offset: "0" }).data).toHaveLength(2)
+    expect(setup().ask("/partner/list", { list_offset: "0" }).result.message).toMatch(/list_count/)
+  })
+
+  it("runs the drift hook only before list answers it accepted", () => {
+    const { ask, lists } = setup()
+    ask("/partner/list", { list_offset: "0" })
+    ask("/partner/list", { list_offset: "0", list_count: "1" }, false)
+    ask("/partner/get", { id: "1" })
+    expect(lists()).toBe(0)
+    ask("/partner/list", { list_offset: "0", list_count: "1" })
+    expect(lists()).toBe(1)
+  })
+
+  it("refuses an invalid key before anything else, and gets by id, name or both", () => {
+    const { ask } = setup()
+    expect(ask("/partner/get", { id: "1" }, false)).toStrictEqual({
+      result: { code: 0, message: "Unauthorized" },
+      data: null
+    })
+    const third = Seed.partnerAt(7, 2)
+    expect(ask("/partner/get", { id: "3" }).data).toStrictEqual(roundTrip(third))
+    expect(ask("/partner/get", { company_name: third.company_name }).data.id).toBe(3)
+    expect(ask("/partner/get", { id: "3", company_name: third.company_name }).data.id).toBe(3)
+    expect(ask("/partner/get", { id: "4", company_name: third.company_name }).result.message).toBe("Not found")
+    expect(ask("/partner/get", {}).result.message).toBe("id or company_name is required")
+  })
+
+  it("reads list conditions from the query, in order", () => {
+    const params = new URLSearchParams([
+      ["list_condition[is_customer]", "1"],
+      ["list_offset", "0"],
+      ["list_condition[]", "x"],
+      ["list_condition[country]", "HU"]
+    ])
+    expect(Answers.conditionsOf(params)).toStrictEqual([["is_customer", "1"], ["", "x"], ["country", "HU"]])
+  })
+})
+
+describe("internal/drift", () => {
+  it("inserts and deletes at seeded positions on each round, and counts them", () => {
+    const run = () => {
+      const store = PartnerStore.make(1, 30)
+      const log = RequestLog.make(0)
+      const round = Drift.make({ inserts: 2, deletes: 3, seed: 5 }, 1, store, log)
+      round()
+      round()
+      return { ids: store.ids(), stats: log.stats() }
+    }
+    const first = run()
+    expect(first.ids).toHaveLength(30 + 4 - 6)
+    expect([first.stats.inserted, first.stats.deleted]).toStrictEqual([4, 6])
+    expect(run().ids).toStrictEqual(first.ids)
+  })
+
+  it("changes nothing by default, and stops deleting at an empty list", () => {
+    const store = PartnerStore.make(1, 2)
+    const log = RequestLog.make(0)
+    Drift.make(undefined, 1, store, log)()
+    expect(store.ids()).toStrictEqual([1, 2])
+    Drift.make({ deletes: 5 }, 1, store, log)()
+    expect(store.size()).toBe(0)
+    expect(log.stats().deleted).toBe(2)
+  })
+})
