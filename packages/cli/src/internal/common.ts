@@ -5,6 +5,7 @@ import * as Options from "@effect/cli/Options"
 import type * as ErpClient from "@erp-client/client/ErpClient"
 import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
 import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -13,16 +14,29 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { clientLayer } from "./clientLayer.js"
 
+/** The default, said in `--help` (which shows no default of its own for a plain value). */
+export const shownDefault = <A>(value: A, shown: string = String(value)) => (self: Options.Options<A>) =>
+  self.pipe(Options.withDescription(`Default: ${shown}.`), Options.withDefault(value))
+
+/** A repeatable option: optional in the usage line (`[--where FIELD=VALUE]...`), said in `--help`. */
+export const repeatable = <A>(self: Options.Options<A>): Options.Options<ReadonlyArray<A>> =>
+  self.pipe(
+    Options.withDescription("Repeatable."),
+    Options.repeated,
+    Options.withDefault<ReadonlyArray<A>>([])
+  )
+
 export const verbose = Options.boolean("verbose").pipe(
-  Options.withDescription("log retries and rate-limit waits on stderr")
+  Options.withDescription("Log retries and rate-limit waits on stderr.")
 )
 
 export const redis = Options.redacted("redis").pipe(
-  Options.optional,
+  Options.withPseudoName("URL"),
   Options.withDescription(
-    "redis://[:PASSWORD@]HOST[:PORT][/DB]: share the rate limit with every process using this Redis and key " +
-      "(overrides ERP_REDIS_URL; never printed)"
-  )
+    "redis://[:PASSWORD@]HOST[:PORT][/DB]: share the rate limit with every process using this Redis and API key " +
+      "(overrides ERP_REDIS_URL; never printed)."
+  ),
+  Options.optional
 )
 
 /** The options of `common`, as the command's arguments carry them. */
@@ -48,3 +62,15 @@ export const withClient = <A, E, R>(
     Effect.provide(clientLayer({ redisUrl: args.redis, observer })),
     Effect.provide(logging(args.verbose))
   )
+
+/** One line on stderr that is not a failure (a note, one missing partner of many), `erp: ` first like every message. */
+export const note = (line: string): Effect.Effect<void> =>
+  Effect.sync(() => {
+    process.stderr.write(`erp: ${line}\n`)
+  })
+
+/**
+ * The command line's arguments (after the executable), for the one thing the parser does not keep: the order of
+ * different repeated options (`--id 3 --company-name X --id 5`).
+ */
+export class Argv extends Context.Tag("@erp-client/cli/Argv")<Argv, ReadonlyArray<string>>() {}

@@ -11,3 +11,12 @@ export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
     return this.reason
   }
 }
+
+/**
+ * Reading the input failed (stdin, a `--data @FILE`).
+ */
+export class InputError extends Schema.TaggedError<InputError>()("InputError", { description: Schema.String }) {
+  override get message(): string {
+    return `cannot read the input: ${this.description}`
+  }
+}

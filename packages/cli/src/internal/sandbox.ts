@@ -8,6 +8,7 @@ import type * as RateLimit from "@erp-client/sandbox/RateLimit"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
 import * as Serve from "@erp-client/sandbox/Serve"
 import * as Effect from "effect/Effect"
+import { repeatable, shownDefault } from "./common.js"
 import { UsageError } from "./errors.js"
 
 // The sandbox's fault kinds, by the name `--fault` takes.
@@ -29,35 +30,79 @@ const faultKinds = {
 export const sandbox = Command.make(
   "sandbox",
   {
-    port: Options.integer("port").pipe(Options.withDefault(8080), Options.withDescription("0 picks a free port")),
-    host: Options.text("host").pipe(Options.withDefault("127.0.0.1")),
-    partners: Options.integer("partners").pipe(Options.withDefault(1000)),
-    seed: Options.integer("seed").pipe(Options.withDefault(1)),
-    key: Options.text("key").pipe(Options.repeated, Options.withDescription("a valid API key (repeatable)")),
-    limit: Options.integer("limit").pipe(Options.withDefault(100), Options.withDescription("requests per window")),
-    window: Options.integer("window").pipe(Options.withDefault(30), Options.withDescription("window in seconds")),
-    resetUnit: Options.choice("reset-unit", ["epoch-seconds", "epoch-millis", "seconds"]).pipe(
-      Options.withDefault("epoch-seconds" as const)
+    port: Options.integer("port").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("The port to listen on; 0 picks a free one."),
+      shownDefault(8080)
     ),
-    noRateLimit: Options.boolean("no-rate-limit"),
-    maxListCount: Options.integer("max-list-count").pipe(Options.withDefault(500)),
-    latency: Options.integer("latency").pipe(Options.withDefault(0), Options.withDescription("added ms per request")),
-    jitter: Options.integer("jitter").pipe(Options.withDefault(0), Options.withDescription("random extra ms, up to")),
+    host: Options.text("host").pipe(
+      Options.withPseudoName("ADDRESS"),
+      Options.withDescription("The address to listen on."),
+      shownDefault("127.0.0.1")
+    ),
+    partners: Options.integer("partners").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("How many seeded partners the list starts with."),
+      shownDefault(1000)
+    ),
+    seed: Options.integer("seed").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("The seed of the partners, the latency jitter, the random faults and the drift."),
+      shownDefault(1)
+    ),
+    key: Options.text("key").pipe(
+      Options.withPseudoName("KEY"),
+      Options.withDescription("A valid API key. Default: sandbox-key."),
+      repeatable
+    ),
+    limit: Options.integer("limit").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Requests per window, per API key and endpoint; more are answered 429."),
+      shownDefault(100)
+    ),
+    window: Options.integer("window").pipe(
+      Options.withPseudoName("SECONDS"),
+      Options.withDescription("The rate-limit window (a sliding window)."),
+      shownDefault(30)
+    ),
+    resetUnit: Options.choice("reset-unit", ["epoch-seconds", "epoch-millis", "seconds"]).pipe(
+      Options.withDescription("What X-RateLimit-Reset counts in (the contract does not say)."),
+      shownDefault<"epoch-seconds" | "epoch-millis" | "seconds">("epoch-seconds")
+    ),
+    noRateLimit: Options.boolean("no-rate-limit").pipe(Options.withDescription("Serve without a rate limit.")),
+    maxListCount: Options.integer("max-list-count").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("The largest page served; a larger list_count gets this many records."),
+      shownDefault(500)
+    ),
+    latency: Options.integer("latency").pipe(
+      Options.withPseudoName("MS"),
+      Options.withDescription("Milliseconds added to every answer."),
+      shownDefault(0)
+    ),
+    jitter: Options.integer("jitter").pipe(
+      Options.withPseudoName("MS"),
+      Options.withDescription("Up to this many random (seeded) milliseconds more."),
+      shownDefault(0)
+    ),
     faultRate: Options.float("fault-rate").pipe(
-      Options.withDefault(0),
-      Options.withDescription("share of requests (0 to 1) that get one of the --fault kinds, seeded")
+      Options.withPseudoName("SHARE"),
+      Options.withDescription("The share of requests (0 to 1) that get one of the --fault kinds, seeded."),
+      shownDefault(0)
     ),
     fault: Options.choice("fault", Object.keys(faultKinds) as Array<keyof typeof faultKinds>).pipe(
-      Options.repeated,
-      Options.withDescription("a fault to inject at random (repeatable)")
+      Options.withDescription("A fault to serve at random, see --fault-rate."),
+      repeatable
     ),
     inserts: Options.integer("inserts").pipe(
-      Options.withDefault(0),
-      Options.withDescription("partners inserted at random positions before every list answer (data that changes)")
+      Options.withPseudoName("N"),
+      Options.withDescription("Partners inserted at random positions before every list answer (data that changes)."),
+      shownDefault(0)
     ),
     deletes: Options.integer("deletes").pipe(
-      Options.withDefault(0),
-      Options.withDescription("partners deleted at random positions before every list answer")
+      Options.withPseudoName("N"),
+      Options.withDescription("Partners deleted at random positions before every list answer."),
+      shownDefault(0)
     )
   },
   (args) =>
@@ -107,4 +152,7 @@ export const sandbox = Command.make(
       }
       return yield* Serve.serve(options)
     })
-).pipe(Command.withDescription("run the built-in ERP sandbox server (prints its base URL and key)"))
+).pipe(Command.withDescription(
+  "Run the built-in ERP sandbox server: seeded partners, the contract's envelope, auth and rate limit, faults on " +
+    "demand. It prints its base URL and key."
+))
