@@ -129,6 +129,21 @@ const rootFooter = [
 const cli = Command.run(erp, { name: "erp", version: "0.1.0" })
 
 /**
+ * The `--help` page `args` (the arguments after the executable) ask for: with `--help` or `-h`, or naming a group of
+ * commands without one of its commands; `undefined` when they ask for none. `color` adds bold headings.
+ *
+ * @since 0.1.0
+ * @category Programs
+ */
+export const helpPage = (args: ReadonlyArray<string>, options: { readonly color: boolean }): string | undefined =>
+  Help.wantsHelp(tree, args)
+    ? Help.page(tree, args, {
+      color: options.color,
+      footer: Help.locate(tree, args).path.length === 1 ? rootFooter : []
+    })
+    : undefined
+
+/**
  * The exit code and the one line to print for a failure (none when there is nothing to say).
  *
  * @since 0.1.0
@@ -174,10 +189,9 @@ export const main = (
     Sink.watchStdout()
     const args = argv.slice(2)
     const color = Help.colorEnabled(process.stdout.isTTY, process.env)
-    const run = Help.wantsHelp(tree, args)
-      ? Sink.writeStdout(
-        Help.page(tree, args, { color, footer: Help.locate(tree, args).path.length === 1 ? rootFooter : [] })
-      )
+    const help = helpPage(args, { color })
+    const run = help !== undefined
+      ? Sink.writeStdout(help)
       : Console.consoleWith((console) => Effect.withConsole(cli(argv), Help.parserConsole(console, color))).pipe(
         Effect.withConfigProvider(Settings.provider()),
         Effect.provideService(Argv, args)
