@@ -45,8 +45,8 @@ const parseParams = (items: ReadonlyArray<string>): Either.Either<ErpClient.Para
   return Either.right(out)
 }
 
-// Checked before anything else (a missing setting included): a bad endpoint is a usage error.
-const checkEndpoint = (path: string) => ErpClient.validateEndpoint(path)
+// ENDPOINT is checked first, by the client's own rule, before any setting is read: a bad one is a usage error (2).
+const checkEndpoint = ErpClient.validateEndpoint
 
 // What `NotFound` says was looked up: the parameters, as given.
 const selectorOf = (query: ErpClient.Params) =>

@@ -21,7 +21,7 @@ export interface Node {
 // Built-in options (--completions, --log-level, --wizard) stay usable but out of every page: they are not ours.
 export const config = CliConfig.make({ showBuiltIns: false })
 
-/** Colour only on a terminal, and never when `NO_COLOR` is set to anything but the empty string (no-color.org). */
+/** Colour only on a terminal, and never when `NO_COLOR` is set to anything but the empty string (see README.md#the-erp-command-line). */
 export const colorEnabled = (isTTY: boolean | undefined, env: Readonly<Record<string, string | undefined>>): boolean =>
   isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "")
 
