@@ -1,5 +1,6 @@
 /**
- * Record formats of `erp partners list`: NDJSON (every field as the server sent it), CSV, and a table for people.
+ * Record formats of `erp partners list` and `erp api list`: NDJSON (every field as the server sent it), CSV (exact,
+ * or safe to open in a spreadsheet), and a table for people.
  *
  * @since 0.1.0
  */
@@ -18,7 +19,19 @@ export type Format = "ndjson" | "csv" | "table"
 export const formats: ReadonlyArray<Format> = ["ndjson", "csv", "table"]
 
 /**
- * Turns pages of raw records into text. `columns` is what a resumed export needs to go on with the same CSV header.
+ * What a format decided from the first page and a resumed export must go on with: the CSV header, or the columns and
+ * widths of a table of any records.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Layout {
+  readonly columns?: ReadonlyArray<string> | undefined
+  readonly widths?: ReadonlyArray<number> | undefined
+}
+
+/**
+ * Turns pages of raw records into text.
  *
  * @since 0.1.0
  * @category Models
@@ -26,7 +39,25 @@ export const formats: ReadonlyArray<Format> = ["ndjson", "csv", "table"]
 export interface Encoder {
   /** Text for one page; the first call also emits the header, if the format has one. */
   readonly page: (records: ReadonlyArray<unknown>) => string
-  readonly columns: () => ReadonlyArray<string> | undefined
+  /** The layout so far, for a resume (none for NDJSON and the partner table, whose layout is fixed). */
+  readonly layout: () => Layout | undefined
+  /** CSV cells written as they are although a spreadsheet would read them as a formula (see `isFormulaLike`). */
+  readonly formulaCells: () => number
+}
+
+/**
+ * Options of `encoder`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface EncoderOptions {
+  /** Continue an output whose header is already written, with this layout. */
+  readonly resumed?: Layout | undefined
+  /** CSV: write formula-like cells as text for spreadsheets (a leading `'`, see `csvCell`). */
+  readonly spreadsheet?: boolean | undefined
+  /** Table columns: the partner's known fields, or the first page's first fields (any records). */
+  readonly table?: "partners" | "fields" | undefined
 }
 
 const KNOWN = ["id", "company_name", "tax_number", "is_customer"]
@@ -43,33 +74,51 @@ export const OTHER_FIELDS = "other_fields"
 const asRecord = (u: unknown): Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null ? u as Record<string, unknown> : {}
 
+const cellText = (value: unknown): string =>
+  value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value)
+
+const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
+
 /**
- * One CSV cell (RFC 4180): quoted when it holds a comma, quote, CR or LF or starts or ends with a space; objects and
- * arrays as JSON; null and absent as empty.
+ * Whether a spreadsheet program would read a cell as a formula (CSV injection): it starts with `=`, `+`, `-`, `@`, a
+ * tab or a carriage return, and is not a plain number (`-12.5` is read as a number, and stays one).
  *
  * @since 0.1.0
  * @category Encoding
  */
-export const csvCell = (value: unknown): string => {
-  const text = value === null || value === undefined
-    ? ""
-    : typeof value === "object"
-    ? JSON.stringify(value)
-    : String(value)
+export const isFormulaLike = (text: string): boolean => /^[=+\-@\t\r]/.test(text) && !NUMBER.test(text)
+
+/**
+ * One CSV cell (RFC 4180): quoted when it holds a comma, quote, CR or LF or starts or ends with a space; objects and
+ * arrays as JSON; null and absent as empty. With `spreadsheet`, a formula-like cell gets a leading `'`, which
+ * spreadsheet programs take as "this is text" and do not show.
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export const csvCell = (value: unknown, options?: { readonly spreadsheet?: boolean | undefined }): string => {
+  const raw = cellText(value)
+  const text = options?.spreadsheet === true && isFormulaLike(raw) ? `'${raw}` : raw
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text
 }
 
-const csv = (resumeColumns: ReadonlyArray<string> | undefined): Encoder => {
-  let columns = resumeColumns
+const csv = (resumed: Layout | undefined, spreadsheet: boolean): Encoder => {
+  let columns = resumed?.columns
+  let formulaCells = 0
+  const cell = (value: unknown) => {
+    if (!spreadsheet && isFormulaLike(cellText(value))) formulaCells++
+    return csvCell(value, { spreadsheet })
+  }
   return {
-    columns: () => columns,
+    layout: () => columns === undefined ? undefined : { columns },
+    formulaCells: () => formulaCells,
     page: (records) => {
       let out = ""
       if (columns === undefined) {
         const seen = new Set<string>(KNOWN)
         for (const record of records) for (const key of Object.keys(asRecord(record))) seen.add(key)
         columns = [...seen, OTHER_FIELDS]
-        out += columns.map(csvCell).join(",") + "\r\n"
+        out += columns.map(cell).join(",") + "\r\n"
       }
       const named = new Set(columns)
       for (const record of records) {
@@ -82,7 +131,7 @@ const csv = (resumeColumns: ReadonlyArray<string> | undefined): Encoder => {
             hasOther = true
           }
         }
-        out += columns.map((c) => c === OTHER_FIELDS ? (hasOther ? csvCell(other) : "") : csvCell(fields[c])).join(",")
+        out += columns.map((c) => c === OTHER_FIELDS ? (hasOther ? cell(other) : "") : cell(fields[c])).join(",")
         out += "\r\n"
       }
       return out
@@ -90,32 +139,78 @@ const csv = (resumeColumns: ReadonlyArray<string> | undefined): Encoder => {
   }
 }
 
-const WIDTHS = [10, 48, 16, 8] as const
-
 const fit = (text: string, width: number): string => {
   const chars = Array.from(text.replace(/[\r\n\t]+/g, " "))
   return chars.length > width ? chars.slice(0, width - 1).join("") + "…" : text + " ".repeat(width - chars.length)
 }
 
-const table = (started: boolean): Encoder => {
-  const row = (cells: ReadonlyArray<string>) => cells.map((cell, i) => fit(cell, WIDTHS[i]!)).join("  ").trimEnd()
+const row = (cells: ReadonlyArray<string>, widths: ReadonlyArray<number>) =>
+  cells.map((cell, i) => fit(cell, widths[i]!)).join("  ").trimEnd()
+
+const rule = (widths: ReadonlyArray<number>) => widths.map((w) => "-".repeat(w)).join("  ")
+
+const PARTNER_WIDTHS = [10, 48, 16, 8]
+
+const partnerTable = (started: boolean): Encoder => ({
+  layout: () => undefined,
+  formulaCells: () => 0,
+  page: (records) => {
+    let out = ""
+    if (!started) {
+      started = true
+      out += row(["id", "company_name", "tax_number", "customer"], PARTNER_WIDTHS) + "\n"
+      out += rule(PARTNER_WIDTHS) + "\n"
+    }
+    for (const record of records) {
+      const r = asRecord(record)
+      out += row([
+        cellText(r.id),
+        cellText(r.company_name),
+        cellText(r.tax_number),
+        Partner.isCustomer(r as Partner.Partner) ? "yes" : "no"
+      ], PARTNER_WIDTHS) + "\n"
+    }
+    return out
+  }
+})
+
+const MAX_COLUMNS = 6
+const MIN_WIDTH = 8
+const MAX_WIDTH = 40
+
+// Any records: the first fields of the first page's records (in the order they appear), each as wide as its widest
+// value on that page, within bounds (at least 8, so growing ids fit). Later fields are left out: a table is for
+// reading, NDJSON and CSV keep everything.
+const fieldsTable = (resumed: Layout | undefined): Encoder => {
+  let layout = resumed?.columns === undefined || resumed.widths === undefined ? undefined : {
+    columns: resumed.columns,
+    widths: resumed.widths
+  }
   return {
-    columns: () => undefined,
+    layout: () => layout,
+    formulaCells: () => 0,
     page: (records) => {
       let out = ""
-      if (!started) {
-        started = true
-        out += row(["id", "company_name", "tax_number", "customer"]) + "\n"
-        out += WIDTHS.map((w) => "-".repeat(w)).join("  ") + "\n"
+      if (layout === undefined) {
+        if (records.length === 0) return ""
+        const columns: Array<string> = []
+        for (const record of records) {
+          for (const key of Object.keys(asRecord(record))) {
+            if (columns.length < MAX_COLUMNS && !columns.includes(key)) columns.push(key)
+          }
+        }
+        const widths = columns.map((column) => {
+          let width = Math.max(MIN_WIDTH, Array.from(column).length)
+          for (const record of records) width = Math.max(width, Array.from(cellText(asRecord(record)[column])).length)
+          return Math.min(MAX_WIDTH, width)
+        })
+        layout = { columns, widths }
+        out += row(columns, widths) + "\n" + rule(widths) + "\n"
       }
+      const { columns, widths } = layout
       for (const record of records) {
         const r = asRecord(record)
-        out += row([
-          String(r.id ?? ""),
-          String(r.company_name ?? ""),
-          String(r.tax_number ?? ""),
-          Partner.isCustomer(r as Partner.Partner) ? "yes" : "no"
-        ]) + "\n"
+        out += row(columns.map((column) => cellText(r[column])), widths) + "\n"
       }
       return out
     }
@@ -123,7 +218,8 @@ const table = (started: boolean): Encoder => {
 }
 
 const ndjson = (): Encoder => ({
-  columns: () => undefined,
+  layout: () => undefined,
+  formulaCells: () => 0,
   page: (records) => {
     let out = ""
     for (const record of records) out += JSON.stringify(record) + "\n"
@@ -132,12 +228,14 @@ const ndjson = (): Encoder => ({
 })
 
 /**
- * An encoder; `resumed` continues an output whose header is already written (with these CSV columns).
+ * An encoder for `format`.
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const encoder = (
-  format: Format,
-  resumed?: { readonly columns: ReadonlyArray<string> | undefined }
-): Encoder => format === "csv" ? csv(resumed?.columns) : format === "table" ? table(resumed !== undefined) : ndjson()
+export const encoder = (format: Format, options: EncoderOptions = {}): Encoder =>
+  format === "csv"
+    ? csv(options.resumed, options.spreadsheet === true)
+    : format === "table"
+    ? options.table === "fields" ? fieldsTable(options.resumed) : partnerTable(options.resumed !== undefined)
+    : ndjson()

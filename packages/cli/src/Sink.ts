@@ -11,9 +11,11 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as SavedExport from "./internal/savedExport.js"
+import * as Stdout from "./internal/stdout.js"
 
 /**
- * Writing the output failed (disk full, permissions, stdout closed).
+ * Writing the output failed (disk full, permissions).
  *
  * @since 0.1.0
  * @category Errors
@@ -25,29 +27,66 @@ export class OutputError extends Data.TaggedError("OutputError")<{ readonly desc
 }
 
 /**
- * What a resumable export records after each complete page, beside the output file.
+ * The reader of stdout went away (`erp partners list | head -1`): not a failure, the export just ends.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class StdoutClosed extends Schema.TaggedError<StdoutClosed>()("StdoutClosed", {}) {
+  override get message(): string {
+    return "stdout was closed by its reader"
+  }
+}
+
+/**
+ * A saved export that this run would throw away: other flags, missing or unreadable files. Nothing was touched.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ResumeRefused extends Data.TaggedError("ResumeRefused")<{ readonly reason: string }> {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/**
+ * The flags that shape an export (what is asked of the server and how it is written), by the name the user typed
+ * (`"--page-size": 20`; `command` is the command itself): kept field by field so a resume with other flags is refused
+ * naming the difference.
  *
  * @since 0.1.0
  * @category Models
  */
-export const ResumeState = Schema.Struct({
-  version: Schema.Literal(1),
-  /** What the export asks the server for and how it writes: a resume with other settings starts over. */
-  query: Schema.String,
-  nextOffset: Schema.Number,
-  bytes: Schema.Number,
-  records: Schema.Number,
-  pages: Schema.Number,
-  columns: Schema.optional(Schema.Array(Schema.String)),
-  /** Drift-safe paging: the length of `FILE.ids.part` (every id written, one JSON value a line) after that page. */
-  idsBytes: Schema.optional(Schema.Number)
-})
+export const ResumeFlags = SavedExport.ResumeFlags
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type ResumeFlags = typeof ResumeFlags.Type
+
+/**
+ * What a resumable export records after each complete page, in `FILE.resume.json`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export const ResumeState = SavedExport.ResumeState
 
 /**
  * @since 0.1.0
  * @category Models
  */
 export type ResumeState = typeof ResumeState.Type
+
+/**
+ * What a run does with a saved export of the same file (see `file`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ResumeMode = "none" | "resume" | "restart"
 
 /**
  * @since 0.1.0
@@ -61,15 +100,43 @@ export interface Sink {
   /** Appends one complete page, and with `keepIds` its `ids`; `state` is what a resume would continue from after it. */
   readonly write: (
     text: string,
-    state: Omit<ResumeState, "version" | "query" | "bytes" | "idsBytes">,
+    state: Omit<ResumeState, "version" | "flags" | "bytes" | "idsBytes">,
     ids?: ReadonlyArray<string | number>
-  ) => Effect.Effect<void, OutputError>
+  ) => Effect.Effect<void, OutputError | StdoutClosed>
   /** The export is complete: publish the file. */
   readonly commit: Effect.Effect<void, OutputError>
 }
 
 /**
- * Writes to stdout, waiting for it to drain so a slow reader holds the export back instead of filling memory.
+ * Watches stdout for a reader that closes it, for the rest of the process: the next write then ends the export
+ * quietly (`StdoutClosed`), and no error on stdout crashes the process. `stdout` calls it on first use.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const watchStdout: () => void = Stdout.watch
+
+/**
+ * Writes `text` to stdout, handed to the OS before the effect ends (a slow reader holds the writer back instead of
+ * filling memory). A reader that closed the pipe fails it with `StdoutClosed`.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const writeStdout = (text: string): Effect.Effect<void, OutputError | StdoutClosed> =>
+  Effect.async<void, OutputError | StdoutClosed>((resume) =>
+    Stdout.write(text, (outcome) =>
+      resume(
+        outcome === undefined
+          ? Effect.void
+          : outcome === "closed"
+          ? Effect.fail(new StdoutClosed())
+          : Effect.fail(new OutputError({ description: `stdout: ${outcome.description}` }))
+      ))
+  )
+
+/**
+ * An export to stdout, one page at a time (see `writeStdout`).
  *
  * @since 0.1.0
  * @category Constructors
@@ -77,18 +144,7 @@ export interface Sink {
 export const stdout: Sink = {
   resumed: Option.none(),
   resumedIds: [],
-  write: (text) =>
-    Effect.async<void, OutputError>((resume) => {
-      const onError = (error: Error) =>
-        resume(Effect.fail(new OutputError({ description: `stdout: ${error.message}` })))
-      process.stdout.once("error", onError)
-      const done = () => {
-        process.stdout.off("error", onError)
-        resume(Effect.void)
-      }
-      if (process.stdout.write(text)) done()
-      else process.stdout.once("drain", done)
-    }),
+  write: writeStdout,
   commit: Effect.void
 }
 
@@ -101,46 +157,46 @@ const describe = (error: unknown): string =>
 const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema.Number)))
 
 /**
- * A file that appears only when complete: records go to `FILE.part` and it is renamed to `FILE` at the end. A failed
- * or interrupted export removes the part file, unless `resume` is set: then the part file and `FILE.resume.json`
- * stay, and the next run with `resume` continues after the last complete page. With `keepIds` (drift-safe paging),
- * the ids written go to `FILE.ids.part` as well, for the resume; it is removed with the state file.
+ * A file that appears only when complete: records go to `FILE.part` and it is renamed to `FILE` at the end.
+ *
+ * - `"none"`: a failed or interrupted export removes its part file. A saved export of `FILE` (left by an interrupted
+ *   resumable run) is refused, never overwritten.
+ * - `"resume"`: continues a saved export after its last complete page, when it was made with the same `flags`. One
+ *   made with other flags, or whose files are missing or unreadable, is refused (`ResumeRefused`) and left byte for
+ *   byte as it was. A failed or interrupted run keeps `FILE.part` and `FILE.resume.json` for the next resume.
+ * - `"restart"`: discards a saved export on purpose, then runs as `"resume"` with nothing saved.
+ *
+ * With `keepIds` (drift-safe paging), the ids written also go to `FILE.ids.part`, which the resume needs.
  *
  * @since 0.1.0
  * @category Constructors
  */
 export const file = (
   target: string,
-  options: { readonly resume: boolean; readonly query: string; readonly keepIds?: boolean | undefined }
-): Effect.Effect<Sink, OutputError, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
+  options: { readonly mode: ResumeMode; readonly flags: ResumeFlags; readonly keepIds?: boolean | undefined }
+): Effect.Effect<Sink, OutputError | ResumeRefused, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const part = `${target}.part`
-    const statePath = `${target}.resume.json`
+    const { part, state: statePath } = SavedExport.paths(target)
+    const resumable = options.mode !== "none"
     // Kept only for a resumable drift-safe export: the ids are what the resumed run must not write again.
-    const idsPath = options.resume && options.keepIds === true ? `${target}.ids.part` : undefined
+    const idsPath = resumable && options.keepIds === true ? SavedExport.paths(target).ids : undefined
     const fail = (what: string) => (error: unknown) => new OutputError({ description: `${what}: ${describe(error)}` })
 
-    const previous = options.resume
-      ? yield* fs.readFileString(statePath).pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(ResumeState))),
-        Effect.option
-      )
-      : Option.none()
-    const usable = Option.filter(previous, (state) => state.query === options.query)
-    const present = (file: string | undefined) =>
-      file === undefined ? Effect.succeed(true) : fs.exists(file).pipe(Effect.orElseSucceed(() => false))
-    const resumed = Option.isSome(usable) && (yield* present(part)) && (yield* present(idsPath))
-      ? usable
-      : Option.none<ResumeState>()
+    // Every check comes before anything is opened: a refused run leaves the saved export as it was.
+    const saved = yield* SavedExport.inspect(target, { ...options, keepIds: idsPath !== undefined }).pipe(
+      Effect.mapError(fail(target))
+    )
+    if ("refused" in saved) return yield* new ResumeRefused({ reason: saved.refused })
+    const resumed = saved
 
     yield* fs.makeDirectory(path.dirname(part), { recursive: true }).pipe(Effect.mapError(fail(path.dirname(part))))
     let committed = false
     const handle = yield* Effect.acquireRelease(
       fs.open(part, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(part))),
       (_, exit) =>
-        committed || (options.resume && Exit.isFailure(exit))
+        committed || (resumable && Exit.isFailure(exit))
           ? Effect.void
           : Effect.ignore(Effect.all([fs.remove(part), fs.remove(statePath)], { mode: "either" }))
     )
@@ -179,7 +235,7 @@ export const file = (
           yield* handle.writeAll(chunk).pipe(Effect.mapError(fail(part)))
           bytes += chunk.length
         }
-        if (!options.resume) return
+        if (!resumable) return
         if (idsFile !== undefined && ids !== undefined && ids.length > 0) {
           const lines = encoder.encode(ids.map((id) => `${JSON.stringify(id)}\n`).join(""))
           yield* idsFile.handle.writeAll(lines).pipe(
@@ -191,8 +247,8 @@ export const file = (
         // The page is on disk before the state says so: a crash between the two only repeats that page's write.
         yield* handle.sync.pipe(Effect.mapError(fail(part)))
         const next: ResumeState = {
-          version: 1,
-          query: options.query,
+          version: 2,
+          flags: options.flags,
           bytes,
           ...state,
           ...(idsFile === undefined ? {} : { idsBytes })

@@ -3,7 +3,7 @@ import { Fault } from "@erp-client/sandbox"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { erp, parseCsv, type Run, SECRET, startSandbox } from "./harness.js"
+import { erp, openRequestsAfterwards, parseCsv, type Run, SECRET, startSandbox } from "./harness.js"
 
 type Started = Awaited<ReturnType<typeof startSandbox>>
 
@@ -77,6 +77,34 @@ describe("erp partners list", () => {
       })
     })
     expect(records.some((r) => /[",]/.test(String(r.company_name)))).toBe(true)
+    // Exact: phone numbers start with +, as sent; a note says what a spreadsheet would make of them.
+    expect(rows[0]![header!.indexOf("phone")]).toMatch(/^\+36 /)
+    expect(csv.stderr.trimEnd().split("\n")).toHaveLength(1)
+    expect(csv.stderr).toMatch(/^erp: some CSV cells start with =, \+, -, @.*--spreadsheet/)
+  })
+
+  it("--spreadsheet writes formula-like cells as text (a leading '), every other cell exact", async () => {
+    const run = record(await erp(["partners", "list", "--format", "csv", "--spreadsheet"], { env: env.env }))
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe("")
+    const [header, ...rows] = parseCsv(run.stdout)
+    const records = seededLines(env).map((l) => JSON.parse(l) as Record<string, unknown>)
+    let guarded = 0
+    rows.forEach((row, i) => {
+      header!.forEach((column, c) => {
+        if (column === "other_fields") return
+        const value = records[i]![column]
+        const text = value === null || value === undefined
+          ? ""
+          : typeof value === "object"
+          ? JSON.stringify(value)
+          : String(value)
+        const formulaLike = /^[=+\-@\t\r]/.test(text) && !/^[+-]?\d+(\.\d+)?$/.test(text)
+        if (formulaLike) guarded++
+        expect(row[c]).toBe(formulaLike ? `'${text}` : text)
+      })
+    })
+    expect(guarded).toBeGreaterThanOrEqual(records.length)
   })
 
   it("writes a table for people", async () => {
@@ -122,14 +150,24 @@ describe("erp partners list", () => {
     )
     expect(run.code).toBe(130)
     expect(Fs.readdirSync(dir).filter((f) => f.startsWith("interrupted"))).toEqual([])
-    // Nothing is left open at the server once the command is gone (the server learns of closed sockets a moment
-    // later, so this polls, for at most two seconds).
-    let inFlight = -1
-    for (let i = 0; i < 100 && inFlight !== 0; i++) {
-      inFlight = (await slow.run(slow.sandbox.stats)).inFlight
-      if (inFlight !== 0) await new Promise((r) => setTimeout(r, 20))
-    }
-    expect(inFlight).toBe(0)
+    // Nothing is left open at the server once the command is gone.
+    expect(await openRequestsAfterwards(slow)).toBe(0)
+  })
+
+  it("a reader that stops early (| head -1) ends the export quietly: exit 0, nothing on stderr, no request open", async () => {
+    const run = record(
+      await erp(["partners", "list", "--page-size", "10", "--concurrency", "4"], {
+        env: slow.env,
+        closeStdoutWhen: (stdout) => stdout.includes("\n")
+      })
+    )
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    // What was read before the pipe closed is the start of the export.
+    const lines = run.stdout.split("\n").filter((line) => line !== "")
+    expect(lines.length).toBeGreaterThan(0)
+    expect(lines.slice(0, -1)).toEqual(seededLines(slow).slice(0, lines.length - 1))
+    expect(await openRequestsAfterwards(slow)).toBe(0)
   })
 
   it("--resume continues an interrupted export from its last complete page", async () => {
@@ -138,8 +176,8 @@ describe("erp partners list", () => {
     const first = record(await erp(args, { env: slow.env, via: "tsx", interruptWhen: slow.listRequests(10) }))
     expect(first.code).toBe(130)
     const state = JSON.parse(Fs.readFileSync(`${file}.resume.json`, "utf8"))
-    expect(state.nextOffset).toBeGreaterThan(0)
-    expect(state.nextOffset).toBeLessThan(600)
+    expect(state.next.offset).toBeGreaterThan(0)
+    expect(state.next.offset).toBeLessThan(600)
     await slow.run(slow.sandbox.resetStats)
     const second = record(await erp(args, { env: slow.env }))
     expect(second.stderr).toBe("")
@@ -148,7 +186,53 @@ describe("erp partners list", () => {
     expect(Fs.readdirSync(dir).filter((f) => f.startsWith("resumed"))).toEqual(["resumed.ndjson"])
     // The second run started where the first stopped.
     const offsets = (await slow.run(slow.sandbox.requests)).map((r) => Number(new Map(r.query).get("list_offset")))
-    expect(Math.min(...offsets)).toBe(state.nextOffset)
+    expect(Math.min(...offsets)).toBe(state.next.offset)
+  })
+
+  it("a resume with other flags is refused and touches nothing; no flag refuses too; --restart starts over", async () => {
+    const file = Path.join(dir, "refused.ndjson")
+    const args = (pageSize: string) => [
+      "partners",
+      "list",
+      "--page-size",
+      pageSize,
+      "--concurrency",
+      "1",
+      "--output",
+      file
+    ]
+    const first = record(
+      await erp([...args("20"), "--resume"], { env: slow.env, via: "tsx", interruptWhen: slow.listRequests(5) })
+    )
+    expect(first.code).toBe(130)
+    const saved = () => [Fs.readFileSync(`${file}.part`), Fs.readFileSync(`${file}.resume.json`)]
+    const before = saved()
+    expect(before[0]!.length).toBeGreaterThan(0)
+    // The saved state keeps the flags one by one, to name a difference.
+    expect(JSON.parse(before[1]!.toString("utf8")).flags["--page-size"]).toBe(20)
+
+    const other = record(await erp([...args("50"), "--resume"], { env: slow.env }))
+    expect(other.code).toBe(2)
+    expect(other.stdout).toBe("")
+    expect(other.stderr).toBe(
+      "erp: --resume: the saved export used --page-size 20, this run --page-size 50; use the same flags, or " +
+        "--restart to discard it\n"
+    )
+    expect(saved()).toEqual(before)
+
+    const plain = record(await erp(args("20"), { env: slow.env }))
+    expect(plain.code).toBe(2)
+    expect(plain.stderr.trimEnd().split("\n")).toEqual([
+      `erp: ${file}: an interrupted export is saved beside it (${file}.resume.json); continue it with --resume, or ` +
+      "discard it with --restart"
+    ])
+    expect(saved()).toEqual(before)
+
+    const restarted = record(await erp([...args("50"), "--restart"], { env: slow.env }))
+    expect(restarted.stderr).toBe("")
+    expect(restarted.code).toBe(0)
+    expect(Fs.readFileSync(file, "utf8").trimEnd().split("\n")).toEqual(seededLines(slow))
+    expect(Fs.readdirSync(dir).filter((f) => f.startsWith("refused"))).toEqual(["refused.ndjson"])
   })
 
   it("--safe --resume over a list that changes: interrupted, resumed, every partner present throughout once", async () => {
@@ -209,6 +293,54 @@ describe("erp partners get", () => {
     expect(byName.code).toBe(0)
     expect(JSON.parse(byName.stdout)).toEqual(awkward)
   })
+
+  it("many lookups, mixed --id and --company-name: NDJSON in the order asked, a line on stderr for each missing, 4", async () => {
+    const awkward = env.sandbox.partnerAt(seededLines(env).findIndex((l) => /[&+=%]/.test(JSON.parse(l).company_name)))
+    const run = record(
+      await erp([
+        "partners",
+        "get",
+        "--company-name",
+        awkward.company_name as string,
+        "--id",
+        "17",
+        "--id",
+        "99999",
+        "--company-name",
+        "No Such Partner & Co",
+        "--id",
+        "3"
+      ], { env: env.env })
+    )
+    expect(run.code).toBe(4)
+    expect(run.stdout).toBe(
+      [awkward, env.sandbox.partnerAt(16), env.sandbox.partnerAt(2)].map((p) => JSON.stringify(p) + "\n").join("")
+    )
+    expect(run.stderr.trimEnd().split("\n")).toEqual([
+      "erp: partner/get: not found (id=99999)",
+      "erp: partner/get: not found (company_name=\"No Such Partner & Co\")"
+    ])
+  })
+
+  it("--stdin: 50 lookups in one process, in input order; digits are an id, name: a company name", async () => {
+    await env.run(env.sandbox.resetStats)
+    const wanted = Array.from({ length: 48 }, (_, i) => env.sandbox.partnerAt((i * 7) % PARTNERS))
+    const lines = wanted.map((p, i) => i % 2 === 0 ? String(p.id) : p.company_name)
+    lines.splice(10, 0, "name:4711", "")
+    lines.push("99999")
+    const run = record(
+      await erp(["partners", "get", "--stdin", "--concurrency", "8"], { env: env.env, stdin: lines.join("\n") })
+    )
+    expect(run.code).toBe(4)
+    expect(run.stdout).toBe(wanted.map((p) => JSON.stringify(p) + "\n").join(""))
+    expect(run.stderr.trimEnd().split("\n")).toEqual([
+      "erp: partner/get: not found (company_name=\"4711\")",
+      "erp: partner/get: not found (id=99999)"
+    ])
+    const gets = (await env.run(env.sandbox.requests)).filter((r) => r.endpoint === "/partner/get")
+    expect(gets).toHaveLength(50)
+    expect(gets.some((r) => r.query.some(([name, value]) => name === "company_name" && value === "4711"))).toBe(true)
+  })
 })
 
 describe("exit codes", () => {
@@ -219,6 +351,8 @@ describe("exit codes", () => {
         [["partners", "list", "--format", "xml"], {}],
         [["partners", "list", "--where", "a]b=1"], {}],
         [["partners", "get"], {}],
+        [["partners", "get", "--stdin", "--id", "3"], {}],
+        [["partners", "list", "--output", "x.ndjson", "--resume", "--restart"], {}],
         [["partners", "list"], { ERP_BASE_URL: undefined }],
         [["partners", "list"], { ERP_BASE_URL: "http://erp.example.com" }],
         [["partners", "list"], { ERP_API_KEY: "bad\u0001key" }]
@@ -227,8 +361,33 @@ describe("exit codes", () => {
       const run = record(await erp(args, { env: { ...env.env, ...extra } }))
       expect(run.code, args.join(" ")).toBe(2)
       expect(run.stdout).toBe("")
-      expect(run.stderr.trim()).not.toBe("")
+      // One line, which says what was wrong.
+      expect(run.stderr, args.join(" ")).toMatch(/^erp: [^\n]+\n$/)
     }
+  })
+
+  it("settings: a missing one says which variable to set; a bare number of seconds is a duration", async () => {
+    const missing = record(await erp(["partners", "get", "--id", "1"], { env: { ...env.env, ERP_API_KEY: undefined } }))
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toBe("erp: ERP_API_KEY is not set: export ERP_API_KEY=<your API key>\n")
+    const seconds = record(
+      await erp(["partners", "get", "--id", "1"], {
+        env: {
+          ...env.env,
+          ERP_RATE_WINDOW: "30",
+          ERP_TIMEOUT: "10",
+          ERP_RATE_LIMIT_BUDGET: "60",
+          ERP_REDIS_TIMEOUT: "2"
+        }
+      })
+    )
+    expect(seconds.stderr).toBe("")
+    expect(seconds.code).toBe(0)
+    const wrong = record(await erp(["partners", "get", "--id", "1"], { env: { ...env.env, ERP_TIMEOUT: "soon" } }))
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toBe(
+      "erp: ERP_TIMEOUT must be a positive duration: seconds (30) or with a unit (\"500 millis\", \"2 minutes\")\n"
+    )
   })
 
   it("3 for Unauthorized, 4 for Not found, 5 for rate limited past the budget, 1 for anything else", async () => {
@@ -264,7 +423,7 @@ describe("the key", () => {
     await env.run(env.sandbox.inject(Fault.Fault.Status({ status: 503 }), { times: 2 }))
     record(await erp(["partners", "list", "--verbose"], { env: env.env }))
     record(await erp(["partners", "get", "--id", "1", "--verbose"], { env: { ...env.env, ERP_API_KEY: `${SECRET}x` } }))
-    expect(outputs.length).toBeGreaterThan(15)
+    expect(outputs.length).toBeGreaterThan(25)
     for (const run of outputs) {
       expect(run.stdout).not.toContain(SECRET)
       expect(run.stderr).not.toContain(SECRET)

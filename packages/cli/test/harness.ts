@@ -27,6 +27,10 @@ export const erp = (
     /** Sends SIGINT once this settles (e.g. when the server has seen some requests). */
     readonly interruptWhen?: Promise<unknown>
     readonly onStdout?: (text: string) => void
+    /** Written to the command's stdin, which is then closed (stdin is empty otherwise). */
+    readonly stdin?: string
+    /** Closes the reading end of the command's stdout once this returns true, as `| head -1` does. */
+    readonly closeStdoutWhen?: (stdout: string) => boolean
   } = {}
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
@@ -39,15 +43,19 @@ export const erp = (
       cwd: ROOT,
       env,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"]
     })
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin)
+    const out = child.stdout!
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (d) => {
+    out.on("data", (d) => {
+      if (out.destroyed) return
       stdout += d
       options.onStdout?.(stdout)
+      if (options.closeStdoutWhen?.(stdout) === true) out.destroy()
     })
-    child.stderr.on("data", (d) => (stderr += d))
+    child.stderr!.on("data", (d) => (stderr += d))
     // Every run is bounded: a hung command is killed and reported as such.
     const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000)
     options.interruptWhen?.then(() => child.kill("SIGINT"), (error) => {
@@ -77,6 +85,16 @@ const listRequestsReached = (
       }, reject)
     poll()
   })
+
+/** Polls the sandbox until no request is open any more (it learns of closed sockets a moment later), for up to 2 s. */
+export const openRequestsAfterwards = async (started: Awaited<ReturnType<typeof startSandbox>>) => {
+  let inFlight = -1
+  for (let i = 0; i < 100 && inFlight !== 0; i++) {
+    inFlight = (await started.run(started.sandbox.stats)).inFlight
+    if (inFlight !== 0) await new Promise((r) => setTimeout(r, 20))
+  }
+  return inFlight
+}
 
 /** A sandbox on a loopback port for the duration of a test file. */
 export const startSandbox = async (options: Sandbox.Options) => {

@@ -80,6 +80,8 @@ export type Params = ReadonlyArray<readonly [string, string]>
 export interface PageQuery extends ListQuery.ListQuery {
   /** What to do with a record that does not match the schema (default `"fail"`). */
   readonly invalidRecords?: Page.InvalidRecordMode | undefined
+  /** Other query parameters of the endpoint, sent after the paging ones (which they may not name). */
+  readonly params?: Params | undefined
 }
 
 /**
@@ -257,7 +259,7 @@ export const make: Effect.Effect<
 
   const list: Service["list"] = (endpoint, schema, query) => {
     const decode = Decoder.make(schema)
-    return Either.match(ListQuery.toParams(endpoint, query), {
+    return Either.match(listParams(endpoint, query), {
       onLeft: Effect.fail,
       onRight: (params) =>
         call("GET", endpoint, params, undefined).pipe(
@@ -288,6 +290,18 @@ export const make: Effect.Effect<
 
   return ErpClient.of({ httpClient, get, list, post })
 })
+
+// The paging parameters, then the caller's others: those may not set what paging sets.
+const listParams = (endpoint: string, query: PageQuery): Either.Either<Params, InvalidRequest> =>
+  Either.flatMap(ListQuery.toParams(endpoint, query), (paging) => {
+    const other = query.params ?? []
+    const taken = other.find(([name]) =>
+      name === "list_offset" || name === "list_count" || name.startsWith("list_condition[")
+    )
+    return taken === undefined
+      ? Either.right([...paging, ...other])
+      : Either.left(new InvalidRequest({ endpoint, reason: `${taken[0]} is set by paging, not as a parameter` }))
+  })
 
 const digest = (value: string): Effect.Effect<string> =>
   Effect.promise(async () => {

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { type CallError, ErpClient } from "@erp-client/client/ErpClient"
+import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type { PagingDrift } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
@@ -21,6 +21,8 @@ import * as Paginate from "./Paginate.js"
 export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
   /** Conditions sent as `list_condition[field]=value`, e.g. `{ is_customer: 1 }`. */
   readonly where?: ListQuery.Conditions | undefined
+  /** Other query parameters of the endpoint, sent with every page. */
+  readonly params?: Params | undefined
   /**
    * Records that do not match the schema: without this, the stream fails with a `DecodeError` naming the first one.
    * With it, each is handed here (whole, with its offset and error) and the stream goes on.
@@ -97,6 +99,7 @@ export const pages = <A, I>(
         offset,
         count,
         where: options.where,
+        params: options.params,
         invalidRecords: onInvalid === undefined ? "fail" : "collect"
       })
     const safe = options.safe === true ? {} : options.safe

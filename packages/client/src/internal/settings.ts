@@ -48,8 +48,12 @@ export const duration = (name: string): Config.Config<Duration.Duration> =>
       const parsed = Duration.decodeUnknown(BARE_NUMBER.test(text) ? Number(text) * 1000 : text)
       return Option.isSome(parsed)
         ? Either.right(parsed.value)
+        // The path is the setting's own: `Config` puts its name in front.
         : Either.left(
-          invalid(name, `${name} must be a duration: a number of seconds ("30") or "30 seconds", "500 millis"`)
+          ConfigError.InvalidData(
+            [],
+            `${name} must be a duration: a number of seconds ("30") or "30 seconds", "500 millis"`
+          )
         )
     })
   )

@@ -1,0 +1,168 @@
+/**
+ * `erp api get | list | post ENDPOINT`: any endpoint of the service from the shell, the way `gh api` reaches GitHub's,
+ * on the same client, limiter, settings, exit codes and output rules as `erp partners`.
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as ErpClient from "@erp-client/client/ErpClient"
+import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Sink from "../Sink.js"
+import { redis, repeatable, verbose, withClient } from "./common.js"
+import { InputError, UsageError } from "./errors.js"
+import { runExport } from "./exportList.js"
+import { checkListArgs, listOptions, outputFlags, parseWhere, whereFlag } from "./listOptions.js"
+import * as Stdin from "./stdin.js"
+
+const endpoint = Args.text({ name: "ENDPOINT" }).pipe(
+  Args.withDescription(
+    "The path after ERP_BASE_URL, e.g. partner/get: segments of A-Z, a-z, 0-9, _ and - joined by /."
+  )
+)
+
+const params = Options.text("param").pipe(
+  Options.withAlias("p"),
+  Options.withPseudoName("NAME=VALUE"),
+  Options.withDescription("A query parameter; NAME and VALUE are URL-encoded by the client, VALUE may hold anything."),
+  repeatable
+)
+
+const parseParams = (items: ReadonlyArray<string>): Either.Either<ErpClient.Params, UsageError> => {
+  const out: Array<readonly [string, string]> = []
+  for (const item of items) {
+    const eq = item.indexOf("=")
+    if (eq < 1) return Either.left(new UsageError({ reason: `-p ${JSON.stringify(item)}: expected NAME=VALUE` }))
+    out.push([item.slice(0, eq), item.slice(eq + 1)])
+  }
+  return Either.right(out)
+}
+
+// ENDPOINT is checked first, by the client's own rule, before any setting is read: a bad one is a usage error (2).
+const checkEndpoint = ErpClient.validateEndpoint
+
+// What `NotFound` says was looked up: the parameters, as given.
+const selectorOf = (query: ErpClient.Params) =>
+  query.map(([name, value]) => `${name}=${/^[\w.:@/-]*$/.test(value) ? value : JSON.stringify(value)}`).join(" ")
+
+const printData = (data: unknown) => Sink.writeStdout(`${JSON.stringify(data)}\n`)
+
+export const apiGet = Command.make("get", { endpoint, params, redis, verbose }, (args) =>
+  Effect.gen(function*() {
+    const path = yield* checkEndpoint(args.endpoint)
+    const query = yield* parseParams(args.params)
+    return yield* withClient(
+      args,
+      Effect.flatMap(ErpClient.ErpClient, (client) =>
+        client.get(path, Schema.Unknown, { params: query, selector: selectorOf(query) }).pipe(
+          Effect.flatMap(printData)
+        ))
+    )
+  })).pipe(Command.withDescription("GET ENDPOINT; prints the envelope's data as JSON, exactly as the server sent it."))
+
+// A record of a list endpoint: any JSON object, kept as sent (an object schema only checks).
+const ListRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const apiList = Command.make(
+  "list",
+  {
+    endpoint,
+    params,
+    ...listOptions,
+    idField: Options.text("id-field").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription("With --safe: the field that identifies a record. Default: id."),
+      Options.optional
+    ),
+    redis,
+    verbose
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const path = yield* checkEndpoint(args.endpoint)
+      const query = yield* parseParams(args.params)
+      yield* checkListArgs(args)
+      if (args.idField._tag === "Some" && !args.safe) {
+        return yield* new UsageError({ reason: "--id-field needs --safe" })
+      }
+      const idField = args.idField._tag === "Some" ? args.idField.value : "id"
+      const where = yield* parseWhere(path, args.where)
+      return yield* runExport({
+        args,
+        flags: {
+          command: `erp api list ${path}`,
+          "-p": args.params,
+          "--where": whereFlag(where),
+          ...outputFlags(args),
+          ...(args.safe ? { "--id-field": idField } : {})
+        },
+        table: "fields",
+        idField,
+        pages: (start) =>
+          ListEndpoint.pages(path, ListRecord, {
+            where,
+            params: query,
+            pageSize: args.pageSize,
+            concurrency: args.concurrency,
+            resume: start.resume,
+            safe: args.safe ? { idField, resumeAfter: start.resumeAfter } : undefined
+          })
+      })
+    })
+).pipe(Command.withDescription(
+  "Every record of a list endpoint, exactly as the server sent it, paged as partners list pages: the same " +
+    "options, output rules and resume. --format table shows the first fields of the first page's records."
+))
+
+const readData = (data: string): Effect.Effect<string, InputError, FileSystem.FileSystem> =>
+  data === "@-"
+    ? Stdin.text
+    : data.startsWith("@")
+    ? Effect.flatMap(FileSystem.FileSystem, (fs) =>
+      fs.readFileString(data.slice(1)).pipe(
+        Effect.mapError((error) => new InputError({ description: `--data ${data}: ${error.message}` }))
+      ))
+    : Effect.succeed(data)
+
+export const apiPost = Command.make(
+  "post",
+  {
+    endpoint,
+    data: Options.text("data").pipe(
+      Options.withPseudoName("JSON|@FILE|@-"),
+      Options.withDescription("The JSON body: given here, read from FILE, or read from stdin (@-). Default: no body."),
+      Options.optional
+    ),
+    params,
+    redis,
+    verbose
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const path = yield* checkEndpoint(args.endpoint)
+      const query = yield* parseParams(args.params)
+      let body: unknown = undefined
+      if (args.data._tag === "Some") {
+        const text = yield* readData(args.data.value)
+        body = yield* Effect.try({
+          try: () => JSON.parse(text) as unknown,
+          catch: (error) =>
+            new UsageError({ reason: `--data: not JSON (${error instanceof Error ? error.message : String(error)})` })
+        })
+      }
+      return yield* withClient(
+        args,
+        Effect.flatMap(ErpClient.ErpClient, (client) =>
+          client.post(path, Schema.Unknown, { body, params: query }).pipe(Effect.flatMap(printData)))
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "POST a JSON body to ENDPOINT; prints the envelope's data as JSON. Never retried after a transient failure " +
+      "(a reset connection, a timeout, a 5xx: the server may have acted on it), only after a 429, which the server " +
+      "refuses before acting."
+  )
+)

@@ -1,0 +1,47 @@
+/**
+ * The one place the command line builds its ERP client: every command gets the client through `clientLayer`. The
+ * limiter is chosen here, at the edge: shared through Redis when `--redis` or `ERP_REDIS_URL` names one, in this
+ * process's memory otherwise.
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as ErpClient from "@erp-client/client/ErpClient"
+import * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
+import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+
+// The Redis module (and ioredis under it) is loaded only when a Redis URL is given: a memory-only run never pays for
+// it. The flag overrides the variable, so the other Redis settings are read as if the variable held it.
+const limiterLayer = (redisFlag: Option.Option<Redacted.Redacted>) =>
+  Layer.unwrapEffect(
+    Effect.flatMap(Config.option(Config.redacted("ERP_REDIS_URL")), (fromEnv) => {
+      const url = Option.orElse(redisFlag, () => Option.filter(fromEnv, (url) => Redacted.value(url) !== ""))
+      if (Option.isNone(url)) return Effect.succeed(ErpRateLimiter.layerConfig())
+      const withUrl = ConfigProvider.fromMap(new Map([["ERP_REDIS_URL", Redacted.value(url.value)]])).pipe(
+        ConfigProvider.orElse(() => ConfigProvider.fromEnv())
+      )
+      return Effect.map(
+        Effect.promise(() => import("@erp-client/client/ErpRateLimiterRedis")),
+        (Redis) => Redis.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(withUrl)))
+      )
+    })
+  )
+
+/**
+ * The client from the environment's settings (`ERP_BASE_URL`, `ERP_API_KEY`, … read from the current
+ * `ConfigProvider`), its limiter in memory or shared through Redis (see above), on undici. `observer` hears the
+ * limiter's waits (the progress line), when given.
+ */
+export const clientLayer = (options: {
+  readonly redisUrl: Option.Option<Redacted.Redacted>
+  readonly observer?: Layer.Layer<WaitObserver> | undefined
+}): Layer.Layer<ErpClient.ErpClient, ConfigError.ConfigError> =>
+  ErpClient.layerConfig().pipe(
+    Layer.provide(limiterLayer(options.redisUrl).pipe(Layer.provide(options.observer ?? Layer.empty))),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )

@@ -1,0 +1,76 @@
+/**
+ * What every command that talks to the ERP shares: `--redis`, `--verbose`, logging and the client.
+ */
+import * as Options from "@effect/cli/Options"
+import type * as ErpClient from "@erp-client/client/ErpClient"
+import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import { clientLayer } from "./clientLayer.js"
+
+/** The default, said in `--help` (which shows no default of its own for a plain value). */
+export const shownDefault = <A>(value: A, shown: string = String(value)) => (self: Options.Options<A>) =>
+  self.pipe(Options.withDescription(`Default: ${shown}.`), Options.withDefault(value))
+
+/** A repeatable option: optional in the usage line (`[--where FIELD=VALUE]...`), said in `--help`. */
+export const repeatable = <A>(self: Options.Options<A>): Options.Options<ReadonlyArray<A>> =>
+  self.pipe(
+    Options.withDescription("Repeatable."),
+    Options.repeated,
+    Options.withDefault<ReadonlyArray<A>>([])
+  )
+
+export const verbose = Options.boolean("verbose").pipe(
+  Options.withDescription("Log retries and rate-limit waits on stderr.")
+)
+
+export const redis = Options.redacted("redis").pipe(
+  Options.withPseudoName("URL"),
+  Options.withDescription(
+    "redis://[:PASSWORD@]HOST[:PORT][/DB]: share the rate limit with every process using this Redis and API key " +
+      "(overrides ERP_REDIS_URL; never printed)."
+  ),
+  Options.optional
+)
+
+/** The options of `common`, as the command's arguments carry them. */
+export interface CommonArgs {
+  readonly redis: Option.Option<Redacted.Redacted>
+  readonly verbose: boolean
+}
+
+// Logs go to stderr only (stdout carries data), and only with --verbose, where retries and waits show.
+const logging = (isVerbose: boolean) =>
+  Layer.mergeAll(
+    Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
+    Logger.minimumLogLevel(isVerbose ? LogLevel.Debug : LogLevel.Error)
+  )
+
+/** Runs a command's body with the client (and `observer` listening to the limiter's waits) and the logging asked for. */
+export const withClient = <A, E, R>(
+  args: CommonArgs,
+  body: Effect.Effect<A, E, R>,
+  observer?: Layer.Layer<WaitObserver>
+): Effect.Effect<A, E | ConfigError.ConfigError, Exclude<R, ErpClient.ErpClient>> =>
+  body.pipe(
+    Effect.provide(clientLayer({ redisUrl: args.redis, observer })),
+    Effect.provide(logging(args.verbose))
+  )
+
+/** One line on stderr that is not a failure (a note, one missing partner of many), `erp: ` first like every message. */
+export const note = (line: string): Effect.Effect<void> =>
+  Effect.sync(() => {
+    process.stderr.write(`erp: ${line}\n`)
+  })
+
+/**
+ * The command line's arguments (after the executable), for the one thing the parser does not keep: the order of
+ * different repeated options (`--id 3 --company-name X --id 5`).
+ */
+export class Argv extends Context.Tag("@erp-client/cli/Argv")<Argv, ReadonlyArray<string>>() {}

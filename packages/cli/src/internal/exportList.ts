@@ -1,0 +1,75 @@
+/**
+ * One export of a list endpoint, whatever the command: pages to NDJSON, CSV or a table, on stdout or in a file
+ * (atomic, resumable), with progress on a terminal.
+ */
+import type * as ErpClient from "@erp-client/client/ErpClient"
+import type * as Paginate from "@erp-client/streams/Paginate"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as Output from "../Output.js"
+import * as Progress from "../Progress.js"
+import * as Sink from "../Sink.js"
+import { type CommonArgs, note, withClient } from "./common.js"
+import type { ListArgs } from "./listOptions.js"
+
+/** Where paging starts: where the last page of a resumed export said, without the ids it already wrote. */
+export interface Start {
+  readonly resume: Paginate.ResumePoint | undefined
+  readonly resumeAfter: ReadonlyArray<string | number>
+}
+
+export const runExport = <E>(options: {
+  readonly args: ListArgs & CommonArgs
+  /** The flags a resume must repeat (see `Sink.ResumeFlags`). */
+  readonly flags: Sink.ResumeFlags
+  readonly table: "partners" | "fields"
+  /** The field `--safe` tells records apart by. */
+  readonly idField: string
+  readonly pages: (start: Start) => Stream.Stream<Paginate.ResumablePage<unknown>, E, ErpClient.ErpClient>
+}) => {
+  const { args } = options
+  const progress = Progress.make({ enabled: process.stderr.isTTY === true })
+  const idsOf = (raw: ReadonlyArray<unknown>) =>
+    raw.map((record) => (record as Record<string, string | number>)[options.idField]!)
+  const body = Effect.scoped(Effect.gen(function*() {
+    const mode: Sink.ResumeMode = args.restart ? "restart" : args.resume ? "resume" : "none"
+    const sink = Option.isSome(args.output)
+      ? yield* Sink.file(args.output.value, { mode, flags: options.flags, keepIds: args.safe })
+      : Sink.stdout
+    const resumed = Option.getOrUndefined(sink.resumed)
+    const encoder = Output.encoder(args.format, {
+      resumed: resumed && { columns: resumed.columns, widths: resumed.widths },
+      spreadsheet: args.spreadsheet,
+      table: options.table
+    })
+    const shown = yield* progress.start
+    let records = resumed?.records ?? 0
+    let pages = resumed?.pages ?? 0
+    yield* options.pages({ resume: resumed?.next, resumeAfter: sink.resumedIds }).pipe(
+      Stream.runForEach((page) => {
+        records += page.raw.length
+        pages += 1
+        shown.page(page.raw.length)
+        const text = encoder.page(page.raw)
+        const layout = encoder.layout()
+        return sink.write(text, {
+          next: page.next,
+          records,
+          pages,
+          ...(layout?.columns === undefined ? {} : { columns: layout.columns }),
+          ...(layout?.widths === undefined ? {} : { widths: layout.widths })
+        }, args.safe ? idsOf(page.raw) : undefined)
+      })
+    )
+    yield* sink.commit
+    yield* shown.done
+    if (encoder.formulaCells() > 0) {
+      yield* note(
+        "some CSV cells start with =, +, -, @, a tab or CR, which a spreadsheet program may run as a formula; " +
+          "--spreadsheet writes them as text (the data is exact without it)"
+      )
+    }
+  }))
+  return withClient(args, body, progress.observer)
+}

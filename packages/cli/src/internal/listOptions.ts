@@ -1,0 +1,119 @@
+/**
+ * The options every list command shares (`erp partners list`, `erp api list`), how they show in `--help`, and their
+ * checks.
+ */
+import * as Options from "@effect/cli/Options"
+import * as ListQuery from "@erp-client/core/ListQuery"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Output from "../Output.js"
+import { repeatable, shownDefault } from "./common.js"
+import { UsageError } from "./errors.js"
+
+export const listOptions = {
+  where: Options.text("where").pipe(
+    Options.withPseudoName("FIELD=VALUE"),
+    Options.withDescription(
+      "Only records whose FIELD equals VALUE, sent as list_condition[FIELD]=VALUE (FIELD: A-Z, a-z, 0-9, _)."
+    ),
+    repeatable
+  ),
+  pageSize: Options.integer("page-size").pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription("Records per request (list_count), 1 to 10000."),
+    shownDefault(100)
+  ),
+  concurrency: Options.integer("concurrency").pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription("Pages in flight at once, 1 to 64; records still come out in order."),
+    shownDefault(4)
+  ),
+  format: Options.choice("format", Output.formats).pipe(
+    Options.withDescription(
+      "ndjson: one JSON object a line, every field exactly as sent; csv: RFC 4180 with a header row, cells exact " +
+        "(see --spreadsheet); table: columns for people."
+    ),
+    shownDefault<Output.Format>("ndjson")
+  ),
+  spreadsheet: Options.boolean("spreadsheet").pipe(
+    Options.withDescription(
+      "With --format csv: cells that start with =, +, -, @, a tab or CR get a leading ', so spreadsheet programs " +
+        "show them as text instead of running them as formulas (without it, every cell is exact)."
+    )
+  ),
+  output: Options.file("output").pipe(
+    Options.withPseudoName("FILE"),
+    Options.withDescription("Write to FILE, which appears only when the export is complete (FILE.part until then)."),
+    Options.optional
+  ),
+  resume: Options.boolean("resume").pipe(
+    Options.withDescription(
+      "With --output: keep an interrupted export (FILE.part, FILE.resume.json) and continue it from its last " +
+        "complete page. A saved export made with other flags is refused, never discarded."
+    )
+  ),
+  restart: Options.boolean("restart").pipe(
+    Options.withDescription(
+      "With --output: discard a saved export of FILE and start over (resumable, as with --resume)."
+    )
+  ),
+  safe: Options.boolean("safe").pipe(
+    Options.withDescription(
+      "Drift-safe paging for a list that changes during the export: overlapping pages, each record at most once, " +
+        "none that stays in the list skipped; about 10% more requests."
+    )
+  )
+}
+
+export interface ListArgs {
+  readonly where: ReadonlyArray<string>
+  readonly pageSize: number
+  readonly concurrency: number
+  readonly format: Output.Format
+  readonly spreadsheet: boolean
+  readonly output: Option.Option<string>
+  readonly resume: boolean
+  readonly restart: boolean
+  readonly safe: boolean
+}
+
+/** Checks what parsing could not: ranges, and flags that only make sense together. */
+export const checkListArgs = (args: ListArgs): Either.Either<void, UsageError> => {
+  const usage = (reason: string) => Either.left(new UsageError({ reason }))
+  if (args.pageSize < 1 || args.pageSize > 10_000) return usage("--page-size must be from 1 to 10000")
+  if (args.concurrency < 1 || args.concurrency > 64) return usage("--concurrency must be from 1 to 64")
+  if (args.resume && args.restart) return usage("--resume and --restart cannot be used together")
+  if (args.resume && Option.isNone(args.output)) return usage("--resume needs --output FILE")
+  if (args.restart && Option.isNone(args.output)) return usage("--restart needs --output FILE")
+  if (args.spreadsheet && args.format !== "csv") return usage("--spreadsheet needs --format csv")
+  return Either.void
+}
+
+/** `--where` items as conditions, checked by the rule the client applies before any request; the last one wins. */
+export const parseWhere = (
+  endpoint: string,
+  items: ReadonlyArray<string>
+): Either.Either<Record<string, string>, UsageError> => {
+  const where: Record<string, string> = {}
+  for (const item of items) {
+    const eq = item.indexOf("=")
+    if (eq < 1) return Either.left(new UsageError({ reason: `--where ${JSON.stringify(item)}: expected FIELD=VALUE` }))
+    where[item.slice(0, eq)] = item.slice(eq + 1)
+  }
+  return Either.mapBoth(ListQuery.validateConditions(endpoint, where), {
+    onLeft: (error) => new UsageError({ reason: `--where: ${error.reason}` }),
+    onRight: () => where
+  })
+}
+
+/** Conditions as a saved export keeps them: `FIELD=VALUE`, sorted, so the order they were given in does not matter. */
+export const whereFlag = (where: ListQuery.Conditions): ReadonlyArray<string> =>
+  Object.entries(where).map(([field, value]) => `${field}=${ListQuery.conditionValue(value)}`).sort()
+
+/** What a list run writes: the flags a resume must repeat, beside the command's own. */
+export const outputFlags = (args: ListArgs) => ({
+  "--page-size": args.pageSize,
+  "--format": args.format,
+  "--spreadsheet": args.spreadsheet,
+  "--safe": args.safe
+})

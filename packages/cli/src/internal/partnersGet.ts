@@ -1,0 +1,152 @@
+/**
+ * `erp partners get`: partners by id or company name, as the server sent them: one, or many in one process.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as ErpClient from "@erp-client/client/ErpClient"
+import * as Partner from "@erp-client/core/Partner"
+import * as Partners from "@erp-client/streams/Partners"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Sink from "../Sink.js"
+import { asSent } from "./asSent.js"
+import { Argv, note, redis, repeatable, shownDefault, verbose, withClient } from "./common.js"
+import { UsageError } from "./errors.js"
+import * as Stdin from "./stdin.js"
+
+// Checked against Partner by the client, written as the server sent it.
+const PartnerAsSent = asSent(Partner.Partner)
+
+/**
+ * Some of the partners looked up do not exist; each has had its line on stderr.
+ */
+export class SomeNotFound extends Schema.TaggedError<SomeNotFound>()("SomeNotFound", { count: Schema.Number }) {
+  override get message(): string {
+    return `${this.count} not found`
+  }
+}
+
+/**
+ * The lookups in the order they were given. The parser keeps `--id` and `--company-name` apart; their order is read
+ * back from the arguments, and if that reading does not account for every value, ids come first.
+ */
+export const inputOrder = (
+  argv: ReadonlyArray<string>,
+  ids: ReadonlyArray<number>,
+  names: ReadonlyArray<string>
+): ReadonlyArray<Partners.Selector> => {
+  const kinds: Array<"id" | "name"> = []
+  for (let i = 0; i < argv.length; i++) {
+    // The parser takes an option's value from the next argument (it refuses --id=3 for a repeated option).
+    const name = argv[i]!.toLowerCase()
+    if (name !== "--id" && name !== "--company-name") continue
+    kinds.push(name === "--id" ? "id" : "name")
+    i++
+  }
+  const counted = kinds.filter((kind) => kind === "id").length
+  if (counted !== ids.length || kinds.length - counted !== names.length) {
+    return [...ids.map((id) => ({ id })), ...names.map((companyName) => ({ companyName }))]
+  }
+  let id = 0
+  let name = 0
+  return kinds.map((kind) => kind === "id" ? { id: ids[id++]! } : { companyName: names[name++]! })
+}
+
+/**
+ * One line of `--stdin`: only digits is an id, `name:` then anything is that company name (a name made of digits),
+ * any other line is a company name as it is; a blank line is nothing.
+ */
+export const parseLine = (line: string, number: number): Either.Either<Partners.Selector | undefined, UsageError> => {
+  if (line.trim() === "") return Either.right(undefined)
+  if (line.startsWith("name:")) return Either.right({ companyName: line.slice("name:".length) })
+  if (!/^\s*\d+\s*$/.test(line)) return Either.right({ companyName: line })
+  const id = Number(line.trim())
+  return Number.isSafeInteger(id)
+    ? Either.right({ id })
+    : Either.left(new UsageError({ reason: `stdin line ${number}: ${line.trim()} is too large for an id` }))
+}
+
+const stdinSelectors = Stdin.lines.pipe(
+  Stream.zipWithIndex,
+  Stream.mapEffect(([line, index]) => parseLine(line, index + 1)),
+  Stream.filter((selector): selector is Partners.Selector => selector !== undefined)
+)
+
+export const partnersGet = Command.make(
+  "get",
+  {
+    // Text, checked here: @effect/cli 0.77 refuses a repeated integer option given once ("'3' is not a integer").
+    id: Options.text("id").pipe(Options.withPseudoName("N"), Options.withDescription("A partner's id."), repeatable),
+    companyName: Options.text("company-name").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription("A partner's exact company name (any characters; sent URL-encoded)."),
+      repeatable
+    ),
+    stdin: Options.boolean("stdin").pipe(
+      Options.withDescription(
+        "Read the lookups from stdin, one a line: a line of only digits is an id, any other line a company name as " +
+          "it is; name:TEXT is always the company name TEXT (for a name made of digits). Blank lines are skipped."
+      )
+    ),
+    concurrency: Options.integer("concurrency").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Lookups in flight at once, 1 to 16; the output keeps the input's order."),
+      shownDefault(4)
+    ),
+    redis,
+    verbose
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const ids: Array<number> = []
+      for (const id of args.id) {
+        if (!/^\d+$/.test(id) || !Number.isSafeInteger(Number(id))) {
+          return yield* new UsageError({ reason: `--id ${JSON.stringify(id)}: expected a whole number` })
+        }
+        ids.push(Number(id))
+      }
+      const given = ids.length + args.companyName.length
+      if (args.stdin && given > 0) {
+        return yield* new UsageError({ reason: "--stdin cannot be used with --id or --company-name" })
+      }
+      if (!args.stdin && given === 0) {
+        return yield* new UsageError({ reason: "say what to look up: --id N, --company-name NAME or --stdin" })
+      }
+      if (args.concurrency < 1 || args.concurrency > 16) {
+        return yield* new UsageError({ reason: "--concurrency must be from 1 to 16" })
+      }
+      const selectors = args.stdin
+        ? stdinSelectors
+        : Stream.fromIterable(inputOrder(yield* Argv, ids, args.companyName))
+      let missing = 0
+      yield* withClient(
+        args,
+        Effect.gen(function*() {
+          const client = yield* ErpClient.ErpClient
+          const lookup = (by: Partners.Selector) =>
+            client.get(Partners.GET, PartnerAsSent, Partners.query(by)).pipe(
+              Effect.map((raw) => Either.right<unknown>(raw)),
+              Effect.catchTag("NotFound", (error) => Effect.succeed(Either.left(error)))
+            )
+          // In input order, whatever order the answers come in.
+          yield* selectors.pipe(
+            Stream.mapEffect(lookup, { concurrency: args.concurrency }),
+            Stream.runForEach((result) => {
+              if (Either.isRight(result)) return Sink.writeStdout(`${JSON.stringify(result.right)}\n`)
+              missing++
+              return note(result.left.message)
+            })
+          )
+        })
+      )
+      if (missing > 0) return yield* new SomeNotFound({ count: missing })
+    })
+).pipe(
+  Command.withDescription(
+    "Look up partners by --id or --company-name (both repeatable, mixed) or from --stdin: one JSON object a line, " +
+      "exactly as the server sent it, in the order asked. One that does not exist gets a line on stderr " +
+      "(partner/get: not found (id=…)); the others are still written, and the exit status is then 4."
+  )
+)

@@ -1,0 +1,158 @@
+/**
+ * `erp sandbox`: the built-in ERP server, for trying the command line and the client without an account.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Fault from "@erp-client/sandbox/Fault"
+import type * as RateLimit from "@erp-client/sandbox/RateLimit"
+import type * as Sandbox from "@erp-client/sandbox/Sandbox"
+import * as Serve from "@erp-client/sandbox/Serve"
+import * as Effect from "effect/Effect"
+import { repeatable, shownDefault } from "./common.js"
+import { UsageError } from "./errors.js"
+
+// The sandbox's fault kinds, by the name `--fault` takes.
+const faultKinds = {
+  "429": Fault.Fault.TooManyRequests({ resetAfter: "1 second" }),
+  "500": Fault.Fault.Status({ status: 500 }),
+  "502": Fault.Fault.Status({ status: 502 }),
+  "503": Fault.Fault.Status({ status: 503 }),
+  "504": Fault.Fault.Status({ status: 504 }),
+  "drop": Fault.Fault.DropBeforeResponse(),
+  "drop-mid-body": Fault.Fault.DropMidBody({}),
+  "malformed": Fault.Fault.MalformedJson(),
+  "not-envelope": Fault.Fault.NotEnvelope({}),
+  "unknown-code": Fault.Fault.UnknownCode({}),
+  "hang": Fault.Fault.Hang(),
+  "unauthorized": Fault.Fault.Unauthorized()
+} as const
+
+export const sandbox = Command.make(
+  "sandbox",
+  {
+    port: Options.integer("port").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("The port to listen on; 0 picks a free one."),
+      shownDefault(8080)
+    ),
+    host: Options.text("host").pipe(
+      Options.withPseudoName("ADDRESS"),
+      Options.withDescription("The address to listen on."),
+      shownDefault("127.0.0.1")
+    ),
+    partners: Options.integer("partners").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("How many seeded partners the list starts with."),
+      shownDefault(1000)
+    ),
+    seed: Options.integer("seed").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("The seed of the partners, the latency jitter, the random faults and the drift."),
+      shownDefault(1)
+    ),
+    key: Options.text("key").pipe(
+      Options.withPseudoName("KEY"),
+      Options.withDescription("A valid API key. Default: sandbox-key."),
+      repeatable
+    ),
+    limit: Options.integer("limit").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Requests per window, per API key and endpoint; more are answered 429."),
+      shownDefault(100)
+    ),
+    window: Options.integer("window").pipe(
+      Options.withPseudoName("SECONDS"),
+      Options.withDescription("The rate-limit window (a sliding window)."),
+      shownDefault(30)
+    ),
+    resetUnit: Options.choice("reset-unit", ["epoch-seconds", "epoch-millis", "seconds"]).pipe(
+      Options.withDescription("What X-RateLimit-Reset counts in (the contract does not say)."),
+      shownDefault<"epoch-seconds" | "epoch-millis" | "seconds">("epoch-seconds")
+    ),
+    noRateLimit: Options.boolean("no-rate-limit").pipe(Options.withDescription("Serve without a rate limit.")),
+    maxListCount: Options.integer("max-list-count").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("The largest page served; a larger list_count gets this many records."),
+      shownDefault(500)
+    ),
+    latency: Options.integer("latency").pipe(
+      Options.withPseudoName("MS"),
+      Options.withDescription("Milliseconds added to every answer."),
+      shownDefault(0)
+    ),
+    jitter: Options.integer("jitter").pipe(
+      Options.withPseudoName("MS"),
+      Options.withDescription("Up to this many random (seeded) milliseconds more."),
+      shownDefault(0)
+    ),
+    faultRate: Options.float("fault-rate").pipe(
+      Options.withPseudoName("SHARE"),
+      Options.withDescription("The share of requests (0 to 1) that get one of the --fault kinds, seeded."),
+      shownDefault(0)
+    ),
+    fault: Options.choice("fault", Object.keys(faultKinds) as Array<keyof typeof faultKinds>).pipe(
+      Options.withDescription("A fault to serve at random, see --fault-rate."),
+      repeatable
+    ),
+    inserts: Options.integer("inserts").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Partners inserted at random positions before every list answer (data that changes)."),
+      shownDefault(0)
+    ),
+    deletes: Options.integer("deletes").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Partners deleted at random positions before every list answer."),
+      shownDefault(0)
+    )
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const ranges: ReadonlyArray<readonly [string, number, number, number]> = [
+        ["port", args.port, 0, 65_535],
+        ["partners", args.partners, 0, 100_000_000],
+        ["seed", args.seed, 0, 4_294_967_295],
+        ["limit", args.limit, 1, 1_000_000],
+        ["window", args.window, 1, 86_400],
+        ["max-list-count", args.maxListCount, 1, 1_000_000],
+        ["latency", args.latency, 0, 600_000],
+        ["jitter", args.jitter, 0, 600_000],
+        ["inserts", args.inserts, 0, 10_000],
+        ["deletes", args.deletes, 0, 10_000]
+      ]
+      if (!(args.faultRate >= 0 && args.faultRate <= 1)) {
+        return yield* new UsageError({ reason: `--fault-rate must be from 0 to 1, got ${args.faultRate}` })
+      }
+      if (args.faultRate > 0 && args.fault.length === 0) {
+        return yield* new UsageError({ reason: "--fault-rate needs at least one --fault" })
+      }
+      for (const [name, value, min, max] of ranges) {
+        if (value < min || value > max) {
+          return yield* new UsageError({ reason: `--${name} must be from ${min} to ${max}, got ${value}` })
+        }
+      }
+      const options: Sandbox.Options = {
+        port: args.port,
+        host: args.host,
+        partners: args.partners,
+        seed: args.seed,
+        ...(args.key.length > 0 ? { apiKeys: args.key } : {}),
+        rateLimit: args.noRateLimit
+          ? false
+          : { limit: args.limit, window: `${args.window} seconds`, resetUnit: args.resetUnit as RateLimit.ResetUnit },
+        maxListCount: args.maxListCount,
+        latency: { base: `${args.latency} millis`, jitter: `${args.jitter} millis` },
+        ...(args.faultRate > 0
+          ? {
+            randomFaults: { rate: args.faultRate, faults: args.fault.map((kind) => faultKinds[kind]), seed: args.seed }
+          }
+          : {}),
+        ...(args.inserts > 0 || args.deletes > 0
+          ? { drift: { inserts: args.inserts, deletes: args.deletes, seed: args.seed } }
+          : {})
+      }
+      return yield* Serve.serve(options)
+    })
+).pipe(Command.withDescription(
+  "Run the built-in ERP sandbox server: seeded partners, the contract's envelope, auth and rate limit, faults on " +
+    "demand. It prints its base URL and key."
+))

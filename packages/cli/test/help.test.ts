@@ -1,0 +1,86 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Cli } from "@erp-client/cli"
+import { colorEnabled } from "../src/internal/help.js"
+import { erp } from "./harness.js"
+
+const COMMANDS = [
+  ["partners", "list"],
+  ["partners", "get"],
+  ["api", "get"],
+  ["api", "list"],
+  ["api", "post"],
+  ["sandbox"]
+] as const
+
+// The usage line, its wrapping undone.
+const usage = (page: string) =>
+  page.slice(page.indexOf("\nUSAGE\n") + 7, page.indexOf("\n\n", page.indexOf("\nUSAGE\n") + 7)).replace(/\s+/g, " ")
+    .trim()
+
+// The OPTIONS section of a page: each option's line and the description beneath it.
+const options = (page: string): Array<{ readonly option: string; readonly description: string }> => {
+  const lines = page.slice(page.indexOf("\nOPTIONS\n") + "\nOPTIONS\n".length).split("\n")
+  const out: Array<{ option: string; description: string }> = []
+  for (const line of lines) {
+    if (/^ {2}\S/.test(line)) out.push({ option: line.trim(), description: "" })
+    else if (/^ {6}\S/.test(line) && out.length > 0) out[out.length - 1]!.description += line.trim() + " "
+    else if (line.trim() !== "") break
+  }
+  return out
+}
+
+describe("erp --help", () => {
+  it("names the whole command in the usage line, and describes every option", () => {
+    for (const path of COMMANDS) {
+      const page = Cli.helpPage([...path, "--help"], { color: false })!
+      expect(page, path.join(" ")).toContain(`\nUSAGE\n  erp ${path.join(" ")} [`)
+      const listed = options(page)
+      expect(listed.length, path.join(" ")).toBeGreaterThan(1)
+      for (const { description, option } of listed) {
+        expect(description.trim(), `${path.join(" ")} ${option}`).not.toBe("")
+      }
+      expect(page).not.toMatch(/This setting is optional|A true or false value/)
+    }
+  })
+
+  it("shows defaults, and repeatable options as optional", () => {
+    const page = Cli.helpPage(["partners", "list", "-h"], { color: false })!
+    expect(usage(page)).toContain("[--where FIELD=VALUE...]")
+    expect(usage(page)).toContain("[--output FILE] [--resume] [--restart]")
+    const byName = new Map(options(page).map(({ description, option }) => [option, description]))
+    expect(byName.get("--page-size N")).toContain("Default: 100.")
+    expect(byName.get("--concurrency N")).toContain("Default: 4.")
+    expect(byName.get("--format ndjson | csv | table")).toContain("Default: ndjson.")
+    expect(byName.get("--where FIELD=VALUE...")).toContain("Repeatable.")
+    const get = Cli.helpPage(["partners", "get", "--help"], { color: false })!
+    expect(usage(get)).toBe(
+      "erp partners get [--id N...] [--company-name NAME...] [--stdin] [--concurrency N] [--redis URL] [--verbose]"
+    )
+  })
+
+  it("lists a group's commands with their whole names; a group named alone shows its page", () => {
+    const root = Cli.helpPage(["--help"], { color: false })!
+    for (const path of COMMANDS) expect(root).toContain(`\n  erp ${path.join(" ")} `)
+    expect(root).toMatch(/Exit codes: 0 success/)
+    expect(Cli.helpPage(["api"], { color: false })).toContain("\n  erp api post ")
+    expect(Cli.helpPage(["partners", "list"], { color: false })).toBeUndefined()
+  })
+
+  it("has escape codes only when asked for colour, which only a terminal without NO_COLOR gets", () => {
+    expect(Cli.helpPage(["partners", "list", "--help"], { color: true })).toContain("\u001b[1m")
+    for (const path of COMMANDS) expect(Cli.helpPage([...path, "--help"], { color: false })).not.toContain("\u001b")
+    expect(colorEnabled(true, {})).toBe(true)
+    expect(colorEnabled(true, { NO_COLOR: "1" })).toBe(false)
+    expect(colorEnabled(true, { NO_COLOR: "" })).toBe(true)
+    expect(colorEnabled(false, {})).toBe(false)
+    expect(colorEnabled(undefined, {})).toBe(false)
+  })
+
+  it("into a pipe: plain text on stdout, exit 0 (the real command)", async () => {
+    const run = await erp(["partners", "list", "--help"])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe("")
+    expect(run.stdout).not.toContain("\u001b")
+    expect(run.stdout).toBe(Cli.helpPage(["partners", "list", "--help"], { color: false }))
+  })
+})

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Output } from "@erp-client/cli"
+import { Config, ConfigError, ConfigProvider, Effect, Either } from "effect"
+import { inputOrder, parseLine } from "../src/internal/partnersGet.js"
+import { flagDifference } from "../src/internal/savedExport.js"
+import { describeConfigError } from "../src/internal/settings.js"
+
+describe("CSV cells", () => {
+  it("are exact by default and guarded with a leading ' for spreadsheets, plain numbers excepted", () => {
+    const cases: ReadonlyArray<readonly [unknown, string, string]> = [
+      ["+36 1 234 5678", "+36 1 234 5678", "'+36 1 234 5678"],
+      ["=HYPERLINK(\"x\")", "\"=HYPERLINK(\"\"x\"\")\"", "\"'=HYPERLINK(\"\"x\"\")\""],
+      ["@SUM(A1)", "@SUM(A1)", "'@SUM(A1)"],
+      ["-2+3", "-2+3", "'-2+3"],
+      ["\tx", "\"\tx\"", "'\tx"],
+      ["\rx", "\"\rx\"", "\"'\rx\""],
+      ["-12.5", "-12.5", "-12.5"],
+      [-12.5, "-12.5", "-12.5"],
+      ["+36", "+36", "+36"],
+      ["plain", "plain", "plain"],
+      [null, "", ""]
+    ]
+    for (const [value, exact, guarded] of cases) {
+      expect(Output.csvCell(value), String(value)).toBe(exact)
+      expect(Output.csvCell(value, { spreadsheet: true }), String(value)).toBe(guarded)
+    }
+  })
+
+  it("counts the formula-like cells an exact export wrote, for the note", () => {
+    const exact = Output.encoder("csv")
+    exact.page([{ id: 1, phone: "+36 1" }, { id: 2, phone: "06 1" }])
+    expect(exact.formulaCells()).toBe(1)
+    const safe = Output.encoder("csv", { spreadsheet: true })
+    safe.page([{ id: 1, phone: "+36 1" }])
+    expect(safe.formulaCells()).toBe(0)
+  })
+})
+
+describe("the table of any records", () => {
+  it("takes the first page's first six fields, and keeps its layout across a resume", () => {
+    const encoder = Output.encoder("table", { table: "fields" })
+    const records = [{ a: 1, b: "x", c: null, d: { e: 1 }, f: true, g: 2, h: 3 }]
+    const text = encoder.page(records)
+    expect(text.split("\n")[0]!.split(/\s{2,}/)).toEqual(["a", "b", "c", "d", "f", "g"])
+    const layout = encoder.layout()!
+    const resumed = Output.encoder("table", { table: "fields", resumed: layout })
+    expect(resumed.page(records)).toBe(text.split("\n").slice(2).join("\n"))
+  })
+})
+
+describe("a saved export's flags", () => {
+  it("name what differs, as typed", () => {
+    const saved = { command: "erp partners list", "--page-size": 20, "--safe": false, "--where": ["a=1"] }
+    expect(flagDifference(saved, saved)).toBeUndefined()
+    expect(flagDifference(saved, { ...saved, "--page-size": 50 })).toBe(
+      "the saved export used --page-size 20, this run --page-size 50"
+    )
+    expect(flagDifference(saved, { ...saved, "--safe": true, "--where": [] })).toBe(
+      "the saved export used no --safe and --where a=1, this run --safe and no --where"
+    )
+    expect(flagDifference(saved, { ...saved, command: "erp api list product/list" })).toBe(
+      "the saved export used erp partners list, this run erp api list product/list"
+    )
+  })
+})
+
+describe("settings", () => {
+  const read = (env: Record<string, string>, config: Config.Config<unknown>) =>
+    Effect.runSync(
+      Effect.either(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+    )
+
+  it("a settings error is one line naming the variable", () => {
+    const missing = read({}, Config.all([Config.string("ERP_BASE_URL"), Config.redacted("ERP_API_KEY")]))
+    expect(Either.isLeft(missing) && describeConfigError(missing.left as ConfigError.ConfigError)).toBe(
+      "ERP_BASE_URL and ERP_API_KEY are not set: export ERP_BASE_URL=https://<your ERP's API address> " +
+        "ERP_API_KEY=<your API key>"
+    )
+    expect(
+      describeConfigError(ConfigError.InvalidData(["rateWindow"], "rateWindow must be a positive, finite duration"))
+    )
+      .toBe("ERP_RATE_WINDOW must be a positive duration: seconds (30) or with a unit (\"500 millis\", \"2 minutes\")")
+  })
+})
+
+describe("partners get's lookups", () => {
+  it("keep the order --id and --company-name were given in", () => {
+    const argv = ["partners", "get", "--company-name", "--id", "--id", "3", "--verbose", "--id", "5"]
+    expect(inputOrder(argv, [3, 5], ["--id"])).toEqual([{ companyName: "--id" }, { id: 3 }, { id: 5 }])
+    // When the arguments cannot account for the values, ids come first.
+    expect(inputOrder(["--ID"], [3, 5], ["x"])).toEqual([{ id: 3 }, { id: 5 }, { companyName: "x" }])
+  })
+
+  it("read --stdin lines: digits are an id, name: a company name, blank lines nothing", () => {
+    expect(parseLine("42", 1)).toEqual(Either.right({ id: 42 }))
+    expect(parseLine(" 42 ", 1)).toEqual(Either.right({ id: 42 }))
+    expect(parseLine("name:42", 1)).toEqual(Either.right({ companyName: "42" }))
+    expect(parseLine("A+B=C Kft. 7", 1)).toEqual(Either.right({ companyName: "A+B=C Kft. 7" }))
+    expect(parseLine("  ", 1)).toEqual(Either.right(undefined))
+    expect(Either.isLeft(parseLine("99999999999999999999", 3))).toBe(true)
+  })
+})
