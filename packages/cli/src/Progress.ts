@@ -1,5 +1,6 @@
 /**
- * Progress of an export on stderr, only when stderr is a terminal: records, pages, rate, and rate-limit waits.
+ * Progress of an export on stderr, only when stderr is a terminal: records, pages (and the page size in use, as
+ * learned from the server), rate, and rate-limit waits.
  *
  * @since 0.1.0
  */
@@ -17,7 +18,8 @@ import type * as Scope from "effect/Scope"
  * @category Models
  */
 export interface Progress {
-  readonly page: (records: number) => void
+  /** One more page of `records`, asked with `pageSize` (the size paging learned from the server, once it has). */
+  readonly page: (records: number, pageSize?: number) => void
   /** Stops the display and leaves a final line. */
   readonly done: Effect.Effect<void>
 }
@@ -25,6 +27,7 @@ export interface Progress {
 interface State {
   records: number
   pages: number
+  pageSize: number | undefined
   wait: { reason: WaitReason; untilMillis: number } | undefined
 }
 
@@ -35,7 +38,7 @@ interface State {
  * @category Constructors
  */
 export const make = (options: { readonly enabled: boolean }) => {
-  const state: State = { records: 0, pages: 0, wait: undefined }
+  const state: State = { records: 0, pages: 0, pageSize: undefined, wait: undefined }
   const observer = Layer.succeed(WaitObserver, {
     onWait: ({ reason, untilMillis }) =>
       Effect.sync(() => {
@@ -45,9 +48,9 @@ export const make = (options: { readonly enabled: boolean }) => {
 
   const render = (now: number, start: number): string => {
     const seconds = Math.max(0.001, (now - start) / 1000)
-    let line = `records ${state.records} · pages ${state.pages} · ${Math.round(state.records / seconds)} rec/s · ${
-      seconds.toFixed(1)
-    } s`
+    let line = `records ${state.records} · pages ${state.pages}${
+      state.pageSize === undefined ? "" : ` of ${state.pageSize}`
+    } · ${Math.round(state.records / seconds)} rec/s · ${seconds.toFixed(1)} s`
     if (state.wait !== undefined && state.wait.untilMillis > now) {
       const left = ((state.wait.untilMillis - now) / 1000).toFixed(1)
       line += state.wait.reason === "server-pause"
@@ -57,9 +60,10 @@ export const make = (options: { readonly enabled: boolean }) => {
     return line
   }
 
-  const count = (records: number) => {
+  const count = (records: number, pageSize?: number) => {
     state.records += records
     state.pages += 1
+    if (pageSize !== undefined) state.pageSize = pageSize
   }
 
   const start: Effect.Effect<Progress, never, Scope.Scope> = Effect.gen(function*() {

@@ -1,8 +1,21 @@
 /**
  * The partner record: the known fields typed, every other field kept as the server sent it.
  *
+ * Two schemas, because real ERP data strays from the contract (docs/erp-api-v2.md, "Partner record"), and a record
+ * that does not match must never cost the others:
+ *
+ * - `Partner` types what servers actually send. `id` is the one field held to the contract (a positive integer: a
+ *   record without one cannot be looked up or told apart). `company_name` may be `null` or empty (private persons,
+ *   gaps in data entry). `tax_number` may be absent, `null`, empty, in an EU VAT form (`HU12345678`), with spaces or
+ *   slashes, or a JSON number. `is_customer`, whose type the contract does not show, may be `0`/`1`, a boolean, a
+ *   string `"0"`/`"1"`, `null` or absent.
+ * - `StrictPartner` is the contract to the letter: a company name (a string, not empty), and a tax number of digit
+ *   groups joined by hyphens (`TaxNumber`). Use it to check records (`Schema.is(StrictPartner)`), or to page with it when a
+ *   record that strays should fail the export.
+ *
  * @since 0.1.0
  */
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /**
@@ -20,7 +33,7 @@ export const PartnerId = Schema.Int.pipe(Schema.positive(), Schema.brand("Partne
 export type PartnerId = typeof PartnerId.Type
 
 /**
- * A tax number: groups of digits joined by hyphens, e.g. `12345678-2-42`.
+ * A tax number as the contract shows it: groups of digits joined by hyphens, e.g. `12345678-2-42`.
  *
  * @since 0.1.0
  * @category Schemas
@@ -39,13 +52,22 @@ export const TaxNumber = Schema.String.pipe(
 export type TaxNumber = typeof TaxNumber.Type
 
 /**
+ * A tax number as servers send it: the contract's form, any other text (a VAT number, spaces, slashes, `""`), a
+ * JSON number, or `null`. Read it with `taxNumberOf`.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const SentTaxNumber = Schema.NullOr(Schema.Union(Schema.String, Schema.Number))
+
+/**
  * The customer flag. The contract shows it only as a filter (`list_condition[is_customer]=1`), not its type in the
  * record, so the forms a server plausibly sends are accepted and kept as sent; read it with `isCustomer`.
  *
  * @since 0.1.0
  * @category Schemas
  */
-export const CustomerFlag = Schema.Union(Schema.Literal(0, 1), Schema.Boolean, Schema.Literal("0", "1"))
+export const CustomerFlag = Schema.Union(Schema.Literal(0, 1), Schema.Boolean, Schema.Literal("0", "1"), Schema.Null)
 
 /**
  * @since 0.1.0
@@ -53,9 +75,12 @@ export const CustomerFlag = Schema.Union(Schema.Literal(0, 1), Schema.Boolean, S
  */
 export type CustomerFlag = typeof CustomerFlag.Type
 
+// Decoding never strips or rewrites what the server sent: every field the contract does not show is kept.
+const otherFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
 /**
- * A partner record. The index signature keeps every field the contract does not show (invariant 5): decoding never
- * strips or rewrites what the server sent.
+ * A partner record as servers send it (see the module's description): only a positive integer `id` is required to
+ * match the contract.
  *
  * @since 0.1.0
  * @category Schemas
@@ -63,11 +88,11 @@ export type CustomerFlag = typeof CustomerFlag.Type
 export const Partner = Schema.Struct(
   {
     id: PartnerId,
-    company_name: Schema.String,
-    tax_number: TaxNumber,
+    company_name: Schema.NullOr(Schema.String),
+    tax_number: Schema.optional(SentTaxNumber),
     is_customer: Schema.optional(CustomerFlag)
   },
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  otherFields
 ).annotations({ identifier: "Partner" })
 
 /**
@@ -77,10 +102,46 @@ export const Partner = Schema.Struct(
 export type Partner = typeof Partner.Type
 
 /**
+ * A partner record exactly as the contract describes it: a company name, a tax number of hyphenated digit groups.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const StrictPartner = Schema.Struct(
+  {
+    id: PartnerId,
+    company_name: Schema.NonEmptyString,
+    tax_number: TaxNumber,
+    is_customer: Schema.optional(Schema.Union(Schema.Literal(0, 1), Schema.Boolean, Schema.Literal("0", "1")))
+  },
+  otherFields
+).annotations({ identifier: "StrictPartner" })
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type StrictPartner = typeof StrictPartner.Type
+
+/**
  * @since 0.1.0
  * @category Accessors
  */
 export const isCustomer = (partner: Partner): boolean => {
   const flag = partner.is_customer
   return flag === 1 || flag === true || flag === "1"
+}
+
+/**
+ * The tax number as text, when there is one: a number is written out, surrounding spaces trimmed, an empty or absent
+ * one is none. Its form is as sent (`TaxNumber` checks the contract's).
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const taxNumberOf = (partner: Partner): Option.Option<string> => {
+  const value = partner.tax_number
+  if (value === null || value === undefined) return Option.none()
+  const text = typeof value === "number" ? String(value) : value.trim()
+  return text === "" ? Option.none() : Option.some(text)
 }

@@ -13,7 +13,7 @@ describe("Decoder", () => {
   })
 
   it("still gives the full error for an invalid input", () => {
-    const result = Decoder.make(Partner.Partner)({ ...record, tax_number: "x" })
+    const result = Decoder.make(Partner.Partner)({ ...record, tax_number: { digits: "x" } })
     expect(Either.isLeft(result)).toBe(true)
   })
 

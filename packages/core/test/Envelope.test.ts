@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Envelope, ErpError, ListQuery, Page, Partner } from "@erp-client/core"
-import { Either, Schema } from "effect"
+import { Either, Option, Schema } from "effect"
 
-const decodePartner = Schema.decodeUnknownEither(Partner.Partner)
+const decodePartner = Schema.decodeUnknownEither(Partner.Partner, { onExcessProperty: "preserve" })
+const decodeStrict = Schema.decodeUnknownEither(Partner.StrictPartner, { onExcessProperty: "preserve" })
 
 const partner = {
   id: 7,
@@ -67,7 +68,7 @@ describe("Envelope.decodeBody", () => {
 
   it("names the path inside data when a record does not match", () => {
     const bad = { ...partner, tax_number: "12 34" }
-    const error = Either.getLeft(Envelope.decodeBody("partner/get", ok(bad), decodePartner))
+    const error = Either.getLeft(Envelope.decodeBody("partner/get", ok(bad), decodeStrict))
     expect(error._tag === "Some" && error.value).toMatchObject({ _tag: "DecodeError", path: "data.tax_number" })
   })
 })
@@ -88,12 +89,47 @@ describe("Partner", () => {
     expect(Either.isRight(decodePartner(withoutFlag))).toBe(true)
   })
 
+  it("accepts what real servers send, and keeps it as sent; StrictPartner holds to the contract", () => {
+    const odd = [
+      { tax_number: "" },
+      { tax_number: null },
+      { tax_number: undefined },
+      { tax_number: "HU12345678" },
+      { tax_number: "123 456 78" },
+      { tax_number: "12345678/2/42" },
+      { tax_number: 12345678242 },
+      { company_name: null },
+      { company_name: "" },
+      { is_customer: null },
+      { custom_fields: { segment: "B2B", contacts: [{ role: "billing" }] } }
+    ]
+    for (const fields of odd) {
+      const record: Record<string, unknown> = { ...partner, ...fields }
+      if ("tax_number" in fields && fields.tax_number === undefined) delete record.tax_number
+      const decoded = decodePartner(record)
+      expect(Either.getOrThrow(decoded)).toStrictEqual(record)
+      const strict = decodeStrict(record)
+      // Only the extra field is within the contract (it shows no other fields, and forbids none).
+      expect(Either.isRight(strict), JSON.stringify(fields)).toBe("custom_fields" in fields)
+    }
+    expect(Either.getOrThrow(decodeStrict(partner))).toStrictEqual(partner)
+  })
+
+  it("reads a tax number as text, whatever form it came in", () => {
+    const taxNumber = (value: unknown) =>
+      Partner.taxNumberOf({ ...partner, tax_number: value } as unknown as Partner.Partner)
+    expect(taxNumber("12345678-2-42")).toStrictEqual(Option.some("12345678-2-42"))
+    expect(taxNumber(" HU12345678 ")).toStrictEqual(Option.some("HU12345678"))
+    expect(taxNumber(12345678242)).toStrictEqual(Option.some("12345678242"))
+    for (const none of ["", "  ", null, undefined]) expect(taxNumber(none)).toStrictEqual(Option.none())
+  })
+
   it("reads the customer flag in each plausible form", () => {
     for (
       const [flag, expected] of [[1, true], [0, false], [true, true], [false, false], ["1", true], [
         "0",
         false
-      ]] as const
+      ], [null, false]] as const
     ) {
       const decoded = Either.getOrThrow(decodePartner({ ...partner, is_customer: flag }))
       expect(Partner.isCustomer(decoded)).toBe(expected)
@@ -102,7 +138,7 @@ describe("Partner", () => {
 })
 
 describe("Page.decodePage", () => {
-  const records = [partner, { ...partner, id: 8, tax_number: "bad" }, { ...partner, id: 9 }]
+  const records = [partner, { ...partner, id: 8, tax_number: ["bad"] }, { ...partner, id: 9 }]
 
   it("fails on the first bad record by default, naming its offset and id", () => {
     const result = Page.decodePage("partner/list", decodePartner, records, 200, 3, "fail")

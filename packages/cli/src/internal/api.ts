@@ -15,7 +15,7 @@ import * as Sink from "../Sink.js"
 import { redis, repeatable, verbose, withClient } from "./common.js"
 import { InputError, UsageError } from "./errors.js"
 import { runExport } from "./exportList.js"
-import { checkListArgs, listOptions, outputFlags, parseWhere, whereFlag } from "./listOptions.js"
+import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
 import * as Stdin from "./stdin.js"
 
 const endpoint = Args.text({ name: "ENDPOINT" }).pipe(
@@ -105,7 +105,7 @@ export const apiList = Command.make(
           ListEndpoint.pages(path, ListRecord, {
             where,
             params: query,
-            pageSize: args.pageSize,
+            pageSize: pageSizeOf(args),
             concurrency: args.concurrency,
             resume: start.resume,
             safe: args.safe ? { idField, resumeAfter: start.resumeAfter } : undefined

@@ -26,6 +26,11 @@ export const runExport = <E>(options: {
   readonly table: "partners" | "fields"
   /** The field `--safe` tells records apart by. */
   readonly idField: string
+  /**
+   * Checks a record, as sent, against the endpoint's contract: a line saying how it strays, or `undefined`. Records
+   * that stray are written all the same, counted on stderr at the end, and named one a line with `--verbose`.
+   */
+  readonly contract?: ((record: unknown) => string | undefined) | undefined
   readonly pages: (start: Start) => Stream.Stream<Paginate.ResumablePage<unknown>, E, ErpClient.ErpClient>
 }) => {
   const { args } = options
@@ -46,11 +51,21 @@ export const runExport = <E>(options: {
     const shown = yield* progress.start
     let records = resumed?.records ?? 0
     let pages = resumed?.pages ?? 0
+    let strays = 0
+    const check = options.contract
     yield* options.pages({ resume: resumed?.next, resumeAfter: sink.resumedIds }).pipe(
+      Stream.tap((page) =>
+        check === undefined ? Effect.void : Effect.forEach(page.raw, (record) => {
+          const stray = check(record)
+          if (stray === undefined) return Effect.void
+          strays++
+          return args.verbose ? note(stray) : Effect.void
+        }, { discard: true })
+      ),
       Stream.runForEach((page) => {
         records += page.raw.length
         pages += 1
-        shown.page(page.raw.length)
+        shown.page(page.raw.length, page.next?.pageSize ?? page.count)
         const text = encoder.page(page.raw)
         const layout = encoder.layout()
         return sink.write(text, {
@@ -64,6 +79,12 @@ export const runExport = <E>(options: {
     )
     yield* sink.commit
     yield* shown.done
+    if (strays > 0) {
+      yield* note(
+        `${strays} of the ${records} records written do not match the contract (written as sent; ` +
+          (args.verbose ? "each is named above" : "--verbose names each") + ", --strict fails at the first)"
+      )
+    }
     if (encoder.formulaCells() > 0) {
       yield* note(
         "some CSV cells start with =, +, -, @, a tab or CR, which a spreadsheet program may run as a formula; " +

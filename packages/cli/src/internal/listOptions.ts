@@ -18,10 +18,14 @@ export const listOptions = {
     ),
     repeatable
   ),
-  pageSize: Options.integer("page-size").pipe(
-    Options.withPseudoName("N"),
-    Options.withDescription("Records per request (list_count), 1 to 10000."),
-    shownDefault(100)
+  pageSize: Options.text("page-size").pipe(
+    Options.withPseudoName("auto|N"),
+    Options.withDescription(
+      "Records per request (list_count): auto uses the largest page the server serves (up to 1000; the rate limit " +
+        "counts requests, so this is the fastest), N (1 to 10000) asks for at most N. A server that serves fewer " +
+        "than asked is followed: nothing is skipped."
+    ),
+    shownDefault("auto")
   ),
   concurrency: Options.integer("concurrency").pipe(
     Options.withPseudoName("N"),
@@ -67,7 +71,7 @@ export const listOptions = {
 
 export interface ListArgs {
   readonly where: ReadonlyArray<string>
-  readonly pageSize: number
+  readonly pageSize: string
   readonly concurrency: number
   readonly format: Output.Format
   readonly spreadsheet: boolean
@@ -80,13 +84,21 @@ export interface ListArgs {
 /** Checks what parsing could not: ranges, and flags that only make sense together. */
 export const checkListArgs = (args: ListArgs): Either.Either<void, UsageError> => {
   const usage = (reason: string) => Either.left(new UsageError({ reason }))
-  if (args.pageSize < 1 || args.pageSize > 10_000) return usage("--page-size must be from 1 to 10000")
+  if (pageSizeOf(args) === undefined) return usage("--page-size must be auto or a whole number from 1 to 10000")
   if (args.concurrency < 1 || args.concurrency > 64) return usage("--concurrency must be from 1 to 64")
   if (args.resume && args.restart) return usage("--resume and --restart cannot be used together")
   if (args.resume && Option.isNone(args.output)) return usage("--resume needs --output FILE")
   if (args.restart && Option.isNone(args.output)) return usage("--restart needs --output FILE")
   if (args.spreadsheet && args.format !== "csv") return usage("--spreadsheet needs --format csv")
   return Either.void
+}
+
+/** `--page-size` as paging takes it: `"auto"` or a number; `undefined` when it is neither (a usage error). */
+export const pageSizeOf = (args: Pick<ListArgs, "pageSize">): "auto" | number | undefined => {
+  const text = args.pageSize.trim().toLowerCase()
+  if (text === "auto") return "auto"
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 10_000 ? n : undefined
 }
 
 /** `--where` items as conditions, checked by the rule the client applies before any request; the last one wins. */
@@ -112,7 +124,7 @@ export const whereFlag = (where: ListQuery.Conditions): ReadonlyArray<string> =>
 
 /** What a list run writes: the flags a resume must repeat, beside the command's own. */
 export const outputFlags = (args: ListArgs) => ({
-  "--page-size": args.pageSize,
+  "--page-size": pageSizeOf(args) ?? args.pageSize,
   "--format": args.format,
   "--spreadsheet": args.spreadsheet,
   "--safe": args.safe

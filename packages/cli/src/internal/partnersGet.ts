@@ -13,11 +13,13 @@ import * as Stream from "effect/Stream"
 import * as Sink from "../Sink.js"
 import { asSent } from "./asSent.js"
 import { Argv, note, redis, repeatable, shownDefault, verbose, withClient } from "./common.js"
+import { contractOf, strictFlag } from "./contract.js"
 import { UsageError } from "./errors.js"
 import * as Stdin from "./stdin.js"
 
-// Checked against Partner by the client, written as the server sent it.
+// Checked against Partner (or the contract, with --strict) by the client, written as the server sent it.
 const PartnerAsSent = asSent(Partner.Partner)
+const StrictPartnerAsSent = asSent(Partner.StrictPartner)
 
 /**
  * Some of the partners looked up do not exist; each has had its line on stderr.
@@ -95,6 +97,7 @@ export const partnersGet = Command.make(
       Options.withDescription("Lookups in flight at once, 1 to 16; the output keeps the input's order."),
       shownDefault(4)
     ),
+    strict: strictFlag,
     redis,
     verbose
   },
@@ -125,8 +128,9 @@ export const partnersGet = Command.make(
         args,
         Effect.gen(function*() {
           const client = yield* ErpClient.ErpClient
+          const contract = contractOf(Partners.GET)
           const lookup = (by: Partners.Selector) =>
-            client.get(Partners.GET, PartnerAsSent, Partners.query(by)).pipe(
+            client.get(Partners.GET, args.strict ? StrictPartnerAsSent : PartnerAsSent, Partners.query(by)).pipe(
               Effect.map((raw) => Either.right<unknown>(raw)),
               Effect.catchTag("NotFound", (error) => Effect.succeed(Either.left(error)))
             )
@@ -134,7 +138,14 @@ export const partnersGet = Command.make(
           yield* selectors.pipe(
             Stream.mapEffect(lookup, { concurrency: args.concurrency }),
             Stream.runForEach((result) => {
-              if (Either.isRight(result)) return Sink.writeStdout(`${JSON.stringify(result.right)}\n`)
+              if (Either.isRight(result)) {
+                // A partner that strays from the contract is shown all the same, with a line saying how.
+                const stray = contract(result.right)
+                return Effect.zipRight(
+                  stray === undefined ? Effect.void : note(stray),
+                  Sink.writeStdout(`${JSON.stringify(result.right)}\n`)
+                )
+              }
               missing++
               return note(result.left.message)
             })

@@ -4,17 +4,25 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import type * as ListQuery from "@erp-client/core/ListQuery"
+import * as Partner from "@erp-client/core/Partner"
+import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
 import * as Partners from "@erp-client/streams/Partners"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { redis, verbose } from "./common.js"
+import { contractOf, strictFlag } from "./contract.js"
 import { runExport } from "./exportList.js"
-import { checkListArgs, listOptions, outputFlags, parseWhere, whereFlag } from "./listOptions.js"
+import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
+
+// Any object: every record is written as the server sent it, and checked against the contract on the side.
+const AsSent = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 export const partnersList = Command.make(
   "list",
   {
     customers: Options.boolean("customers").pipe(Options.withDescription("Customers only (is_customer=1).")),
     ...listOptions,
+    strict: strictFlag,
     redis,
     verbose
   },
@@ -29,20 +37,29 @@ export const partnersList = Command.make(
           command: "erp partners list",
           "--customers": args.customers,
           "--where": whereFlag(conditions),
-          ...outputFlags(args)
+          ...outputFlags(args),
+          "--strict": args.strict
         },
         table: "partners",
         idField: "id",
-        pages: (start) =>
-          Partners.pages({
+        contract: args.strict ? undefined : contractOf(Partners.LIST),
+        pages: (start) => {
+          const options: ListEndpoint.ListOptions = {
             where,
-            pageSize: args.pageSize,
+            pageSize: pageSizeOf(args),
             concurrency: args.concurrency,
             // Where the last page written said to go on, with the page size it had learned. Shifts and recoveries are
             // logged by the library (see --verbose); nothing already written comes out again.
             resume: start.resume,
             safe: args.safe ? { resumeAfter: start.resumeAfter } : undefined
-          })
+          }
+          return args.strict
+            ? ListEndpoint.pages(Partners.LIST, Partner.StrictPartner, options)
+            : ListEndpoint.pages(Partners.LIST, AsSent, options)
+        }
       })
     })
-).pipe(Command.withDescription("export partners: NDJSON (default), CSV or a table, to stdout or a file"))
+).pipe(Command.withDescription(
+  "export partners: NDJSON (default), CSV or a table, to stdout or a file; every record as the server sent it, " +
+    "those that stray from the contract counted on stderr (--strict fails at the first)"
+))
