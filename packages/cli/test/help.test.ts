@@ -48,13 +48,14 @@ describe("erp --help", () => {
     expect(usage(page)).toContain("[--where FIELD=VALUE...]")
     expect(usage(page)).toContain("[--output FILE] [--resume] [--restart]")
     const byName = new Map(options(page).map(({ description, option }) => [option, description]))
-    expect(byName.get("--page-size N")).toContain("Default: 100.")
+    expect(byName.get("--page-size auto|N")).toContain("Default: auto.")
     expect(byName.get("--concurrency N")).toContain("Default: 4.")
     expect(byName.get("--format ndjson | csv | table")).toContain("Default: ndjson.")
     expect(byName.get("--where FIELD=VALUE...")).toContain("Repeatable.")
     const get = Cli.helpPage(["partners", "get", "--help"], { color: false })!
     expect(usage(get)).toBe(
-      "erp partners get [--id N...] [--company-name NAME...] [--stdin] [--concurrency N] [--redis URL] [--verbose]"
+      "erp partners get [--id N...] [--company-name NAME...] [--stdin] [--concurrency N] [--strict] [--redis URL] " +
+        "[--verbose]"
     )
   })
 

@@ -88,8 +88,8 @@ export interface Acquired {
   readonly spacedMillis: number
   readonly pausedMillis: number
   /**
-   * Call once the request has ended, with the time (epoch ms) its answer began to arrive, or the time it failed or
-   * was abandoned. The server saw the request at the latest then, so the slot stays busy for one window after it:
+   * Call once the request has ended, with the time (epoch ms) it ended: its answer read, or it failed or was
+   * abandoned. The server saw the request at the latest then, so the slot stays busy for one window after it:
    * a request held up between `acquire` and the wire (a busy event loop, a slow connect) cannot bring the slot's
    * next request within a window of it as the server counts. Not calling it only loses that protection.
    */
@@ -131,6 +131,12 @@ export interface Service {
   readonly acquire: (key: string, deadline?: number) => Effect.Effect<Acquired, PauseBeyondDeadline | StoreFailure>
   /** Pauses `key` until `untilMillis` (epoch ms); a later pause wins over an earlier one. */
   readonly pause: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
+  /**
+   * How many requests under `key` the limiter counts against the current window: those started within the last
+   * window (or ended within it), by every user of its store. Compared with the count the server reports, it tells
+   * whether someone else spends the same budget.
+   */
+  readonly inUse: (key: string) => Effect.Effect<number, StoreFailure>
 }
 
 /**
@@ -359,12 +365,23 @@ export const make = (
         }
       })
 
+    // A slot is held until a window (and the margin) after its request started, or a window after it ended.
+    const inUse = (key: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(
+          Effect.forEach(Array.from({ length: limit }, (_, i) => holds.get(`${key}:slot:${i}`)), (until) => until, {
+            concurrency: "unbounded"
+          }),
+          (marks) => marks.filter((until) => until > now).length
+        ))
+
     return ErpRateLimiter.of({
       limit,
       window,
       margin,
       acquire,
-      pause: (key, untilMillis) => holds.extend(key, untilMillis)
+      pause: (key, untilMillis) => holds.extend(key, untilMillis),
+      inUse
     })
   })
 

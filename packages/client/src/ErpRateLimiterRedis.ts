@@ -250,7 +250,8 @@ export const make = (
           : Effect.zipRight(
             local.pause(key, untilMillis),
             guarded(remote.pause(key, untilMillis), () => Effect.void)
-          )
+          ),
+      inUse: (key) => guarded(remote.inUse(key), (error) => local === undefined ? Effect.fail(error) : local.inUse(key))
     })
   })
 

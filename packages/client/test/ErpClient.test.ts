@@ -114,6 +114,64 @@ describe("ErpClient requests", () => {
     }).pipe(Effect.provide(clientOn(fake, { rateLimitBudget: "30 seconds" })))
   })
 
+  it.effect("Remaining: 0 that only counts our own requests does not wait for the reset: the limiter already spaces", () => {
+    // The server counts what this client sent (limit 2, remaining 2 - n) and says its window resets in a minute.
+    const fake = fakeErp((_, n) =>
+      new Response(ok(1), {
+        headers: {
+          "x-ratelimit-limit": "2",
+          "x-ratelimit-remaining": String(Math.max(0, 2 - n)),
+          "x-ratelimit-reset": "60"
+        }
+      })
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      yield* client.get("thing/get", Schema.Number)
+      yield* client.get("thing/get", Schema.Number)
+      const third = yield* Effect.fork(client.get("thing/get", Schema.Number))
+      // Our limiter's own spacing: a window (10 s) and its margin (200 ms) after the first request.
+      yield* TestClock.adjust("10100 millis")
+      expect(fake.seen).toHaveLength(2)
+      yield* TestClock.adjust("200 millis")
+      yield* third
+      expect(fake.seen).toHaveLength(3)
+    }).pipe(
+      Effect.provide(
+        ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make(KEY) }).pipe(
+          Layer.provide(ErpRateLimiter.layer({ limit: 2, window: "10 seconds", margin: "200 millis" })),
+          Layer.provide(fake.layer)
+        )
+      )
+    )
+  })
+
+  it.effect("Remaining: 0 when the server counts more than we sent (another process on the key) waits for the reset", () => {
+    const fake = fakeErp(() =>
+      new Response(ok(1), {
+        headers: { "x-ratelimit-limit": "2", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "15" }
+      })
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      yield* client.get("thing/get", Schema.Number)
+      const second = yield* Effect.fork(client.get("thing/get", Schema.Number))
+      // Our own limit would let it go at once (one of two slots used); the server's reset is 15 s away.
+      yield* TestClock.adjust("14 seconds")
+      expect(fake.seen).toHaveLength(1)
+      yield* TestClock.adjust("1 second")
+      yield* second
+      expect(fake.seen).toHaveLength(2)
+    }).pipe(
+      Effect.provide(
+        ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make(KEY) }).pipe(
+          Layer.provide(ErpRateLimiter.layer({ limit: 2, window: "10 seconds", margin: "200 millis" })),
+          Layer.provide(fake.layer)
+        )
+      )
+    )
+  })
+
   it.effect("pauses the endpoint after X-RateLimit-Remaining: 0 until the reset", () => {
     const fake = fakeErp(() =>
       new Response(ok(1), { headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "5" } })

@@ -81,7 +81,11 @@ export class ServerBusy extends Data.TaggedError("ServerBusy")<{
 
 /**
  * Listens to the server's limit on every answer: a 429 fails the attempt with `ServerBusy` (for `withServerPauses`),
- * and `X-RateLimit-Remaining: 0` pauses the endpoint until `X-RateLimit-Reset` (each wait capped at `maxWaitMillis`).
+ * and `X-RateLimit-Remaining: 0` pauses the endpoint until `X-RateLimit-Reset` (each wait capped at `maxWaitMillis`)
+ * when the server's count disagrees with the limiter's: the server counts more requests than the limiter has started
+ * (someone else spends the same key's budget), or says its limit is lower than ours. When the two agree, the limiter
+ * already holds the next request until the window allows it, and waiting for the reset (rounded up to whole seconds
+ * by some servers) would only start each window late.
  */
 export const checkServerLimit = (
   limiter: ErpRateLimiter.Service,
@@ -102,10 +106,13 @@ export const checkServerLimit = (
           if (response.status === 429) {
             return Effect.zipRight(Metric.increment(Observe.tooManyRequests), Effect.fail(new ServerBusy({ limit })))
           }
-          if (limit.remaining !== undefined && limit.remaining <= 0 && limit.resetAt !== undefined) {
-            return Effect.as(limiter.pause(key(request), limit.resetAt), response)
-          }
-          return Effect.succeed(response)
+          const { remaining, resetAt } = limit
+          if (remaining === undefined || remaining > 0 || resetAt === undefined) return Effect.succeed(response)
+          const serverLimit = limit.limit ?? limiter.limit
+          return Effect.flatMap(limiter.inUse(key(request)), (ours) =>
+            serverLimit - remaining > ours || serverLimit < limiter.limit
+              ? Effect.as(limiter.pause(key(request), resetAt), response)
+              : Effect.succeed(response))
         }))
   )
 
