@@ -42,3 +42,36 @@ export const plainLoop = async (options: {
   }
   return { records, requests, tooManyRequests, millis: performance.now() - start }
 }
+
+/**
+ * The same loop with `concurrency` pages in flight: what a user writes to hide latency (offsets handed out in order,
+ * `fetch`, `JSON.parse`, no validation), stopping at the first short page.
+ */
+export const plainConcurrentLoop = async (options: {
+  readonly baseUrl: string
+  readonly apiKey: string
+  readonly pageSize: number
+  readonly concurrency: number
+}): Promise<LoopResult> => {
+  const start = performance.now()
+  let next = 0
+  let records = 0
+  let requests = 0
+  let end = Infinity
+  const worker = async () => {
+    while (next < end) {
+      const offset = next
+      next += options.pageSize
+      const url = `${options.baseUrl}/partner/list?list_offset=${offset}&list_count=${options.pageSize}`
+      const response = await fetch(url, {
+        headers: { "X-API-KEY": options.apiKey, "Content-Type": "application/json" }
+      })
+      requests++
+      const data = JSON.parse(await response.text()).data as Array<unknown>
+      records += data.length
+      if (data.length < options.pageSize) end = Math.min(end, offset)
+    }
+  }
+  await Promise.all(Array.from({ length: options.concurrency }, worker))
+  return { records, requests, tooManyRequests: 0, millis: performance.now() - start }
+}

@@ -11,7 +11,7 @@ import { type Duration, Effect, Layer, ManagedRuntime, Metric, Redacted, Stream 
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { plainLoop } from "./baseline.js"
+import { plainConcurrentLoop, plainLoop } from "./baseline.js"
 
 const ROOT = Path.resolve(import.meta.dirname, "../..")
 const TSX = Path.join(ROOT, "node_modules/.bin/tsx")
@@ -90,32 +90,38 @@ const ours = (
 const log = (text: string) => process.stderr.write(`${text}\n`)
 
 // 1. Latency hiding -------------------------------------------------------------------------------------------------
+// 200 pages of 100 behind 25 ms of latency, no limit: our Stream against what a user would write at the same
+// concurrency (a loop with that many fetches in flight, JSON.parse, no validation). The sandbox keeps the page bodies
+// it has served (it is not the bottleneck: the loop reaches several times its records per second at no latency).
 const latencyHiding = async () => {
   const sb = await sandbox(["--partners", "20000", "--latency", "25", "--no-rate-limit"])
   try {
-    const loop: Array<number> = []
-    const byConcurrency = new Map<number, Array<number>>([[1, []], [4, []], [8, []]])
+    const concurrencies = [1, 4, 8, 16]
+    const samples = new Map(concurrencies.map((c) => [c, { ours: [] as Array<number>, loop: [] as Array<number> }]))
+    // One warm-up of each, so JIT, connections and the sandbox's cache are not measured.
+    await plainConcurrentLoop({ ...sb, pageSize: 100, concurrency: 8 })
+    await ours(sb.baseUrl, sb.apiKey, { pageSize: 100, concurrency: 8 })
     for (let rep = 0; rep < REPS; rep++) {
-      const l = await plainLoop({ ...sb, pageSize: 100 })
-      loop.push(l.records / (l.millis / 1000))
-      for (const [c, samples] of byConcurrency) {
+      for (const c of concurrencies) {
+        const l = await plainConcurrentLoop({ ...sb, pageSize: 100, concurrency: c })
+        samples.get(c)!.loop.push(l.records / (l.millis / 1000))
         const r = await ours(sb.baseUrl, sb.apiKey, { pageSize: 100, concurrency: c })
-        samples.push(r.records / (r.millis / 1000))
+        samples.get(c)!.ours.push(r.records / (r.millis / 1000))
       }
       log(`latency hiding: rep ${rep + 1}/${REPS} done`)
     }
-    const loopRate = median(loop)
-    for (const [c, samples] of byConcurrency) {
-      const rate = median(samples)
+    for (const c of concurrencies) {
+      const rate = median(samples.get(c)!.ours)
+      const loopRate = median(samples.get(c)!.loop)
       rows.push({
         name: `latency hiding, concurrency ${c}`,
         parameters: { pages: 200, pageSize: 100, latencyMs: 25, limit: "none", concurrency: c, reps: REPS },
         figures: { recordsPerSecond: round(rate, 0) },
         baseline: { recordsPerSecond: round(loopRate, 0) },
         ratio: round(rate / loopRate),
-        ratioOf: "records/s, ours / plain loop",
-        target: c === 8 ? ">= 6x the loop" : "-",
-        met: c === 8 ? rate / loopRate >= 6 : null
+        ratioOf: `records/s, ours / a plain loop with ${c} in flight`,
+        target: c === 8 ? ">= 0.8 of the loop" : "-",
+        met: c === 8 ? rate / loopRate >= 0.8 : null
       })
     }
   } finally {

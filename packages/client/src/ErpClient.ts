@@ -232,9 +232,9 @@ export const make: Effect.Effect<
           request = HttpClientRequest.bodyText(request, JSON.stringify(body), "application/json")
         }
         return httpClient.execute(request).pipe(
-          // The body is already in memory (see readBodyCapped); this only reads it out.
+          // The body is already read (see readBodyCapped); this only takes it.
           Effect.flatMap((response) =>
-            Effect.catchAll(response.text, () =>
+            Effect.catchAll(Transport.textOf(response), () =>
               Effect.fail(new TransportError({ endpoint, method, description: "the response body broke off" })))
           ),
           Effect.flatMap((text) =>

@@ -6,7 +6,8 @@
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaAST from "effect/SchemaAST"
+import * as Guard from "./internal/guard.js"
 
 /**
  * @since 0.1.0
@@ -47,8 +48,9 @@ const cache = new WeakMap<Schema.Schema.Any, Decoder<any>>()
  * The decoder of a schema, built once and cached. Unknown fields are kept (`onExcessProperty: "preserve"`).
  *
  * When the schema only checks (see `isCheckOnly`: e.g. `Partner`, whose refinements and brands do not change a
- * value), a valid input is returned as it is: same object, same key order, no copy per record. Only an invalid
- * input pays for the full decoder, which builds the error.
+ * value), a valid input is returned as it is: same object, same key order, no copy per record, and it is checked by
+ * a guard compiled from the schema (equal to `Schema.is`, several times faster). Only an invalid input pays for the
+ * full decoder, which builds the error.
  *
  * @since 0.1.0
  * @category Constructors
@@ -59,8 +61,9 @@ export const make = <A, I>(schema: Schema.Schema<A, I>): Decoder<A> => {
   const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
   let decoder: Decoder<A> = decode
   if (isCheckOnly(schema.ast)) {
-    const is = Schema.is(schema)
-    decoder = (u) => is(u) ? Either.right(u) : decode(u)
+    // A compiled guard where the schema allows it (see internal/guard.ts), `Schema.is` otherwise.
+    const is = Guard.compile(SchemaAST.typeAST(schema.ast)) ?? Schema.is(schema)
+    decoder = (u) => is(u) ? Either.right(u as A) : decode(u)
   }
   cache.set(schema, decoder)
   return decoder

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Decoder, Partner } from "@erp-client/core"
-import { Either, Schema } from "effect"
+import { Either, FastCheck as fc, Schema, SchemaAST } from "effect"
+import * as Guard from "../src/internal/guard.js"
 
 describe("Decoder", () => {
   const record = { z: 1, id: 3, company_name: "A", tax_number: "1-2", is_customer: 1, nested: { b: 1 } }
@@ -26,6 +27,61 @@ describe("Decoder", () => {
     expect(row.when).toBeInstanceOf(Date)
     // Even when the input already looks like the output type.
     expect(Either.getOrThrow(Decoder.make(Schema.Struct({ name: Shout }))({ name: "b" })).name).toBe("b!")
+  })
+
+  it("property: the compiled guard answers as Schema.is does, for the partner schemas and others", () => {
+    const Shapes = Schema.Struct({
+      n: Schema.optional(Schema.Union(Schema.Int.pipe(Schema.between(1, 9)), Schema.Literal("x", null))),
+      s: Schema.NonEmptyString,
+      b: Schema.Boolean,
+      u: Schema.UndefinedOr(Schema.Number)
+    })
+    const anything = fc.oneof(
+      fc.anything(),
+      fc.constantFrom(
+        0,
+        1,
+        -1,
+        1.5,
+        42,
+        2 ** 53,
+        Number.NaN,
+        "",
+        "1",
+        "0",
+        "12-3",
+        "HU123",
+        true,
+        false,
+        null,
+        undefined
+      )
+    )
+    const partnerLike = fc.record({
+      id: anything,
+      company_name: anything,
+      tax_number: anything,
+      is_customer: anything,
+      n: anything,
+      s: anything,
+      b: anything,
+      u: anything,
+      extra: anything
+    }, { requiredKeys: [] })
+    const schemas: ReadonlyArray<Schema.Schema.Any> = [Partner.Partner, Partner.StrictPartner, Shapes]
+    for (const schema of schemas) {
+      const guard = Guard.compile(SchemaAST.typeAST(schema.ast))!
+      expect(guard).toBeDefined()
+      const is = Schema.is(schema)
+      fc.assert(
+        fc.property(fc.oneof(partnerLike, anything), (u) => {
+          expect(guard(u)).toBe(is(u))
+        }),
+        { numRuns: 3000 }
+      )
+    }
+    // Outside the subset it compiles nothing, and the decoder keeps Schema.is.
+    expect(Guard.compile(SchemaAST.typeAST(Schema.Array(Schema.Number).ast))).toBeUndefined()
   })
 
   it("is built once per schema", () => {

@@ -32,8 +32,26 @@ export const retries = Metric.counter("erp_client_retries", { description: "retr
 
 export const tooManyRequests = Metric.counter("erp_client_429", { description: "429 responses received" })
 
-export const byEndpoint = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, endpoint: string) =>
-  Metric.tagged(metric, "endpoint", endpoint)
+// Tagged metrics by endpoint (and outcome), made once: a tagged metric is a new key, and a key per request costs.
+const tagged = new Map<Metric.Metric<any, any, any>, Map<string, Metric.Metric<any, any, any>>>()
+
+/** `metric` tagged with `endpoint` (and further tags), the same object for the same tags. */
+export const byEndpoint = <Type, In, Out>(
+  metric: Metric.Metric<Type, In, Out>,
+  endpoint: string,
+  outcome?: string
+): Metric.Metric<Type, In, Out> => {
+  let byKey = tagged.get(metric)
+  if (byKey === undefined) tagged.set(metric, byKey = new Map())
+  const key = outcome === undefined ? endpoint : `${endpoint}\u0000${outcome}`
+  let found = byKey.get(key)
+  if (found === undefined) {
+    found = Metric.tagged(metric, "endpoint", endpoint)
+    if (outcome !== undefined) found = Metric.tagged(found, "outcome", outcome)
+    byKey.set(key, found)
+  }
+  return found as Metric.Metric<Type, In, Out>
+}
 
 const outcomeOfError = (error: unknown): string => {
   const tag = (error as { readonly _tag?: unknown })._tag
@@ -49,7 +67,7 @@ export const observeAttempts =
   <E, R>(client: HttpClient.HttpClient.With<E, R>): HttpClient.HttpClient.With<E, R> =>
     HttpClient.transform(client, (effect, request) => {
       const { endpoint } = target(request)
-      const outcome = (o: string) => Metric.increment(Metric.tagged(byEndpoint(requests, endpoint), "outcome", o))
+      const outcome = (o: string) => Metric.increment(byEndpoint(requests, endpoint, o))
       return Effect.flatMap(Clock.currentTimeMillis, (started) =>
         effect.pipe(
           Effect.tapError((error) => outcome(outcomeOfError(error))),

@@ -83,20 +83,42 @@ export const readBodyCapped =
         Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" })
       ) as Effect.Effect<HttpClientResponse.HttpClientResponse, E | ResponseTooLarge, R>)
 
+// The text of each response read here, so the call that reads it next does not go through the response again.
+const texts = new WeakMap<HttpClientResponse.HttpClientResponse, string>()
+
+/** The body of a response that came through `readBodyCapped`, as text. */
+export const textOf = (
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<string, HttpClientError.ResponseError> => {
+  const text = texts.get(response)
+  return text === undefined ? response.text : Effect.succeed(text)
+}
+
 const readCapped = (
   response: HttpClientResponse.HttpClientResponse,
   maxBytes: number,
   target: Target
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, ResponseTooLarge | HttpClientError.ResponseError> =>
   Effect.suspend(() => {
-    const tooLarge = new ResponseTooLarge({ ...target, limitBytes: maxBytes })
-    const declared = Number(response.headers["content-length"])
-    if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge)
+    const tooLarge = () => new ResponseTooLarge({ ...target, limitBytes: maxBytes })
+    const headers = response.headers
+    const declared = Number(headers["content-length"] ?? Number.NaN)
+    if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge())
+    const encoding = headers["content-encoding"]
+    if (Number.isFinite(declared) && (encoding === undefined || encoding === "identity")) {
+      // A declared length frames the body (HTTP reads no more than that), and nothing decompresses it into more: it
+      // can be read whole. The platform's responses keep their text, so later reads of `text` get it again.
+      return Effect.map(response.text, (text) => {
+        texts.set(response, text)
+        return response
+      })
+    }
+    // No length, or a compressed body: counted as it arrives (decompressed), and cut off past the cap.
     const chunks: Array<Uint8Array> = []
     let size = 0
     return Stream.runForEach(response.stream, (chunk) => {
       size += chunk.length
-      if (size > maxBytes) return Effect.fail(tooLarge)
+      if (size > maxBytes) return Effect.fail(tooLarge())
       chunks.push(chunk)
       return Effect.void
     }).pipe(Effect.map(() => {
@@ -106,13 +128,14 @@ const readCapped = (
         body.set(chunk, at)
         at += chunk.length
       }
-      return HttpClientResponse.fromWeb(
+      const text = size === 0 || response.status === 204 || response.status === 304 ? null : textDecoder.decode(body)
+      // The stream is spent: a response that holds the text, for callers of the HttpClient that read it again.
+      const buffered = HttpClientResponse.fromWeb(
         response.request,
-        new Response(
-          size === 0 || response.status === 204 || response.status === 304 ? null : textDecoder.decode(body),
-          { status: response.status, headers: Object.entries(response.headers) }
-        )
+        new Response(text, { status: response.status, headers: Object.entries(headers) })
       )
+      texts.set(buffered, text ?? "")
+      return buffered
     }))
   })
 

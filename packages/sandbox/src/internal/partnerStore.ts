@@ -30,6 +30,8 @@ export interface PartnerStore {
   readonly removeAt: (at: number) => number | undefined
   /** The ids in list order. */
   readonly ids: () => ReadonlyArray<number>
+  /** Changes with every insert or delete: what was read from the store before is stale once it changed. */
+  readonly version: () => number
 }
 
 // Matching indices are kept for the most recent condition sets only: an export repeats one set page after page.
@@ -101,7 +103,9 @@ export const make = (seed: number, count: number, oddRecords?: Seed.OddRecords):
       matches.scanned = position + 1
     }
   }
+  let version = 0
   const materialize = (): Array<number> => {
+    version++
     if (order === undefined) order = Array.from({ length: count }, (_, index) => index + 1)
     // Any change moves positions: the filtered scans start over.
     cache.clear()
@@ -184,6 +188,7 @@ export const make = (seed: number, count: number, oddRecords?: Seed.OddRecords):
       }
       return id
     },
-    ids: () => order === undefined ? Array.from({ length: count }, (_, index) => index + 1) : [...order]
+    ids: () => order === undefined ? Array.from({ length: count }, (_, index) => index + 1) : [...order],
+    version: () => version
   }
 }
