@@ -39,7 +39,7 @@ export default tseslint.config(
     }
   },
   {
-    // Tests and scripts may import barrels (STYLE.md).
+    // Tests and scripts may import barrels; library source imports modules (docs/ARCHITECTURE.md, "Which file holds what").
     files: ["**/test/**/*.ts", "scripts/**/*.ts", "vitest.config.ts"],
     rules: { "@effect/no-import-from-barrel-package": "off" }
   }

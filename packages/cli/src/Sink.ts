@@ -148,7 +148,7 @@ export const stdout: Sink = {
   commit: Effect.void
 }
 
-const describe = (error: unknown): string =>
+const errorText = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "object" && error !== null && "message" in error
     ? String((error as { message: unknown }).message)
     : String(error)
@@ -182,7 +182,7 @@ export const file = (
     const resumable = options.mode !== "none"
     // Kept only for a resumable drift-safe export: the ids are what the resumed run must not write again.
     const idsPath = resumable && options.keepIds === true ? SavedExport.paths(target).ids : undefined
-    const fail = (what: string) => (error: unknown) => new OutputError({ description: `${what}: ${describe(error)}` })
+    const fail = (what: string) => (error: unknown) => new OutputError({ description: `${what}: ${errorText(error)}` })
 
     // Every check comes before anything is opened: a refused run leaves the saved export as it was.
     const saved = yield* SavedExport.inspect(target, { ...options, keepIds: idsPath !== undefined }).pipe(

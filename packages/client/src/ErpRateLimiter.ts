@@ -237,7 +237,8 @@ const storeErrorText = (error: RateLimiter.RateLimiterError): string =>
  *
  * Why not the store's algorithms as they are: its token bucket lets about 2L through in one window, and its
  * "fixed-window" is a spacing counter whose bursts can land L + 1 starts in one server window after an idle gap.
- * Neither keeps invariant 1. What this does instead, with the store's primitives unchanged:
+ * Neither keeps the limit in every window (docs/ARCHITECTURE.md, "Rate limit"). What this does instead, with the
+ * store's primitives unchanged:
  *
  * - L slots per key. Each slot is the store's fixed-window counter with `limit: 1`, i.e. a zero-burst spacer: two
  *   uses of one slot start at least `window + margin` apart.

@@ -137,7 +137,7 @@ describe("ErpRateLimiterRedis", () => {
     }))
 
   it.scopedLive(
-    "keeps invariant 1 across three limiters on three connections sharing one Redis",
+    "keeps the limit in every window across three limiters on three connections sharing one Redis",
     () =>
       Effect.gen(function*() {
         const prefix = uniquePrefix("invariant")

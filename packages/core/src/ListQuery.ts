@@ -44,8 +44,9 @@ export const conditionValue = (value: ConditionValue): string =>
   typeof value === "boolean" ? (value ? "1" : "0") : String(value)
 
 /**
- * Checks conditions before anything is sent (invariant 7): field names are restricted to `[A-Za-z0-9_]` so a name
- * can never add or change a parameter; values may hold anything and are URL-encoded by the URL builder.
+ * Checks conditions before anything is sent (docs/ARCHITECTURE.md, "Queries"): field names are restricted to
+ * `[A-Za-z0-9_]` so a name can never add or change a parameter; values may hold anything and are URL-encoded by the
+ * URL builder.
  *
  * @since 0.1.0
  * @category Validation
@@ -95,7 +96,7 @@ export const validatePaging = (
 
 /**
  * The query parameters of one page, in the order the contract lists them. `list_offset` and `list_count` are
- * always sent (paging rule 3).
+ * always sent (docs/erp-api-v2.md, "Paging rules", 3).
  *
  * @since 0.1.0
  * @category Encoding

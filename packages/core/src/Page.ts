@@ -79,7 +79,7 @@ export const decodePage = <A>(
 ): Either.Either<Page<A>, DecodeError> => {
   if (!Array.isArray(data)) {
     return Either.left(
-      new DecodeError({ endpoint, path: "data", reason: `expected an array of records, got ${describe(data)}` })
+      new DecodeError({ endpoint, path: "data", reason: `expected an array of records, got ${kindOf(data)}` })
     )
   }
   if (data.length > count) {
@@ -119,4 +119,4 @@ export const decodePage = <A>(
   return Either.right({ offset, count, received: data.length, records, raw: raws, invalid })
 }
 
-const describe = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : typeof u
+const kindOf = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : typeof u

@@ -138,7 +138,7 @@ export const connect = (
       })
     }).pipe(Effect.timeout(Duration.millis(timeoutMillis)), Effect.ignore)
 
-    const describe = (what: string, cause: unknown): string => {
+    const failureText = (what: string, cause: unknown): string => {
       const message = cause instanceof Error ? cause.message : String(cause)
       const why = message.includes("enableOfflineQueue") || message.includes("Connection is closed")
         ? `not connected${lastConnectionError === "" ? "" : ` (${lastConnectionError})`}`
@@ -151,11 +151,11 @@ export const connect = (
     const call: Connection["call"] = (what, run) =>
       Effect.tryPromise({
         try: () => run(redis),
-        catch: (cause) => new ErpRateLimiter.StoreFailure({ description: describe(what, cause) })
+        catch: (cause) => new ErpRateLimiter.StoreFailure({ description: failureText(what, cause) })
       }).pipe(
         Effect.timeoutFail({
           duration: Duration.millis(timeoutMillis + 100),
-          onTimeout: () => new ErpRateLimiter.StoreFailure({ description: describe(what, "Command timed out") })
+          onTimeout: () => new ErpRateLimiter.StoreFailure({ description: failureText(what, "Command timed out") })
         })
       )
     return { redis, call }
