@@ -6,9 +6,6 @@
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as Decoder from "@erp-client/core/Decoder"
-import * as Envelope from "@erp-client/core/Envelope"
 import type {
   ApiError,
   DecodeError,
@@ -18,11 +15,12 @@ import type {
   RateLimiterUnavailable,
   ResponseTooLarge,
   TimeoutError,
+  TransportError,
   Unauthorized
 } from "@erp-client/core/ErpError"
-import { InvalidRequest, TransportError } from "@erp-client/core/ErpError"
-import * as ListQuery from "@erp-client/core/ListQuery"
-import * as Page from "@erp-client/core/Page"
+import { InvalidRequest } from "@erp-client/core/ErpError"
+import type * as ListQuery from "@erp-client/core/ListQuery"
+import type * as Page from "@erp-client/core/Page"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -34,6 +32,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
+import * as Calls from "./internal/calls.js"
 import * as Limits from "./internal/limits.js"
 import * as Observe from "./internal/observe.js"
 import * as Retries from "./internal/retries.js"
@@ -217,91 +216,8 @@ export const make: Effect.Effect<
     })
   )
 
-  const call = (
-    method: "GET" | "POST",
-    endpoint: string,
-    params: Params,
-    body: unknown
-  ): Effect.Effect<Envelope.RawEnvelope, RequestError | DecodeError> =>
-    Either.match(validateEndpoint(endpoint), {
-      onLeft: Effect.fail,
-      onRight: (path) => {
-        let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
-        if (params.length > 0) request = HttpClientRequest.setUrlParams(request, params)
-        if (method === "POST" && body !== undefined) {
-          request = HttpClientRequest.bodyText(request, JSON.stringify(body), "application/json")
-        }
-        return httpClient.execute(request).pipe(
-          // The body is already read (see readBodyCapped); this only takes it.
-          Effect.flatMap((response) =>
-            Effect.catchAll(Transport.textOf(response), () =>
-              Effect.fail(new TransportError({ endpoint, method, description: "the response body broke off" })))
-          ),
-          Effect.flatMap((text) =>
-            Envelope.parseBody(endpoint, text)
-          ),
-          Effect.tap((envelope) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
-        )
-      }
-    })
-
-  // A stack trace per call costs more than the rest of the span; the attributes say where it came from.
-  const span = (name: string, attributes: Record<string, unknown>) =>
-    Effect.withSpan(name, { attributes, captureStackTrace: false })
-
-  const get: Service["get"] = (endpoint, schema, options) => {
-    const decode = Decoder.make(schema)
-    return call("GET", endpoint, options?.params ?? [], undefined).pipe(
-      Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)),
-      span("ErpClient.get", { "erp.endpoint": endpoint })
-    )
-  }
-
-  const list: Service["list"] = (endpoint, schema, query) => {
-    const decode = Decoder.make(schema)
-    return Either.match(listParams(endpoint, query), {
-      onLeft: Effect.fail,
-      onRight: (params) =>
-        call("GET", endpoint, params, undefined).pipe(
-          Effect.flatMap((envelope) =>
-            Either.flatMap(
-              Envelope.toData(endpoint, envelope),
-              (data) =>
-                Page.decodePage(endpoint, decode, data, query.offset, query.count, query.invalidRecords ?? "fail")
-            )
-          ),
-          Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
-          span("ErpClient.list", {
-            "erp.endpoint": endpoint,
-            "erp.list_offset": query.offset,
-            "erp.list_count": query.count
-          })
-        )
-    })
-  }
-
-  const post: Service["post"] = (endpoint, schema, options) => {
-    const decode = Decoder.make(schema)
-    return call("POST", endpoint, options?.params ?? [], options?.body).pipe(
-      Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode)),
-      span("ErpClient.post", { "erp.endpoint": endpoint })
-    )
-  }
-
-  return ErpClient.of({ httpClient, get, list, post })
+  return ErpClient.of({ httpClient, ...Calls.make(httpClient) })
 })
-
-// The paging parameters, then the caller's others: those may not set what paging sets.
-const listParams = (endpoint: string, query: PageQuery): Either.Either<Params, InvalidRequest> =>
-  Either.flatMap(ListQuery.toParams(endpoint, query), (paging) => {
-    const other = query.params ?? []
-    const taken = other.find(([name]) =>
-      name === "list_offset" || name === "list_count" || name.startsWith("list_condition[")
-    )
-    return taken === undefined
-      ? Either.right([...paging, ...other])
-      : Either.left(new InvalidRequest({ endpoint, reason: `${taken[0]} is set by paging, not as a parameter` }))
-  })
 
 const digest = (value: string): Effect.Effect<string> =>
   Effect.promise(async () => {
