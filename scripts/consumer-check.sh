@@ -116,14 +116,25 @@ for name in effect @effect/platform @effect/experimental @effect/platform-node; 
 done
 npm ls effect >/dev/null 2>&1 || { echo "npm ls effect reports a problem"; false; }
 
-step "README.md's Use example compiles (strict, NodeNext)"
-node - "$ROOT/README.md" src/main.ts <<'EOF'
+step "README.md's Use example and the packages' README examples compile (strict, NodeNext)"
+# src/main.ts: the first ```ts block under "## Use" in README.md (run below); src/readme/: every ```ts block of the
+# packages' READMEs (compiled only).
+node - "$ROOT" <<'EOF'
 const fs = require("node:fs")
-const readme = fs.readFileSync(process.argv[2], "utf8")
+const path = require("node:path")
+const root = process.argv[2]
+const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
 const section = readme.split(/^## /m).find((s) => s.startsWith("Use\n"))
 const example = section && /```ts\n([\s\S]*?)```/.exec(section)?.[1]
 if (!example) throw new Error('README.md: no ```ts block under "## Use"')
-fs.writeFileSync(process.argv[3], example)
+fs.writeFileSync("src/main.ts", example)
+fs.mkdirSync("src/readme")
+for (const dir of fs.readdirSync(path.join(root, "packages"))) {
+  const text = fs.readFileSync(path.join(root, "packages", dir, "README.md"), "utf8")
+  const blocks = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+  blocks.forEach((block, i) => fs.writeFileSync(`src/readme/${dir}-${i + 1}.ts`, block + "\nexport {}\n"))
+  if (blocks.length > 0) console.log(`packages/${dir}/README.md: ${blocks.length} example(s)`)
+}
 EOF
 cat > tsconfig.json <<'EOF'
 {
