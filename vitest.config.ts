@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The CLI tests run the compiled command: build it from the sources under test first (about a second).
+    globalSetup: ["scripts/build-cli.ts"],
     // .ci/run reads the JSON report to print its one-line totals; written on every run, so it never depends on the
     // environment saying it is CI.
     reporters: ["default", ["json", { outputFile: "build/vitest-report.json" }]]

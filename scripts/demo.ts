@@ -22,7 +22,7 @@ const program = Effect.gen(function*() {
   const args = ["partners", "list", "--customers", "--page-size", "50", "--concurrency", "8", "--output", OUTPUT]
   yield* Console.log(`$ erp ${args.join(" ")}`)
   const start = yield* Clock.currentTimeMillis
-  const exitCode = yield* Command.make("tsx", "packages/cli/src/bin.ts", ...args).pipe(
+  const exitCode = yield* Command.make(process.execPath, "scripts/erp.js", ...args).pipe(
     Command.env({
       ERP_BASE_URL: sandbox.baseUrl,
       ERP_API_KEY: sandbox.apiKey,

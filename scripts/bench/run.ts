@@ -12,9 +12,11 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { plainConcurrentLoop, plainLoop } from "./baseline.js"
+import { startup } from "./startup.js"
 
 const ROOT = Path.resolve(import.meta.dirname, "../..")
 const TSX = Path.join(ROOT, "node_modules/.bin/tsx")
+const ERP = Path.join(ROOT, "scripts/erp.js")
 const REPS = Number(process.env.BENCH_REPS ?? 3)
 
 interface Row {
@@ -40,7 +42,7 @@ const round = (x: number, digits = 2) => Number(x.toFixed(digits))
 /** The sandbox in its own process (`erp sandbox`), so the client process measured here does only client work. */
 const sandbox = (args: ReadonlyArray<string>) =>
   new Promise<{ baseUrl: string; apiKey: string; stop: () => Promise<void> }>((resolve, reject) => {
-    const child: ChildProcess = spawn(TSX, ["packages/cli/src/bin.ts", "sandbox", "--port", "0", ...args], {
+    const child: ChildProcess = spawn(process.execPath, [ERP, "sandbox", "--port", "0", ...args], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "inherit"]
     })
@@ -300,8 +302,8 @@ const sharedRun = async (processes: number, redis: boolean) => {
     const prefix = `erp-bench-${process.pid}-${Date.now()}:`
     const codes = await Promise.all(Array.from({ length: processes }, () =>
       new Promise<number | null>((resolve) => {
-        const child = spawn(TSX, [
-          "packages/cli/src/bin.ts",
+        const child = spawn(process.execPath, [
+          ERP,
           "partners",
           "list",
           "--page-size",
@@ -445,8 +447,8 @@ const waitSpan = async () => {
       // Each run starts with an empty window.
       await runtime.runPromise(Effect.zipRight(sb.resetRateLimits, sb.resetStats))
       const code = await new Promise<number | null>((resolve) => {
-        const child = spawn(TSX, [
-          "packages/cli/src/bin.ts",
+        const child = spawn(process.execPath, [
+          ERP,
           "partners",
           "list",
           "--page-size",
@@ -501,7 +503,8 @@ const benchmarks: Array<[string, () => Promise<void>]> = [
   ["memory", memory],
   ["shared", sharedLimit],
   ["pages", recordsPerRequest],
-  ["span", waitSpan]
+  ["span", waitSpan],
+  ["startup", async () => void rows.push(...(await startup()))]
 ]
 const started = performance.now()
 for (const [name, run] of benchmarks) {

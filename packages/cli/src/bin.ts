@@ -4,10 +4,20 @@
  *
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as Effect from "effect/Effect"
-import * as Cli from "./Cli.js"
+import * as V8 from "node:v8"
+
+// Start-up (`pnpm bench startup`): the HTTP parser of undici, and of Node's own fetch that undici wakes, is
+// WebAssembly, and optimizing it costs a process about 30 MB of peak memory that a command sending a few requests
+// never earns back; the baseline compiler is enough for it. V8 reads the flag when the parser is compiled, so it is
+// set before anything else is loaded: hence the dynamic imports below.
+V8.setFlagsFromString("--liftoff-only")
+
+const [NodeContext, NodeRuntime, Effect, Cli] = await Promise.all([
+  import("@effect/platform-node/NodeContext"),
+  import("@effect/platform-node/NodeRuntime"),
+  import("effect/Effect"),
+  import("./Cli.js")
+])
 
 Cli.main(process.argv).pipe(
   Effect.provide(NodeContext.layer),

@@ -15,15 +15,20 @@ export interface Run {
   readonly stderr: string
 }
 
+/** The compiled command, as `pnpm erp` and the installed `erp` bin run it (scripts/build-cli.ts builds it). */
+export const BIN = Path.join(ROOT, "packages/cli/dist/bin.js")
+
 /**
- * Runs the real command line as a subprocess: `pnpm --silent erp ARGS`, as the README says, or the `tsx` launcher
- * pnpm runs (for signal tests, where pnpm itself would die of the signal before the command reports its code).
+ * Runs the real command line as a subprocess: `pnpm --silent erp ARGS`, as the README says, or the compiled command
+ * on plain node without pnpm in between (`via: "node"`, for signal tests, where pnpm itself would die of the signal
+ * before the command reports its code). `"tsx"`, the name the tests knew that route by when it ran the TypeScript
+ * source through tsx, means the same.
  */
 export const erp = (
   args: ReadonlyArray<string>,
   options: {
     readonly env?: Record<string, string | undefined>
-    readonly via?: "pnpm" | "tsx"
+    readonly via?: "pnpm" | "node" | "tsx"
     /** Sends SIGINT once this settles (e.g. when the server has seen some requests). */
     readonly interruptWhen?: Promise<unknown>
     readonly onStdout?: (text: string) => void
@@ -34,8 +39,8 @@ export const erp = (
   } = {}
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const [command, prefix] = options.via === "tsx"
-      ? [Path.join(ROOT, "node_modules/.bin/tsx"), ["packages/cli/src/bin.ts"]]
+    const [command, prefix] = options.via === "node" || options.via === "tsx"
+      ? [process.execPath, [BIN]]
       : ["pnpm", ["--silent", "erp"]]
     const env: Record<string, string> = {}
     for (const [k, v] of Object.entries({ ...process.env, CI: "", ...options.env })) if (v !== undefined) env[k] = v

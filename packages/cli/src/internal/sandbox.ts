@@ -3,16 +3,31 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as Fault from "@erp-client/sandbox/Fault"
+import type * as FaultModule from "@erp-client/sandbox/Fault"
 import type * as RateLimit from "@erp-client/sandbox/RateLimit"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
-import * as Serve from "@erp-client/sandbox/Serve"
 import * as Effect from "effect/Effect"
 import { repeatable, shownDefault } from "./common.js"
 import { UsageError } from "./errors.js"
 
-// The sandbox's fault kinds, by the name `--fault` takes.
-const faultKinds = {
+// The sandbox is loaded only when `erp sandbox` runs (dynamic imports below), so the commands that talk to the ERP
+// never load the server. The sandbox's fault kinds, by the name `--fault` takes.
+const faultNames = [
+  "429",
+  "500",
+  "502",
+  "503",
+  "504",
+  "drop",
+  "drop-mid-body",
+  "malformed",
+  "not-envelope",
+  "unknown-code",
+  "hang",
+  "unauthorized"
+] as const
+
+const faultKinds = (Fault: typeof FaultModule): Record<(typeof faultNames)[number], FaultModule.Fault> => ({
   "429": Fault.Fault.TooManyRequests({ resetAfter: "1 second" }),
   "500": Fault.Fault.Status({ status: 500 }),
   "502": Fault.Fault.Status({ status: 502 }),
@@ -25,7 +40,7 @@ const faultKinds = {
   "unknown-code": Fault.Fault.UnknownCode({}),
   "hang": Fault.Fault.Hang(),
   "unauthorized": Fault.Fault.Unauthorized()
-} as const
+})
 
 export const sandbox = Command.make(
   "sandbox",
@@ -90,7 +105,7 @@ export const sandbox = Command.make(
       Options.withDescription("The share of requests (0 to 1) that get one of the --fault kinds, seeded."),
       shownDefault(0)
     ),
-    fault: Options.choice("fault", Object.keys(faultKinds) as Array<keyof typeof faultKinds>).pipe(
+    fault: Options.choice("fault", faultNames).pipe(
       Options.withDescription("A fault to serve at random, see --fault-rate."),
       repeatable
     ),
@@ -130,6 +145,10 @@ export const sandbox = Command.make(
           return yield* new UsageError({ reason: `--${name} must be from ${min} to ${max}, got ${value}` })
         }
       }
+      const [Fault, Serve] = yield* Effect.promise(() =>
+        Promise.all([import("@erp-client/sandbox/Fault"), import("@erp-client/sandbox/Serve")])
+      )
+      const faults = faultKinds(Fault)
       const options: Sandbox.Options = {
         port: args.port,
         host: args.host,
@@ -143,7 +162,7 @@ export const sandbox = Command.make(
         latency: { base: `${args.latency} millis`, jitter: `${args.jitter} millis` },
         ...(args.faultRate > 0
           ? {
-            randomFaults: { rate: args.faultRate, faults: args.fault.map((kind) => faultKinds[kind]), seed: args.seed }
+            randomFaults: { rate: args.faultRate, faults: args.fault.map((kind) => faults[kind]), seed: args.seed }
           }
           : {}),
         ...(args.inserts > 0 || args.deletes > 0

@@ -9,7 +9,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { Redis } from "ioredis"
+import type { Redis } from "ioredis"
 import * as ErpRateLimiter from "../ErpRateLimiter.js"
 
 // The fixed-window counter of `@effect/experimental/RateLimiter/Redis` (0.61), unchanged: it gives exactly the
@@ -93,6 +93,15 @@ export const connect = (
     const secrets = secretsOf(url)
     const redact = (text: string): string => secrets.reduce((out, secret) => out.split(secret).join("<redacted>"), text)
     let lastConnectionError = ""
+    // ioredis, an optional peer dependency, is loaded here, on the first connection, and never by a program that
+    // keeps its limit in memory, even one that imports this package's index.
+    const { Redis } = yield* Effect.promise(() =>
+      import("ioredis").catch((cause: unknown) => {
+        throw new Error(
+          "ErpRateLimiterRedis needs the optional peer dependency ioredis (npm install ioredis@^5): " + String(cause)
+        )
+      })
+    )
     const redis = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const redis = new Redis(Redacted.value(url), {

@@ -1,0 +1,108 @@
+/**
+ * Builds the `erp` command: `packages/cli/src/bin.ts` and everything it imports (our packages from source, Effect,
+ * @effect/cli, undici…) bundled by esbuild into `packages/cli/dist/`, ESM for plain node. One bundle loads in a
+ * fraction of the time a tree of hundreds of modules takes, and carries one copy of each Effect package whatever the
+ * application beside it installed. What is loaded only on demand stays apart: `erp sandbox` (a chunk of its own)
+ * and ioredis (not bundled, a dependency of the package, loaded only with `--redis`).
+ *
+ * Run by `pnpm install` (the root `prepare`), `pnpm build`, and before the tests (vitest's global set-up). Also
+ * writes `packages/cli/build/bundle.json` (which output holds which source, for the tests and `scripts/erp.js`) and
+ * `packages/cli/dist/THIRD-PARTY-LICENSES.md` (the licences of the bundled packages).
+ */
+import * as esbuild from "esbuild"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const CLI = Path.join(ROOT, "packages/cli")
+export const DIST = Path.join(CLI, "dist")
+export const BIN = Path.join(DIST, "bin.js")
+export const BUNDLE_INFO = Path.join(CLI, "build/bundle.json")
+
+/** What `build/bundle.json` holds: for each output file (relative to the root), the sources it holds. */
+export interface BundleInfo {
+  readonly outputs: Record<string, ReadonlyArray<string>>
+  /** Our own sources (not under node_modules), relative to the root: `scripts/erp.js` rebuilds when one is newer. */
+  readonly sources: ReadonlyArray<string>
+}
+
+// Where a bundled file's package lives: the directory after its last `node_modules/`.
+const packageDir = (file: string): string | undefined => {
+  const at = file.lastIndexOf("node_modules/")
+  if (at < 0) return undefined
+  const rest = file.slice(at + "node_modules/".length).split("/")
+  return file.slice(0, at + "node_modules/".length) + rest.slice(0, rest[0]!.startsWith("@") ? 2 : 1).join("/")
+}
+
+const licences = (inputs: ReadonlyArray<string>): string => {
+  const dirs = [...new Set(inputs.map(packageDir).filter((dir) => dir !== undefined))]
+  const entries = dirs.map((dir) => {
+    const pkg = JSON.parse(Fs.readFileSync(Path.join(ROOT, dir, "package.json"), "utf8"))
+    const file = Fs.readdirSync(Path.join(ROOT, dir)).find((name) => /^(licen[cs]e|copying)/i.test(name))
+    const text = file === undefined ? "" : Fs.readFileSync(Path.join(ROOT, dir, file), "utf8").trim()
+    return { title: `${pkg.name}@${pkg.version}`, license: String(pkg.license ?? "see the package"), text }
+  }).sort((a, b) => a.title.localeCompare(b.title))
+  return [
+    "# Third-party licences",
+    "",
+    "`dist/` bundles these packages (and the @erp-client packages, MIT, see LICENSE).",
+    "",
+    ...entries.flatMap((
+      e
+    ) => [`## ${e.title} (${e.license})`, "", ...(e.text === "" ? [] : ["```", e.text, "```"]), ""])
+  ].join("\n")
+}
+
+export const buildCli = async (): Promise<BundleInfo> => {
+  Fs.rmSync(DIST, { recursive: true, force: true })
+  const result = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: [Path.join(CLI, "src/bin.ts")],
+    outdir: DIST,
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    minify: true,
+    // Error names and class names stay readable in the one line a failure prints.
+    keepNames: true,
+    legalComments: "none",
+    // Loaded only by `--redis`; installed beside the command as its dependency.
+    external: ["ioredis"],
+    // Bundled CommonJS packages (undici, ws) require Node's built-in modules.
+    banner: {
+      js: "import { createRequire as __erpCreateRequire } from \"node:module\"; " +
+        "const require = __erpCreateRequire(import.meta.url);"
+    },
+    metafile: true,
+    logLevel: "warning"
+  })
+  const outputs: Record<string, Array<string>> = {}
+  for (const [file, output] of Object.entries(result.metafile.outputs)) {
+    outputs[Path.relative(ROOT, Path.resolve(ROOT, file))] = Object.keys(output.inputs)
+  }
+  const inputs = Object.keys(result.metafile.inputs)
+  const info: BundleInfo = { outputs, sources: inputs.filter((file) => !file.includes("node_modules/")) }
+  Fs.mkdirSync(Path.dirname(BUNDLE_INFO), { recursive: true })
+  Fs.writeFileSync(BUNDLE_INFO, JSON.stringify(info, null, 2) + "\n")
+  Fs.writeFileSync(Path.join(DIST, "THIRD-PARTY-LICENSES.md"), licences(inputs))
+  return info
+}
+
+/** vitest's global set-up: the CLI tests run the compiled command, so it is built from the sources under test. */
+export const setup = async (): Promise<void> => {
+  await buildCli()
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(Path.resolve(process.argv[1])).href) {
+  const started = performance.now()
+  const info = await buildCli()
+  process.stderr.write(
+    `built ${Path.relative(ROOT, BIN)} (${Object.keys(info.outputs).length} files) in ${
+      Math.round(performance.now() - started)
+    } ms\n`
+  )
+}

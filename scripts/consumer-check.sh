@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The consumer check (`pnpm consumer-check`, run by .ci/run): our packages as a new user gets them. Builds, packs every
+# package, checks what the tarballs hold, installs them into a fresh npm app outside the workspace with exactly the
+# Effect versions README.md's "Install" section names, compiles README.md's "Use" example there with the app's own
+# tsconfig (strict, NodeNext), runs it with plain node against a sandbox started by the installed `erp` bin, checks
+# that the app has one copy of each Effect package, and that an app on an older Effect 3 minor is refused at install.
+# Everything it makes is removed at the end; every step is bounded in time. The last line says passed or FAILED.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/erp-consumer-check.XXXXXX")
+SANDBOX_PID=""
+STEP="start"
+cleanup() {
+  local code=$?
+  if [ -n "$SANDBOX_PID" ]; then kill -INT -- "-$SANDBOX_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+  if [ "$code" -eq 0 ]; then echo "consumer check: passed"; else echo "consumer check: FAILED at: $STEP"; fi
+  exit "$code"
+}
+trap cleanup EXIT
+step() {
+  STEP=$1
+  echo "--- consumer check: $1"
+}
+# npm without audit and funding messages; its warnings about this machine's user config are left out.
+quiet() { grep -v 'Unknown user config' || true; }
+
+step "build"
+timeout 300 pnpm --silent build
+
+step "pack every package"
+mkdir -p "$WORK/tarballs"
+for dir in packages/*/; do
+  (cd "$dir" && timeout 60 pnpm pack --pack-destination "$WORK/tarballs" >/dev/null)
+done
+
+step "what the tarballs hold"
+node - "$WORK/tarballs" <<'EOF'
+const { execFileSync } = require("node:child_process")
+const fs = require("node:fs")
+const path = require("node:path")
+const dir = process.argv[2]
+let failed = false
+for (const file of fs.readdirSync(dir).sort()) {
+  const entries = execFileSync("tar", ["tzf", path.join(dir, file)], { encoding: "utf8" }).trim().split("\n")
+  const pkg = JSON.parse(execFileSync("tar", ["xzf", path.join(dir, file), "-O", "package/package.json"], { encoding: "utf8" }))
+  const problems = []
+  const forbidden = entries.filter((e) => /^package\/(src|test|build)\/|tsconfig|\.tsbuildinfo$|\.map$/.test(e))
+  if (forbidden.length > 0) problems.push(`ships ${forbidden.slice(0, 3).join(", ")}`)
+  for (const needed of ["package/README.md", "package/LICENSE", "package/package.json"]) {
+    if (!entries.includes(needed)) problems.push(`no ${needed.slice(8)}`)
+  }
+  if (!pkg.repository?.url || !pkg.repository?.directory) problems.push("no repository with directory")
+  if (pkg.exports?.["./package.json"] !== "./package.json") problems.push("./package.json not exported")
+  if (JSON.stringify(pkg).includes("workspace:")) problems.push("a workspace: range left in package.json")
+  if (pkg.bin) {
+    for (const bin of Object.values(pkg.bin)) if (!entries.includes(`package/${bin.replace(/^\.\//, "")}`)) problems.push(`no ${bin}`)
+  } else {
+    if (pkg.exports?.["./internal/*"] !== null) problems.push("internal modules exported")
+    if (!entries.includes("package/dist/index.js") || !entries.includes("package/dist/index.d.ts")) problems.push("no dist/index")
+  }
+  const peers = Object.entries(pkg.peerDependencies ?? {}).map(([n, r]) => `${n}@${r}`).join(" ")
+  console.log(`${pkg.name}: ${entries.length} files; peers: ${peers || "none"}; dependencies: ${Object.keys(pkg.dependencies ?? {}).join(" ") || "none"}${problems.length ? "; PROBLEMS: " + problems.join("; ") : ""}`)
+  failed ||= problems.length > 0
+}
+process.exit(failed ? 1 : 0)
+EOF
+
+step "the Effect versions README.md names"
+# The first `npm install` line of the first ```sh block under "## Install": its name@range arguments that are not ours.
+README_VERSIONS=$(node - "$ROOT" <<'EOF'
+const fs = require("node:fs")
+const path = require("node:path")
+const root = process.argv[2]
+const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+const section = readme.split(/^## /m).find((s) => s.startsWith("Install\n"))
+if (!section) throw new Error('README.md has no "## Install" section')
+const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? ""
+const line = block.split("\n").find((l) => /^\s*npm install /.test(l))
+if (!line) throw new Error('README.md: no "npm install" line in the first sh block under "## Install"')
+const specs = line.trim().split(/\s+/).slice(2).filter((a) => !a.startsWith("-") && !a.startsWith("@erp-client/"))
+if (!specs.some((s) => /^effect@/.test(s))) throw new Error("README.md's install line names no effect version")
+// The ranges must be the ones our packages declare as peers: one source of truth, checked.
+const at = (spec) => { const i = spec.lastIndexOf("@"); return [spec.slice(0, i), spec.slice(i + 1)] }
+for (const dir of fs.readdirSync(path.join(root, "packages"))) {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, "packages", dir, "package.json"), "utf8"))
+  for (const [name, range] of specs.map(at)) {
+    const peer = pkg.peerDependencies?.[name]
+    if (peer !== undefined && peer !== range) throw new Error(`README.md installs ${name}@${range}, ${pkg.name} declares the peer ${name}@${peer}`)
+  }
+}
+console.log(specs.join(" "))
+EOF
+)
+echo "README.md: npm install … $README_VERSIONS"
+
+step "a fresh npm app with the tarballs and those versions"
+APP="$WORK/app"
+mkdir -p "$APP/src"
+cd "$APP"
+cat > package.json <<'EOF'
+{ "name": "erp-consumer", "version": "1.0.0", "private": true, "type": "module" }
+EOF
+# shellcheck disable=SC2086
+timeout 300 npm install --no-audit --no-fund --loglevel=warn "$WORK"/tarballs/*.tgz $README_VERSIONS 2>&1 | quiet
+timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev typescript@~5.9.3 @types/node@^20.19.0 2>&1 | quiet
+
+step "one copy of each Effect package"
+{ npm ls effect 2>&1 || true; } | quiet
+for name in effect @effect/platform @effect/experimental @effect/platform-node; do
+  copies=$(find . -path "*/node_modules/$name/package.json" | wc -l)
+  echo "$name: $copies copy"
+  [ "$copies" -eq 1 ]
+done
+npm ls effect >/dev/null 2>&1 || { echo "npm ls effect reports a problem"; false; }
+
+step "README.md's Use example and the packages' README examples compile (strict, NodeNext)"
+# src/main.ts: the first ```ts block under "## Use" in README.md (run below); src/readme/: every ```ts block of the
+# packages' READMEs (compiled only).
+node - "$ROOT" <<'EOF'
+const fs = require("node:fs")
+const path = require("node:path")
+const root = process.argv[2]
+const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+const section = readme.split(/^## /m).find((s) => s.startsWith("Use\n"))
+const example = section && /```ts\n([\s\S]*?)```/.exec(section)?.[1]
+if (!example) throw new Error('README.md: no ```ts block under "## Use"')
+fs.writeFileSync("src/main.ts", example)
+fs.mkdirSync("src/readme")
+for (const dir of fs.readdirSync(path.join(root, "packages"))) {
+  const text = fs.readFileSync(path.join(root, "packages", dir, "README.md"), "utf8")
+  const blocks = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+  blocks.forEach((block, i) => fs.writeFileSync(`src/readme/${dir}-${i + 1}.ts`, block + "\nexport {}\n"))
+  if (blocks.length > 0) console.log(`packages/${dir}/README.md: ${blocks.length} example(s)`)
+}
+EOF
+cat > tsconfig.json <<'EOF'
+{
+  "compilerOptions": {
+    "strict": true,
+    "exactOptionalPropertyTypes": true,
+    "module": "NodeNext",
+    "moduleResolution": "NodeNext",
+    "target": "ES2022",
+    "lib": ["ES2022"],
+    "types": ["node"],
+    "outDir": "dist",
+    "rootDir": "src",
+    "skipLibCheck": true
+  },
+  "include": ["src"]
+}
+EOF
+timeout 120 ./node_modules/.bin/tsc -p tsconfig.json
+
+step "the installed erp bin starts a sandbox"
+setsid npx --no erp sandbox --port 0 --partners 500 > "$WORK/sandbox.out" 2> "$WORK/sandbox.err" &
+SANDBOX_PID=$!
+for _ in $(seq 1 150); do
+  grep -q '^export ERP_API_KEY=' "$WORK/sandbox.out" 2>/dev/null && break
+  kill -0 "$SANDBOX_PID" 2>/dev/null || { cat "$WORK/sandbox.err"; false; }
+  sleep 0.2
+done
+BASE_URL=$(sed -n 's/^export ERP_BASE_URL=//p' "$WORK/sandbox.out")
+API_KEY=$(sed -n 's/^export ERP_API_KEY=//p' "$WORK/sandbox.out")
+[ -n "$BASE_URL" ] && [ -n "$API_KEY" ] || { echo "the sandbox printed no base URL and key"; cat "$WORK/sandbox.out" "$WORK/sandbox.err"; false; }
+echo "sandbox: $BASE_URL"
+
+step "the Use example runs on plain node against it"
+set +e
+ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY timeout 120 node dist/main.js > "$WORK/example.out" 2> "$WORK/example.err"
+example_code=$?
+set -e
+# Log lines at INFO, as NodeRuntime's pretty logger ("[12:00:00.000] INFO (#9):") or logfmt ("level=INFO") writes them.
+logged=$(grep -cE '^\[[0-9:.]+\] INFO |level=INFO' "$WORK/example.out" || true)
+echo "exit $example_code, $logged lines logged at INFO, $(wc -c < "$WORK/example.err") bytes on stderr; first lines:"
+head -3 "$WORK/example.out" | cut -c1-160
+if [ "$example_code" -ne 0 ] || [ "$logged" -eq 0 ] || grep -Eq '^\[[0-9:.]+\] (ERROR|FATAL) |level=(ERROR|FATAL)' "$WORK/example.out"; then
+  cat "$WORK/example.err" | head -20
+  false
+fi
+# The same customers through the installed command: the example must have logged each of them.
+customers=$(ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY timeout 60 npx --no erp partners list --customers | wc -l)
+echo "erp partners list --customers: $customers records"
+[ "$customers" -gt 0 ] && [ "$logged" -ge "$customers" ]
+kill -INT -- "-$SANDBOX_PID" 2>/dev/null || true
+SANDBOX_PID=""
+
+step "an app on an older Effect 3 minor is refused at install"
+OLD="$WORK/old-app"
+mkdir -p "$OLD"
+cd "$OLD"
+cat > package.json <<'EOF'
+{ "name": "erp-consumer-old", "version": "1.0.0", "private": true, "type": "module", "dependencies": { "effect": "~3.19.0" } }
+EOF
+set +e
+timeout 300 npm --no-audit --no-fund install --dry-run "$WORK"/tarballs/erp-client-{core,client,streams}-*.tgz > "$WORK/old.out" 2>&1
+old_code=$?
+set -e
+grep -E 'ERESOLVE unable|Found: effect@|peer effect@' "$WORK/old.out" | head -4
+[ "$old_code" -ne 0 ] && grep -q 'ERESOLVE' "$WORK/old.out" && grep -q 'peer effect@"^3' "$WORK/old.out"
+STEP="done"
