@@ -458,6 +458,60 @@ describe("erp sandbox", () => {
     expect(run.code).toBe(130)
   })
 
+  it("differs from the contract's silences on request: odd records, a default page, other messages", async () => {
+    let resolveUrl: (url: string) => void = () => {}
+    const printed = new Promise<string>((resolve) => (resolveUrl = resolve))
+    const args = [
+      "sandbox",
+      "--port",
+      "0",
+      "--partners",
+      "200",
+      "--odd-rate",
+      "0.5",
+      "--odd-kind",
+      "tax-number-eu-vat",
+      "--odd-kind",
+      "company-name-null",
+      "--default-list-count",
+      "7",
+      "--not-found-message",
+      "Not Found",
+      "--max-list-count",
+      "50"
+    ]
+    const headers = { "X-API-KEY": "sandbox-key" }
+    const served = erp(args, {
+      via: "tsx",
+      onStdout: (text) => {
+        const url = /export ERP_BASE_URL=(\S+)/.exec(text)
+        if (url !== null) resolveUrl(url[1]!)
+      },
+      interruptWhen: printed.then(async (baseUrl) => {
+        // No list_count: the default page. Asked 100: the largest page, 50.
+        const first = (await (await fetch(`${baseUrl}/partner/list?list_offset=0`, { headers })).json()) as {
+          data: Array<Record<string, unknown>>
+        }
+        expect(first.data).toHaveLength(7)
+        const page =
+          (await (await fetch(`${baseUrl}/partner/list?list_offset=0&list_count=100`, { headers })).json()) as {
+            data: Array<Record<string, unknown>>
+          }
+        expect(page.data).toHaveLength(50)
+        const strays = page.data.filter((p) => p.company_name === null || /^[A-Z]{2}\d/.test(String(p.tax_number)))
+        expect(strays.length).toBeGreaterThan(10)
+        expect(strays.length).toBeLessThan(40)
+        const missing = await (await fetch(`${baseUrl}/partner/get?id=99999`, { headers })).json()
+        expect(missing).toEqual({ result: { code: 0, message: "Not Found" }, data: null })
+      })
+    })
+    const run = await served
+    expect(run.code).toBe(130)
+    const usage = await erp(["sandbox", "--odd-kind", "tax-number-null"])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr.trim()).toBe("erp: --odd-kind needs --odd-rate")
+  })
+
   it("refuses out-of-range options as a usage error", async () => {
     const run = await erp(["sandbox", "--port", "70000"])
     expect(run.code).toBe(2)

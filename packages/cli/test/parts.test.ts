@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Output } from "@erp-client/cli"
+import { Seed } from "@erp-client/sandbox"
 import { Config, ConfigError, ConfigProvider, Effect, Either } from "effect"
 import { inputOrder, parseLine } from "../src/internal/partnersGet.js"
+import { oddKindNames } from "../src/internal/sandbox.js"
 import { flagDifference } from "../src/internal/savedExport.js"
 import { describeConfigError } from "../src/internal/settings.js"
 
@@ -98,5 +100,11 @@ describe("partners get's lookups", () => {
     expect(parseLine("A+B=C Kft. 7", 1)).toEqual(Either.right({ companyName: "A+B=C Kft. 7" }))
     expect(parseLine("  ", 1)).toEqual(Either.right(undefined))
     expect(Either.isLeft(parseLine("99999999999999999999", 3))).toBe(true)
+  })
+})
+
+describe("erp sandbox's --odd-kind", () => {
+  it("offers exactly the sandbox's ways of straying", () => {
+    expect([...oddKindNames]).toEqual([...Seed.oddKinds])
   })
 })

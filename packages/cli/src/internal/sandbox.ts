@@ -6,6 +6,7 @@ import * as Options from "@effect/cli/Options"
 import type * as FaultModule from "@erp-client/sandbox/Fault"
 import type * as RateLimit from "@erp-client/sandbox/RateLimit"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
+import type * as Seed from "@erp-client/sandbox/Seed"
 import * as Effect from "effect/Effect"
 import { repeatable, shownDefault } from "./common.js"
 import { UsageError } from "./errors.js"
@@ -26,6 +27,24 @@ const faultNames = [
   "hang",
   "unauthorized"
 ] as const
+
+// How seeded partners may stray from the contract (`--odd-kind`), as the sandbox names them (a test holds the two
+// lists equal).
+export const oddKindNames = [
+  "tax-number-empty",
+  "tax-number-null",
+  "tax-number-absent",
+  "tax-number-eu-vat",
+  "tax-number-spaces",
+  "tax-number-slashes",
+  "tax-number-number",
+  "company-name-null",
+  "company-name-empty",
+  "customer-flag-string",
+  "customer-flag-boolean",
+  "customer-flag-absent",
+  "extra-object"
+] as const satisfies ReadonlyArray<Seed.OddKind>
 
 const faultKinds = (Fault: typeof FaultModule): Record<(typeof faultNames)[number], FaultModule.Fault> => ({
   "429": Fault.Fault.TooManyRequests({ resetAfter: "1 second" }),
@@ -118,6 +137,37 @@ export const sandbox = Command.make(
       Options.withPseudoName("N"),
       Options.withDescription("Partners deleted at random positions before every list answer."),
       shownDefault(0)
+    ),
+    oddRate: Options.float("odd-rate").pipe(
+      Options.withPseudoName("SHARE"),
+      Options.withDescription(
+        "The share of seeded partners (0 to 1) that stray from the contract as real data does: an empty, null or " +
+          "VAT-form tax number, a null company name, a customer flag as a string, … (seeded; see --odd-kind)."
+      ),
+      shownDefault(0)
+    ),
+    oddKind: Options.choice("odd-kind", oddKindNames).pipe(
+      Options.withDescription("Only these ways of straying, with --odd-rate (default: all of them)."),
+      repeatable
+    ),
+    defaultListCount: Options.integer("default-list-count").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Serve N records when list_count is missing (default: such a request is refused)."),
+      Options.optional
+    ),
+    tooManyRequestsBody: Options.choice("too-many-requests-body", ["envelope", "html", "empty"] as const).pipe(
+      Options.withDescription("The body of a 429 (the contract does not show it)."),
+      shownDefault<"envelope" | "html" | "empty">("envelope")
+    ),
+    unauthorizedMessage: Options.text("unauthorized-message").pipe(
+      Options.withPseudoName("TEXT"),
+      Options.withDescription("result.message for a refused key."),
+      shownDefault("Unauthorized")
+    ),
+    notFoundMessage: Options.text("not-found-message").pipe(
+      Options.withPseudoName("TEXT"),
+      Options.withDescription("result.message for a partner that does not exist."),
+      shownDefault("Not found")
     )
   },
   (args) =>
@@ -134,6 +184,15 @@ export const sandbox = Command.make(
         ["inserts", args.inserts, 0, 10_000],
         ["deletes", args.deletes, 0, 10_000]
       ]
+      if (!(args.oddRate >= 0 && args.oddRate <= 1)) {
+        return yield* new UsageError({ reason: `--odd-rate must be from 0 to 1, got ${args.oddRate}` })
+      }
+      if (args.oddKind.length > 0 && args.oddRate === 0) {
+        return yield* new UsageError({ reason: "--odd-kind needs --odd-rate" })
+      }
+      if (args.defaultListCount._tag === "Some" && !(args.defaultListCount.value >= 1)) {
+        return yield* new UsageError({ reason: `--default-list-count must be 1 or more` })
+      }
       if (!(args.faultRate >= 0 && args.faultRate <= 1)) {
         return yield* new UsageError({ reason: `--fault-rate must be from 0 to 1, got ${args.faultRate}` })
       }
@@ -167,7 +226,13 @@ export const sandbox = Command.make(
           : {}),
         ...(args.inserts > 0 || args.deletes > 0
           ? { drift: { inserts: args.inserts, deletes: args.deletes, seed: args.seed } }
-          : {})
+          : {}),
+        ...(args.oddRate > 0
+          ? { oddRecords: { rate: args.oddRate, ...(args.oddKind.length > 0 ? { kinds: args.oddKind } : {}) } }
+          : {}),
+        ...(args.defaultListCount._tag === "Some" ? { defaultListCount: args.defaultListCount.value } : {}),
+        tooManyRequestsBody: args.tooManyRequestsBody,
+        messages: { unauthorized: args.unauthorizedMessage, notFound: args.notFoundMessage }
       }
       return yield* Serve.serve(options)
     })
