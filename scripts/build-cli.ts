@@ -67,6 +67,10 @@ export const buildCli = async (): Promise<BundleInfo> => {
     platform: "node",
     target: "node20",
     minify: true,
+    // `erp --version` says the version of the package it ships in.
+    define: {
+      ERP_CLI_VERSION: JSON.stringify(JSON.parse(Fs.readFileSync(Path.join(CLI, "package.json"), "utf8")).version)
+    },
     // Error names and class names stay readable in the one line a failure prints.
     keepNames: true,
     legalComments: "none",

@@ -126,7 +126,10 @@ const rootFooter = [
   "4 Not found, 5 rate limited, 130 interrupted."
 ]
 
-const cli = Command.run(erp, { name: "erp", version: "0.1.0" })
+// The package's version, written in by the build (scripts/build-cli.ts); "dev" when run from source.
+declare const ERP_CLI_VERSION: string | undefined
+
+const cli = Command.run(erp, { name: "erp", version: typeof ERP_CLI_VERSION === "string" ? ERP_CLI_VERSION : "dev" })
 
 /**
  * The `--help` page `args` (the arguments after the executable) ask for: with `--help` or `-h`, or naming a group of
