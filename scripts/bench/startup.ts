@@ -123,7 +123,8 @@ export const startup = async (): Promise<Array<StartupRow>> => {
   const sb = await startSandbox()
   const env = { ERP_BASE_URL: sb.baseUrl, ERP_API_KEY: sb.apiKey }
   const isPartner = (stdout: string) => JSON.parse(stdout).id === ID
-  const isVersion = (stdout: string) => /^\d+\.\d+\.\d+/.test(stdout.trim())
+  // A release's version, or "dev" from source (the version is written in by the build).
+  const isVersion = (stdout: string) => /^(\d+\.\d+\.\d+|dev)$/.test(stdout.trim())
   const commands = {
     plain: { argv: [process.execPath, "--input-type=module", "-e", PLAIN], check: isPartner },
     version: { argv: [process.execPath, BIN, "--version"], check: isVersion },

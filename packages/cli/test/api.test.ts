@@ -105,7 +105,7 @@ describe("erp api get", () => {
 })
 
 describe("erp api list", () => {
-  it("every record exactly as sent, in order (Paginate.listPages)", async () => {
+  it("every record exactly as sent, in order (ListEndpoint.pages)", async () => {
     const run = record(await erp(["api", "list", "partner/list", "--page-size", "50"], { env: sandbox.env }))
     expect(run.code).toBe(0)
     expect(run.stderr).toBe("")

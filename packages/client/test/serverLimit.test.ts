@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as ServerLimit from "../src/internal/serverLimit.js"
 
-describe("parseServerLimit", () => {
+describe("ServerLimit.parse", () => {
   const now = 1_700_000_000_000
   const max = 60_000
 
