@@ -8,13 +8,13 @@ import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { Sandbox } from "@erp-client/sandbox"
 import { Partners } from "@erp-client/streams"
 import { type Duration, Effect, Layer, ManagedRuntime, Metric, Redacted, Stream } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { plainConcurrentLoop, plainLoop } from "./baseline.js"
+import { log, median, ROOT, round, startSandbox } from "./common.js"
 import { startup } from "./startup.js"
 
-const ROOT = Path.resolve(import.meta.dirname, "../..")
 const ERP = Path.join(ROOT, "scripts/erp.js")
 const REPS = Number(process.env.BENCH_REPS ?? 3)
 
@@ -31,39 +31,7 @@ interface Row {
 }
 const rows: Array<Row> = []
 
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
-const round = (x: number, digits = 2) => Number(x.toFixed(digits))
-
-/** The sandbox in its own process (`erp sandbox`), so the client process measured here does only client work. */
-const sandbox = (args: ReadonlyArray<string>) =>
-  new Promise<{ baseUrl: string; apiKey: string; stop: () => Promise<void> }>((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [ERP, "sandbox", "--port", "0", ...args], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    let out = ""
-    child.stdout!.on("data", (d) => {
-      out += d
-      const url = /export ERP_BASE_URL=(\S+)/.exec(out)
-      const key = /export ERP_API_KEY=(\S+)/.exec(out)
-      if (url && key) {
-        resolve({
-          baseUrl: url[1]!,
-          apiKey: key[1]!,
-          stop: () =>
-            new Promise((done) => {
-              child.once("exit", () => done())
-              child.kill("SIGINT")
-            })
-        })
-      }
-    })
-    child.once("exit", (code) => reject(new Error(`sandbox exited with ${code}`)))
-  })
+const sandbox = (args: ReadonlyArray<string>) => startSandbox(ERP, args)
 
 const clientLayer = (baseUrl: string, apiKey: string, limit?: { limit: number; window: Duration.DurationInput }) =>
   ErpClient.layer({ baseUrl, apiKey: Redacted.make(apiKey) }).pipe(
@@ -87,8 +55,6 @@ const ours = (
     const tooManyRequests = (yield* Metric.value(ErpClient.tooManyRequests)).count - before
     return { records, millis, tooManyRequests }
   }).pipe(Effect.provide(clientLayer(baseUrl, apiKey, options.limit)), Effect.runPromise)
-
-const log = (text: string) => process.stderr.write(`${text}\n`)
 
 // 1. Latency hiding -------------------------------------------------------------------------------------------------
 // 200 pages of 100 behind 25 ms of latency, no limit: our Stream against what a user would write at the same

@@ -14,8 +14,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { BIN, buildCli } from "../build-cli.js"
+import { log, median, ROOT, round, startSandbox } from "./common.js"
 
-const ROOT = Path.resolve(import.meta.dirname, "../..")
 const TSX = Path.join(ROOT, "node_modules/.bin/tsx")
 const TIME = "/usr/bin/time"
 const REPS = Number(process.env.STARTUP_REPS ?? 15)
@@ -37,41 +37,6 @@ interface Sample {
   /** Peak resident set in KiB, or NaN without /usr/bin/time. */
   readonly peakRssKiB: number
 }
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
-const round = (x: number, digits = 1) => Number(x.toFixed(digits))
-const log = (text: string) => process.stderr.write(`${text}\n`)
-
-/** The sandbox, started by the compiled command in its own process; resolves with its base URL and key. */
-const startSandbox = () =>
-  new Promise<{ baseUrl: string; apiKey: string; stop: () => Promise<void> }>((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, "sandbox", "--port", "0", "--no-rate-limit"], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    let out = ""
-    child.stdout.on("data", (d) => {
-      out += d
-      const url = /export ERP_BASE_URL=(\S+)/.exec(out)
-      const key = /export ERP_API_KEY=(\S+)/.exec(out)
-      if (url && key) {
-        resolve({
-          baseUrl: url[1]!,
-          apiKey: key[1]!,
-          stop: () =>
-            new Promise((done) => {
-              child.once("exit", () => done())
-              child.kill("SIGINT")
-            })
-        })
-      }
-    })
-    child.once("exit", (code) => reject(new Error(`sandbox exited with ${code}`)))
-  })
 
 /** Runs one command to its end; fails unless it exits 0 and its stdout passes `check`. */
 const measure = (
@@ -120,7 +85,7 @@ const describe = (argv: ReadonlyArray<string>) =>
 export const startup = async (): Promise<Array<StartupRow>> => {
   // The command measured is the one built from the sources as they are now.
   await buildCli()
-  const sb = await startSandbox()
+  const sb = await startSandbox(BIN, ["--no-rate-limit"])
   const env = { ERP_BASE_URL: sb.baseUrl, ERP_API_KEY: sb.apiKey }
   const isPartner = (stdout: string) => JSON.parse(stdout).id === ID
   // A release's version, or "dev" from source (the version is written in by the build).

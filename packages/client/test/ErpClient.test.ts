@@ -29,6 +29,13 @@ const clientOn = (fake: ReturnType<typeof fakeErp>, options: Partial<ErpConfig.O
     Layer.provide(fake.layer)
   )
 
+/** A client whose limiter allows 2 requests per 10 s (margin 200 ms), on `fake`. */
+const twoPerTenSeconds = (fake: ReturnType<typeof fakeErp>) =>
+  ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make(KEY) }).pipe(
+    Layer.provide(ErpRateLimiter.layer({ limit: 2, window: "10 seconds", margin: "200 millis" })),
+    Layer.provide(fake.layer)
+  )
+
 describe("ErpClient requests", () => {
   it.effect("sends the key, JSON content type and URL-encoded params, under the base URL, with no trace headers", () => {
     const fake = fakeErp(() => new Response(ok({ id: 1 })))
@@ -136,14 +143,7 @@ describe("ErpClient requests", () => {
       yield* TestClock.adjust("200 millis")
       yield* third
       expect(fake.seen).toHaveLength(3)
-    }).pipe(
-      Effect.provide(
-        ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make(KEY) }).pipe(
-          Layer.provide(ErpRateLimiter.layer({ limit: 2, window: "10 seconds", margin: "200 millis" })),
-          Layer.provide(fake.layer)
-        )
-      )
-    )
+    }).pipe(Effect.provide(twoPerTenSeconds(fake)))
   })
 
   it.effect("Remaining: 0 when the server counts more than we sent (another process on the key) waits for the reset", () => {
@@ -162,14 +162,7 @@ describe("ErpClient requests", () => {
       yield* TestClock.adjust("1 second")
       yield* second
       expect(fake.seen).toHaveLength(2)
-    }).pipe(
-      Effect.provide(
-        ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make(KEY) }).pipe(
-          Layer.provide(ErpRateLimiter.layer({ limit: 2, window: "10 seconds", margin: "200 millis" })),
-          Layer.provide(fake.layer)
-        )
-      )
-    )
+    }).pipe(Effect.provide(twoPerTenSeconds(fake)))
   })
 
   it.effect("pauses the endpoint after X-RateLimit-Remaining: 0 until the reset", () => {

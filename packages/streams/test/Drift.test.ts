@@ -226,6 +226,25 @@ describe("drift-safe paging", () => {
     plan,
     size
   }))
+  // A drift-safe export of `source`: each id at most once, in order, and every survivor when it ends (else PagingDrift).
+  const atMostOnceEverySurvivor = async (
+    source: ReturnType<typeof changingList>,
+    options: Paginate.PagingOptions & Paginate.SafeOptions
+  ) => {
+    const emitted: Array<number> = []
+    const exit = await Effect.runPromise(
+      Paginate.safePages(source.fetch, { ...options, maxRecoveryRequests: 64 }).pipe(
+        Stream.runForEach((page) => Effect.sync(() => emitted.push(...page.records.map((r) => r.id)))),
+        Effect.exit
+      )
+    )
+    const found = audit(emitted, source.initial, source.list)
+    expect(found.duplicates).toBe(0)
+    expect(found.inOrder).toBe(true)
+    if (Exit.isSuccess(exit)) expect(found.skipped).toBe(0)
+    else expect(exit).toStrictEqual(Exit.fail(expect.objectContaining({ _tag: "PagingDrift" })))
+  }
+
   // A fresh list for each run: the generated values hold no state of their own (fast-check may replay them).
   const listFor = (run: { readonly size: number; readonly plan: ReadonlyArray<ReadonlyArray<Change>> }) =>
     changingList(run.size, (n) => run.plan[n] ?? [])
@@ -238,19 +257,7 @@ describe("drift-safe paging", () => {
           fc.integer({ min: 1, max: 4 }),
           async (run, concurrency) => {
             const { overlap, pageSize } = run
-            const source = listFor(run)
-            const emitted: Array<number> = []
-            const exit = await Effect.runPromise(
-              Paginate.safePages(source.fetch, { pageSize, overlap, concurrency, maxRecoveryRequests: 64 }).pipe(
-                Stream.runForEach((page) => Effect.sync(() => emitted.push(...page.records.map((r) => r.id)))),
-                Effect.exit
-              )
-            )
-            const found = audit(emitted, source.initial, source.list)
-            expect(found.duplicates).toBe(0)
-            expect(found.inOrder).toBe(true)
-            if (Exit.isSuccess(exit)) expect(found.skipped).toBe(0)
-            else expect(exit).toStrictEqual(Exit.fail(expect.objectContaining({ _tag: "PagingDrift" })))
+            await atMostOnceEverySurvivor(listFor(run), { pageSize, overlap, concurrency })
           }
         ),
         { numRuns: 200 }
@@ -267,19 +274,7 @@ describe("drift-safe paging", () => {
           fc.integer({ min: 1, max: 4 }),
           async (run, max, pageSize, concurrency) => {
             const source = changingList(run.size, (n) => run.plan[n] ?? [], max)
-            const emitted: Array<number> = []
-            const exit = await Effect.runPromise(
-              Paginate.safePages(source.fetch, { pageSize, maxPageSize: 40, concurrency, maxRecoveryRequests: 64 })
-                .pipe(
-                  Stream.runForEach((page) => Effect.sync(() => emitted.push(...page.records.map((r) => r.id)))),
-                  Effect.exit
-                )
-            )
-            const found = audit(emitted, source.initial, source.list)
-            expect(found.duplicates).toBe(0)
-            expect(found.inOrder).toBe(true)
-            if (Exit.isSuccess(exit)) expect(found.skipped).toBe(0)
-            else expect(exit).toStrictEqual(Exit.fail(expect.objectContaining({ _tag: "PagingDrift" })))
+            await atMostOnceEverySurvivor(source, { pageSize, maxPageSize: 40, concurrency })
           }
         ),
         { numRuns: 200 }
