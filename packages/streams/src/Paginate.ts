@@ -42,7 +42,10 @@ export interface PagingOptions {
   readonly startOffset?: number | undefined
   /** Continue an interrupted export where its last emitted page said (`page.next`), with what it had learned. */
   readonly resume?: ResumePoint | undefined
-  /** Told when the page size changes: learned from the server, or halved after `ResponseTooLarge`. */
+  /**
+   * Told when the page size changes: learned from the server (once a page of that size has come back full: the
+   * server clamps its pages), or halved after `ResponseTooLarge` (at once).
+   */
   readonly onPageSize?: ((change: PageSizeChange) => Effect.Effect<void>) | undefined
   /** Names the source in errors (default `"list"`). */
   readonly endpoint?: string | undefined

@@ -99,9 +99,16 @@ describe("the server's largest page, unknown", () => {
   it.effect("a list that fits in the first page costs one request more, and only one", () =>
     Effect.gen(function*() {
       const { fetch, requests } = clamping(30, 500)
-      const records = yield* run(Paginate.records(Paginate.pages(fetch, { pageSize: 100, concurrency: 8 })))
+      const sizes: Array<Paginate.PageSizeChange> = []
+      const records = yield* run(Paginate.records(Paginate.pages(fetch, {
+        pageSize: 100,
+        concurrency: 8,
+        onPageSize: (change) => Effect.sync(() => sizes.push(change))
+      })))
       expect(records).toHaveLength(30)
       expect(requests).toEqual([{ offset: 0, count: 100 }, { offset: 30, count: 30 }])
+      // The short page was the end, not the server's largest page: nothing to tell.
+      expect(sizes).toEqual([])
     }))
 
   it.effect("a short page after a full one ends the list at once: the server has shown it serves that many", () =>

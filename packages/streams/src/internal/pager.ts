@@ -164,6 +164,9 @@ export const run = <A, E, R, E2, R2>(
     let window = 1
     let done = false
     const inFlight: Array<InFlight<A, E>> = []
+    // A size learned from a short page, told once a page of that size comes back full (the server clamps), never
+    // when the next page shows the short one was simply the end of the list.
+    let unconfirmed: { readonly size: number; readonly previous: number } | undefined = undefined
 
     const launch = Effect.suspend(() => {
       const launched: Array<Effect.Effect<void, never, R>> = []
@@ -187,7 +190,10 @@ export const run = <A, E, R, E2, R2>(
         Effect.suspend(() => {
           next = offset
           window = 1
-          return plan.size === previous ? Effect.void : settings.onSizeChange({ size: plan.size, previous, reason })
+          if (plan.size === previous) return Effect.void
+          if (reason === "too-large") return settings.onSizeChange({ size: plan.size, previous, reason })
+          unconfirmed = { size: plan.size, previous: unconfirmed?.previous ?? previous }
+          return Effect.void
         })
       )
 
@@ -220,13 +226,20 @@ export const run = <A, E, R, E2, R2>(
       switch (judged.decision._tag) {
         case "End":
           done = true
+          unconfirmed = undefined
           yield* dropInFlight
           break
         case "Regrid":
           yield* regrid(judged.decision.offset, "served", previous)
           break
-        case "More":
+        case "More": {
           window = Math.min(settings.concurrency, window * 2)
+          const learned = unconfirmed
+          if (learned !== undefined && learned.size === plan.size) {
+            unconfirmed = undefined
+            yield* settings.onSizeChange({ size: learned.size, previous: learned.previous, reason: "served" })
+          }
+        }
       }
       return step.emit.map((page, i) => ({
         ...page,
