@@ -6,6 +6,30 @@ import * as Path from "node:path"
 
 export const ROOT = Path.resolve(import.meta.dirname, "../..")
 
+/** One row of the table and of `bench/results/latest.json`. */
+export interface Row {
+  readonly name: string
+  readonly parameters: Record<string, unknown>
+  readonly figures: Record<string, number>
+  readonly baseline: Record<string, number>
+  /** ours / baseline on the headline figure, as `ratioOf` says */
+  readonly ratio: number
+  readonly ratioOf: string
+  readonly target: string
+  readonly met: boolean | null
+}
+
+/** `erp ARGS` (the command `bin` runs) with these settings added to the environment; resolves with its exit code. */
+export const runErp = (bin: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<number | null>((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "inherit"]
+    })
+    child.once("exit", resolve)
+  })
+
 export const median = (xs: ReadonlyArray<number>) => {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)

@@ -12,23 +12,12 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { plainConcurrentLoop, plainLoop } from "./baseline.js"
-import { log, median, ROOT, round, startSandbox } from "./common.js"
+import { log, median, ROOT, round, type Row, runErp, startSandbox } from "./common.js"
 import { startup } from "./startup.js"
 
 const ERP = Path.join(ROOT, "scripts/erp.js")
 const REPS = Number(process.env.BENCH_REPS ?? 3)
 
-interface Row {
-  readonly name: string
-  readonly parameters: Record<string, unknown>
-  readonly figures: Record<string, number>
-  readonly baseline: Record<string, number>
-  /** ours / baseline on the headline figure, as `ratioOf` says */
-  readonly ratio: number
-  readonly ratioOf: string
-  readonly target: string
-  readonly met: boolean | null
-}
 const rows: Array<Row> = []
 
 const sandbox = (args: ReadonlyArray<string>) => startSandbox(ERP, args)
@@ -284,29 +273,20 @@ const sharedRun = async (processes: number, redis: boolean) => {
     const sb = await runtime.runPromise(Sandbox.Sandbox)
     const prefix = `erp-bench-${process.pid}-${Date.now()}:`
     const codes = await Promise.all(Array.from({ length: processes }, () =>
-      new Promise<number | null>((resolve) => {
-        const child = spawn(process.execPath, [
-          ERP,
-          "partners",
-          "list",
-          "--page-size",
-          String(pageSize),
-          "--concurrency",
-          "4",
-          ...(redis ? ["--redis", "redis://127.0.0.1:6379"] : [])
-        ], {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            ERP_BASE_URL: sb.baseUrl,
-            ERP_API_KEY: sb.apiKey,
-            ERP_RATE_LIMIT: String(limit),
-            ERP_RATE_WINDOW: `${window} millis`,
-            ERP_REDIS_PREFIX: prefix
-          },
-          stdio: ["ignore", "ignore", "inherit"]
-        })
-        child.once("exit", resolve)
+      runErp(ERP, [
+        "partners",
+        "list",
+        "--page-size",
+        String(pageSize),
+        "--concurrency",
+        "4",
+        ...(redis ? ["--redis", "redis://127.0.0.1:6379"] : [])
+      ], {
+        ERP_BASE_URL: sb.baseUrl,
+        ERP_API_KEY: sb.apiKey,
+        ERP_RATE_LIMIT: String(limit),
+        ERP_RATE_WINDOW: `${window} millis`,
+        ERP_REDIS_PREFIX: prefix
       })))
     const stats = await runtime.runPromise(sb.stats)
     const times = (await runtime.runPromise(sb.requests))
@@ -429,27 +409,11 @@ const waitSpan = async () => {
     for (let rep = 0; rep < REPS; rep++) {
       // Each run starts with an empty window.
       await runtime.runPromise(Effect.zipRight(sb.resetRateLimits, sb.resetStats))
-      const code = await new Promise<number | null>((resolve) => {
-        const child = spawn(process.execPath, [
-          ERP,
-          "partners",
-          "list",
-          "--page-size",
-          "10",
-          "--concurrency",
-          "8"
-        ], {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            ERP_BASE_URL: sb.baseUrl,
-            ERP_API_KEY: sb.apiKey,
-            ERP_RATE_LIMIT: String(limit),
-            ERP_RATE_WINDOW: `${window} millis`
-          },
-          stdio: ["ignore", "ignore", "inherit"]
-        })
-        child.once("exit", resolve)
+      const code = await runErp(ERP, ["partners", "list", "--page-size", "10", "--concurrency", "8"], {
+        ERP_BASE_URL: sb.baseUrl,
+        ERP_API_KEY: sb.apiKey,
+        ERP_RATE_LIMIT: String(limit),
+        ERP_RATE_WINDOW: `${window} millis`
       })
       if (code !== 0) throw new Error(`wait span: erp exited with ${code}`)
       const times = (await runtime.runPromise(sb.requests))

@@ -14,23 +14,14 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { BIN, buildCli } from "../build-cli.js"
-import { log, median, ROOT, round, startSandbox } from "./common.js"
+import { log, median, ROOT, round, type Row, startSandbox } from "./common.js"
 
 const TSX = Path.join(ROOT, "node_modules/.bin/tsx")
 const TIME = "/usr/bin/time"
 const REPS = Number(process.env.STARTUP_REPS ?? 15)
 const ID = 5
 
-export interface StartupRow {
-  readonly name: string
-  readonly parameters: Record<string, unknown>
-  readonly figures: Record<string, number>
-  readonly baseline: Record<string, number>
-  readonly ratio: number
-  readonly ratioOf: string
-  readonly target: string
-  readonly met: boolean | null
-}
+export type StartupRow = Row
 
 interface Sample {
   readonly millis: number
