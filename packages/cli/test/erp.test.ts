@@ -431,27 +431,32 @@ describe("the key", () => {
   })
 })
 
+/** Runs `erp ARGS` (a sandbox), runs `probe` against the base URL it prints, then interrupts it. */
+const serveWhile = (args: ReadonlyArray<string>, probe: (baseUrl: string) => Promise<void>) => {
+  let resolveUrl: (url: string) => void = () => {}
+  const printed = new Promise<string>((resolve) => (resolveUrl = resolve))
+  return erp(args, {
+    via: "tsx",
+    onStdout: (text) => {
+      const url = /export ERP_BASE_URL=(\S+)/.exec(text)
+      if (url !== null) resolveUrl(url[1]!)
+    },
+    interruptWhen: printed.then(probe)
+  })
+}
+
 describe("erp sandbox", () => {
   it("serves on the port it prints, with the key it prints, until interrupted", async () => {
-    let resolveUrl: (url: string) => void = () => {}
-    const printed = new Promise<string>((resolve) => (resolveUrl = resolve))
     const args = ["sandbox", "--port", "0", "--partners", "30", "--limit", "5", "--window", "60", "--inserts", "2"]
-    const served = erp(args, {
-      via: "tsx",
-      onStdout: (text) => {
-        const url = /export ERP_BASE_URL=(\S+)/.exec(text)
-        if (url !== null) resolveUrl(url[1]!)
-      },
-      interruptWhen: printed.then(async (baseUrl) => {
-        const response = await fetch(`${baseUrl}/partner/get?id=3`, { headers: { "X-API-KEY": "sandbox-key" } })
-        expect(response.headers.get("x-ratelimit-limit")).toBe("5")
-        expect(((await response.json()) as { data: { id: number } }).data.id).toBe(3)
-        // Two partners are inserted before each list answer.
-        const listed = await fetch(`${baseUrl}/partner/list?list_offset=0&list_count=100`, {
-          headers: { "X-API-KEY": "sandbox-key" }
-        })
-        expect(((await listed.json()) as { data: Array<unknown> }).data).toHaveLength(32)
+    const served = serveWhile(args, async (baseUrl) => {
+      const response = await fetch(`${baseUrl}/partner/get?id=3`, { headers: { "X-API-KEY": "sandbox-key" } })
+      expect(response.headers.get("x-ratelimit-limit")).toBe("5")
+      expect(((await response.json()) as { data: { id: number } }).data.id).toBe(3)
+      // Two partners are inserted before each list answer.
+      const listed = await fetch(`${baseUrl}/partner/list?list_offset=0&list_count=100`, {
+        headers: { "X-API-KEY": "sandbox-key" }
       })
+      expect(((await listed.json()) as { data: Array<unknown> }).data).toHaveLength(32)
     })
     const run = await served
     expect(run.stdout).toContain("export ERP_API_KEY=sandbox-key")
@@ -459,8 +464,6 @@ describe("erp sandbox", () => {
   })
 
   it("differs from the contract's silences on request: odd records, a default page, other messages", async () => {
-    let resolveUrl: (url: string) => void = () => {}
-    const printed = new Promise<string>((resolve) => (resolveUrl = resolve))
     const args = [
       "sandbox",
       "--port",
@@ -481,29 +484,22 @@ describe("erp sandbox", () => {
       "50"
     ]
     const headers = { "X-API-KEY": "sandbox-key" }
-    const served = erp(args, {
-      via: "tsx",
-      onStdout: (text) => {
-        const url = /export ERP_BASE_URL=(\S+)/.exec(text)
-        if (url !== null) resolveUrl(url[1]!)
-      },
-      interruptWhen: printed.then(async (baseUrl) => {
-        // No list_count: the default page. Asked 100: the largest page, 50.
-        const first = (await (await fetch(`${baseUrl}/partner/list?list_offset=0`, { headers })).json()) as {
+    const served = serveWhile(args, async (baseUrl) => {
+      // No list_count: the default page. Asked 100: the largest page, 50.
+      const first = (await (await fetch(`${baseUrl}/partner/list?list_offset=0`, { headers })).json()) as {
+        data: Array<Record<string, unknown>>
+      }
+      expect(first.data).toHaveLength(7)
+      const page =
+        (await (await fetch(`${baseUrl}/partner/list?list_offset=0&list_count=100`, { headers })).json()) as {
           data: Array<Record<string, unknown>>
         }
-        expect(first.data).toHaveLength(7)
-        const page =
-          (await (await fetch(`${baseUrl}/partner/list?list_offset=0&list_count=100`, { headers })).json()) as {
-            data: Array<Record<string, unknown>>
-          }
-        expect(page.data).toHaveLength(50)
-        const strays = page.data.filter((p) => p.company_name === null || /^[A-Z]{2}\d/.test(String(p.tax_number)))
-        expect(strays.length).toBeGreaterThan(10)
-        expect(strays.length).toBeLessThan(40)
-        const missing = await (await fetch(`${baseUrl}/partner/get?id=99999`, { headers })).json()
-        expect(missing).toEqual({ result: { code: 0, message: "Not Found" }, data: null })
-      })
+      expect(page.data).toHaveLength(50)
+      const strays = page.data.filter((p) => p.company_name === null || /^[A-Z]{2}\d/.test(String(p.tax_number)))
+      expect(strays.length).toBeGreaterThan(10)
+      expect(strays.length).toBeLessThan(40)
+      const missing = await (await fetch(`${baseUrl}/partner/get?id=99999`, { headers })).json()
+      expect(missing).toEqual({ result: { code: 0, message: "Not Found" }, data: null })
     })
     const run = await served
     expect(run.code).toBe(130)
