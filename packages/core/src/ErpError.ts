@@ -217,6 +217,24 @@ export class PagingDrift extends Schema.TaggedError<PagingDrift>("@erp-client/co
 }
 
 /**
+ * Paging stopped because the server does not move through the list: a page holds exactly the records of the page
+ * before it at a later offset (the server ignores `list_offset`), or page after page brings nothing not already read.
+ * Going on would loop forever, and ending would pass a partial list off as whole. `offset` is where it stopped.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class PagingLoop extends Schema.TaggedError<PagingLoop>("@erp-client/core/PagingLoop")("PagingLoop", {
+  endpoint: Schema.String,
+  offset: Schema.Number,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.endpoint}: paging stopped at offset ${this.offset}: ${this.reason}`
+  }
+}
+
+/**
  * Any failure of an ERP call.
  *
  * @since 0.1.0
@@ -235,6 +253,7 @@ export type ErpError =
   | InvalidRequest
   | RateLimiterUnavailable
   | PagingDrift
+  | PagingLoop
 
 /**
  * The shared rate-limit state could not be read or written (e.g. its Redis store is unreachable): the request was

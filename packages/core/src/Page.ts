@@ -47,6 +47,8 @@ export interface Page<A> {
    * `records`: for output that must reproduce the server's JSON.
    */
   readonly raw: ReadonlyArray<unknown>
+  /** The exact JSON text of each valid record, index for index with `raw`, when the call asked for it. */
+  readonly json?: ReadonlyArray<string> | undefined
   readonly invalid: ReadonlyArray<InvalidRecord>
 }
 

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
-import type { PagingDrift } from "@erp-client/core/ErpError"
+import type { PagingDrift, PagingLoop } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
 import * as Effect from "effect/Effect"
@@ -36,12 +36,13 @@ export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
 }
 
 /**
- * How paging a list endpoint can fail: a call's failures, and drift-safe paging losing its place.
+ * How paging a list endpoint can fail: a call's failures, a server that does not move through the list, and
+ * drift-safe paging losing its place.
  *
  * @since 0.1.0
  * @category Errors
  */
-export type PagingError = CallError | PagingDrift
+export type PagingError = CallError | PagingLoop | PagingDrift
 
 /**
  * Records streamed out of list endpoints, tagged by endpoint.
@@ -54,7 +55,8 @@ export const recordsStreamed = Metric.counter("erp_client_records_streamed", {
 })
 
 /**
- * Shifts and recoveries noticed by drift-safe paging, tagged by endpoint and kind (`Shifted`, `Recovered`).
+ * Shifts, recoveries and dropped records noticed by drift-safe paging, tagged by endpoint and kind (`Shifted`,
+ * `Recovered`, `Dropped`).
  *
  * @since 0.1.0
  * @category Metrics
@@ -63,14 +65,25 @@ export const pagingDrift = Metric.counter("erp_client_paging_drift", {
   description: "list shifts and recoveries noticed by drift-safe paging"
 })
 
-const logDrift = (endpoint: string, event: Paginate.DriftEvent) =>
-  // A shift is routine under change; a recovery costs requests and is worth an operator's eye.
-  event._tag === "Shifted"
-    ? Effect.logDebug(`${endpoint}: the list shifted by ${event.by} at offset ${event.offset}`)
-    : Effect.logInfo(
-      `${endpoint}: the list moved past the overlap at offset ${event.offset}; recovered with ` +
-        `${event.requests} extra requests, overlap now ${event.overlap}`
-    )
+const logDrift = (endpoint: string, event: Paginate.DriftEvent) => {
+  // A shift is routine under change; a recovery costs requests, and a dropped record is not written: both are worth
+  // an operator's eye.
+  switch (event._tag) {
+    case "Shifted":
+      return Effect.logDebug(`${endpoint}: the list shifted by ${event.by} at offset ${event.offset}`)
+    case "Recovered":
+      return Effect.logInfo(
+        `${endpoint}: the list moved past the overlap at offset ${event.offset}; recovered with ` +
+          `${event.requests} extra requests, overlap now ${event.overlap}`
+      )
+    case "Dropped":
+      return Effect.logWarning(
+        `${endpoint}: the record at offset ${event.offset} has id ${
+          JSON.stringify(event.id)
+        }, already written with other content; not written again (drift-safe paging tells records apart by id)`
+      )
+  }
+}
 
 const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
   Effect.logInfo(
@@ -125,7 +138,14 @@ export const pages = <A, I>(
         onDrift: (event) =>
           Effect.all([
             Metric.increment(Metric.tagged(Metric.tagged(pagingDrift, "endpoint", endpoint), "kind", event._tag)),
-            count(event._tag === "Shifted" ? "erp.drift.shifts" : "erp.drift.recoveries", 1),
+            count(
+              event._tag === "Shifted"
+                ? "erp.drift.shifts"
+                : event._tag === "Recovered"
+                ? "erp.drift.recoveries"
+                : "erp.drift.dropped",
+              1
+            ),
             logDrift(endpoint, event),
             safe.onDrift?.(event) ?? Effect.void
           ], { discard: true })

@@ -6,12 +6,13 @@
  * @since 0.1.0
  */
 import { InvalidRequest } from "@erp-client/core/ErpError"
-import type { DecodeError, PagingDrift } from "@erp-client/core/ErpError"
+import type { DecodeError, PagingDrift, PagingLoop } from "@erp-client/core/ErpError"
 import type * as Page from "@erp-client/core/Page"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import * as DriftGuard from "./internal/driftGuard.js"
+import * as Judge from "./internal/judge.js"
 import * as Pager from "./internal/pager.js"
 
 /**
@@ -53,7 +54,9 @@ export interface PagingOptions {
 
 /**
  * Where an interrupted export continues: the offset, the page size learned and the largest page served so far (so
- * the resumed run does not learn again), and for drift-safe paging the overlap reached. Plain JSON: store it as is.
+ * the resumed run does not learn again), what a short last page left to settle (its length, and hashes of its last
+ * records, which a server that filters after cutting serves again), and for drift-safe paging the overlap reached.
+ * Plain JSON: store it as is.
  *
  * @since 0.1.0
  * @category Models
@@ -70,8 +73,9 @@ export type ResumePoint = Pager.ResumePoint
 export type ResumablePage<A> = Pager.Emitted<A>
 
 /**
- * The page size changed: `"served"`, the server served fewer than asked and is not at the end (it clamps its
- * pages: `size` is what it serves); `"too-large"`, a response was over the client's body cap and the page halved.
+ * The page size changed: `"served"`, the server served the same number fewer than asked twice in a row, repeating
+ * nothing (it clamps its pages: `size` is what it serves); `"too-large"`, a response was over the client's body cap
+ * and the page halved.
  *
  * @since 0.1.0
  * @category Models
@@ -149,8 +153,10 @@ const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Settings<E>,
   }
   const size = resume?.pageSize ?? (pageSize === "auto" ? maxPageSize : pageSize)
   return Either.right({
-    plan: { size, served: resume?.served ?? 0, ceiling: size, suspect: undefined },
+    endpoint,
+    plan: { ...Judge.plan(size, resume?.served ?? 0), suspect: resume?.suspect },
     start,
+    tail: resume?.tail,
     concurrency,
     isTooLarge: (error: E) => (error as { readonly _tag?: unknown } | undefined)?._tag === "ResponseTooLarge",
     onSizeChange: options.onPageSize ?? (() => Effect.void)
@@ -162,12 +168,17 @@ const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Settings<E>,
  * `fetch(offset, count)` must fetch exactly that page; a failed page is retried by the fetcher (the client's
  * transient retries), always at its own offset, so nothing is skipped or repeated.
  *
- * The end of the list (docs/ARCHITECTURE.md, "Paging"): an empty page, or a page shorter than a size the server has
- * already served in full. A short page before that is a server that clamps its pages (or the last page of a list
- * that fits in it): paging goes on right after it with its length as the page size, and the next page settles it.
- * Cost: one request more than the list's pages when the list ends short of a page the server has served in full
- * (e.g. a list that fits in the first page), none otherwise. Pages in flight start at one and double with each full
- * page up to `concurrency`; at the end, those in flight past it (at most `concurrency - 1`) are cancelled.
+ * The end of the list (docs/ARCHITECTURE.md, "Paging"): a page that brings nothing new. A page shorter than asked
+ * does not end it (a server clamps its pages, or filters records out after cutting the page, and the contract
+ * shows neither): paging goes on right after the records received and the next page settles it. Records that page
+ * repeats from the short one (the filtering server) are dropped; the same short length again with nothing repeated
+ * makes it the page size (the clamping server). A page that holds exactly the records of the page before it fails
+ * with `PagingLoop` (the server ignores the offset). Cost: one request past the list's last record (the page that
+ * brings nothing), and one more for each short page mid-list. Pages in flight start at one and double with each
+ * full page up to `concurrency`; after a short page and at the end, those in flight past it are cancelled.
+ *
+ * Records are compared by their JSON text (`page.json` when the fetcher gives it): two records are the same only
+ * when every field is.
  *
  * @since 0.1.0
  * @category Constructors
@@ -175,15 +186,13 @@ const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Settings<E>,
 export const pages = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   options: PagingOptions = {}
-): Stream.Stream<ResumablePage<A>, E | InvalidRequest, R> =>
+): Stream.Stream<ResumablePage<A>, E | InvalidRequest | PagingLoop, R> =>
   Either.match(settingsOf<E>(options), {
     onLeft: Stream.fail,
     onRight: (settings) =>
       Pager.run(fetch, {
-        overlap: () => 0,
-        confirmFirst: false,
-        minSize: 1,
-        step: (page) => Effect.succeed({ emit: [page], last: page }),
+        rules: { overlap: () => 0, maxQuiet: 3, firstRecordsUnique: true, minSize: 1 },
+        step: (page, { previous, tail }) => Effect.succeed(Pager.plainStep(page, tail, previous)),
         resumeAt: (page) => page.offset + page.received,
         resumeExtra: () => ({})
       }, settings)
@@ -198,7 +207,8 @@ export const pages = <A, E, R>(
  * dropped by id. A page that holds none (the list moved by more than the overlap) is not taken: paging steps back
  * until a fresh page overlaps what was read, walks forward again, doubles the overlap (up to half a page) and goes
  * on; `PagingDrift` when one recovery takes more than `maxRecoveryRequests`. The page size is learned and the end
- * confirmed as in `pages`.
+ * confirmed as in `pages`. A record dropped because its id was emitted before with other content (updated during the
+ * export, or a distinct record that repeats another's id) is reported to `onDrift` as `Dropped`.
  *
  * Guarantees, when the list keeps one order (records move only by inserts and deletes): each id is emitted at most
  * once, in list order; every record present for the whole export is emitted; records inserted or deleted during it
@@ -214,22 +224,23 @@ export const pages = <A, E, R>(
 export const safePages = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   options: PagingOptions & SafeOptions = {}
-): Stream.Stream<ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift, R> =>
+): Stream.Stream<ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift | PagingLoop, R> =>
   // Suspended: each run of the stream gets its own guard (its own set of ids emitted).
   Stream.suspend(() => safeRun(fetch, options))
 
 const safeRun = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   options: PagingOptions & SafeOptions
-): Stream.Stream<ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift, R> =>
+): Stream.Stream<ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift | PagingLoop, R> =>
   Either.match(settingsOf<E>(options), {
     onLeft: Stream.fail,
     onRight: (settings) => {
+      const maxRecoveryRequests = Math.max(0, options.maxRecoveryRequests ?? 16)
       const guard = new DriftGuard.DriftGuard({
-        endpoint: options.endpoint ?? "list",
+        endpoint: settings.endpoint,
         idField: options.idField ?? "id",
         overlap: options.resume?.overlap ?? options.overlap,
-        maxRecoveryRequests: Math.max(0, options.maxRecoveryRequests ?? 16),
+        maxRecoveryRequests,
         resumeAfter: options.resumeAfter,
         start: settings.start,
         onDrift: options.onDrift ?? (() => Effect.void)
@@ -237,10 +248,15 @@ const safeRun = <A, E, R>(
       return Stream.unwrap(Effect.as(
         guard.validate(settings.plan.size),
         Pager.run(fetch, {
-          overlap: (size) => guard.overlap(size),
-          confirmFirst: true,
-          minSize: 2,
-          step: (page, plan) => guard.step(page, plan.size, plan.served),
+          // Under change, a full page that brings nothing new is the list moving under the export, and paging moves
+          // on; a long run of them is a server that does not move through the list.
+          rules: {
+            overlap: (size) => guard.overlap(size),
+            maxQuiet: Math.max(100, maxRecoveryRequests),
+            firstRecordsUnique: false,
+            minSize: 2
+          },
+          step: (page, { plan }) => guard.step(page, plan.size),
           resumeAt: (page) => page.offset,
           resumeExtra: (size) => guard.resumeExtra(size)
         }, settings)

@@ -91,7 +91,10 @@ describe("the server's largest page, unknown", () => {
           // Six pages of 50 and the empty one that ends the list; past it, only what was in flight.
           expect(requests.length).toBeLessThanOrEqual(7 + concurrency - 1)
           expect(pages.at(-1)!.next).toBeUndefined()
-          expect(pages[0]!.next).toEqual({ offset: 50, pageSize: 50, served: 50 })
+          // The first short page is not settled yet (clamped, filtered or the last); the second settles it.
+          expect(pages[0]!.next).toMatchObject({ offset: 50, pageSize: pageSize === "auto" ? 1000 : 100, suspect: 50 })
+          expect(pages[1]!.next).toMatchObject({ offset: 100, pageSize: 50, served: 50 })
+          expect(pages[2]!.next).toEqual({ offset: 150, pageSize: 50, served: 50 })
         }
       }
     }))
@@ -106,16 +109,16 @@ describe("the server's largest page, unknown", () => {
         onPageSize: (change) => Effect.sync(() => sizes.push(change))
       })))
       expect(records).toHaveLength(30)
-      expect(requests).toEqual([{ offset: 0, count: 100 }, { offset: 30, count: 30 }])
+      expect(requests).toEqual([{ offset: 0, count: 100 }, { offset: 30, count: 100 }])
       // The short page was the end, not the server's largest page: nothing to tell.
       expect(sizes).toEqual([])
     }))
 
-  it.effect("a short page after a full one ends the list at once: the server has shown it serves that many", () =>
+  it.effect("a short page after full ones is settled by one more request: the served size may drop mid-list", () =>
     Effect.gen(function*() {
       const { fetch, requests } = clamping(130, 500)
       yield* run(Paginate.pages(fetch, { pageSize: 100, concurrency: 1 }))
-      expect(requests.map((r) => r.offset)).toEqual([0, 100])
+      expect(requests.map((r) => r.offset)).toEqual([0, 100, 130])
     }))
 
   it.effect("a response too large halves the page and asks the same offset again", () =>
@@ -206,5 +209,158 @@ describe("the server's largest page, unknown", () => {
         }
       ),
       { numRuns: 300 }
+    ))
+})
+
+/**
+ * A server of `total` records (each `{ id, n }`) that cuts positions `[offset, offset + min(count, max))` and then
+ * drops the `hidden` positions from the page, as a server that filters by permission after cutting does. `max` may
+ * change with the request number. `ignoreOffset` serves every page from 0.
+ */
+const misbehaving = (options: {
+  readonly total: number
+  readonly hidden?: ReadonlySet<number>
+  readonly max?: (request: number) => number
+  readonly ignoreOffset?: boolean
+}) => {
+  const requests: Array<{ offset: number; count: number; received: number }> = []
+  const fetch = (offset: number, count: number): Effect.Effect<Page.Page<{ readonly id: number }>> =>
+    Effect.sync(() => {
+      const from = options.ignoreOffset === true ? 0 : offset
+      const end = Math.min(options.total, from + Math.min(count, options.max?.(requests.length) ?? Infinity))
+      const records: Array<{ readonly id: number }> = []
+      for (let position = from; position < end; position++) {
+        if (options.hidden?.has(position) !== true) records.push({ id: position })
+      }
+      requests.push({ offset, count, received: records.length })
+      return { offset, count, received: records.length, records, raw: records, invalid: [] }
+    })
+  const visible = Array.from({ length: options.total }, (_, i) => i).filter((i) => options.hidden?.has(i) !== true)
+  return { requests, fetch, visible }
+}
+
+const idsOf = (pages: ReadonlyArray<Page.Page<{ readonly id: number }>>) =>
+  pages.flatMap((page) => page.records.map((record) => record.id))
+
+describe("servers that stray where the contract is silent", () => {
+  it.effect("records filtered after the cut: a short page mid-list ends nothing, and nothing comes out twice", () =>
+    Effect.gen(function*() {
+      for (const safe of [false, true]) {
+        for (const concurrency of [1, 4, 8]) {
+          // 999 of 1000 served: position 250 is hidden, so the page at 200 comes back with 99 of 100.
+          const server = misbehaving({ total: 1000, hidden: new Set([250]) })
+          const stream = safe
+            ? Paginate.safePages(server.fetch, { pageSize: 100, concurrency })
+            : Paginate.pages(server.fetch, { pageSize: 100, concurrency })
+          const pages = yield* run(stream)
+          expect(idsOf(pages)).toEqual(server.visible)
+          expect(pages.at(-1)!.next).toBeUndefined()
+        }
+      }
+    }))
+
+  it.effect("one short page mid-list costs one request more than the pages themselves, at concurrency 1", () =>
+    Effect.gen(function*() {
+      const server = misbehaving({ total: 1000, hidden: new Set([250]) })
+      const records = yield* run(Paginate.records(Paginate.pages(server.fetch, { pageSize: 100, concurrency: 1 })))
+      expect(records).toHaveLength(999)
+      // Ten pages of the list and the empty one that ends it, and one more: the short page at 200 moves the grid by
+      // one (299, 399, ...: the page at 299 repeats the record at 299, which is dropped), so the list's last record
+      // comes on a page of its own.
+      expect(server.requests.map((r) => r.offset)).toEqual([0, 100, 200, 299, 399, 499, 599, 699, 799, 899, 999, 1000])
+      expect(server.requests.length).toBe(10 + 1 + 1)
+    }))
+
+  it.effect("the served page size drops mid-list: every record once, short pages followed, not learned", () =>
+    Effect.gen(function*() {
+      for (const concurrency of [1, 4]) {
+        // 100 a page for the first three requests, then 50.
+        const server = misbehaving({ total: 1000, max: (n) => n < 3 ? 100 : 50 })
+        const sizes: Array<Paginate.PageSizeChange> = []
+        const records = yield* run(Paginate.records(Paginate.pages(server.fetch, {
+          pageSize: 100,
+          concurrency,
+          onPageSize: (change) => Effect.sync(() => sizes.push(change))
+        })))
+        expect(records.map((r) => r.id)).toEqual(server.visible)
+        // The server served 100 before: a shorter page is followed where it ends, never learned as the page size
+        // (a filtering server's short pages would teach ever smaller ones).
+        expect(sizes).toEqual([])
+      }
+    }))
+
+  it.effect("a server that ignores list_offset: PagingLoop naming the offset, nothing written twice, few requests", () =>
+    Effect.gen(function*() {
+      for (const safe of [false, true]) {
+        // 150 records served at most 100 a page, every page from offset 0.
+        for (const pageSize of [100, "auto"] as const) {
+          const server = misbehaving({ total: 150, max: () => 100, ignoreOffset: true })
+          const emitted: Array<number> = []
+          const stream = safe
+            ? Paginate.safePages(server.fetch, { pageSize, concurrency: 4 })
+            : Paginate.pages(server.fetch, { pageSize, concurrency: 4 })
+          const exit = yield* Effect.exit(run(stream.pipe(
+            Stream.tap((page) => Effect.sync(() => emitted.push(...page.records.map((r) => r.id))))
+          )))
+          expect(exit).toStrictEqual(Exit.fail(expect.objectContaining({ _tag: "PagingLoop" })))
+          const error = yield* Effect.flip(exit)
+          expect((error as { readonly offset: number }).offset).toBeGreaterThan(0)
+          expect(new Set(emitted).size).toBe(emitted.length)
+          expect(server.requests.length).toBeLessThanOrEqual(8)
+        }
+      }
+    }))
+
+  it.effect("a server that serves the same records at every offset in another order: PagingLoop, bounded", () =>
+    Effect.gen(function*() {
+      // Every page holds records 0..99, rotated by the offset: never identical, never new.
+      let asked = 0
+      const fetch = (offset: number, count: number): Effect.Effect<Page.Page<{ readonly id: number }>> =>
+        Effect.sync(() => {
+          asked++
+          const records = Array.from({ length: Math.min(count, 100) }, (_, i) => ({ id: (i + offset) % 100 }))
+          return { offset, count, received: records.length, records, raw: records, invalid: [] }
+        })
+      for (const safe of [false, true]) {
+        asked = 0
+        const stream = safe ? Paginate.safePages(fetch, { pageSize: 100 }) : Paginate.pages(fetch, { pageSize: 100 })
+        const exit = yield* Effect.exit(run(stream))
+        expect(exit).toStrictEqual(Exit.fail(expect.objectContaining({ _tag: "PagingLoop" })))
+        expect(asked).toBeLessThanOrEqual(safe ? 110 : 5)
+      }
+    }))
+
+  it("property: hidden records, a page size that changes, any page size and concurrency: every record once", () =>
+    fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 300 }),
+        fc.array(fc.integer({ min: 0, max: 299 }), { maxLength: 60 }),
+        fc.array(fc.integer({ min: 4, max: 60 }), { minLength: 1, maxLength: 4 }),
+        fc.oneof(fc.constant("auto" as const), fc.integer({ min: 4, max: 80 })),
+        fc.integer({ min: 1, max: 8 }),
+        fc.boolean(),
+        async (total, hiddenWanted, maxes, pageSize, concurrency, safe) => {
+          // A page whose every position is hidden looks like the end of the list (an empty page is how a server says
+          // so), and a page size may be learned down to a short page's length: hidden records stay apart, at most one
+          // in any four positions, and pages hold at least four.
+          const hidden: Array<number> = []
+          for (const position of [...new Set(hiddenWanted)].sort((a, b) => a - b)) {
+            if (hidden.length === 0 || position - hidden[hidden.length - 1]! >= 4) hidden.push(position)
+          }
+          // The largest page served changes every five requests, through `maxes`.
+          const server = misbehaving({
+            total,
+            hidden: new Set(hidden),
+            max: (n) => maxes[Math.floor(n / 5) % maxes.length]!
+          })
+          const options = { pageSize, maxPageSize: 80, concurrency }
+          const stream = safe
+            ? Paginate.safePages(server.fetch, options)
+            : Paginate.pages(server.fetch, options)
+          const pages = await Effect.runPromise(Stream.runCollect(stream))
+          expect(idsOf(Chunk.toReadonlyArray(pages))).toEqual(server.visible)
+        }
+      ),
+      { numRuns: 400 }
     ))
 })

@@ -12,6 +12,9 @@ import type * as Page from "@erp-client/core/Page"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Judge from "./judge.js"
+import * as PageOrder from "./pageOrder.js"
+import type { Step } from "./pager.js"
 
 /**
  * What drift-safe paging noticed.
@@ -21,10 +24,14 @@ import * as Option from "effect/Option"
  * - `Recovered`: no record of the page at `offset` had been read before (the list moved by more than the overlap);
  *   paging stepped back until a page overlapped again and came forward, spending `requests` extra requests, and
  *   pages from then on overlap by `overlap` (doubled, up to half a page).
+ * - `Dropped`: the record at `offset` has the id of a record already emitted but other content, and was not emitted:
+ *   a record updated during the export (its earlier version came out), or a distinct record that repeats another's
+ *   id (ids are what drift-safe paging tells records apart by).
  */
 export type DriftEvent = Data.TaggedEnum<{
   Shifted: { readonly offset: number; readonly by: number }
   Recovered: { readonly offset: number; readonly requests: number; readonly overlap: number }
+  Dropped: { readonly offset: number; readonly id: string | number }
 }>
 
 export const DriftEvent = Data.taggedEnum<DriftEvent>()
@@ -45,10 +52,17 @@ export interface GuardOptions {
 type Id = string | number
 
 export class DriftGuard<A, E, R> {
-  /** Every id emitted so far. */
-  private readonly seen: Set<unknown>
+  /**
+   * Every id emitted so far, with a hash of the record's text (`undefined` for ids a resumed run was handed): a
+   * record dropped for its id is reported when its content differs.
+   */
+  private readonly seen: Map<unknown, number | undefined>
   /** The last page taken, by absolute position of each id, to measure shifts. */
   private previous: Map<unknown, number> | undefined = undefined
+  /** Where the records of the last page taken end (offset + received): what the next page is expected to repeat. */
+  private lastEnd: number | undefined = undefined
+  /** How many records the last page taken held. */
+  private lastReceived = 0
   /** Whether the next page is the first of this run. */
   private first = true
   /** Doublings of the overlap so far: each lost anchor means the list moves faster than the overlap. */
@@ -58,7 +72,8 @@ export class DriftGuard<A, E, R> {
     private readonly options: GuardOptions,
     private readonly fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>
   ) {
-    this.seen = new Set<unknown>(options.resumeAfter)
+    this.seen = new Map<unknown, number | undefined>()
+    for (const id of options.resumeAfter ?? []) this.seen.set(id, undefined)
   }
 
   /**
@@ -86,26 +101,27 @@ export class DriftGuard<A, E, R> {
     )
   }
 
-  /**
-   * One page in offset order: the pages to emit, and the last page looked at (see `Mode.step` in pager.ts).
-   * `served` is the most records the server has served in one page so far.
-   */
-  step(
-    page: Page.Page<A>,
-    size: number,
-    served: number
-  ): Effect.Effect<
-    { readonly emit: ReadonlyArray<Page.Page<A>>; readonly last: Page.Page<A> },
-    E | DecodeError | InvalidRequest | PagingDrift,
-    R
-  > {
+  /** One page in offset order: the pages to emit, the last page looked at and what it brought (see pager.ts). */
+  step(page: Page.Page<A>, size: number): Effect.Effect<Step<A>, E | DecodeError | InvalidRequest | PagingDrift, R> {
     return Effect.gen(this, function*() {
-      const trusted = this.first && page.offset === this.options.start && this.seen.size === 0
+      // The first page of a fresh run is anchored by the start of the list. A page right after a page of one record
+      // cannot share a record with it (an overlap must leave a position new): it is taken as plain paging takes it.
+      const trusted = (this.first && page.offset === this.options.start && this.seen.size === 0) ||
+        (page.offset === this.lastEnd && this.lastReceived === 1)
       this.first = false
       const accepted = yield* this.take(page, trusted)
-      if (Option.isSome(accepted)) return { emit: [accepted.value], last: page }
-      return yield* this.recover(page, size, served)
+      if (Option.isSome(accepted)) return this.stepOf([accepted.value.page], page, accepted.value.fresh)
+      return yield* this.recover(page, size)
     })
+  }
+
+  // What the engine judges: the records of `last` not emitted before, and those it repeats beyond the ones it was
+  // placed to share with the page before (a server that filters after cutting serves more of them again).
+  private stepOf(emit: ReadonlyArray<Page.Page<A>>, last: Page.Page<A>, fresh: number): Step<A> {
+    const expected = this.lastEnd === undefined ? 0 : Math.max(0, Math.min(last.received, this.lastEnd - last.offset))
+    this.lastEnd = last.offset + last.received
+    this.lastReceived = last.received
+    return { emit, last, fresh, surplus: Math.max(0, last.received - fresh - expected) }
   }
 
   private idsOf(page: Page.Page<A>): Effect.Effect<ReadonlyArray<Id>, DecodeError> {
@@ -135,12 +151,20 @@ export class DriftGuard<A, E, R> {
     })
   }
 
-  /** The page with only its records not emitted before, if it overlaps what was read (or is anchored by the start). */
-  private take(page: Page.Page<A>, trusted: boolean): Effect.Effect<Option.Option<Page.Page<A>>, DecodeError> {
+  /**
+   * The page with only its records not emitted before, and how many those are, if it overlaps what was read (or is
+   * anchored by the start).
+   */
+  private take(
+    page: Page.Page<A>,
+    trusted: boolean
+  ): Effect.Effect<Option.Option<{ readonly page: Page.Page<A>; readonly fresh: number }>, DecodeError> {
     return Effect.gen(this, function*() {
       const ids = yield* this.idsOf(page)
       const seen = this.seen
-      if (!(trusted || page.offset === 0 || ids.some((id) => seen.has(id)))) return Option.none<Page.Page<A>>()
+      if (!(trusted || page.offset === 0 || ids.some((id) => seen.has(id)))) {
+        return Option.none<{ readonly page: Page.Page<A>; readonly fresh: number }>()
+      }
       if (this.previous !== undefined) {
         // The last record shared with the page before: where it is now against where it was.
         for (let i = ids.length - 1; i >= 0; i--) {
@@ -156,28 +180,22 @@ export class DriftGuard<A, E, R> {
       // there all along came out before, so any other is an insert behind the export, which it may leave out.
       const from = ids.findIndex((id) => seen.has(id)) + 1
       const fresh = new Set<number>()
-      for (let i = from; i < ids.length; i++) {
-        if (!seen.has(ids[i])) {
-          seen.add(ids[i])
-          fresh.add(i)
-        }
-      }
-      if (fresh.size === ids.length) return Option.some(page)
-      const invalidAt = new Set(page.invalid.map((record) => record.offset - page.offset))
-      // Valid records fill the positions the invalid ones leave, as in `idsOf`.
-      const records: Array<A> = []
-      const raw: Array<unknown> = []
-      let valid = 0
       for (let i = 0; i < ids.length; i++) {
-        if (invalidAt.has(i)) continue
-        if (fresh.has(i)) {
-          records.push(page.records[valid])
-          raw.push(page.raw[valid])
+        const text = Judge.hash(PageOrder.textAt(page, i))
+        if (!seen.has(ids[i])) {
+          if (i < from) continue
+          seen.set(ids[i], text)
+          fresh.add(i)
+          continue
         }
-        valid++
+        // Seen before: the same record again (the overlap), or one that only shares its id.
+        const before = seen.get(ids[i])
+        if (before !== undefined && before !== text) {
+          yield* this.options.onDrift(DriftEvent.Dropped({ offset: page.offset + i, id: ids[i] }))
+        }
       }
-      const invalid = page.invalid.filter((record) => fresh.has(record.offset - page.offset))
-      return Option.some({ ...page, records, raw, invalid })
+      if (fresh.size === ids.length) return Option.some({ page, fresh: fresh.size })
+      return Option.some({ page: PageOrder.keepWhere(page, (position) => fresh.has(position)), fresh: fresh.size })
     })
   }
 
@@ -185,7 +203,7 @@ export class DriftGuard<A, E, R> {
    * The page at `lost.offset` overlapped nothing read: step back along the grid until a fresh page overlaps, then
    * walk forward to `lost.offset` (trying its first answer again before asking anew).
    */
-  private recover(lost: Page.Page<A>, size: number, served: number) {
+  private recover(lost: Page.Page<A>, size: number) {
     return Effect.gen(this, function*() {
       const target = lost.offset
       this.widened += 1
@@ -202,11 +220,15 @@ export class DriftGuard<A, E, R> {
       let cursor = Math.max(0, target - stride)
       let lostTried = false
       let last = lost
+      let lastFresh = 0
       for (;;) {
         const useLost = cursor === target && !lostTried
         if (useLost) lostTried = true
         const page = useLost ? lost : yield* fresh(cursor)
         last = page
+        // A fresh empty page on the way forward (or at the start of the list) is where the list now ends; the lost
+        // page's own answer may be older than the pages read since, so it is asked again.
+        if (page.received === 0 && !useLost && (taken.length > 0 || cursor === 0)) break
         const accepted = yield* this.take(page, false)
         if (Option.isNone(accepted)) {
           // A first answer may just be older than the pages read since: ask again there. A fresh page that
@@ -214,15 +236,15 @@ export class DriftGuard<A, E, R> {
           if (!useLost) cursor = Math.max(0, cursor - stride)
           continue
         }
-        taken.push(accepted.value)
-        // A page shorter than one the server has served is the end of the list (see pager.ts); otherwise forward by
-        // what the page held (a server may serve fewer than asked), overlapping it.
-        const end = page.received === 0 || (page.received < page.count && page.received < served)
-        if (cursor >= target || end) break
-        cursor = Math.min(target, page.offset + page.received - Math.min(this.overlap(size), page.received - 1))
+        taken.push(accepted.value.page)
+        lastFresh = accepted.value.fresh
+        // Forward by what the page held (a server may serve fewer than asked), overlapping it, up to the lost page;
+        // an empty page ends the walk (the engine judges it: the end of the list).
+        if (cursor >= target || page.received === 0) break
+        cursor = Math.min(target, Judge.after(page, this.overlap(size)))
       }
       yield* this.options.onDrift(DriftEvent.Recovered({ offset: target, requests, overlap: this.overlap(size) }))
-      return { emit: taken, last }
+      return this.stepOf(taken, last, lastFresh)
     })
   }
 

@@ -1,24 +1,13 @@
 /**
- * The paging engine: pages fetched ahead on an offset grid, emitted strictly in offset order, with the page size
- * learned from what the server serves and the end of the list taken only when the server has said so
- * (docs/ARCHITECTURE.md, "Paging").
+ * The paging engine: pages fetched ahead on an offset grid, emitted strictly in offset order, each judged by
+ * `judge.ts` (docs/ARCHITECTURE.md, "Paging"). This file only wires that judgement to fetches and a Stream: which
+ * pages are in flight, where the grid goes on after a short page, what is emitted and where a resume starts.
  *
- * The contract gives neither the default nor the largest `list_count` (docs/erp-api-v2.md, "Gaps in the endpoint
- * list"), so a page shorter than asked is either the end of the list or a server that clamps its pages. The rule:
- *
- * - an empty page ends the list;
- * - a page shorter than one the server has already served ends it: a server that clamps its pages serves its
- *   largest page whenever the list goes on, so a shorter one is the end (this assumes the largest page is one fixed
- *   number, the plain reading of "maximum of list_count");
- * - otherwise (as long as any page served so far, but shorter than asked) it is not known yet. Plain paging takes
- *   the page's length as the page size and goes on right after it, and the next page settles it: shorter or empty,
- *   the end; as long, the server clamps and pages of that size follow. Drift-safe paging first asks once more just
- *   past what it read, keeping an overlap with it, and takes the smaller size if that page is as long. Either way the
- *   end costs at most one request more than a list that ends on a page boundary, and nothing is skipped.
- *
- * Pages in flight start at one and double with each full page, up to `concurrency`: a short list or a clamping
- * server costs few requests past the end or on the wrong grid, a long list soon runs at full concurrency.
+ * Pages in flight start at one and double with each full page, up to `concurrency`: a short list or a server that
+ * serves short pages costs few requests on the wrong grid, a long list soon runs at full concurrency. When the grid
+ * moves (after a short page), the pages in flight past it are interrupted (their requests cancelled).
  */
+import { PagingLoop } from "@erp-client/core/ErpError"
 import type * as Page from "@erp-client/core/Page"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -27,106 +16,94 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as Judge from "./judge.js"
+import * as PageOrder from "./pageOrder.js"
 
 /**
- * What paging knows of the server's pages: the size it asks, the most records it was ever served in one page, the
- * ceiling it never asks above, and the length of a short page not yet settled (drift-safe paging, see above).
+ * The latest records emitted, as a server that filters after cutting may serve them again after a short page: the
+ * pages themselves (hashed only when a short page makes a check necessary) after the hashes a resumed export was
+ * handed, at least `keep` records of them.
  */
-export interface Plan {
-  readonly size: number
-  readonly served: number
-  readonly ceiling: number
-  readonly suspect?: number | undefined
-}
+class Recent<A> {
+  private pages: Array<Page.Page<A>> = []
+  private records = 0
+  constructor(private resumed: ReadonlyArray<number>) {}
 
-/** What the page that decides (see `Mode.step`) says about the rest of the list. */
-export type Decision =
-  | { readonly _tag: "More" }
-  | { readonly _tag: "End" }
-  /** Drop the pages in flight and go on from `offset` (with the plan's size, which may have changed). */
-  | { readonly _tag: "Regrid"; readonly offset: number }
+  add(emitted: ReadonlyArray<Page.Page<A>>, keep: number): void {
+    for (const page of emitted) {
+      if (page.raw.length === 0) continue
+      this.pages.push(page)
+      this.records += page.raw.length
+    }
+    while (this.pages.length > 1 && this.records - this.pages[0]!.raw.length >= keep) {
+      this.records -= this.pages.shift()!.raw.length
+    }
+    if (this.records >= keep) this.resumed = []
+  }
 
-/**
- * The rule above, as a function of the plan and one page: where it starts, `count` asked and `received`. `overlap`
- * is the mode's (0 for plain paging); `confirmFirst` says whether a short page is confirmed before its length is
- * learned, `minSize` the smallest size learned (drift-safe paging: 2, room for an overlap; it assumes a server
- * serves at least two records a page).
- */
-export const judge = (
-  plan: Plan,
-  page: { readonly offset: number; readonly count: number; readonly received: number },
-  mode: {
-    readonly overlap: (size: number) => number
-    readonly confirmFirst: boolean
-    readonly minSize: number
-  }
-): { readonly plan: Plan; readonly decision: Decision } => {
-  const served = Math.max(plan.served, page.received)
-  if (page.received >= page.count) {
-    return { plan: { ...plan, served, suspect: undefined }, decision: { _tag: "More" } }
-  }
-  if (page.received === 0 || page.received < plan.served) {
-    return { plan: { ...plan, served }, decision: { _tag: "End" } }
-  }
-  // A page of one record cannot be confirmed with an overlap: drift-safe paging takes it as the end, on the
-  // assumption that the server serves at least two records a page (`minSize`).
-  if (page.received < mode.minSize) return { plan: { ...plan, served }, decision: { _tag: "End" } }
-  // Right after the records received, sharing the mode's overlap with them, and at least one record further on.
-  const after = (size: number) => page.offset + page.received - Math.min(mode.overlap(size), page.received - 1)
-  if (mode.confirmFirst && plan.suspect === undefined) {
-    return { plan: { ...plan, served, suspect: page.received }, decision: { _tag: "Regrid", offset: after(plan.size) } }
-  }
-  const size = Math.max(mode.minSize, plan.suspect ?? page.received)
-  return {
-    plan: { size, served, ceiling: Math.min(plan.ceiling, size), suspect: undefined },
-    decision: { _tag: "Regrid", offset: after(size) }
+  /** The hashes of the last `limit` records emitted, oldest first. */
+  hashes(limit: number): ReadonlyArray<number> {
+    const out: Array<number> = []
+    for (const page of this.pages) {
+      for (let i = 0; i < page.raw.length; i++) out.push(Judge.hash(page.json?.[i] ?? JSON.stringify(page.raw[i])))
+    }
+    const all = this.resumed.length === 0 ? out : [...this.resumed, ...out]
+    return all.length <= limit ? all : all.slice(all.length - limit)
   }
 }
 
-/** After a response too large to accept: half the page, and never more than that again. */
-export const shrink = (plan: Plan): Plan => {
-  const size = Math.max(1, Math.floor(plan.size / 2))
-  return { size, served: plan.served, ceiling: size, suspect: undefined }
+/** What a mode learns from one page (see `Mode.step`). */
+export interface Step<A> {
+  /** The pages to emit, holding only records not emitted before. */
+  readonly emit: ReadonlyArray<Page.Page<A>>
+  /** The page that decides what comes next: the page itself, or the last one a drift-safe look back fetched. */
+  readonly last: Page.Page<A>
+  /** Records of `last` not emitted before. */
+  readonly fresh: number
+  /** Records of `last` repeated beyond the overlap asked for (see `Judge.Observation`). */
+  readonly surplus: number
 }
 
 /** How plain and drift-safe paging differ: how pages overlap, what a page yields, where a resume starts. */
 export interface Mode<A, E, R> {
-  /** Records a page shares with the one before it at this page size (0, or fewer than `size`). */
-  readonly overlap: (size: number) => number
-  /** Whether a short page is confirmed by one more page before its length is taken as the server's (see above). */
-  readonly confirmFirst: boolean
-  /** The smallest page size to learn. */
-  readonly minSize: number
+  readonly rules: Judge.Rules
   /**
-   * Takes one page, in offset order: the pages to emit, and the page that decides what comes next (the page itself,
-   * or the last one a drift-safe look back fetched).
+   * Takes one page, in offset order. `tail` is there after a short page: the latest records emitted (hashes, oldest
+   * first), which the page may start with again. `previous` is the page judged before it.
    */
   readonly step: (
     page: Page.Page<A>,
-    plan: Plan
-  ) => Effect.Effect<
-    { readonly emit: ReadonlyArray<Page.Page<A>>; readonly last: Page.Page<A> },
-    E,
-    R
-  >
+    context: {
+      readonly plan: Judge.Plan
+      readonly tail: ReadonlyArray<number> | undefined
+      readonly previous: Page.Page<A> | undefined
+    }
+  ) => Effect.Effect<Step<A>, E, R>
   /** Where an export resumed after `page` starts. */
   readonly resumeAt: (page: Page.Page<A>) => number
   /** What else a resume must carry at this page size (drift-safe paging: its overlap). */
   readonly resumeExtra: (size: number) => Record<string, number>
 }
 
-/** Where a resumed export starts, and what it had learned. */
+/** Where a resumed export starts, and what it had learned. Plain JSON. */
 export interface ResumePoint {
   readonly offset: number
   readonly pageSize: number
   readonly served: number
   readonly overlap?: number | undefined
+  /** The length of a short page not yet settled (see `Judge.Plan.suspect`). */
+  readonly suspect?: number | undefined
+  /**
+   * After a short page: hashes (`Judge.hash` of each record's JSON text) of the last records written, which a server
+   * that filters after cutting may serve again right at `offset`.
+   */
+  readonly tail?: ReadonlyArray<number> | undefined
 }
 
 /** A page as emitted: with where to resume after it, or `undefined` when it was the last one. */
 export type Emitted<A> = Page.Page<A> & { readonly next: ResumePoint | undefined }
 
-/** A change of the page size: learned from a short page, or halved after a response too large. */
+/** A change of the page size: learned from the server (it clamps its pages), or halved after a response too large. */
 export interface SizeChange {
   readonly size: number
   readonly previous: number
@@ -134,8 +111,11 @@ export interface SizeChange {
 }
 
 export interface Settings<E> {
-  readonly plan: Plan
+  readonly endpoint: string
+  readonly plan: Judge.Plan
   readonly start: number
+  /** See `ResumePoint.tail`. */
+  readonly tail: ReadonlyArray<number> | undefined
   readonly concurrency: number
   /** A failure that a smaller page avoids (`ResponseTooLarge`). */
   readonly isTooLarge: (error: E) => boolean
@@ -148,6 +128,21 @@ interface InFlight<A, E> {
 }
 
 /**
+ * Whether `page` holds exactly the records of `before` at a later offset: compared by their text, the first record
+ * first (a proper server never serves one record at two positions of an unchanged list, so that gate is rarely
+ * passed and the whole comparison rarely paid).
+ */
+export const repeatsPage = <A>(before: Page.Page<A> | undefined, page: Page.Page<A>): boolean => {
+  if (before === undefined || page.offset <= before.offset || page.received === 0) return false
+  if (page.received !== before.received || page.invalid.length !== before.invalid.length) return false
+  if (PageOrder.textAt(page, 0) !== PageOrder.textAt(before, 0)) return false
+  for (let i = 1; i < page.received; i++) {
+    if (PageOrder.textAt(page, i) !== PageOrder.textAt(before, i)) return false
+  }
+  return true
+}
+
+/**
  * Runs the engine. Fetches run in the stream's scope: when the stream ends, fails or is interrupted, the pages still
  * in flight are interrupted with it (their requests are cancelled).
  */
@@ -155,24 +150,27 @@ export const run = <A, E, R, E2, R2>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   mode: Mode<A, E2, R2>,
   settings: Settings<E>
-): Stream.Stream<Emitted<A>, E | E2, R | R2> =>
+): Stream.Stream<Emitted<A>, E | E2 | PagingLoop, R | R2> =>
   Stream.fromPull(Effect.gen(function*() {
     const scope = yield* Effect.scope
-    // The engine's whole state: the plan, the next offset to ask, the window of pages in flight and the pages in it.
+    // The engine's whole state: the plan, the next offset to ask, the window of pages in flight and the pages in it,
+    // the last page judged, and the records the next page may repeat.
     let plan = settings.plan
     let next = settings.start
     let window = 1
     let done = false
     const inFlight: Array<InFlight<A, E>> = []
-    // A size learned from a short page, told once a page of that size comes back full (the server clamps), never
-    // when the next page shows the short one was simply the end of the list.
-    let unconfirmed: { readonly size: number; readonly previous: number } | undefined = undefined
+    // The latest records emitted, and whether the next page may repeat some of them (after a short page).
+    const recent = new Recent<A>(settings.tail ?? [])
+    let afterShort = settings.tail !== undefined
+    // At most as many as the positions a short page left unread: never more than a page asked.
+    const tail = () => recent.hashes(Math.max(plan.size, lastJudged?.count ?? 0))
 
     const launch = Effect.suspend(() => {
       const launched: Array<Effect.Effect<void, never, R>> = []
       while (inFlight.length + launched.length < window) {
         const offset = next
-        next += Math.max(1, plan.size - mode.overlap(plan.size))
+        next += Math.max(1, plan.size - mode.rules.overlap(plan.size))
         launched.push(
           Effect.map(Effect.forkIn(fetch(offset, plan.size), scope), (fiber) => {
             inFlight.push({ offset, fiber })
@@ -184,71 +182,143 @@ export const run = <A, E, R, E2, R2>(
 
     const dropInFlight = Effect.suspend(() => Effect.forEach(inFlight.splice(0), (f) => Fiber.interrupt(f.fiber)))
 
-    const regrid = (offset: number, reason: SizeChange["reason"], previous: number) =>
+    const regrid = (offset: number) =>
       Effect.zipRight(
         dropInFlight,
-        Effect.suspend(() => {
+        Effect.sync(() => {
           next = offset
           window = 1
-          if (plan.size === previous) return Effect.void
-          if (reason === "too-large") return settings.onSizeChange({ size: plan.size, previous, reason })
-          unconfirmed = { size: plan.size, previous: unconfirmed?.previous ?? previous }
-          return Effect.void
         })
       )
 
-    const resumePoint = (page: Page.Page<A>): ResumePoint => ({
+    let lastJudged: Page.Page<A> | undefined = undefined
+    // Where each page judged so far started, by the hash of the first record it brought that was new (one number a
+    // page): see `Judge.Rules.firstRecordsUnique`.
+    const firsts = new Map<number, number>()
+    const startsLikeAnother = (offset: number, emitted: ReadonlyArray<Page.Page<A>>): boolean => {
+      const page = emitted.find((page) => page.raw.length > 0)
+      if (!mode.rules.firstRecordsUnique || page === undefined) return false
+      const first = Judge.hash(page.json?.[0] ?? JSON.stringify(page.raw[0]))
+      const before = firsts.get(first)
+      if (before === undefined) firsts.set(first, offset)
+      return before !== undefined && before !== offset
+    }
+
+    const resumePoint = (page: Page.Page<A>, last: boolean): ResumePoint => ({
       offset: mode.resumeAt(page),
       pageSize: plan.size,
       served: plan.served,
-      ...mode.resumeExtra(plan.size)
+      ...mode.resumeExtra(plan.size),
+      ...(plan.suspect === undefined ? {} : { suspect: plan.suspect }),
+      // Only the last page of a step can be followed by repeats (the records of those before it follow them).
+      ...(last && afterShort && mode.rules.overlap(plan.size) === 0 ? { tail: tail() } : {})
     })
 
     // One page in order: its pages to emit (possibly none, e.g. after a too-large response shrank the page).
-    const once: Effect.Effect<ReadonlyArray<Emitted<A>>, Option.Option<E | E2>, R | R2> = Effect.gen(function*() {
-      yield* launch
-      const head = inFlight.shift()!
-      const exit = yield* Fiber.await(head.fiber)
-      if (Exit.isFailure(exit)) {
-        const failure = Cause.failureOption(exit.cause)
-        if (Option.isSome(failure) && settings.isTooLarge(failure.value) && plan.size > 1) {
-          const previous = plan.size
-          plan = shrink(plan)
-          yield* regrid(head.offset, "too-large", previous)
-          return []
-        }
-        return yield* Effect.failCause(Cause.map(exit.cause, Option.some))
-      }
-      const previous = plan.size
-      const step = yield* Effect.mapError(mode.step(exit.value, plan), Option.some)
-      const judged = judge(plan, step.last, mode)
-      plan = judged.plan
-      switch (judged.decision._tag) {
-        case "End":
-          done = true
-          unconfirmed = undefined
-          yield* dropInFlight
-          break
-        case "Regrid":
-          yield* regrid(judged.decision.offset, "served", previous)
-          break
-        case "More": {
-          window = Math.min(settings.concurrency, window * 2)
-          const learned = unconfirmed
-          if (learned !== undefined && learned.size === plan.size) {
-            unconfirmed = undefined
-            yield* settings.onSizeChange({ size: learned.size, previous: learned.previous, reason: "served" })
+    const once: Effect.Effect<ReadonlyArray<Emitted<A>>, Option.Option<E | E2 | PagingLoop>, R | R2> = Effect.gen(
+      function*() {
+        yield* launch
+        const head = inFlight.shift()!
+        const exit = yield* Fiber.await(head.fiber)
+        if (Exit.isFailure(exit)) {
+          const failure = Cause.failureOption(exit.cause)
+          if (Option.isSome(failure) && settings.isTooLarge(failure.value) && plan.size > 1) {
+            const previous = plan.size
+            plan = Judge.shrink(plan)
+            yield* regrid(head.offset)
+            yield* settings.onSizeChange({ size: plan.size, previous, reason: "too-large" })
+            return []
           }
+          return yield* Effect.failCause(Cause.map(exit.cause, Option.some))
         }
+        const step = yield* Effect.mapError(
+          mode.step(exit.value, { plan, tail: afterShort ? tail() : undefined, previous: lastJudged }),
+          Option.some
+        )
+        const last = step.last
+        // Nothing new, and the same records as the page before at a later offset: a server that ignores list_offset,
+        // or a list that moved by exactly the distance between the two pages. A page far further on tells (past the
+        // end of most lists, and farther than any list moves between two requests): the ignoring server serves them
+        // again.
+        const ignored = startsLikeAnother(last.offset, step.emit) ||
+          (step.fresh === 0 && repeatsPage(lastJudged, last) &&
+            repeatsPage(
+              last,
+              yield* Effect.mapError(fetch(last.offset + Math.max(10_000, 100 * last.count), last.count), Option.some)
+            ))
+        const judged = Judge.judge(plan, {
+          offset: last.offset,
+          count: last.count,
+          received: last.received,
+          fresh: step.fresh,
+          surplus: step.surplus,
+          repeatsPrevious: ignored
+        }, mode.rules)
+        plan = judged.plan
+        lastJudged = last
+        recent.add(step.emit, Math.max(plan.size, last.count))
+        afterShort = last.received > 0 && last.received < last.count
+        const decision = judged.decision
+        switch (decision._tag) {
+          case "Loop":
+            yield* dropInFlight
+            return yield* Effect.fail(
+              Option.some(new PagingLoop({ endpoint: settings.endpoint, offset: last.offset, reason: decision.reason }))
+            )
+          case "End":
+            done = true
+            yield* dropInFlight
+            break
+          case "Regrid":
+            yield* regrid(decision.offset)
+            break
+          case "More":
+            if (step.fresh > 0 && last.received >= last.count) window = Math.min(settings.concurrency, window * 2)
+        }
+        if (judged.learned !== undefined) {
+          yield* settings.onSizeChange({ ...judged.learned, reason: "served" })
+        }
+        const lastEmitted = step.emit.length - 1
+        return step.emit.map((page, i) => ({
+          ...page,
+          next: done && i === lastEmitted ? undefined : resumePoint(page, i === lastEmitted)
+        }))
       }
-      return step.emit.map((page, i) => ({
-        ...page,
-        next: done && i === step.emit.length - 1 ? undefined : resumePoint(page)
-      }))
-    })
+    )
 
-    return Effect.suspend(function pull(): Effect.Effect<Chunk.Chunk<Emitted<A>>, Option.Option<E | E2>, R | R2> {
-      if (done) return Effect.fail(Option.none())
-      return Effect.flatMap(once, (pages) => pages.length === 0 ? pull() : Effect.succeed(Chunk.unsafeFromArray(pages)))
-    })
+    return Effect.suspend(
+      function pull(): Effect.Effect<Chunk.Chunk<Emitted<A>>, Option.Option<E | E2 | PagingLoop>, R | R2> {
+        if (done) return Effect.fail(Option.none())
+        return Effect.flatMap(
+          once,
+          (pages) => pages.length === 0 ? pull() : Effect.succeed(Chunk.unsafeFromArray(pages))
+        )
+      }
+    )
   }))
+
+/**
+ * Plain paging's step: a page right after a short one may start with records already emitted (a server that filters
+ * after cutting serves them again); those are dropped, the rest emitted. A page that holds exactly the records of the
+ * page before it emits nothing (see `run`).
+ */
+export const plainStep = <A>(
+  page: Page.Page<A>,
+  tail: ReadonlyArray<number> | undefined,
+  previous: Page.Page<A> | undefined
+): Step<A> => {
+  if (repeatsPage(previous, page)) return { emit: [], last: page, fresh: 0, surplus: 0 }
+  if (tail === undefined || tail.length === 0 || page.received === 0) {
+    return { emit: [page], last: page, fresh: page.received, surplus: 0 }
+  }
+  const head: Array<number> = []
+  for (let i = 0; i < Math.min(tail.length, page.received); i++) head.push(Judge.hash(PageOrder.textAt(page, i)))
+  const repeated = Judge.repeatedRun(tail, head)
+  if (repeated === 0) return { emit: [page], last: page, fresh: page.received, surplus: 0 }
+  return {
+    emit: [PageOrder.keepWhere(page, (position) => position >= repeated)],
+    last: page,
+    fresh: page.received - repeated,
+    surplus: repeated
+  }
+}
