@@ -44,11 +44,13 @@ describe("RateLimit", () => {
 
   it("resolves defaults: the contract's 100 per 30 seconds", () => {
     expect(RateLimit.resolve(undefined)).toStrictEqual(RateLimit.defaults)
+    expect(RateLimit.defaults.resetSkewMillis).toBe(0)
     expect(RateLimit.resolve({ limit: 5, window: "1 second", resetUnit: "seconds", headers: false })).toStrictEqual({
       limit: 5,
       windowMillis: 1000,
       resetUnit: "seconds",
-      headers: false
+      headers: false,
+      resetSkewMillis: 0
     })
   })
 })

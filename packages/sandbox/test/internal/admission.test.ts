@@ -42,7 +42,7 @@ describe("internal/admission", () => {
     admission.decide("/partner/list", "k", 0)
     expect(admission.decide("/partner/list", "k", 0)._tag).toBe("Limited")
     // The Hang fault went to the second request; nothing is left for later ones.
-    expect(faults.take("/partner/list")).toBeUndefined()
+    expect(faults.take("/partner/list", 0)).toBeUndefined()
   })
 
   it("without a rate limit: no headers, every request allowed, and still reports the most seen in a window", () => {

@@ -17,7 +17,7 @@ const setup = (count = 20, maxListCount = 500, defaultListCount?: number) => {
     beforeList: () => lists++
   })
   const ask = (endpoint: "/partner/list" | "/partner/get", params: Record<string, string>, keyValid = true) =>
-    JSON.parse(answer(endpoint, new URLSearchParams(params), keyValid))
+    JSON.parse(answer(endpoint, new URLSearchParams(params), keyValid).body)
   return { store, ask, lists: () => lists }
 }
 

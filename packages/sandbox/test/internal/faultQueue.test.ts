@@ -3,7 +3,7 @@ import { Fault } from "../../src/index.js"
 import * as FaultQueue from "../../src/internal/faultQueue.js"
 
 const tags = (queue: FaultQueue.FaultQueue, endpoint: string, n: number) =>
-  Array.from({ length: n }, () => queue.take(endpoint)?._tag ?? "-")
+  Array.from({ length: n }, () => queue.take(endpoint, 0)?._tag ?? "-")
 
 describe("internal/faultQueue", () => {
   it("serves injected faults in order, each `times` times, to their endpoint only", () => {
@@ -20,7 +20,7 @@ describe("internal/faultQueue", () => {
     queue.push(Fault.Fault.Unauthorized(), { times: Infinity })
     expect(tags(queue, "/partner/get", 50).every((tag) => tag === "Unauthorized")).toBe(true)
     queue.clear()
-    expect(queue.take("/partner/get")).toBeUndefined()
+    expect(queue.take("/partner/get", 0)).toBeUndefined()
   })
 
   it("random faults: a seeded share, after the injected ones", () => {
