@@ -104,6 +104,11 @@ export interface Options {
     readonly jitter?: Duration.DurationInput | undefined
     readonly seed?: number | undefined
   } | undefined
+  /**
+   * Faults queued at start, in order, as `Service.inject` queues them: e.g. an outage from the fifth request on,
+   * `[{ fault: Fault.Outage({ duration: "10 seconds" }), after: 4 }]`.
+   */
+  readonly inject?: ReadonlyArray<{ readonly fault: Fault.Fault } & InjectOptions> | undefined
   /** Serves a fault picked from `faults` to a `rate` share of the requests (seeded, so runs repeat). */
   readonly randomFaults?: {
     readonly rate: number

@@ -61,6 +61,7 @@ export const make = (
     const store = PartnerStore.make(seed, partnerCount, options.oddRecords, options.hidden)
     const keys = ApiKeys.make(options.apiKeys ?? ["sandbox-key"])
     const faults = FaultQueue.make(options.randomFaults, seed)
+    for (const { fault, ...injectOptions } of options.inject ?? []) faults.push(fault, injectOptions)
     const log = RequestLog.make(Math.max(0, Math.floor(options.maxLogEntries ?? 10_000)))
     const admission = Admission.make(rateLimit, faults, log)
     const latency = makeLatency(options.latency, seed)
