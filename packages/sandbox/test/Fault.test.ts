@@ -310,6 +310,25 @@ describe("Fault", () => {
   )
 })
 
+describe("Options.inject", () => {
+  it.live("queues faults at start, in order, as inject does", () =>
+    withSandbox({
+      inject: [
+        { fault: Fault.Fault.Status({ status: 500 }), after: 1 },
+        { fault: Fault.Fault.UnknownCode({}), times: 2, endpoint: "partner/get" }
+      ]
+    }, (sandbox) =>
+      Effect.gen(function*() {
+        const outcomes: Array<string> = []
+        for (let i = 0; i < 4; i++) {
+          const reply = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+          outcomes.push(reply.status === 200 ? String(json(reply).result.code) : String(reply.status))
+        }
+        // First passes (after: 1) but meets the second fault; then the 500; then the second's last time.
+        expect(outcomes).toStrictEqual(["2", "500", "2", "1"])
+      })), TIMEOUT)
+})
+
 describe("Fault.Outage", () => {
   const status = (baseUrl: string, path = "/partner/list") =>
     Effect.map(call(baseUrl, path, path === "/partner/list" ? page : { id: "1" }), (reply) => reply.status)
