@@ -13,7 +13,8 @@ type NoFields = Record<never, never>
 /**
  * One fault, served to one request:
  *
- * - `Status`: an HTTP `status` (500, 502, 503, 504, ...) with a small non-envelope body, as a proxy sends it.
+ * - `Status`: an HTTP `status` (500, 502, 503, 504, ...) with a small non-envelope body, as a proxy sends it, and
+ *   `Retry-After` when `retryAfter` is given.
  * - `TooManyRequests`: a 429 whatever the window says; `headers` (default true) sends `X-RateLimit-*` with
  *   `X-RateLimit-Reset` `resetAfter` (default 1 second) from now in `resetUnit` (default the server's unit).
  *   It is not counted in the window.
@@ -28,12 +29,22 @@ type NoFields = Record<never, never>
  * - `Unauthorized`: the `Unauthorized` envelope, even for a valid key.
  * - `Redirect`: a `status` (default 302) redirect to `location`, e.g. another origin, to check a client does not
  *   carry its key there.
+ * - `Outage`: the service is down for `duration` of Effect clock time, from the first request that meets the fault:
+ *   every request in that time (to any endpoint, or to the one `inject` names) gets `status` (default 503) with
+ *   `body` (default `"html"`, see `OutageBody`), no `X-RateLimit-*` headers (a gateway answers, not the service), and
+ *   `Retry-After` when `retryAfter` is given. None of them is counted in the rate-limit window; an outage already
+ *   under way comes before the window and before every other fault. `inject`'s `times` counts outages: the next
+ *   one starts at the first request after the previous one ended.
  *
  * @since 0.1.0
  * @category Models
  */
 export type Fault = Data.TaggedEnum<{
-  Status: { readonly status: number; readonly body?: string | undefined }
+  Status: {
+    readonly status: number
+    readonly body?: string | undefined
+    readonly retryAfter?: RetryAfter | undefined
+  }
   TooManyRequests: {
     readonly headers?: boolean | undefined
     readonly resetAfter?: Duration.DurationInput | undefined
@@ -48,7 +59,36 @@ export type Fault = Data.TaggedEnum<{
   Delay: { readonly duration: Duration.DurationInput }
   Unauthorized: NoFields
   Redirect: { readonly location: string; readonly status?: number | undefined }
+  Outage: {
+    readonly duration: Duration.DurationInput
+    readonly status?: number | undefined
+    readonly retryAfter?: RetryAfter | undefined
+    readonly body?: OutageBody | undefined
+  }
 }>
+
+/**
+ * The `Retry-After` header of a fault: a string is sent as written (`"5"`, or an HTTP date such as
+ * `"Wed, 21 Oct 2015 07:28:00 GMT"`, or anything a broken server sends); `{ after, format }` is worked out at each
+ * response, `after` from the Effect clock's now, as whole seconds (rounded up; the default) or as an HTTP date.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type RetryAfter = string | {
+  readonly after: Duration.DurationInput
+  readonly format?: "seconds" | "http-date" | undefined
+}
+
+/**
+ * The body of an `Outage` response: `"html"`, a small page as a gateway sends it; `"envelope"`, the error envelope
+ * (`result.code` 0, the status text as `result.message`, `data` null), as a service in maintenance mode sends it;
+ * `"empty"`, no body.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type OutageBody = "html" | "envelope" | "empty"
 
 /**
  * Constructors and matchers: `Fault.Status({ status: 503 })`, `Fault.Hang()`, `Fault.$is("Hang")`. A plain object

@@ -27,6 +27,14 @@ export interface Options {
   readonly resetUnit?: ResetUnit | undefined
   /** Whether responses carry the `X-RateLimit-*` headers (default true). */
   readonly headers?: boolean | undefined
+  /**
+   * Shifts `X-RateLimit-Reset` from the window's true reset (default 0), on every response that carries it: the
+   * window's answers and 429s and the `TooManyRequests` fault alike. Negative puts the reset early, in the past even,
+   * as a server with a slow clock does (a negative number of milliseconds, or a string such as `"-5 seconds"`);
+   * `"1 hour"` is absurd, as real servers sometimes are. The window itself is not moved. In `"seconds"` from now, a
+   * reset in the past is sent as 0.
+   */
+  readonly resetSkew?: Duration.DurationInput | undefined
 }
 
 /**
@@ -40,6 +48,8 @@ export interface Resolved {
   readonly windowMillis: number
   readonly resetUnit: ResetUnit
   readonly headers: boolean
+  /** Added to the reset in `X-RateLimit-Reset`; may be negative. */
+  readonly resetSkewMillis: number
 }
 
 /**
@@ -48,7 +58,28 @@ export interface Resolved {
  * @since 0.1.0
  * @category Constants
  */
-export const defaults: Resolved = { limit: 100, windowMillis: 30_000, resetUnit: "epoch-seconds", headers: true }
+export const defaults: Resolved = {
+  limit: 100,
+  windowMillis: 30_000,
+  resetUnit: "epoch-seconds",
+  headers: true,
+  resetSkewMillis: 0
+}
+
+/**
+ * A duration in milliseconds that may be negative (`Duration` itself has no negative durations): a number is
+ * milliseconds as given, a string starting with `-` is the negated duration of the rest.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const signedMillis = (input: Duration.DurationInput): number => {
+  if (typeof input === "number") return Number.isFinite(input) ? input : 0
+  if (typeof input === "string" && input.trim().startsWith("-")) {
+    return -Duration.toMillis(Duration.decode(input.trim().slice(1).trim() as Duration.DurationInput))
+  }
+  return Duration.toMillis(Duration.decode(input))
+}
 
 /**
  * @since 0.1.0
@@ -61,7 +92,8 @@ export const resolve = (options: Options | undefined): Resolved => ({
     options?.window === undefined ? defaults.windowMillis : Duration.toMillis(Duration.decode(options.window))
   ),
   resetUnit: options?.resetUnit ?? defaults.resetUnit,
-  headers: options?.headers ?? defaults.headers
+  headers: options?.headers ?? defaults.headers,
+  resetSkewMillis: options?.resetSkew === undefined ? defaults.resetSkewMillis : signedMillis(options.resetSkew)
 })
 
 /**
@@ -153,7 +185,8 @@ export const resetValue = (unit: ResetUnit, resetAtMillis: number, nowMillis: nu
 }
 
 /**
- * The three `X-RateLimit-*` headers of a decision.
+ * The three `X-RateLimit-*` headers of a decision, the reset shifted by `skewMillis` (default 0; see
+ * `Options.resetSkew`).
  *
  * @since 0.1.0
  * @category Encoding
@@ -161,9 +194,10 @@ export const resetValue = (unit: ResetUnit, resetAtMillis: number, nowMillis: nu
 export const headers = (
   decision: Decision,
   unit: ResetUnit,
-  nowMillis: number
+  nowMillis: number,
+  skewMillis = 0
 ): Record<string, string> => ({
   "x-ratelimit-limit": String(decision.limit),
   "x-ratelimit-remaining": String(Math.max(0, decision.remaining)),
-  "x-ratelimit-reset": String(resetValue(unit, decision.resetAtMillis, nowMillis))
+  "x-ratelimit-reset": String(resetValue(unit, decision.resetAtMillis + skewMillis, nowMillis))
 })

@@ -51,6 +51,29 @@ export interface Options {
    * `Seed.OddKind`). None by default. `partnerAt` and `oddKindAt` give what list and get serve.
    */
   readonly oddRecords?: Seed.OddRecords | undefined
+  /**
+   * Partners the server holds but does not serve, as permissions or soft deletes do (none by default; see
+   * `Seed.HiddenRecords`). The server cuts a page at `[list_offset, list_offset + served)` of the list (of the
+   * partners matching `list_condition`, when given) with them, then drops them: a page comes back shorter than asked
+   * although more follow, the next page at `list_offset + list_count` is right, and one at `list_offset` plus the
+   * records received repeats records. `partner/get` answers `Not found` for them. `size`, `partnerIds` and list
+   * positions count them; `visiblePartners` is what the server serves.
+   */
+  readonly hidden?: Seed.HiddenRecords | undefined
+  /**
+   * Serve every list page from offset 0, whatever `list_offset` says (default false), as a broken server does: a
+   * client that pages on gets the first page again and again.
+   */
+  readonly ignoreOffset?: boolean | undefined
+  /**
+   * The largest page changes mid-list: from the `fromRequest`-th list page on (1-based, counting the list requests
+   * answered with a page, faults that cut the page included), at most `max` records a page, in place of
+   * `maxListCount` (the latest step reached wins). `[{ fromRequest: 4, max: 50 }]` with `maxListCount: 100` serves
+   * 100, 100, 100, then 50.
+   */
+  readonly maxListCountSchedule?:
+    | ReadonlyArray<{ readonly fromRequest: number; readonly max: number }>
+    | undefined
   /** The valid API keys (default `["sandbox-key"]`). */
   readonly apiKeys?: ReadonlyArray<string> | undefined
   /** The rate limit per (API key, endpoint) (default 100 per 30 seconds, epoch-seconds reset), or `false`. */
@@ -81,6 +104,11 @@ export interface Options {
     readonly jitter?: Duration.DurationInput | undefined
     readonly seed?: number | undefined
   } | undefined
+  /**
+   * Faults queued at start, in order, as `Service.inject` queues them: e.g. an outage from the fifth request on,
+   * `[{ fault: Fault.Outage({ duration: "10 seconds" }), after: 4 }]`.
+   */
+  readonly inject?: ReadonlyArray<{ readonly fault: Fault.Fault } & InjectOptions> | undefined
   /** Serves a fault picked from `faults` to a `rate` share of the requests (seeded, so runs repeat). */
   readonly randomFaults?: {
     readonly rate: number
@@ -138,6 +166,8 @@ export interface InjectOptions {
   readonly times?: number | undefined
   /** Only requests to this endpoint (`"/partner/list"`); any endpoint by default. */
   readonly endpoint?: string | undefined
+  /** How many matching requests pass before the fault is served (default 0), e.g. to stage it from the third page. */
+  readonly after?: number | undefined
 }
 
 /**
@@ -161,6 +191,10 @@ export interface RequestLogEntry {
   readonly durationMillis?: number
   /** The fault served, if any. */
   readonly fault?: Fault.Tag
+  /** For a list page the sandbox served (or cut with a fault): how many records it held. */
+  readonly records?: number
+  /** For such a page: how many hidden partners its cut held and the server dropped (see `Options.hidden`). */
+  readonly hidden?: number
 }
 
 /**
@@ -212,6 +246,13 @@ export interface Service {
   readonly partnerAt: (index: number) => Seed.ServedRecord
   /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `None`. */
   readonly oddKindAt: (index: number) => Option.Option<Seed.OddKind>
+  /** Whether the seeded partner at `index` is hidden (`hidden`): held in the list, never served. */
+  readonly hiddenAt: (index: number) => boolean
+  /**
+   * Every partner the list serves now, in list order: the list without its hidden partners. What an export that loses
+   * nothing writes (with `Seed.recordJson` for the text of each, exact numbers as written).
+   */
+  readonly visiblePartners: Effect.Effect<ReadonlyArray<Seed.ServedRecord>>
   /** Queues `fault` for the next `times` matching requests (after the rate limit let them through). */
   readonly inject: (fault: Fault.Fault, options?: InjectOptions) => Effect.Effect<void>
   readonly clearFaults: Effect.Effect<void>
@@ -223,9 +264,13 @@ export interface Service {
   /** Makes `key` invalid from the next request on, e.g. a key revoked in the middle of an export. */
   readonly revokeKey: (key: string) => Effect.Effect<void>
   readonly setKeys: (keys: ReadonlyArray<string>) => Effect.Effect<void>
-  /** How many partners the list holds now. */
+  /** How many partners the list holds now, hidden ones included (they hold list positions). */
   readonly size: Effect.Effect<number>
-  /** The ids of the partners, in list order, now. */
+  /**
+   * The ids of the partners, in list order, now, hidden ones included: each partner's own id (the seeded `index + 1`
+   * or an inserted partner's), which `deletePartners` takes. An `id-beyond-double` or `duplicate-id` partner serves
+   * another id (see `Seed.OddKind`).
+   */
   readonly partnerIds: Effect.Effect<ReadonlyArray<number>>
   /** Inserts `count` new partners (fresh ids) before list position `at`; returns their ids. */
   readonly insertPartners: (count: number, at: number) => Effect.Effect<ReadonlyArray<number>>

@@ -4,6 +4,8 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
+import * as Exact from "./internal/exactNumber.js"
+import * as Hidden from "./internal/hidden.js"
 import * as Odd from "./internal/oddRecords.js"
 import * as Prngs from "./internal/prng.js"
 import * as Tables from "./internal/seedTables.js"
@@ -71,7 +73,7 @@ export interface PartnerRecord {
 
 /**
  * How an odd record strays from the contract's table (docs/erp-api-v2.md, "Partner record"), the way real ERP data
- * does. Every odd record keeps its integer `id` and the fields its kind does not touch.
+ * does. An odd record keeps the fields its kind does not touch.
  *
  * - `tax-number-empty`: `tax_number` is `""`, as for a private person.
  * - `tax-number-null`: `tax_number` is `null`.
@@ -86,6 +88,20 @@ export interface PartnerRecord {
  *   the flag means what `1` or `0` would, and `list_condition[is_customer]=1` selects it as a customer.
  * - `customer-flag-absent`: no `is_customer` field; no `list_condition[is_customer]` selects it.
  * - `extra-object`: an extra field, `custom_fields`, holding nested objects and an array.
+ *
+ * The kinds above keep the integer `id` and are the ones drawn by default (`defaultOddKinds`). These are drawn only
+ * when asked for by name; their numbers are written in the body exactly as shown (`ExactNumber`), text a float round
+ * trip would change (docs/ARCHITECTURE.md, "Records"):
+ *
+ * - `number-beyond-double`: `"credit_limit":12345678901234567890` (beyond a double) and an extra
+ *   `"ledger_ref":9007199254740993` (2^53 + 1, the first integer a double cannot hold).
+ * - `decimal-as-written`: extra fields `"balance":1.10`, `"rate":1e2` and `"discount":-0.0`.
+ * - `id-beyond-double`: the `id` is 12345678901234567890 plus 1000 times the index (`12345678901234567890` for the
+ *   first partner, `12345678901234568890` for the second): not a safe integer, and still one partner's id, which
+ *   `partner/get` finds it by.
+ * - `duplicate-id`: the `id` of the nearest partner before it that is not a duplicate (the first partner has none
+ *   and keeps its own), with its own other fields: a distinct record that a client dropping records by id alone
+ *   loses. `partner/get` by that id finds the first of them in list order.
  *
  * @since 0.1.0
  * @category Models
@@ -104,6 +120,10 @@ export type OddKind =
   | "customer-flag-boolean"
   | "customer-flag-absent"
   | "extra-object"
+  | "number-beyond-double"
+  | "decimal-as-written"
+  | "id-beyond-double"
+  | "duplicate-id"
 
 /**
  * Every odd kind, in the order documented at `OddKind`.
@@ -112,6 +132,16 @@ export type OddKind =
  * @category Constants
  */
 export const oddKinds: ReadonlyArray<OddKind> = Odd.KINDS
+
+/**
+ * The kinds an odd record is drawn from when `OddRecords.kinds` is not given: every kind that keeps the integer id
+ * and whose numbers survive a float round trip. The others (`number-beyond-double`, `decimal-as-written`,
+ * `id-beyond-double`, `duplicate-id`) are drawn only when named.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const defaultOddKinds: ReadonlyArray<OddKind> = Odd.DEFAULT_KINDS
 
 /**
  * Which seeded partners stray from the contract, and how. The choice is a pure function of the seed and the index,
@@ -123,11 +153,64 @@ export const oddKinds: ReadonlyArray<OddKind> = Odd.KINDS
 export interface OddRecords {
   /** The share of partners that stray, from 0 (none) to 1 (all). */
   readonly rate: number
-  /** The kinds an odd record is drawn from, equally likely (default `oddKinds`: all of them). */
+  /** The kinds an odd record is drawn from, equally likely (default `defaultOddKinds`). */
   readonly kinds?: ReadonlyArray<OddKind> | undefined
   /** Seed of the choice (default: the partners' seed). */
   readonly seed?: number | undefined
 }
+
+/**
+ * Which seeded partners the server holds but does not serve (permissions, soft deletes): a seeded `rate` share of
+ * them, or the partners at these `positions` (indices) of the seeded list. Such a server cuts a page from the list
+ * with them and drops them afterwards, so a page comes back shorter than asked while more follow. Partners inserted
+ * later are never hidden.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type HiddenRecords =
+  | { readonly rate: number; readonly seed?: number | undefined }
+  | { readonly positions: ReadonlyArray<number> }
+
+/**
+ * Whether the seeded partner at `index` is hidden under `options` (none without options). Pure, like `oddKindAt`.
+ *
+ * @since 0.1.0
+ * @category Lookups
+ */
+export const hiddenAt = (seed: number, index: number, options: HiddenRecords | undefined): boolean =>
+  Hidden.make(seed, options)?.(index) ?? false
+
+/**
+ * A JSON number the sandbox writes exactly as `text` (`12345678901234567890`, `1.10`, `-0.0`), which no JavaScript
+ * number holds. `JSON.stringify` writes it as `Number(text)` (what a plain `JSON.parse` of the body gives);
+ * `recordJson` writes the text; `String(n)` is the text.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ExactNumber {
+  readonly _tag: "ExactNumber"
+  /** The number as the body holds it. */
+  readonly text: string
+  toJSON(): number
+  toString(): string
+}
+
+/**
+ * @since 0.1.0
+ * @category Predicates
+ */
+export const isExactNumber: (u: unknown) => u is ExactNumber = Exact.isExactNumber
+
+/**
+ * The JSON text the sandbox writes for a value holding served records: `JSON.stringify`, with every `ExactNumber`
+ * written exactly as its text. What a client that keeps records as sent must write back.
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export const recordJson: (value: unknown) => string = Exact.stringify
 
 /**
  * A partner as the sandbox serves it: a `PartnerRecord`, or one that strays from the contract (see `OddKind`).
@@ -135,12 +218,23 @@ export interface OddRecords {
  * @since 0.1.0
  * @category Models
  */
-export interface ServedRecord extends Omit<PartnerRecord, "company_name" | "tax_number" | "is_customer"> {
+export interface ServedRecord
+  extends Omit<PartnerRecord, "id" | "company_name" | "tax_number" | "is_customer" | "credit_limit">
+{
+  /** A number, except on `id-beyond-double` records (and the `duplicate-id` records that repeat one). */
+  readonly id: number | ExactNumber
   readonly company_name: string | null
   readonly tax_number?: string | number | null
   readonly is_customer?: 0 | 1 | "0" | "1" | boolean
+  readonly credit_limit: number | ExactNumber
   /** Only on `extra-object` records. */
   readonly custom_fields?: { readonly [field: string]: unknown }
+  /** Only on `number-beyond-double` records. */
+  readonly ledger_ref?: ExactNumber
+  /** Only on `decimal-as-written` records. */
+  readonly balance?: ExactNumber
+  readonly rate?: ExactNumber
+  readonly discount?: ExactNumber
 }
 
 const { digits, pick } = Tables

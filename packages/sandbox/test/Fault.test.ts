@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import type { Duration } from "effect"
+import { Effect, Either, TestClock } from "effect"
 import type { Sandbox } from "../src/index.js"
 import { Fault } from "../src/index.js"
 import { call, eventually, json, send, TIMEOUT, withSandbox } from "./helpers.js"
@@ -235,6 +236,196 @@ describe("Fault", () => {
           yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
           yield* call(sandbox.baseUrl, "/partner/get", { id: "2" })
           expect(performance.now() - started).toBeGreaterThanOrEqual(180)
+        })),
+    TIMEOUT
+  )
+
+  it.live(
+    "Status with retryAfter: the Retry-After header as given",
+    () =>
+      withSandbox({}, (sandbox) =>
+        Effect.gen(function*() {
+          yield* sandbox.inject(Fault.Fault.Status({ status: 503, retryAfter: "120" }))
+          yield* sandbox.inject(Fault.Fault.Status({ status: 502, retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT" }))
+          const first = yield* call(sandbox.baseUrl, "/partner/list", page)
+          expect([first.status, first.headers.get("retry-after")]).toStrictEqual([503, "120"])
+          const second = yield* call(sandbox.baseUrl, "/partner/list", page)
+          expect([second.status, second.headers.get("retry-after")]).toStrictEqual([
+            502,
+            "Wed, 21 Oct 2015 07:28:00 GMT"
+          ])
+          yield* sandbox.inject(Fault.Fault.Status({ status: 500 }))
+          expect((yield* call(sandbox.baseUrl, "/partner/list", page)).headers.get("retry-after")).toBeNull()
+        })),
+    TIMEOUT
+  )
+
+  it.live(
+    "MalformedJson and DropMidBody N in a row: `times` truncated 200s, then the whole answer",
+    () =>
+      withSandbox({}, (sandbox) =>
+        Effect.gen(function*() {
+          yield* sandbox.inject(Fault.Fault.MalformedJson(), { times: 3 })
+          for (let i = 0; i < 3; i++) {
+            const reply = yield* call(sandbox.baseUrl, "/partner/list", page)
+            expect(reply.status).toBe(200)
+            expect(() => JSON.parse(reply.text)).toThrow()
+          }
+          yield* stillServes(sandbox)
+
+          yield* sandbox.inject(Fault.Fault.DropMidBody({}), { times: 2 })
+          for (let i = 0; i < 2; i++) {
+            expect(Either.isLeft(yield* Effect.either(send(sandbox.baseUrl, "/partner/list", page)))).toBe(true)
+          }
+          yield* stillServes(sandbox)
+          yield* eventually(sandbox.stats, (stats) => stats.inFlight === 0)
+          expect((yield* sandbox.requests).map((entry) => entry.fault ?? "-")).toStrictEqual([
+            "MalformedJson",
+            "MalformedJson",
+            "MalformedJson",
+            "-",
+            "DropMidBody",
+            "DropMidBody",
+            "-"
+          ])
+        })),
+    TIMEOUT
+  )
+
+  it.live(
+    "inject `after`: the fault waits for that many matching requests",
+    () =>
+      withSandbox({}, (sandbox) =>
+        Effect.gen(function*() {
+          yield* sandbox.inject(Fault.Fault.MalformedJson(), { after: 2, times: 2, endpoint: "/partner/list" })
+          const statuses: Array<string> = []
+          for (let i = 0; i < 6; i++) {
+            yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            const reply = yield* call(sandbox.baseUrl, "/partner/list", page)
+            statuses.push(Either.isRight(Either.try(() => JSON.parse(reply.text))) ? "ok" : "cut")
+          }
+          expect(statuses).toStrictEqual(["ok", "ok", "cut", "cut", "ok", "ok"])
+        })),
+    TIMEOUT
+  )
+})
+
+describe("Options.inject", () => {
+  it.live("queues faults at start, in order, as inject does", () =>
+    withSandbox({
+      inject: [
+        { fault: Fault.Fault.Status({ status: 500 }), after: 1 },
+        { fault: Fault.Fault.UnknownCode({}), times: 2, endpoint: "partner/get" }
+      ]
+    }, (sandbox) =>
+      Effect.gen(function*() {
+        const outcomes: Array<string> = []
+        for (let i = 0; i < 4; i++) {
+          const reply = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+          outcomes.push(reply.status === 200 ? String(json(reply).result.code) : String(reply.status))
+        }
+        // First passes (after: 1) but meets the second fault; then the 500; then the second's last time.
+        expect(outcomes).toStrictEqual(["2", "500", "2", "1"])
+      })), TIMEOUT)
+})
+
+describe("Fault.Outage", () => {
+  const status = (baseUrl: string, path = "/partner/list") =>
+    Effect.map(call(baseUrl, path, path === "/partner/list" ? page : { id: "1" }), (reply) => reply.status)
+
+  it.effect(
+    "every request within the duration (Effect clock) gets the status, an HTML page and Retry-After; none counts " +
+      "in the window",
+    () =>
+      withSandbox({ rateLimit: { limit: 3 } }, (sandbox) =>
+        Effect.gen(function*() {
+          expect(yield* status(sandbox.baseUrl)).toBe(200)
+          yield* sandbox.inject(Fault.Fault.Outage({ duration: "10 seconds", retryAfter: "5" }))
+          yield* TestClock.adjust("1 second")
+          const first = yield* call(sandbox.baseUrl, "/partner/list", page)
+          expect(first.status).toBe(503)
+          expect(first.headers.get("content-type")).toMatch(/^text\/html/)
+          expect(first.text).toBe("<html><body><h1>503 Service Unavailable</h1></body></html>\n")
+          expect(first.headers.get("retry-after")).toBe("5")
+          // A gateway answers: no rate-limit headers, and never a 429 however many come.
+          expect(first.headers.get("x-ratelimit-remaining")).toBeNull()
+          for (let i = 0; i < 5; i++) expect(yield* status(sandbox.baseUrl)).toBe(503)
+          expect(yield* status(sandbox.baseUrl, "/partner/get")).toBe(503)
+          yield* TestClock.adjust("9999 millis")
+          expect(yield* status(sandbox.baseUrl)).toBe(503)
+          yield* TestClock.adjust("1 millis")
+          // Over, and the window counted only the request before it.
+          const after = yield* call(sandbox.baseUrl, "/partner/list", page)
+          expect(after.status).toBe(200)
+          expect(after.headers.get("x-ratelimit-remaining")).toBe("1")
+          const log = yield* sandbox.requests
+          expect(log.filter((entry) => entry.fault === "Outage")).toHaveLength(8)
+          expect(log.filter((entry) => entry.status === 503)).toHaveLength(8)
+        })),
+    TIMEOUT
+  )
+
+  it.effect(
+    "the endpoint inject names only; another status and body; Retry-After as an HTTP date from the clock",
+    () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.UTC(2030, 0, 2, 3, 4, 5))
+        yield* withSandbox({}, (sandbox) =>
+          Effect.gen(function*() {
+            yield* sandbox.inject(
+              Fault.Fault.Outage({
+                duration: "1 minute",
+                status: 502,
+                body: "envelope",
+                retryAfter: { after: "30 seconds", format: "http-date" }
+              }),
+              { endpoint: "/partner/get" }
+            )
+            expect(yield* status(sandbox.baseUrl)).toBe(200)
+            const down = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            expect(down.status).toBe(502)
+            expect(json(down)).toStrictEqual({ result: { code: 0, message: "Bad Gateway" }, data: null })
+            expect(down.headers.get("retry-after")).toBe("Wed, 02 Jan 2030 03:04:35 GMT")
+            expect(yield* status(sandbox.baseUrl)).toBe(200)
+            yield* TestClock.adjust("20 seconds")
+            const later = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            expect(later.headers.get("retry-after")).toBe("Wed, 02 Jan 2030 03:04:55 GMT")
+            yield* TestClock.adjust("40 seconds")
+            expect(yield* status(sandbox.baseUrl, "/partner/get")).toBe(200)
+          }))
+        yield* withSandbox({}, (sandbox) =>
+          Effect.gen(function*() {
+            yield* sandbox.inject(
+              Fault.Fault.Outage({ duration: "5 seconds", body: "empty", retryAfter: { after: "2500 millis" } })
+            )
+            const down = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            expect([down.status, down.text, down.headers.get("retry-after")]).toStrictEqual([503, "", "3"])
+          }))
+      }),
+    TIMEOUT
+  )
+
+  it.effect(
+    "`after` and `times`: it starts at the first request past `after`; the next outage at the first request after " +
+      "the previous ended",
+    () =>
+      withSandbox({ rateLimit: false }, (sandbox) =>
+        Effect.gen(function*() {
+          yield* sandbox.inject(Fault.Fault.Outage({ duration: "2 seconds" }), { after: 1, times: 2 })
+          const seen: Array<number> = []
+          const at = (step: Duration.DurationInput) =>
+            Effect.gen(function*() {
+              yield* TestClock.adjust(step)
+              seen.push(yield* status(sandbox.baseUrl))
+            })
+          yield* at("0 millis") // passes (after: 1)
+          yield* at("5 seconds") // the first outage starts: t = 5 s
+          yield* at("1999 millis") // still in it
+          yield* at("1 millis") // over at 7 s; the second starts here
+          yield* at("1 second") // in the second
+          yield* at("1 second") // over
+          yield* at("1 second")
+          expect(seen).toStrictEqual([200, 503, 503, 503, 503, 200, 200])
         })),
     TIMEOUT
   )

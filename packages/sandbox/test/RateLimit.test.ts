@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import type { Duration } from "effect"
 import { Effect, TestClock } from "effect"
-import { RateLimit } from "../src/index.js"
+import { Fault, RateLimit } from "../src/index.js"
 import { call, json, TIMEOUT, withSandbox } from "./helpers.js"
 
 describe("RateLimit", () => {
@@ -42,13 +43,27 @@ describe("RateLimit", () => {
     expect(RateLimit.resetValue("seconds", 10_000, 12_000)).toBe(0)
   })
 
+  it("signedMillis: a duration that may be negative", () => {
+    expect(RateLimit.signedMillis(-5000)).toBe(-5000)
+    expect(RateLimit.signedMillis("-5 seconds")).toBe(-5000)
+    expect(RateLimit.signedMillis("-1 hours")).toBe(-3_600_000)
+    expect(RateLimit.signedMillis("2 seconds")).toBe(2000)
+    expect(RateLimit.resolve({ resetSkew: "-1 minute" }).resetSkewMillis).toBe(-60_000)
+    expect(RateLimit.headers({ allowed: true, limit: 5, remaining: 1, resetAtMillis: 10_000 }, "seconds", 0, -4000))
+      .toStrictEqual({ "x-ratelimit-limit": "5", "x-ratelimit-remaining": "1", "x-ratelimit-reset": "6" })
+    expect(RateLimit.headers({ allowed: true, limit: 5, remaining: 1, resetAtMillis: 10_000 }, "seconds", 0, -20_000))
+      .toMatchObject({ "x-ratelimit-reset": "0" })
+  })
+
   it("resolves defaults: the contract's 100 per 30 seconds", () => {
     expect(RateLimit.resolve(undefined)).toStrictEqual(RateLimit.defaults)
+    expect(RateLimit.defaults.resetSkewMillis).toBe(0)
     expect(RateLimit.resolve({ limit: 5, window: "1 second", resetUnit: "seconds", headers: false })).toStrictEqual({
       limit: 5,
       windowMillis: 1000,
       resetUnit: "seconds",
-      headers: false
+      headers: false,
+      resetSkewMillis: 0
     })
   })
 })
@@ -157,5 +172,52 @@ describe("Sandbox: the rate limit over HTTP", () => {
           }
           expect((yield* sandbox.stats).maxObservedInWindow["/partner/get"]).toBe(150)
         }))
+    }), TIMEOUT)
+
+  it.effect(
+    "resetSkew shifts X-RateLimit-Reset on answers, the window's 429s and the TooManyRequests fault alike",
+    () =>
+      Effect.gen(function*() {
+        const now = 1_700_000_000_000
+        yield* TestClock.setTime(now)
+        const resets = (resetSkew: Duration.DurationInput) =>
+          withSandbox({ rateLimit: { limit: 1, window: "30 seconds", resetSkew } }, (sandbox) =>
+            Effect.gen(function*() {
+              const params = { id: "1" }
+              const allowed = yield* call(sandbox.baseUrl, "/partner/get", params)
+              const limited = yield* call(sandbox.baseUrl, "/partner/get", params)
+              yield* sandbox.inject(Fault.Fault.TooManyRequests({ resetAfter: "2 seconds" }))
+              const faulted = yield* call(sandbox.baseUrl, "/partner/list", { list_offset: "0", list_count: "1" })
+              expect([allowed.status, limited.status, faulted.status]).toStrictEqual([200, 429, 429])
+              // The window itself is not moved: the request after it is let through on time.
+              yield* TestClock.adjust("30 seconds")
+              const freed = yield* call(sandbox.baseUrl, "/partner/get", params)
+              expect(freed.status).toBe(200)
+              return [allowed, limited, faulted].map((reply) => Number(reply.headers.get("x-ratelimit-reset")))
+            }))
+        const epoch = (millis: number) => Math.ceil(millis / 1000)
+        // A slow clock: an hour behind, the reset is long past when it is sent.
+        expect(yield* resets("-1 hour")).toStrictEqual([
+          epoch(now + 30_000 - 3_600_000),
+          epoch(now + 30_000 - 3_600_000),
+          epoch(now + 2_000 - 3_600_000)
+        ])
+      }),
+    TIMEOUT
+  )
+
+  it.effect("an absurd reset: an hour too late", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(1_700_000_000_000)
+      yield* withSandbox(
+        { rateLimit: { limit: 1, window: "30 seconds", resetUnit: "seconds", resetSkew: "1 hour" } },
+        (sandbox) =>
+          Effect.gen(function*() {
+            const allowed = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            const limited = yield* call(sandbox.baseUrl, "/partner/get", { id: "1" })
+            expect(allowed.headers.get("x-ratelimit-reset")).toBe("3630")
+            expect([limited.status, limited.headers.get("x-ratelimit-reset")]).toStrictEqual([429, "3630"])
+          })
+      )
     }), TIMEOUT)
 })

@@ -8,8 +8,51 @@ import type * as RateLimit from "@erp-client/sandbox/RateLimit"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
 import type * as Seed from "@erp-client/sandbox/Seed"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { repeatable, shownDefault } from "./common.js"
 import { UsageError } from "./errors.js"
+
+/**
+ * The sandbox could not listen where it was told: the port is taken, not allowed, or the address is not this
+ * machine's. One line says which (the platform's `ServeError` alone says nothing).
+ */
+export class SandboxListenError extends Schema.TaggedError<SandboxListenError>()("SandboxListenError", {
+  host: Schema.String,
+  port: Schema.Number,
+  code: Schema.String
+}) {
+  override get message(): string {
+    switch (this.code) {
+      case "EADDRINUSE":
+        return `port ${this.port} on ${this.host} is taken: another program listens on it (pick another with ` +
+          "--port, or --port 0 for a free one)"
+      case "EACCES":
+        return `not allowed to listen on port ${this.port} on ${this.host}`
+      case "EADDRNOTAVAIL":
+        return `cannot listen on ${this.host}: not an address of this machine`
+      default:
+        return `cannot listen on ${this.host} port ${this.port}: ${this.code}`
+    }
+  }
+}
+
+/** The Node error code of why listening failed (`EADDRINUSE`, ...), or its message. */
+const listenFailure = (cause: unknown): string => {
+  const error = cause as { readonly code?: unknown; readonly message?: unknown } | null
+  return typeof error?.code === "string"
+    ? error.code
+    : typeof error?.message === "string" && error.message !== ""
+    ? error.message
+    : "unknown error"
+}
+
+/** `--max-list-count-from N:MAX`: from the N-th list page on, at most MAX records a page. */
+const parseStep = (text: string): { readonly fromRequest: number; readonly max: number } | undefined => {
+  const match = /^(\d+):(\d+)$/.exec(text.trim())
+  if (match === null) return undefined
+  const [fromRequest, max] = [Number(match[1]), Number(match[2])]
+  return fromRequest >= 1 && max >= 1 && max <= 1_000_000 ? { fromRequest, max } : undefined
+}
 
 // The sandbox is loaded only when `erp sandbox` runs (dynamic imports below), so the commands that talk to the ERP
 // never load the server. The sandbox's fault kinds, by the name `--fault` takes.
@@ -43,15 +86,22 @@ export const oddKindNames = [
   "customer-flag-string",
   "customer-flag-boolean",
   "customer-flag-absent",
-  "extra-object"
+  "extra-object",
+  "number-beyond-double",
+  "decimal-as-written",
+  "id-beyond-double",
+  "duplicate-id"
 ] as const satisfies ReadonlyArray<Seed.OddKind>
 
-const faultKinds = (Fault: typeof FaultModule): Record<(typeof faultNames)[number], FaultModule.Fault> => ({
+const faultKinds = (
+  Fault: typeof FaultModule,
+  retryAfter: FaultModule.RetryAfter | undefined
+): Record<(typeof faultNames)[number], FaultModule.Fault> => ({
   "429": Fault.Fault.TooManyRequests({ resetAfter: "1 second" }),
-  "500": Fault.Fault.Status({ status: 500 }),
-  "502": Fault.Fault.Status({ status: 502 }),
-  "503": Fault.Fault.Status({ status: 503 }),
-  "504": Fault.Fault.Status({ status: 504 }),
+  "500": Fault.Fault.Status({ status: 500, retryAfter }),
+  "502": Fault.Fault.Status({ status: 502, retryAfter }),
+  "503": Fault.Fault.Status({ status: 503, retryAfter }),
+  "504": Fault.Fault.Status({ status: 504, retryAfter }),
   "drop": Fault.Fault.DropBeforeResponse(),
   "drop-mid-body": Fault.Fault.DropMidBody({}),
   "malformed": Fault.Fault.MalformedJson(),
@@ -103,11 +153,45 @@ export const sandbox = Command.make(
       Options.withDescription("What X-RateLimit-Reset counts in (the contract does not say)."),
       shownDefault<"epoch-seconds" | "epoch-millis" | "seconds">("epoch-seconds")
     ),
+    resetSkew: Options.integer("reset-skew").pipe(
+      Options.withPseudoName("SECONDS"),
+      Options.withDescription(
+        "Shift X-RateLimit-Reset by this many seconds, on answers and 429s alike: negative puts the reset in the " +
+          "past, as a server with a slow clock does (--reset-skew=-3600); 3600 is absurd."
+      ),
+      shownDefault(0)
+    ),
     noRateLimit: Options.boolean("no-rate-limit").pipe(Options.withDescription("Serve without a rate limit.")),
     maxListCount: Options.integer("max-list-count").pipe(
       Options.withPseudoName("N"),
       Options.withDescription("The largest page served; a larger list_count gets this many records."),
       shownDefault(500)
+    ),
+    maxListCountFrom: Options.text("max-list-count-from").pipe(
+      Options.withPseudoName("N:MAX"),
+      Options.withDescription(
+        "From the N-th list page served on, at most MAX records a page (the largest page changes mid-list; " +
+          "4:50 with --max-list-count 100 serves 100, 100, 100, then 50)."
+      ),
+      repeatable
+    ),
+    ignoreOffset: Options.boolean("ignore-offset").pipe(
+      Options.withDescription("Serve every list page from offset 0, whatever list_offset says (a broken server).")
+    ),
+    hiddenRate: Options.float("hidden-rate").pipe(
+      Options.withPseudoName("SHARE"),
+      Options.withDescription(
+        "The share of seeded partners (0 to 1) held but never served, as permissions or soft deletes do: a page is " +
+          "cut with them and they are dropped after, so pages come back short while more follow; get answers Not " +
+          "found (seeded)."
+      ),
+      shownDefault(0)
+    ),
+    // Text, read as an integer below: @effect/cli 0.77 fails a repeated integer option given only once.
+    hiddenPosition: Options.text("hidden-position").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Hide the seeded partner at this zero-based list position (instead of --hidden-rate)."),
+      repeatable
     ),
     latency: Options.integer("latency").pipe(
       Options.withPseudoName("MS"),
@@ -128,6 +212,57 @@ export const sandbox = Command.make(
       Options.withDescription("A fault to serve at random, see --fault-rate."),
       repeatable
     ),
+    inject: Options.choice("inject", faultNames).pipe(
+      Options.withDescription(
+        "A fault queued at start: served to --inject-times requests in a row after --inject-after requests, in " +
+          "the order given (e.g. three truncated bodies in a row: --inject malformed --inject-times 3)."
+      ),
+      repeatable
+    ),
+    injectTimes: Options.integer("inject-times").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("How many requests in a row get each --inject fault."),
+      shownDefault(1)
+    ),
+    injectAfter: Options.integer("inject-after").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("How many requests pass before the --inject faults start."),
+      shownDefault(0)
+    ),
+    outage: Options.float("outage").pipe(
+      Options.withPseudoName("SECONDS"),
+      Options.withDescription(
+        "An outage this long: from the first request past --outage-after, every request gets --outage-status " +
+          "with a gateway's page (not counted in the rate limit)."
+      ),
+      Options.optional
+    ),
+    outageAfter: Options.integer("outage-after").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("How many requests pass before the outage starts."),
+      shownDefault(0)
+    ),
+    outageStatus: Options.integer("outage-status").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("The HTTP status of the outage's answers."),
+      shownDefault(503)
+    ),
+    outageBody: Options.choice("outage-body", ["html", "envelope", "empty"] as const).pipe(
+      Options.withDescription("The body of the outage's answers: a gateway's page, the error envelope, or none."),
+      shownDefault<"html" | "envelope" | "empty">("html")
+    ),
+    outageEndpoint: Options.choice("outage-endpoint", ["partner/list", "partner/get"] as const).pipe(
+      Options.withDescription("Only this endpoint is out (default: every endpoint)."),
+      Options.optional
+    ),
+    retryAfter: Options.integer("retry-after").pipe(
+      Options.withPseudoName("SECONDS"),
+      Options.withDescription("Send Retry-After with the outage's answers and the 5xx faults (default: none)."),
+      Options.optional
+    ),
+    retryAfterDate: Options.boolean("retry-after-date").pipe(
+      Options.withDescription("Send --retry-after as an HTTP date that many seconds after each answer.")
+    ),
     inserts: Options.integer("inserts").pipe(
       Options.withPseudoName("N"),
       Options.withDescription("Partners inserted at random positions before every list answer (data that changes)."),
@@ -147,7 +282,11 @@ export const sandbox = Command.make(
       shownDefault(0)
     ),
     oddKind: Options.choice("odd-kind", oddKindNames).pipe(
-      Options.withDescription("Only these ways of straying, with --odd-rate (default: all of them)."),
+      Options.withDescription(
+        "Only these ways of straying, with --odd-rate. Default: each way that keeps the integer id and every " +
+          "number's value; number-beyond-double, decimal-as-written (numbers a float would change, written " +
+          "exactly), id-beyond-double and duplicate-id only when named."
+      ),
       repeatable
     ),
     defaultListCount: Options.integer("default-list-count").pipe(
@@ -182,8 +321,18 @@ export const sandbox = Command.make(
         ["latency", args.latency, 0, 600_000],
         ["jitter", args.jitter, 0, 600_000],
         ["inserts", args.inserts, 0, 10_000],
-        ["deletes", args.deletes, 0, 10_000]
+        ["deletes", args.deletes, 0, 10_000],
+        ["reset-skew", args.resetSkew, -31_536_000, 31_536_000],
+        ["inject-times", args.injectTimes, 1, 1_000_000],
+        ["inject-after", args.injectAfter, 0, 1_000_000],
+        ["outage-after", args.outageAfter, 0, 1_000_000],
+        ["outage-status", args.outageStatus, 100, 599]
       ]
+      const badPosition = args.hiddenPosition.find((text) => !/^\d{1,9}$/.test(text))
+      if (badPosition !== undefined) {
+        return yield* new UsageError({ reason: `--hidden-position takes a list position from 0, got ${badPosition}` })
+      }
+      const hiddenPositions = args.hiddenPosition.map(Number)
       if (!(args.oddRate >= 0 && args.oddRate <= 1)) {
         return yield* new UsageError({ reason: `--odd-rate must be from 0 to 1, got ${args.oddRate}` })
       }
@@ -199,6 +348,28 @@ export const sandbox = Command.make(
       if (args.faultRate > 0 && args.fault.length === 0) {
         return yield* new UsageError({ reason: "--fault-rate needs at least one --fault" })
       }
+      if (!(args.hiddenRate >= 0 && args.hiddenRate <= 1)) {
+        return yield* new UsageError({ reason: `--hidden-rate must be from 0 to 1, got ${args.hiddenRate}` })
+      }
+      if (args.hiddenRate > 0 && args.hiddenPosition.length > 0) {
+        return yield* new UsageError({ reason: "--hidden-rate and --hidden-position do not go together" })
+      }
+      const schedule = args.maxListCountFrom.map(parseStep)
+      const badStep = schedule.findIndex((step) => step === undefined)
+      if (badStep >= 0) {
+        return yield* new UsageError({
+          reason: `--max-list-count-from takes N:MAX (N and MAX from 1), got ${args.maxListCountFrom[badStep]}`
+        })
+      }
+      if (args.outage._tag === "Some" && !(args.outage.value > 0 && args.outage.value <= 86_400)) {
+        return yield* new UsageError({ reason: `--outage must be from 0 to 86400 seconds, got ${args.outage.value}` })
+      }
+      if (args.retryAfter._tag === "Some" && !(args.retryAfter.value >= 0 && args.retryAfter.value <= 86_400)) {
+        return yield* new UsageError({ reason: `--retry-after must be from 0 to 86400, got ${args.retryAfter.value}` })
+      }
+      if (args.retryAfterDate && args.retryAfter._tag === "None") {
+        return yield* new UsageError({ reason: "--retry-after-date needs --retry-after" })
+      }
       for (const [name, value, min, max] of ranges) {
         if (value < min || value > max) {
           return yield* new UsageError({ reason: `--${name} must be from ${min} to ${max}, got ${value}` })
@@ -207,7 +378,29 @@ export const sandbox = Command.make(
       const [Fault, Serve] = yield* Effect.promise(() =>
         Promise.all([import("@erp-client/sandbox/Fault"), import("@erp-client/sandbox/Serve")])
       )
-      const faults = faultKinds(Fault)
+      const retryAfter: FaultModule.RetryAfter | undefined = args.retryAfter._tag === "None"
+        ? undefined
+        : args.retryAfterDate
+        ? { after: `${args.retryAfter.value} seconds`, format: "http-date" }
+        : String(args.retryAfter.value)
+      const faults = faultKinds(Fault, retryAfter)
+      const inject: Array<{ readonly fault: FaultModule.Fault } & Sandbox.InjectOptions> = args.inject.map((kind) => ({
+        fault: faults[kind],
+        times: args.injectTimes,
+        after: args.injectAfter
+      }))
+      if (args.outage._tag === "Some") {
+        inject.push({
+          fault: Fault.Fault.Outage({
+            duration: `${Math.round(args.outage.value * 1000)} millis`,
+            status: args.outageStatus,
+            body: args.outageBody,
+            retryAfter
+          }),
+          after: args.outageAfter,
+          ...(args.outageEndpoint._tag === "Some" ? { endpoint: `/${args.outageEndpoint.value}` } : {})
+        })
+      }
       const options: Sandbox.Options = {
         port: args.port,
         host: args.host,
@@ -216,8 +409,18 @@ export const sandbox = Command.make(
         ...(args.key.length > 0 ? { apiKeys: args.key } : {}),
         rateLimit: args.noRateLimit
           ? false
-          : { limit: args.limit, window: `${args.window} seconds`, resetUnit: args.resetUnit as RateLimit.ResetUnit },
+          : {
+            limit: args.limit,
+            window: `${args.window} seconds`,
+            resetUnit: args.resetUnit as RateLimit.ResetUnit,
+            resetSkew: args.resetSkew * 1000
+          },
         maxListCount: args.maxListCount,
+        ...(schedule.length > 0 ? { maxListCountSchedule: schedule.filter((step) => step !== undefined) } : {}),
+        ...(args.ignoreOffset ? { ignoreOffset: true } : {}),
+        ...(args.hiddenRate > 0 ? { hidden: { rate: args.hiddenRate, seed: args.seed } } : {}),
+        ...(hiddenPositions.length > 0 ? { hidden: { positions: hiddenPositions } } : {}),
+        ...(inject.length > 0 ? { inject } : {}),
         latency: { base: `${args.latency} millis`, jitter: `${args.jitter} millis` },
         ...(args.faultRate > 0
           ? {
@@ -234,9 +437,13 @@ export const sandbox = Command.make(
         tooManyRequestsBody: args.tooManyRequestsBody,
         messages: { unauthorized: args.unauthorizedMessage, notFound: args.notFoundMessage }
       }
-      return yield* Serve.serve(options)
+      return yield* Serve.serve(options).pipe(
+        Effect.catchTag("ServeError", (error) =>
+          new SandboxListenError({ host: args.host, port: args.port, code: listenFailure(error.cause) }))
+      )
     })
 ).pipe(Command.withDescription(
   "Run the built-in ERP sandbox server: seeded partners, the contract's envelope, auth and rate limit, faults on " +
-    "demand. It prints its base URL and key."
+    "demand, and where the contract is silent, the ways real servers differ (odd records, hidden records, clamped " +
+    "or changing pages, outages, skewed resets). It prints its base URL and key."
 ))

@@ -14,8 +14,9 @@ export type Verdict =
 
 /**
  * The rate limit per (API key, endpoint), checked before any fault is taken, so a queued fault waits for a request
- * the window lets through. Every request, rejected ones included, is also counted in an unlimited window, to report
- * whether a client kept to the limit.
+ * the window lets through. An outage under way comes first: the service is down, a gateway answers, nothing is
+ * counted in the window and no `X-RateLimit-*` header is sent. Every request, rejected ones included, is also counted
+ * in an unlimited window, to report whether a client kept to the limit.
  *
  * @internal
  */
@@ -43,14 +44,20 @@ export const make = (
       const slot = `${key}\u0000${endpoint}`
       observed.check(slot, nowMillis)
       log.observeWindow(endpoint, observed.count(slot, nowMillis))
+      const ongoing = faults.outage(endpoint, nowMillis)
+      if (ongoing !== undefined) return { _tag: "Allowed", headers: {}, fault: ongoing }
       if (rateLimit === false || window === undefined) {
-        return { _tag: "Allowed", headers: {}, fault: faults.take(endpoint) }
+        return { _tag: "Allowed", headers: {}, fault: faults.take(endpoint, nowMillis) }
       }
       const peek = window.check(slot, nowMillis, false)
       const headersOf = (decision: RateLimit.Decision) =>
-        rateLimit.headers ? RateLimit.headers(decision, rateLimit.resetUnit, nowMillis) : {}
+        rateLimit.headers
+          ? RateLimit.headers(decision, rateLimit.resetUnit, nowMillis, rateLimit.resetSkewMillis)
+          : {}
       if (!peek.allowed) return { _tag: "Limited", headers: headersOf(peek) }
-      const fault = faults.take(endpoint)
+      const fault = faults.take(endpoint, nowMillis)
+      // The service down: no window, no headers.
+      if (fault?._tag === "Outage") return { _tag: "Allowed", headers: {}, fault }
       // A 429 fault is a rejection, and rejected requests are not counted in the window.
       const decision = fault?._tag === "TooManyRequests" ? peek : window.check(slot, nowMillis, true)
       return { _tag: "Allowed", headers: headersOf(decision), fault }

@@ -1,6 +1,7 @@
 import * as Option from "effect/Option"
 import type * as Sandbox from "../Sandbox.js"
 import * as Envelope from "./envelope.js"
+import * as Exact from "./exactNumber.js"
 import type * as PartnerStore from "./partnerStore.js"
 
 /**
@@ -17,14 +18,49 @@ export interface Config {
   readonly messages: Envelope.Messages
   /** Runs right before each list answer (drift), after the request was found valid. */
   readonly beforeList: () => void
+  /** Serve every page from offset 0, whatever `list_offset` says (`Sandbox.Options.ignoreOffset`). */
+  readonly ignoreOffset?: boolean | undefined
+  /** The largest page from the N-th list page on (`Sandbox.Options.maxListCountSchedule`). */
+  readonly maxListCountSchedule?: Sandbox.Options["maxListCountSchedule"]
 }
 
 /**
- * The body text of the normal answer to a request that the rate limit let through and no fault replaced.
+ * The normal answer to a request that the rate limit let through and no fault replaced: its body text, and for a
+ * list page, how many records it holds and how many hidden ones were dropped from its cut (for the request log).
  *
  * @internal
  */
-export type Answer = (endpoint: Sandbox.Endpoint, params: URLSearchParams, keyValid: boolean) => string
+export interface Answered {
+  readonly body: string
+  readonly records?: number | undefined
+  readonly hidden?: number | undefined
+}
+
+/** @internal */
+export type Answer = (endpoint: Sandbox.Endpoint, params: URLSearchParams, keyValid: boolean) => Answered
+
+/**
+ * The largest page served to the `page`-th list page (1-based): `maxListCount`, or the `max` of the last schedule
+ * entry whose `fromRequest` it has reached.
+ *
+ * @internal
+ */
+export const largestPage = (
+  maxListCount: number,
+  schedule: Sandbox.Options["maxListCountSchedule"],
+  page: number
+): number => {
+  let largest = maxListCount
+  let from = Number.NEGATIVE_INFINITY
+  for (const step of schedule ?? []) {
+    // The latest step reached wins, whatever order the schedule was written in.
+    if (page >= step.fromRequest && step.fromRequest >= from) {
+      from = step.fromRequest
+      largest = Math.max(1, Math.floor(step.max))
+    }
+  }
+  return largest
+}
 
 // The contract says clients send both paging parameters; only plain decimal integers are accepted, so a client
 // that sends `1e3`, `-1` or nothing sees an error instead of a guess.
@@ -58,18 +94,22 @@ const MAX_CACHED_CHARS = 16 * 1024 * 1024
 /** @internal */
 export const make = (config: Config): Answer => {
   const { store } = config
-  const bodies = new Map<string, string>()
+  const bodies = new Map<string, Answered>()
   let cachedChars = 0
   let bodiesVersion = store.version()
+  // List pages served so far, for the schedule of the largest page.
+  let pages = 0
 
-  const list = (params: URLSearchParams): string => {
+  const fail = (message: string): Answered => ({ body: Envelope.failure(message) })
+
+  const list = (params: URLSearchParams): Answered => {
     const offset = nonNegativeInt(params.get("list_offset"))
     const countParam = params.get("list_count")
     const count = countParam === null && config.defaultListCount !== undefined
       ? Option.some(config.defaultListCount)
       : nonNegativeInt(countParam)
-    if (Option.isNone(offset)) return Envelope.failure("list_offset is required and must be a non-negative integer")
-    if (Option.isNone(count)) return Envelope.failure("list_count is required and must be a non-negative integer")
+    if (Option.isNone(offset)) return fail("list_offset is required and must be a non-negative integer")
+    if (Option.isNone(count)) return fail("list_count is required and must be a non-negative integer")
     const conditions = conditionsOf(params)
     config.beforeList()
     if (store.version() !== bodiesVersion) {
@@ -77,37 +117,51 @@ export const make = (config: Config): Answer => {
       cachedChars = 0
       bodiesVersion = store.version()
     }
-    const served = Math.min(count.value, config.maxListCount)
-    const key = `${offset.value}/${served}/${JSON.stringify(conditions)}`
+    pages += 1
+    const served = Math.min(count.value, largestPage(config.maxListCount, config.maxListCountSchedule, pages))
+    const from = config.ignoreOffset === true ? 0 : offset.value
+    const key = `${from}/${served}/${JSON.stringify(conditions)}`
     const cached = bodies.get(key)
     if (cached !== undefined) return cached
-    const body = Envelope.success(store.page(offset.value, served, conditions))
-    if (cachedChars + body.length > MAX_CACHED_CHARS) {
+    const page = store.page(from, served, conditions)
+    const exact = store.mayHoldExact && page.records.some(Exact.holdsExact)
+    const answered: Answered = {
+      body: Envelope.success(page.records, exact),
+      records: page.records.length,
+      hidden: page.hidden
+    }
+    if (cachedChars + answered.body.length > MAX_CACHED_CHARS) {
       bodies.clear()
       cachedChars = 0
     }
-    bodies.set(key, body)
-    cachedChars += body.length
-    return body
+    bodies.set(key, answered)
+    cachedChars += answered.body.length
+    return answered
   }
 
-  const get = (params: URLSearchParams): string => {
+  const get = (params: URLSearchParams): Answered => {
     const id = params.get("id")
     const name = params.get("company_name")
-    if (id === null && name === null) return Envelope.failure("id or company_name is required")
-    const byId = id === null ? Option.none() : Option.flatMap(nonNegativeInt(id), store.byId)
-    const byName = name === null ? Option.none() : store.byName(name)
-    // Both selectors: the contract does not say (docs/erp-api-v2.md, "Gaps in the endpoint list"); they must agree.
+    if (id === null && name === null) return fail("id or company_name is required")
+    // Any decimal integer is an id, also one beyond a double (an `id-beyond-double` partner's).
+    const idValue = id !== null && /^\d+$/.test(id) ? BigInt(id) : undefined
     const found = id !== null && name !== null
-      ? Option.filter(byId, (partner) => Option.exists(byName, (other) => other.id === partner.id))
-      : id !== null
-      ? byId
-      : byName
-    return Option.match(found, { onNone: () => Envelope.failure(config.messages.notFound), onSome: Envelope.success })
+      // Both selectors: the contract does not say (docs/erp-api-v2.md, "Gaps in the endpoint list"); the partner of
+      // that name, if it serves that id.
+      ? Option.filter(store.byName(name), (partner) => idValue !== undefined && BigInt(String(partner.id)) === idValue)
+      : name !== null
+      ? store.byName(name)
+      : idValue === undefined
+      ? Option.none()
+      : store.byId(idValue.toString())
+    return Option.match(found, {
+      onNone: () => fail(config.messages.notFound),
+      onSome: (partner) => ({ body: Envelope.success(partner, store.mayHoldExact && Exact.holdsExact(partner)) })
+    })
   }
 
   return (endpoint, params, keyValid) => {
-    if (!keyValid) return Envelope.failure(config.messages.unauthorized)
+    if (!keyValid) return fail(config.messages.unauthorized)
     return endpoint === "/partner/list" ? list(params) : get(params)
   }
 }

@@ -1,6 +1,7 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { CODE_ERROR, CODE_OK } from "@erp-client/core/Envelope"
 import type * as Sandbox from "../Sandbox.js"
+import * as Exact from "./exactNumber.js"
 
 /** @internal */
 export const JSON_TYPE = "application/json"
@@ -10,8 +11,8 @@ export const JSON_TYPE = "application/json"
  *
  * @internal
  */
-export const envelope = (code: number, message: string | null, data: unknown): string =>
-  JSON.stringify({ result: { code, message }, data })
+export const envelope = (code: number, message: string | null, data: unknown, exact = false): string =>
+  (exact ? Exact.stringify : JSON.stringify)({ result: { code, message }, data })
 
 /**
  * `Sandbox.Messages` with the defaults filled in: the contract's texts (docs/erp-api-v2.md, "Errors").
@@ -31,8 +32,13 @@ export const resolveMessages = (messages: Sandbox.Messages | undefined): Message
   tooManyRequests: messages?.tooManyRequests ?? "Too Many Requests"
 })
 
-/** @internal */
-export const success = (data: unknown): string => envelope(CODE_OK, null, data)
+/**
+ * The success envelope; with `exact`, the numbers of the odd kinds that hold them are written as their text (slower,
+ * so only for data that holds one).
+ *
+ * @internal
+ */
+export const success = (data: unknown, exact = false): string => envelope(CODE_OK, null, data, exact)
 
 /** @internal */
 export const failure = (message: string): string => envelope(CODE_ERROR, message, null)

@@ -1,24 +1,41 @@
+import * as Duration from "effect/Duration"
 import type * as Fault from "../Fault.js"
 import type * as Sandbox from "../Sandbox.js"
 import * as Seed from "../Seed.js"
 
 /**
- * The faults waiting for requests: injected ones first, in the order injected, then the seeded random ones.
+ * The faults waiting for requests: injected ones first, in the order injected, then the seeded random ones. An
+ * `Outage`, once a request met it, answers every matching request until it ends (Effect clock time).
  *
  * @internal
  */
 export interface FaultQueue {
   readonly push: (fault: Fault.Fault, options?: Sandbox.InjectOptions) => void
   readonly clear: () => void
-  /** The fault for the next request to `endpoint`, if any; takes one of its `times`. */
-  readonly take: (endpoint: string) => Fault.Fault | undefined
+  /** The outage under way at `nowMillis` for a request to `endpoint`, if any. */
+  readonly outage: (endpoint: string, nowMillis: number) => Fault.Fault | undefined
+  /**
+   * The fault for the next request to `endpoint`, if any: an outage under way, else the first queued fault whose
+   * `after` requests have passed (taking one of its `times`; an `Outage` starts then), else a random one.
+   */
+  readonly take: (endpoint: string, nowMillis: number) => Fault.Fault | undefined
 }
 
 interface Queued {
   readonly fault: Fault.Fault
   readonly endpoint: string | undefined
+  /** Times left; for an outage, outages left to start. */
   remaining: number
+  /** Matching requests still to pass before it is served. */
+  skip: number
+  /** While an outage is under way: when it ends (epoch milliseconds). */
+  until: number | undefined
 }
+
+const matches = (queued: Queued, endpoint: string) => queued.endpoint === undefined || queued.endpoint === endpoint
+
+const durationMillis = (fault: Fault.Fault): number =>
+  fault._tag === "Outage" ? Math.max(0, Duration.toMillis(Duration.decode(fault.duration))) : 0
 
 /**
  * @internal
@@ -26,6 +43,25 @@ interface Queued {
 export const make = (randomFaults: Sandbox.Options["randomFaults"], seed: number): FaultQueue => {
   let queue: Array<Queued> = []
   const prng = Seed.mulberry32(randomFaults?.seed ?? seed)
+
+  // Ends the outages whose time is up, dropping those with no outage left to start.
+  const expire = (nowMillis: number) => {
+    for (const queued of queue) {
+      if (queued.until !== undefined && nowMillis >= queued.until) queued.until = undefined
+    }
+    queue = queue.filter((queued) => queued.until !== undefined || queued.remaining > 0)
+  }
+
+  const outage = (endpoint: string, nowMillis: number) => {
+    expire(nowMillis)
+    return queue.find((queued) => queued.until !== undefined && matches(queued, endpoint))?.fault
+  }
+
+  const start = (queued: Queued, nowMillis: number) => {
+    queued.remaining -= 1
+    if (queued.fault._tag === "Outage") queued.until = nowMillis + durationMillis(queued.fault)
+  }
+
   return {
     push: (fault, options) => {
       const times = options?.times ?? 1
@@ -34,22 +70,40 @@ export const make = (randomFaults: Sandbox.Options["randomFaults"], seed: number
       queue.push({
         fault,
         endpoint: endpoint === undefined ? undefined : endpoint.startsWith("/") ? endpoint : `/${endpoint}`,
-        remaining: times
+        remaining: times,
+        skip: Math.max(0, Math.floor(options?.after ?? 0)),
+        until: undefined
       })
     },
     clear: () => {
       queue = []
     },
-    take: (endpoint) => {
-      const index = queue.findIndex((queued) => queued.endpoint === undefined || queued.endpoint === endpoint)
-      if (index >= 0) {
-        const queued = queue[index]
-        queued.remaining -= 1
-        if (queued.remaining <= 0) queue.splice(index, 1)
-        return queued.fault
+    outage,
+    take: (endpoint, nowMillis) => {
+      const ongoing = outage(endpoint, nowMillis)
+      if (ongoing !== undefined) return ongoing
+      // A fault still waiting lets this request pass; the first that waits no more takes it.
+      let chosen: Queued | undefined
+      for (const queued of queue) {
+        if (!matches(queued, endpoint) || queued.until !== undefined) continue
+        if (queued.skip > 0) queued.skip -= 1
+        else if (chosen === undefined) chosen = queued
+      }
+      if (chosen !== undefined) {
+        start(chosen, nowMillis)
+        expire(nowMillis)
+        return chosen.fault
       }
       if (randomFaults !== undefined && randomFaults.faults.length > 0 && prng() < randomFaults.rate) {
-        return randomFaults.faults[Math.floor(prng() * randomFaults.faults.length)]
+        const fault = randomFaults.faults[Math.floor(prng() * randomFaults.faults.length)]
+        // A random outage lasts its duration too.
+        if (fault._tag === "Outage") {
+          const queued: Queued = { fault, endpoint: undefined, remaining: 1, skip: 0, until: undefined }
+          queue.push(queued)
+          start(queued, nowMillis)
+          expire(nowMillis)
+        }
+        return fault
       }
       return undefined
     }

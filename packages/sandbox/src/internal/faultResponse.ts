@@ -39,6 +39,26 @@ const statusPage = (status: number): string =>
   `<html><body><h1>${status} ${Http.STATUS_CODES[status] ?? "Error"}</h1></body></html>\n`
 
 /**
+ * The `Retry-After` value of a fault at `nowMillis` (see `Fault.RetryAfter`).
+ *
+ * @internal
+ */
+export const retryAfterValue = (retryAfter: Fault.RetryAfter, nowMillis: number): string => {
+  if (typeof retryAfter === "string") return retryAfter
+  const afterMillis = Duration.toMillis(Duration.decode(retryAfter.after))
+  return retryAfter.format === "http-date"
+    ? new Date(nowMillis + afterMillis).toUTCString()
+    : String(Math.max(0, Math.ceil(afterMillis / 1000)))
+}
+
+const withRetryAfter = (
+  headers: Record<string, string>,
+  retryAfter: Fault.RetryAfter | undefined,
+  nowMillis: number
+): Record<string, string> =>
+  retryAfter === undefined ? headers : { ...headers, "retry-after": retryAfterValue(retryAfter, nowMillis) }
+
+/**
  * Cuts the connection, optionally after raw bytes, bypassing the Node response object so the platform can still
  * close its side cleanly. The fiber ends when the socket is closed (the platform interrupts it as a client abort).
  *
@@ -83,6 +103,27 @@ export const truncatedResponse = (headers: Record<string, string>, body: string,
 }
 
 /**
+ * The answer of an outage: its status and body, `Retry-After` when asked, no rate-limit headers.
+ *
+ * @internal
+ */
+export const outage = (
+  fault: Extract<Fault.Fault, { readonly _tag: "Outage" }>,
+  nowMillis: number
+): HttpServerResponse.HttpServerResponse => {
+  const status = fault.status ?? 503
+  const headers = withRetryAfter({}, fault.retryAfter, nowMillis)
+  switch (fault.body ?? "html") {
+    case "html":
+      return HttpServerResponse.text(statusPage(status), { status, headers, contentType: "text/html" })
+    case "envelope":
+      return Envelope.json(Envelope.failure(Http.STATUS_CODES[status] ?? "Service unavailable"), status, headers)
+    case "empty":
+      return HttpServerResponse.empty({ status, headers })
+  }
+}
+
+/**
  * What the fault responses depend on.
  *
  * @internal
@@ -115,17 +156,20 @@ export const make = (config: Config): Responder => {
         case "Status":
           return HttpServerResponse.text(fault.body ?? statusPage(fault.status), {
             status: fault.status,
-            headers,
+            headers: withRetryAfter(headers, fault.retryAfter, nowMillis),
             contentType: "text/html"
           })
+        case "Outage":
+          return outage(fault, nowMillis)
         case "TooManyRequests": {
           if (fault.headers === false) return tooManyRequests({})
           const limit = rateLimit === false ? RateLimit.defaults.limit : rateLimit.limit
           const unit = fault.resetUnit ?? (rateLimit === false ? RateLimit.defaults.resetUnit : rateLimit.resetUnit)
+          const skew = rateLimit === false ? 0 : rateLimit.resetSkewMillis
           const resetAtMillis = nowMillis +
             (fault.resetAfter === undefined ? 1000 : Duration.toMillis(fault.resetAfter))
           return tooManyRequests(
-            RateLimit.headers({ allowed: false, limit, remaining: 0, resetAtMillis }, unit, nowMillis)
+            RateLimit.headers({ allowed: false, limit, remaining: 0, resetAtMillis }, unit, nowMillis, skew)
           )
         }
         case "DropBeforeResponse":

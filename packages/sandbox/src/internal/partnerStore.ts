@@ -1,5 +1,7 @@
 import * as Option from "effect/Option"
 import * as Seed from "../Seed.js"
+import * as Hidden from "./hidden.js"
+import * as Odd from "./oddRecords.js"
 
 /**
  * The partners the sandbox serves, in list order. Until the first insert or delete the list is the seeded one and
@@ -8,20 +10,31 @@ import * as Seed from "../Seed.js"
  * deletes close the gap, as in a table listed by a key other than its id: that is what shifts offsets under a running
  * export.
  *
+ * Hidden partners (`Seed.HiddenRecords`) hold their positions in the list but are never served: a page is cut from
+ * the list with them, then they are dropped; get does not find them.
+ *
+ * Ids: the store knows a partner by its own id (the seeded `index + 1`, or an inserted partner's), which is what
+ * `ids`, `insert` and `remove` speak of. A partner may serve another id (`id-beyond-double`, `duplicate-id`); `byId`
+ * looks up the id as served.
+ *
  * @internal
  */
 export interface PartnerStore {
   readonly seed: number
-  /** How many partners the list holds now. */
+  /** How many partners the list holds now, hidden ones included. */
   readonly size: () => number
-  /** The records at `[offset, offset + count)` of the list filtered by `conditions` (ANDed). */
-  readonly page: (
-    offset: number,
-    count: number,
-    conditions: ReadonlyArray<readonly [string, string]>
-  ) => ReadonlyArray<Seed.ServedRecord>
-  readonly byId: (id: number) => Option.Option<Seed.ServedRecord>
+  /**
+   * The page cut at `[offset, offset + count)` of the list filtered by `conditions` (ANDed), hidden partners dropped
+   * after the cut.
+   */
+  readonly page: (offset: number, count: number, conditions: ReadonlyArray<readonly [string, string]>) => Page
+  /** The first partner in list order that serves this id (decimal digits), unless hidden. */
+  readonly byId: (id: string) => Option.Option<Seed.ServedRecord>
   readonly byName: (name: string) => Option.Option<Seed.ServedRecord>
+  /** Every partner the list serves, in list order (hidden ones left out). */
+  readonly visible: () => ReadonlyArray<Seed.ServedRecord>
+  /** Whether a served record may hold an `ExactNumber` (odd kinds that write exact numbers were asked for). */
+  readonly mayHoldExact: boolean
   /** Inserts `count` new partners (fresh ids, never reused) before list position `at`; returns their ids. */
   readonly insert: (at: number, count: number) => ReadonlyArray<number>
   /** Deletes the partners with these ids; returns how many existed. */
@@ -34,6 +47,16 @@ export interface PartnerStore {
   readonly version: () => number
 }
 
+/**
+ * A page as served: the records, and how many partners of the cut were hidden and dropped.
+ *
+ * @internal
+ */
+export interface Page {
+  readonly records: ReadonlyArray<Seed.ServedRecord>
+  readonly hidden: number
+}
+
 // Matching indices are kept for the most recent condition sets only: an export repeats one set page after page.
 const MAX_CACHED_CONDITION_SETS = 16
 
@@ -43,6 +66,7 @@ const INSERTED_STREAM = 0x1a5e47ed
 
 // A server compares a condition with the value, not its JSON text: `true` is `1` and `false` is `0`, so a customer
 // flag sent as a boolean (or a string, whose text is already "1") is selected as `1` is.
+// An exact number is compared by its text, as written.
 const conditionText = (value: unknown): string => typeof value === "boolean" ? (value ? "1" : "0") : String(value)
 
 const matchesAll = (record: Seed.ServedRecord, conditions: ReadonlyArray<readonly [string, string]>): boolean => {
@@ -62,7 +86,12 @@ interface Matches {
 }
 
 /** @internal */
-export const make = (seed: number, count: number, oddRecords?: Seed.OddRecords): PartnerStore => {
+export const make = (
+  seed: number,
+  count: number,
+  oddRecords?: Seed.OddRecords,
+  hiddenRecords?: Seed.HiddenRecords
+): PartnerStore => {
   // `undefined` while the list is the seeded one; then the ids in list order.
   let order: Array<number> | undefined
   const deleted = new Set<number>()
@@ -74,6 +103,10 @@ export const make = (seed: number, count: number, oddRecords?: Seed.OddRecords):
   const idAt = (position: number) => order === undefined ? position + 1 : order[position]
   const record = (id: number): Seed.ServedRecord =>
     id <= count ? Seed.servedPartnerAt(seed, id - 1, oddRecords) : inserted.get(id)!
+  const hiddenIndex = Hidden.make(seed, hiddenRecords)
+  const isHidden = hiddenIndex === undefined ? () => false : (id: number) => id <= count && hiddenIndex(id - 1)
+  const kindIs = (index: number, kind: Seed.OddKind) =>
+    oddRecords !== undefined && Option.contains(Seed.oddKindAt(seed, index, oddRecords), kind)
 
   const cache = new Map<string, Matches>()
   const matchesFor = (conditions: ReadonlyArray<readonly [string, string]>): Matches => {
@@ -113,29 +146,60 @@ export const make = (seed: number, count: number, oddRecords?: Seed.OddRecords):
   }
   const live = (id: number) =>
     Number.isSafeInteger(id) && id >= 1 && (id <= count ? !deleted.has(id) : inserted.has(id))
+  const served = (id: number) => live(id) && !isHidden(id)
+
+  // The seeded index whose partner serves `id` under its own name (not as a duplicate of another), if any.
+  const headOf = (id: string): number | undefined => {
+    const n = Number(id)
+    if (Number.isSafeInteger(n) && n >= 1 && n <= count) {
+      const index = n - 1
+      if (oddRecords === undefined) return index
+      return (index === 0 || !kindIs(index, "duplicate-id")) && !kindIs(index, "id-beyond-double") ? index : undefined
+    }
+    const big = oddRecords === undefined ? undefined : Odd.indexOfBigId(id)
+    return big !== undefined && big < count && kindIs(big, "id-beyond-double") ? big : undefined
+  }
 
   return {
     seed,
     size,
     page: (offset, pageCount, conditions) => {
-      const out: Array<Seed.ServedRecord> = []
+      const records: Array<Seed.ServedRecord> = []
+      let hidden = 0
+      // The cut counts hidden partners; they are dropped after it.
+      const take = (id: number) => {
+        if (isHidden(id)) hidden++
+        else records.push(record(id))
+      }
       if (conditions.length === 0) {
         const end = Math.min(size(), offset + pageCount)
-        for (let position = offset; position < end; position++) out.push(record(idAt(position)))
-        return out
+        for (let position = offset; position < end; position++) take(idAt(position))
+        return { records, hidden }
       }
+      // Hidden partners are filtered by the condition like any other, then dropped from the cut.
       const matches = matchesFor(conditions)
       scanUntil(matches, offset + pageCount, conditions)
       const end = Math.min(matches.positions.length, offset + pageCount)
-      for (let i = offset; i < end; i++) out.push(record(idAt(matches.positions[i])))
-      return out
+      for (let i = offset; i < end; i++) take(idAt(matches.positions[i]))
+      return { records, hidden }
     },
-    byId: (id) => live(id) ? Option.some(record(id)) : Option.none(),
+    byId: (id) => {
+      const n = Number(id)
+      if (Number.isSafeInteger(n) && n > count) return served(n) ? Option.some(record(n)) : Option.none()
+      const head = headOf(id)
+      if (head === undefined) return Option.none()
+      // The head, then the duplicates that repeat its id right after it, in list order.
+      for (let index = head; index < count; index++) {
+        if (index > head && !kindIs(index, "duplicate-id")) break
+        if (served(index + 1)) return Option.some(record(index + 1))
+      }
+      return Option.none()
+    },
     byName: (name) => {
       const insertedId = insertedByName.get(name)
       if (insertedId !== undefined && inserted.has(insertedId)) return Option.some(record(insertedId))
       return Option.flatMap(Seed.indexOfName(seed, count, name), (index) => {
-        if (deleted.has(index + 1)) return Option.none()
+        if (!served(index + 1)) return Option.none()
         // The seeded name may have strayed (`company-name-null`, `company-name-empty`): look up what is served.
         const found = record(index + 1)
         return found.company_name === name ? Option.some(found) : Option.none()
@@ -188,6 +252,15 @@ export const make = (seed: number, count: number, oddRecords?: Seed.OddRecords):
       }
       return id
     },
+    visible: () => {
+      const out: Array<Seed.ServedRecord> = []
+      for (let position = 0; position < size(); position++) {
+        const id = idAt(position)
+        if (!isHidden(id)) out.push(record(id))
+      }
+      return out
+    },
+    mayHoldExact: Odd.mayHoldExact(oddRecords),
     ids: () => order === undefined ? Array.from({ length: count }, (_, index) => index + 1) : [...order],
     version: () => version
   }

@@ -15,6 +15,9 @@ export interface Draft {
   readonly timeMillis: number
   durationMillis: number | undefined
   fault: Fault.Tag | undefined
+  /** For a list page the sandbox computed: the records it held, and the hidden ones dropped from its cut. */
+  records: number | undefined
+  hidden: number | undefined
 }
 
 /**
@@ -51,7 +54,9 @@ const snapshot = (draft: Draft): Sandbox.RequestLogEntry => ({
   keyValid: draft.keyValid,
   timeMillis: draft.timeMillis,
   ...(draft.durationMillis === undefined ? {} : { durationMillis: draft.durationMillis }),
-  ...(draft.fault === undefined ? {} : { fault: draft.fault })
+  ...(draft.fault === undefined ? {} : { fault: draft.fault }),
+  ...(draft.records === undefined ? {} : { records: draft.records }),
+  ...(draft.hidden === undefined ? {} : { hidden: draft.hidden })
 })
 
 const bump = (counts: Record<string, number>, name: string, by = 1): void => {
@@ -81,7 +86,14 @@ export const make = (maxEntries: number): RequestLog => {
 
   return {
     begin: (request) => {
-      const draft: Draft = { ...request, status: 0, durationMillis: undefined, fault: undefined }
+      const draft: Draft = {
+        ...request,
+        status: 0,
+        durationMillis: undefined,
+        fault: undefined,
+        records: undefined,
+        hidden: undefined
+      }
       counts.requests += 1
       bump(counts.byEndpoint, request.endpoint)
       if (maxEntries > 0) {

@@ -58,9 +58,10 @@ export const make = (
     const rateLimit = options.rateLimit === false ? false as const : RateLimit.resolve(options.rateLimit)
 
     // All mutable state lives in these objects and is only touched inside `Effect.sync`, so each step is atomic.
-    const store = PartnerStore.make(seed, partnerCount, options.oddRecords)
+    const store = PartnerStore.make(seed, partnerCount, options.oddRecords, options.hidden)
     const keys = ApiKeys.make(options.apiKeys ?? ["sandbox-key"])
     const faults = FaultQueue.make(options.randomFaults, seed)
+    for (const { fault, ...injectOptions } of options.inject ?? []) faults.push(fault, injectOptions)
     const log = RequestLog.make(Math.max(0, Math.floor(options.maxLogEntries ?? 10_000)))
     const admission = Admission.make(rateLimit, faults, log)
     const latency = makeLatency(options.latency, seed)
@@ -70,7 +71,9 @@ export const make = (
       maxListCount,
       defaultListCount,
       messages,
-      beforeList: Drift.make(options.drift, seed, store, log)
+      beforeList: Drift.make(options.drift, seed, store, log),
+      ignoreOffset: options.ignoreOffset,
+      maxListCountSchedule: options.maxListCountSchedule
     })
     const responder = FaultResponse.make({
       rateLimit,
@@ -115,7 +118,12 @@ export const make = (
         if (arrival.latencyMillis > 0) yield* Effect.sleep(Duration.millis(arrival.latencyMillis))
         if (verdict._tag === "Limited") return responder.tooManyRequests(verdict.headers)
         const { fault, headers } = verdict
-        const body = () => answer(endpoint, arrival.params, draft.keyValid)
+        const body = () => {
+          const answered = answer(endpoint, arrival.params, draft.keyValid)
+          draft.records = answered.records
+          draft.hidden = answered.hidden
+          return answered.body
+        }
         if (fault === undefined) return Envelope.json(body(), 200, headers)
         return yield* responder.serve({
           fault,
@@ -176,6 +184,8 @@ export const make = (
       rateLimit,
       partnerAt: (index) => Seed.servedPartnerAt(seed, index, options.oddRecords),
       oddKindAt: (index) => Seed.oddKindAt(seed, index, options.oddRecords),
+      hiddenAt: (index) => index >= 0 && index < partnerCount && Seed.hiddenAt(seed, index, options.hidden),
+      visiblePartners: Effect.sync(() => store.visible()),
       inject: (fault, options) => Effect.sync(() => faults.push(fault, options)),
       clearFaults: Effect.sync(faults.clear),
       stats: Effect.sync(log.stats),

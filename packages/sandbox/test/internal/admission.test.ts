@@ -42,7 +42,7 @@ describe("internal/admission", () => {
     admission.decide("/partner/list", "k", 0)
     expect(admission.decide("/partner/list", "k", 0)._tag).toBe("Limited")
     // The Hang fault went to the second request; nothing is left for later ones.
-    expect(faults.take("/partner/list")).toBeUndefined()
+    expect(faults.take("/partner/list", 0)).toBeUndefined()
   })
 
   it("without a rate limit: no headers, every request allowed, and still reports the most seen in a window", () => {
@@ -63,5 +63,33 @@ describe("internal/admission", () => {
     const { admission, log } = setup(limit2)
     for (let i = 0; i < 5; i++) admission.decide("/partner/list", "k", i)
     expect(log.stats().maxObservedInWindow).toStrictEqual({ "/partner/list": 5 })
+  })
+
+  it("an outage under way comes before the window: no headers, nothing counted, never Limited", () => {
+    const { admission, faults } = setup(limit2)
+    admission.decide("/partner/list", "k", 0)
+    faults.push(Fault.Fault.Outage({ duration: "1 second" }))
+    for (let t = 1; t < 6; t++) {
+      expect(admission.decide("/partner/list", "k", t)).toStrictEqual({
+        _tag: "Allowed",
+        headers: {},
+        fault: Fault.Fault.Outage({ duration: "1 second" })
+      })
+    }
+    // Over at 1001: the window held only the request at 0.
+    const after = admission.decide("/partner/list", "k", 1001)
+    expect(after).toMatchObject({ _tag: "Allowed", fault: undefined })
+    expect(after.headers["x-ratelimit-remaining"]).toBe("1")
+  })
+
+  it("resetSkew shifts the reset of every decision's headers", () => {
+    const { admission } = setup(
+      RateLimit.resolve({ limit: 1, window: "1 second", resetUnit: "epoch-millis", resetSkew: -400 })
+    )
+    expect(admission.decide("/partner/list", "k", 0).headers["x-ratelimit-reset"]).toBe("600")
+    expect(admission.decide("/partner/list", "k", 10)).toStrictEqual({
+      _tag: "Limited",
+      headers: { "x-ratelimit-limit": "1", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "600" }
+    })
   })
 })

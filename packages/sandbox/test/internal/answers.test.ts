@@ -3,6 +3,7 @@ import { Seed } from "../../src/index.js"
 import * as Answers from "../../src/internal/answers.js"
 import * as Drift from "../../src/internal/drift.js"
 import * as Envelope from "../../src/internal/envelope.js"
+import * as Exact from "../../src/internal/exactNumber.js"
 import * as PartnerStore from "../../src/internal/partnerStore.js"
 import * as RequestLog from "../../src/internal/requestLog.js"
 
@@ -17,7 +18,7 @@ const setup = (count = 20, maxListCount = 500, defaultListCount?: number) => {
     beforeList: () => lists++
   })
   const ask = (endpoint: "/partner/list" | "/partner/get", params: Record<string, string>, keyValid = true) =>
-    JSON.parse(answer(endpoint, new URLSearchParams(params), keyValid))
+    JSON.parse(answer(endpoint, new URLSearchParams(params), keyValid).body)
   return { store, ask, lists: () => lists }
 }
 
@@ -74,6 +75,94 @@ describe("internal/answers", () => {
       ["list_condition[country]", "HU"]
     ])
     expect(Answers.conditionsOf(params)).toStrictEqual([["is_customer", "1"], ["", "x"], ["country", "HU"]])
+  })
+})
+
+describe("internal/answers: servers that page otherwise", () => {
+  const make = (config: Partial<Answers.Config> & { readonly store: PartnerStore.PartnerStore }) =>
+    Answers.make({
+      maxListCount: 500,
+      defaultListCount: undefined,
+      messages: Envelope.resolveMessages(undefined),
+      beforeList: () => {},
+      ...config
+    })
+  const list = (answer: Answers.Answer, offset: number, count: number) =>
+    answer("/partner/list", new URLSearchParams({ list_offset: String(offset), list_count: String(count) }), true)
+  const idsOf = (answered: Answers.Answered) => JSON.parse(answered.body).data.map((p: { id: number }) => p.id)
+
+  it("hidden partners: the cut counts them, the page drops them, and the answer says how many", () => {
+    const answer = make({ store: PartnerStore.make(7, 20, undefined, { positions: [1, 2, 9] }) })
+    const first = list(answer, 0, 5)
+    expect(idsOf(first)).toStrictEqual([1, 4, 5])
+    expect([first.records, first.hidden]).toStrictEqual([3, 2])
+    expect(idsOf(list(answer, 5, 5))).toStrictEqual([6, 7, 8, 9])
+    const get = answer("/partner/get", new URLSearchParams({ id: "3" }), true)
+    expect(JSON.parse(get.body).result.message).toBe("Not found")
+    expect(get.records).toBeUndefined()
+  })
+
+  it("ignoreOffset serves from 0", () => {
+    const answer = make({ store: PartnerStore.make(7, 20), ignoreOffset: true })
+    expect(idsOf(list(answer, 12, 3))).toStrictEqual([1, 2, 3])
+  })
+
+  it("largestPage: maxListCount, then the latest schedule step reached", () => {
+    const schedule = [{ fromRequest: 4, max: 50 }, { fromRequest: 2, max: 70.9 }, { fromRequest: 9, max: 0 }]
+    expect([1, 2, 3, 4, 8, 9].map((page) => Answers.largestPage(100, schedule, page))).toStrictEqual([
+      100,
+      70,
+      70,
+      50,
+      50,
+      1
+    ])
+    expect(Answers.largestPage(100, undefined, 7)).toBe(100)
+  })
+
+  it("counts only the pages it computed for the schedule", () => {
+    const answer = make({
+      store: PartnerStore.make(7, 50),
+      maxListCount: 4,
+      maxListCountSchedule: [{ fromRequest: 2, max: 2 }]
+    })
+    answer("/partner/list", new URLSearchParams({ list_offset: "0" }), true)
+    answer("/partner/list", new URLSearchParams({ list_offset: "0", list_count: "9" }), false)
+    expect(list(answer, 0, 9).records).toBe(4)
+    expect(list(answer, 0, 9).records).toBe(2)
+  })
+
+  it("writes exact numbers as their text only on pages that hold them", () => {
+    const store = PartnerStore.make(7, 10, { rate: 0.5, kinds: ["decimal-as-written"], seed: 3 })
+    expect(store.mayHoldExact).toBe(true)
+    expect(PartnerStore.make(7, 10, { rate: 0.5 }).mayHoldExact).toBe(false)
+    const answer = make({ store })
+    const body = list(answer, 0, 10).body
+    const odd = Array.from(
+      { length: 10 },
+      (_, index) => Seed.oddKindAt(7, index, { rate: 0.5, kinds: ["decimal-as-written"], seed: 3 })
+    )
+      .filter((kind) => kind._tag === "Some").length
+    expect(odd).toBeGreaterThan(0)
+    expect(body.split("\"discount\":-0.0}")).toHaveLength(odd + 1)
+  })
+})
+
+describe("internal/exactNumber", () => {
+  it("writes each ExactNumber as its text, nested or at the top, and leaves strings alone", () => {
+    const value = {
+      a: new Exact.ExactNumber("1.10"),
+      b: [new Exact.ExactNumber("-0.0"), "\"1.10\"", 2],
+      c: { d: new Exact.ExactNumber("12345678901234567890") }
+    }
+    expect(Exact.stringify(value)).toBe(
+      "{\"a\":1.10,\"b\":[-0.0,\"\\\"1.10\\\"\",2],\"c\":{\"d\":12345678901234567890}}"
+    )
+    expect(Exact.stringify(new Exact.ExactNumber("1e2"))).toBe("1e2")
+    expect(JSON.stringify(value)).toBe("{\"a\":1.1,\"b\":[0,\"\\\"1.10\\\"\",2],\"c\":{\"d\":12345678901234567000}}")
+    expect(Exact.holdsExact(value)).toBe(true)
+    expect(Exact.holdsExact(value.c)).toBe(true)
+    expect(Exact.holdsExact({ a: 1 })).toBe(false)
   })
 })
 

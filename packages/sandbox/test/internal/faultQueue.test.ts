@@ -3,7 +3,7 @@ import { Fault } from "../../src/index.js"
 import * as FaultQueue from "../../src/internal/faultQueue.js"
 
 const tags = (queue: FaultQueue.FaultQueue, endpoint: string, n: number) =>
-  Array.from({ length: n }, () => queue.take(endpoint)?._tag ?? "-")
+  Array.from({ length: n }, () => queue.take(endpoint, 0)?._tag ?? "-")
 
 describe("internal/faultQueue", () => {
   it("serves injected faults in order, each `times` times, to their endpoint only", () => {
@@ -20,7 +20,7 @@ describe("internal/faultQueue", () => {
     queue.push(Fault.Fault.Unauthorized(), { times: Infinity })
     expect(tags(queue, "/partner/get", 50).every((tag) => tag === "Unauthorized")).toBe(true)
     queue.clear()
-    expect(queue.take("/partner/get")).toBeUndefined()
+    expect(queue.take("/partner/get", 0)).toBeUndefined()
   })
 
   it("random faults: a seeded share, after the injected ones", () => {
@@ -36,5 +36,51 @@ describe("internal/faultQueue", () => {
     expect(faulted).toBeLessThan(130)
     expect(new Set(again)).toStrictEqual(new Set(["-", "Hang", "DropBeforeResponse"]))
     expect(tags(FaultQueue.make({ ...random, rate: 0 }, 1), "/partner/list", 50)).not.toContain("Hang")
+  })
+
+  it("`after`: a fault waits for that many matching requests, whatever they get", () => {
+    const queue = FaultQueue.make(undefined, 1)
+    queue.push(Fault.Fault.Hang(), { after: 2 })
+    queue.push(Fault.Fault.MalformedJson(), { endpoint: "/partner/get", after: 1 })
+    expect(tags(queue, "/partner/list", 1)).toStrictEqual(["-"])
+    // The second request to /partner/get: Hang's second pass, MalformedJson's first; then MalformedJson is due.
+    expect(tags(queue, "/partner/get", 3)).toStrictEqual(["-", "Hang", "MalformedJson"])
+  })
+
+  it("Outage: from the first request that meets it, every matching request until its time is up; times counts outages", () => {
+    const queue = FaultQueue.make(undefined, 1)
+    queue.push(Fault.Fault.MalformedJson())
+    queue.push(Fault.Fault.Outage({ duration: "1 second" }), { endpoint: "/partner/list", times: 2 })
+    const at = (endpoint: string, nowMillis: number) => queue.take(endpoint, nowMillis)?._tag ?? "-"
+    expect(queue.outage("/partner/list", 0)).toBeUndefined()
+    expect(at("/partner/list", 0)).toBe("MalformedJson")
+    expect(at("/partner/list", 100)).toBe("Outage")
+    expect(queue.outage("/partner/list", 1099)?._tag).toBe("Outage")
+    expect(queue.outage("/partner/get", 500)).toBeUndefined()
+    expect(at("/partner/get", 500)).toBe("-")
+    expect(at("/partner/list", 1099)).toBe("Outage")
+    // Over at 1100; the second starts at the next request to the endpoint.
+    expect(queue.outage("/partner/list", 1100)).toBeUndefined()
+    expect(at("/partner/list", 5000)).toBe("Outage")
+    expect(at("/partner/list", 5999)).toBe("Outage")
+    expect(at("/partner/list", 6000)).toBe("-")
+    expect(at("/partner/list", 6001)).toBe("-")
+  })
+
+  it("an outage under way comes before faults queued ahead of it; clear ends it", () => {
+    const queue = FaultQueue.make(undefined, 1)
+    queue.push(Fault.Fault.Hang(), { endpoint: "/partner/get" })
+    queue.push(Fault.Fault.Outage({ duration: "10 seconds" }))
+    expect(queue.take("/partner/list", 0)?._tag).toBe("Outage")
+    expect(queue.take("/partner/get", 1)?._tag).toBe("Outage")
+    queue.clear()
+    expect(queue.take("/partner/get", 2)).toBeUndefined()
+  })
+
+  it("a random outage lasts its duration too", () => {
+    const queue = FaultQueue.make({ rate: 1, faults: [Fault.Fault.Outage({ duration: "1 second" })] }, 1)
+    expect(queue.take("/partner/list", 0)?._tag).toBe("Outage")
+    expect(queue.outage("/partner/get", 999)?._tag).toBe("Outage")
+    expect(queue.outage("/partner/get", 1000)).toBeUndefined()
   })
 })

@@ -92,4 +92,45 @@ describe("internal/faultResponse", () => {
     expect(decode(FaultResponse.truncatedResponse({}, "0123456789", 1)).endsWith("\r\n\r\n012345678")).toBe(true)
     expect(decode(FaultResponse.truncatedResponse({}, "0123456789", 0)).endsWith("\r\n\r\n0")).toBe(true)
   })
+
+  it.effect("Outage: its status and body, Retry-After when asked, and no rate-limit headers", () =>
+    Effect.gen(function*() {
+      const html = yield* responder.serve(faulted(Fault.Fault.Outage({ duration: "1 second", retryAfter: "7" })))
+      expect([html.status, bodyText(html), html.headers["retry-after"]]).toStrictEqual([
+        503,
+        "<html><body><h1>503 Service Unavailable</h1></body></html>\n",
+        "7"
+      ])
+      expect(Object.keys(html.headers).filter((name) => name.startsWith("x-ratelimit"))).toStrictEqual([])
+      const envelope = yield* responder.serve(
+        faulted(Fault.Fault.Outage({ duration: "1 second", status: 504, body: "envelope" }))
+      )
+      expect(JSON.parse(bodyText(envelope))).toStrictEqual({
+        result: { code: 0, message: "Gateway Timeout" },
+        data: null
+      })
+      expect(envelope.headers["x-ratelimit-remaining"]).toBeUndefined()
+      const empty = yield* responder.serve(faulted(Fault.Fault.Outage({ duration: "1 second", body: "empty" })))
+      expect([empty.status, bodyText(empty)]).toStrictEqual([503, ""])
+    }))
+
+  it("retryAfterValue: a string as written, or worked out from now in seconds (rounded up) or as an HTTP date", () => {
+    const now = Date.UTC(2030, 5, 1, 12, 0, 0)
+    expect(FaultResponse.retryAfterValue("soon", now)).toBe("soon")
+    expect(FaultResponse.retryAfterValue({ after: "1500 millis" }, now)).toBe("2")
+    expect(FaultResponse.retryAfterValue({ after: "90 seconds", format: "http-date" }, now)).toBe(
+      "Sat, 01 Jun 2030 12:01:30 GMT"
+    )
+  })
+
+  it.effect("TooManyRequests shifts its reset by the limit's resetSkew", () =>
+    Effect.gen(function*() {
+      const skewed = FaultResponse.make({
+        rateLimit: RateLimit.resolve({ limit: 5, resetUnit: "epoch-millis", resetSkew: "-10 seconds" }),
+        messages: Envelope.resolveMessages(undefined),
+        tooManyRequestsBody: "empty"
+      })
+      const limited = yield* skewed.serve(faulted(Fault.Fault.TooManyRequests({ resetAfter: "2 seconds" })))
+      expect(limited.headers["x-ratelimit-reset"]).toBe("1699999992000")
+    }))
 })
