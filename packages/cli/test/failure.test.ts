@@ -1,5 +1,5 @@
 import { NodeContext } from "@effect/platform-node"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, vi } from "@effect/vitest"
 import { Cli, Progress, Sink } from "@erp-client/cli"
 import { ErpError } from "@erp-client/core"
 import { Effect, Exit, Option } from "effect"
@@ -68,6 +68,66 @@ describe("signals", () => {
     expect(root).toContain("130 interrupted (Ctrl-C, SIGINT), 143 terminated (SIGTERM)")
     expect(root).toContain("Signals: SIGINT and SIGTERM stop the command in order")
   })
+
+  it.live("one heard before the command listens (at start-up) stops it in order; its copy changes nothing", () =>
+    Effect.gen(function*() {
+      const said: Array<string> = []
+      const stderr = vi.spyOn(process.stderr, "write").mockImplementation((text) => {
+        said.push(String(text))
+        return true
+      })
+      const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true)
+      const exits: Array<number> = []
+      // As bin.ts hands them over: the signals heard while the command was loading, at once.
+      const signals: Cli.Signals = {
+        listen: (listener) => {
+          listener("SIGTERM")
+          listener("SIGTERM")
+        },
+        exitNow: (code) => exits.push(code)
+      }
+      const code = yield* Cli.main(["node", "erp", "sandbox", "--port", "0"], { signals }).pipe(
+        Effect.provide(NodeContext.layer),
+        Effect.ensuring(Effect.sync(() => {
+          stderr.mockRestore()
+          stdout.mockRestore()
+        }))
+      )
+      expect(code).toBe(143)
+      expect(said).toEqual(["erp: interrupted (SIGTERM)\n"])
+      expect(exits).toEqual([])
+    }))
+
+  it.live("one a second or more after the first, while stopping, ends the process at once with a line", () =>
+    Effect.gen(function*() {
+      const said: Array<string> = []
+      const stderr = vi.spyOn(process.stderr, "write").mockImplementation((text) => {
+        said.push(String(text))
+        return true
+      })
+      const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true)
+      const exits: Array<number> = []
+      const start = Date.now()
+      const signals: Cli.Signals = {
+        listen: (listener) => {
+          listener("SIGINT")
+          // The stop is still running two seconds later.
+          const now = vi.spyOn(Date, "now").mockReturnValue(start + 2_000)
+          listener("SIGTERM")
+          now.mockRestore()
+        },
+        exitNow: (code) => exits.push(code)
+      }
+      yield* Cli.main(["node", "erp", "sandbox", "--port", "0"], { signals }).pipe(
+        Effect.provide(NodeContext.layer),
+        Effect.ensuring(Effect.sync(() => {
+          stderr.mockRestore()
+          stdout.mockRestore()
+        }))
+      )
+      expect(exits).toEqual([130])
+      expect(said[0]).toBe("erp: interrupted (SIGINT), then stopped at once by another signal\n")
+    }))
 
   it("one within a second of the first is a copy of it; a later one ends the command at once", () => {
     expect(Cli.againAfter(10_000, 10_000)).toBe("copy")
