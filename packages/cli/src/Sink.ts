@@ -202,7 +202,7 @@ const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema
  * A file that appears only when complete: records go to `FILE.part`, and after each complete page
  * `FILE.resume.json` says where a later run goes on; `FILE.part` is renamed to `FILE` at the end and the rest removed.
  *
- * Work is never thrown away (docs/ARCHITECTURE.md, DESIGN.md invariant 7): an export that fails or is interrupted
+ * Work is never thrown away (README.md, "Files, resume and restart"): an export that fails or is interrupted
  * after writing records keeps `FILE.part` and `FILE.resume.json` (see `kept`), whatever `mode`; one that wrote none
  * removes what it opened.
  *

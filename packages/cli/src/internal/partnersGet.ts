@@ -60,11 +60,10 @@ const isLookupFailure = (error: ErpError.ErpError): error is LookupFailure =>
  */
 export const describeLookupFailure = (error: LookupFailure, selector: string): string => {
   if (error._tag === "NotFound") return error.message
-  const said = error.message
-  const prefix = [`${error.endpoint}: `, "method" in error ? `${error.method} ${error.endpoint}: ` : undefined].find((
-    p
-  ) => p !== undefined && said.startsWith(p))
-  return `${error.endpoint} ${selector}: ${prefix === undefined ? said : said.slice(prefix.length)}`
+  // Each message starts with the endpoint (and the method, for failures of the request itself).
+  const start = "method" in error ? `${error.method} ${error.endpoint}: ` : `${error.endpoint}: `
+  const said = error.message.startsWith(start) ? error.message.slice(start.length) : error.message
+  return `${error.endpoint} ${selector}: ${said}`
 }
 
 /**
