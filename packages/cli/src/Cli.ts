@@ -12,14 +12,17 @@ import type * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
 import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import { apiGet, apiList, apiPost } from "./internal/api.js"
-import { Argv, note } from "./internal/common.js"
+import { Argv, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
-import { partnersGet } from "./internal/partnersGet.js"
+import { type LookupsFailed, partnersGet } from "./internal/partnersGet.js"
 import { partnersList } from "./internal/partnersList.js"
 import { sandbox } from "./internal/sandbox.js"
 import * as Settings from "./internal/settings.js"
@@ -38,8 +41,33 @@ export const ExitCode = {
   unauthorized: 3,
   notFound: 4,
   rateLimited: 5,
-  interrupted: 130
+  /** SIGINT (Ctrl-C): 128 + 2, as shells report a process the signal ended. */
+  interrupted: 130,
+  /** SIGTERM (`kill`, `timeout`, a supervisor): 128 + 15. */
+  terminated: 143
 } as const
+
+/**
+ * The signals the command stops on in order.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type StopSignal = InternalErrors.StopSignal
+
+/**
+ * The command was stopped by a signal, after an orderly stop (see `main`).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const Interrupted = InternalErrors.Interrupted
+
+/**
+ * @since 0.1.0
+ * @category Errors
+ */
+export type Interrupted = InternalErrors.Interrupted
 
 /**
  * A usage error found after parsing (a bad `--where`, flags that do not go together).
@@ -122,8 +150,15 @@ const rootFooter = [
   "Settings (environment): ERP_BASE_URL and ERP_API_KEY, required; ERP_RATE_LIMIT, ERP_RATE_WINDOW, ERP_TIMEOUT, " +
   "ERP_RETRIES, ERP_RATE_LIMIT_BUDGET, ERP_MAX_BODY_BYTES, ERP_REDIS_URL, ERP_REDIS_PREFIX, ERP_REDIS_ON_FAILURE, " +
   "ERP_REDIS_TIMEOUT. A duration is seconds (30) or has a unit (\"500 millis\").",
-  "Exit codes: 0 success (also when the reader of stdout stops early), 1 failure, 2 usage, 3 Unauthorized, " +
-  "4 Not found, 5 rate limited, 130 interrupted."
+  "Exit codes: 0 success (also when the reader of stdout stops early), 1 failure (for partners get: a lookup " +
+  "failed for another reason than not found), 2 usage, 3 Unauthorized, 4 Not found, 5 rate limited, 130 interrupted " +
+  "(Ctrl-C, SIGINT), 143 terminated (SIGTERM).",
+  "Signals: SIGINT and SIGTERM stop the command in order: requests are cancelled, an export to --output FILE keeps " +
+  "the records of its complete pages in FILE.part for --resume, and one line says so. A signal a second or more " +
+  "after the first, while stopping, ends the command at once.",
+  "Failures: one line on stderr each, starting with erp:. An export to --output FILE that fails or is interrupted " +
+  "keeps FILE.part and FILE.resume.json (and with --safe FILE.ids.part), says so in that line and how to go on " +
+  "(--resume continues, --restart starts over); on success only FILE is left."
 ]
 
 // The package's version, written in by the build (scripts/build-cli.ts); "dev" when run from source.
@@ -147,23 +182,53 @@ export const helpPage = (args: ReadonlyArray<string>, options: { readonly color:
     : undefined
 
 /**
- * The exit code and the one line to print for a failure (none when there is nothing to say).
+ * What `describeFailure` needs besides the failure: the arguments (to name the command and a bad option), and what
+ * a failed or stopped export kept on disk (said at the end of the line).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface FailureContext {
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly kept?: Sink.Kept | undefined
+}
+
+/**
+ * The exit code and the one line to print for a failure (none when there is nothing to say). The one place failures
+ * become exit codes and lines.
  *
  * @since 0.1.0
  * @category Errors
  */
-export const describeFailure = (error: unknown): { readonly code: number; readonly line: string | undefined } => {
-  if (ValidationError.isValidationError(error)) return { code: ExitCode.usage, line: Help.oneLine(error.error) }
+export const describeFailure = (
+  error: unknown,
+  context: FailureContext = {}
+): { readonly code: number; readonly line: string | undefined } => {
+  const args = context.args ?? []
+  if (ValidationError.isValidationError(error)) {
+    const command = Help.locate(tree, args).path.map((node) => node.name).join(" ")
+    return { code: ExitCode.usage, line: `${Help.describeValidation(tree, args, error)} (${command} --help)` }
+  }
   if (ConfigError.isConfigError(error)) return { code: ExitCode.usage, line: Settings.describeConfigError(error) }
   const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
-  const line = typeof tagged.message === "string" && tagged.message !== "" ? tagged.message : String(error)
+  const said = typeof tagged.message === "string" && tagged.message !== "" ? tagged.message : String(error)
+  // Work kept for a later run is said in the same line, after what went wrong.
+  const line = context.kept === undefined ? said : `${said}; ${Sink.describeKept(context.kept)}`
   switch (tagged._tag) {
     case "StdoutClosed":
       // The reader has all it wanted (`erp partners list | head -1`): the export ends quietly, as a success.
       return { code: ExitCode.ok, line: undefined }
-    case "SomeNotFound":
-      // Each missing one has had its own line already.
-      return { code: ExitCode.notFound, line: undefined }
+    case "LookupsFailed": {
+      // Each one has had its own line already. Not found only: 4; any other failure among them: 1, which wins (a
+      // partner that may exist was not shown).
+      const { failed } = error as LookupsFailed
+      return { code: failed > 0 ? ExitCode.failure : ExitCode.notFound, line: undefined }
+    }
+    case "Interrupted":
+      return {
+        code: (error as Interrupted).signal === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
+        line
+      }
     case "UsageError":
     case "ResumeRefused":
     case "InvalidRequest":
@@ -180,45 +245,105 @@ export const describeFailure = (error: unknown): { readonly code: number; readon
 }
 
 /**
+ * The process's signals, as `main` listens to them (`bin.ts` binds them to Node's `process`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Signals {
+  /** Calls `listener` for every SIGINT and SIGTERM from now on, and for any heard before. */
+  readonly listen: (listener: (signal: StopSignal) => void) => void
+  /** Ends the process now with `code`. */
+  readonly exitNow: (code: number) => void
+}
+
+/**
+ * What one more signal does while the command stops after a first one at `firstMillis`: a signal within a second of
+ * the first is a copy of it (`timeout` signals the command, then its process group; `pnpm` passes on the Ctrl-C the
+ * terminal already sent), and changes nothing; a later one ends the process at once.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export const againAfter = (firstMillis: number, nowMillis: number): "copy" | "at once" =>
+  nowMillis - firstMillis < 1_000 ? "copy" : "at once"
+
+/**
  * Runs the command line and returns its exit code; every failure becomes one line on stderr.
+ *
+ * With `signals`, the first SIGINT or SIGTERM stops the command in order: its requests are cancelled, its finalizers
+ * run (an export to a file keeps its complete pages, see `Sink.file`), and it ends as `Interrupted`, 130 or 143, with
+ * one line. A later signal ends the process at once (see `againAfter`), with a line saying so and what is kept.
  *
  * @since 0.1.0
  * @category Programs
  */
 export const main = (
-  argv: ReadonlyArray<string>
+  argv: ReadonlyArray<string>,
+  options: { readonly signals?: Signals | undefined } = {}
 ): Effect.Effect<number, never, FileSystem.FileSystem | Path.Path | CliApp.CliApp.Environment> =>
   Effect.suspend(() => {
     Sink.watchStdout()
     const args = argv.slice(2)
+    const leftover = Leftover.make()
     const color = Help.colorEnabled(process.stdout.isTTY, process.env)
     const help = helpPage(args, { color })
-    const run = help !== undefined
+    const missing = Help.missingValue(tree, args)
+    const command = help !== undefined
       ? Sink.writeStdout(help)
+      : missing !== undefined
+      ? Effect.fail(missing)
       : Console.consoleWith((console) => Effect.withConsole(cli(argv), Help.parserConsole(console, color))).pipe(
-        Effect.provideService(Argv, args)
+        Effect.provideService(Argv, args),
+        Effect.provideService(Leftover, leftover)
       )
+    const run = options.signals === undefined ? command : stoppable(command, options.signals, leftover)
     return run.pipe(
       Effect.as(ExitCode.ok as number),
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
         const failure = Cause.failureOption(cause)
         const { code, line } = Option.isSome(failure)
-          ? describeFailure(failure.value)
+          ? describeFailure(failure.value, { args, kept: leftover.kept() })
           : {
             code: ExitCode.failure,
             line: `unexpected failure: ${Cause.pretty(Cause.stripFailures(cause)).split("\n")[0]}`
           }
-        const hint = Option.isSome(failure) && ValidationError.isValidationError(failure.value)
-          ? ` (${Help.locate(tree, args).path.map((node) => node.name).join(" ")} --help)`
-          : ""
-        return Effect.as(line === undefined ? Effect.void : note(line + hint), code)
+        return Effect.as(line === undefined ? Effect.void : note(line), code)
       })
     )
   })
 
+// `command`, stopped in order by the first signal: it is interrupted (and waited for), then fails as `Interrupted`.
+const stoppable = <A, E, R>(
+  command: Effect.Effect<A, E, R>,
+  signals: Signals,
+  leftover: Context.Tag.Service<typeof Leftover>
+): Effect.Effect<A, E | Interrupted, R> => {
+  const stop = Deferred.unsafeMake<StopSignal>(FiberId.none)
+  let first: { readonly signal: StopSignal; readonly atMillis: number } | undefined
+  signals.listen((signal) => {
+    const now = Date.now()
+    if (first === undefined) {
+      first = { signal, atMillis: now }
+      Deferred.unsafeDone(stop, Effect.succeed(signal))
+    } else if (againAfter(first.atMillis, now) === "at once") {
+      const { code, line } = describeFailure(new Interrupted({ signal: first.signal, atOnce: true }), {
+        kept: leftover.kept()
+      })
+      Effect.runSync(note(line!))
+      signals.exitNow(code)
+    }
+  })
+  return Effect.raceFirst(
+    command,
+    Effect.flatMap(Deferred.await(stop), (signal) => new Interrupted({ signal }))
+  )
+}
+
 /**
- * Maps how the main fiber ended to the process exit code: its value, or 130 when interrupted (Ctrl-C, SIGTERM).
+ * Maps how the main fiber ended to the process exit code: its value (`main` says every failure and signal in it), or
+ * 130 if it was interrupted from outside all the same.
  *
  * @since 0.1.0
  * @category Programs

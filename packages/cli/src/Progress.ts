@@ -1,6 +1,7 @@
 /**
- * Progress of an export on stderr, only when stderr is a terminal: records, pages (and the page size in use, as
- * learned from the server), rate, and rate-limit waits.
+ * Progress of an export on stderr, only when stderr is a terminal: records, pages, the page size in use (as learned
+ * from the server), rate, and rate-limit waits: `records 3000 · pages 3 · page size 1000 · 950 rec/s · 3.2 s`. The
+ * total is not known (the contract gives no count), so none is shown.
  *
  * @since 0.1.0
  */
@@ -18,18 +19,50 @@ import type * as Scope from "effect/Scope"
  * @category Models
  */
 export interface Progress {
-  /** One more page of `records`, asked with `pageSize` (the size paging learned from the server, once it has). */
+  /** One more page of `records`; `pageSize` is the page size paging goes on with (the last page has none). */
   readonly page: (records: number, pageSize?: number) => void
-  /** Stops the display and leaves a final line. */
+  /**
+   * Stops the display and leaves a final line. Closing the scope does the same, so a failure's line starts on a line
+   * of its own.
+   */
   readonly done: Effect.Effect<void>
 }
 
-interface State {
-  records: number
-  pages: number
-  pageSize: number | undefined
-  wait: { reason: WaitReason; untilMillis: number } | undefined
+/**
+ * What the progress line shows: counts of this run, the page size in use once known, the longest wait announced.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Snapshot {
+  readonly records: number
+  readonly pages: number
+  readonly pageSize: number | undefined
+  readonly wait: { readonly reason: WaitReason; readonly untilMillis: number } | undefined
 }
+
+/**
+ * The progress line at `nowMillis` for an export that started at `startMillis`. The page size is labelled as such:
+ * the number of pages to come is not known.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export const progressLine = (snapshot: Snapshot, startMillis: number, nowMillis: number): string => {
+  const seconds = Math.max(0.001, (nowMillis - startMillis) / 1000)
+  let line = `records ${snapshot.records} · pages ${snapshot.pages}${
+    snapshot.pageSize === undefined ? "" : ` · page size ${snapshot.pageSize}`
+  } · ${Math.round(snapshot.records / seconds)} rec/s · ${seconds.toFixed(1)} s`
+  if (snapshot.wait !== undefined && snapshot.wait.untilMillis > nowMillis) {
+    const left = ((snapshot.wait.untilMillis - nowMillis) / 1000).toFixed(1)
+    line += snapshot.wait.reason === "server-pause"
+      ? ` · waiting ${left} s: the server asked to pause (429 or no requests left)`
+      : ` · waiting ${left} s: keeping to the rate limit`
+  }
+  return line
+}
+
+type State = { -readonly [K in keyof Snapshot]: Snapshot[K] }
 
 /**
  * The shared state the limiter reports waits into, as a layer for the client.
@@ -46,20 +79,6 @@ export const make = (options: { readonly enabled: boolean }) => {
       })
   })
 
-  const render = (now: number, start: number): string => {
-    const seconds = Math.max(0.001, (now - start) / 1000)
-    let line = `records ${state.records} · pages ${state.pages}${
-      state.pageSize === undefined ? "" : ` of ${state.pageSize}`
-    } · ${Math.round(state.records / seconds)} rec/s · ${seconds.toFixed(1)} s`
-    if (state.wait !== undefined && state.wait.untilMillis > now) {
-      const left = ((state.wait.untilMillis - now) / 1000).toFixed(1)
-      line += state.wait.reason === "server-pause"
-        ? ` · waiting ${left} s: the server asked to pause (429 or no requests left)`
-        : ` · waiting ${left} s: keeping to the rate limit`
-    }
-    return line
-  }
-
   const count = (records: number, pageSize?: number) => {
     state.records += records
     state.pages += 1
@@ -70,17 +89,21 @@ export const make = (options: { readonly enabled: boolean }) => {
     const startedAt = yield* Clock.currentTimeMillis
     const draw = Effect.flatMap(Clock.currentTimeMillis, (now) =>
       Effect.sync(() => {
-        process.stderr.write(`\r\x1b[K${render(now, startedAt)}`)
+        process.stderr.write(`\r\x1b[K${progressLine(state, startedAt, now)}`)
       }))
     if (!options.enabled) return { page: count, done: Effect.void }
     const ticker = yield* Effect.forkScoped(Effect.repeat(draw, Schedule.spaced(Duration.millis(200))))
-    return {
-      page: count,
-      done: Fiber.interrupt(ticker).pipe(
+    let finished = false
+    const done = Effect.suspend(() => {
+      if (finished) return Effect.void
+      finished = true
+      return Fiber.interrupt(ticker).pipe(
         Effect.zipRight(draw),
         Effect.zipRight(Effect.sync(() => process.stderr.write("\n")))
       )
-    }
+    })
+    yield* Effect.addFinalizer(() => done)
+    return { page: count, done }
   })
 
   return { observer, start }

@@ -7,7 +7,6 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -89,6 +88,40 @@ export type ResumeState = typeof ResumeState.Type
 export type ResumeMode = "none" | "resume" | "restart"
 
 /**
+ * What a failed or interrupted export left on disk for a later run: `part` holds the `records` of its complete pages,
+ * `FILE.resume.json` (and with `--safe` `FILE.ids.part`) beside it say where to go on. `mode` is how the run was
+ * asked to treat a saved export, which decides how the way on is said (see `describeKept`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Kept {
+  readonly part: string
+  readonly records: number
+  readonly mode: ResumeMode
+}
+
+/**
+ * What a kept export is and how to go on, for the end of the failure line:
+ * `kept 400 records in F.part: run the same command with --resume to continue, or --restart to start over`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export const describeKept = (kept: Kept): string => {
+  const what = `kept ${kept.records} ${kept.records === 1 ? "record" : "records"} in ${kept.part}`
+  switch (kept.mode) {
+    case "none":
+      return `${what}: run the same command with --resume to continue, or --restart to start over`
+    case "resume":
+      return `${what}: run the same command again to continue, or with --restart instead of --resume to start over`
+    case "restart":
+      // The same command again would discard it: --restart always starts over.
+      return `${what}: run the same command with --resume instead of --restart to continue`
+  }
+}
+
+/**
  * @since 0.1.0
  * @category Models
  */
@@ -97,7 +130,10 @@ export interface Sink {
   readonly resumed: Option.Option<ResumeState>
   /** With `keepIds`: every id the interrupted export wrote (drift-safe paging resumes with all of them). */
   readonly resumedIds: ReadonlyArray<string | number>
-  /** Appends one complete page, and with `keepIds` its `ids`; `state` is what a resume would continue from after it. */
+  /**
+   * Appends one complete page, and with `keepIds` its `ids`; `state` is what a resume would continue from after it.
+   * A page is written whole or not at all: an interruption waits for it (a few writes to a local file).
+   */
   readonly write: (
     text: string,
     state: Omit<ResumeState, "version" | "flags" | "bytes" | "idsBytes">,
@@ -105,6 +141,11 @@ export interface Sink {
   ) => Effect.Effect<void, OutputError | StdoutClosed>
   /** The export is complete: publish the file. */
   readonly commit: Effect.Effect<void, OutputError>
+  /**
+   * What is kept on disk for `--resume` if the export stops now (once it has stopped: what it kept), or `undefined`:
+   * nothing to keep (stdout, no record written yet, or the file was published).
+   */
+  readonly kept: () => Kept | undefined
 }
 
 /**
@@ -145,7 +186,8 @@ export const stdout: Sink = {
   resumed: Option.none(),
   resumedIds: [],
   write: writeStdout,
-  commit: Effect.void
+  commit: Effect.void,
+  kept: () => undefined
 }
 
 const errorText = (error: unknown): string =>
@@ -157,14 +199,23 @@ const errorText = (error: unknown): string =>
 const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema.Number)))
 
 /**
- * A file that appears only when complete: records go to `FILE.part` and it is renamed to `FILE` at the end.
+ * A file that appears only when complete: records go to `FILE.part`, and after each complete page
+ * `FILE.resume.json` says where a later run goes on; `FILE.part` is renamed to `FILE` at the end and the rest removed.
  *
- * - `"none"`: a failed or interrupted export removes its part file. A saved export of `FILE` (left by an interrupted
- *   resumable run) is refused, never overwritten.
+ * Work is never thrown away (README.md, "Files, resume and restart"): an export that fails or is interrupted
+ * after writing records keeps `FILE.part` and `FILE.resume.json` (see `kept`), whatever `mode`; one that wrote none
+ * removes what it opened.
+ *
+ * - `"none"`: a saved export of `FILE` (left by an earlier run that failed) is refused, never overwritten.
  * - `"resume"`: continues a saved export after its last complete page, when it was made with the same `flags`. One
  *   made with other flags, or whose files are missing or unreadable, is refused (`ResumeRefused`) and left byte for
- *   byte as it was. A failed or interrupted run keeps `FILE.part` and `FILE.resume.json` for the next resume.
+ *   byte as it was.
  * - `"restart"`: discards a saved export on purpose, then runs as `"resume"` with nothing saved.
+ *
+ * Each page is forced to disk (fsync) before the state says it is there, in every mode, so a kept export survives a
+ * crash of the machine too. A flush took about 8 ms for a page of 330 kB on a virtual disk, and the pages in flight
+ * hide it: 200,000 partners from a sandbox without a limit took 33 to 46 s with it and without (the noise of a shared
+ * host); at the contract's rate limit a page comes every 300 ms.
  *
  * With `keepIds` (drift-safe paging), the ids written also go to `FILE.ids.part`, which the resume needs.
  *
@@ -178,10 +229,10 @@ export const file = (
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const { part, state: statePath } = SavedExport.paths(target)
-    const resumable = options.mode !== "none"
-    // Kept only for a resumable drift-safe export: the ids are what the resumed run must not write again.
-    const idsPath = resumable && options.keepIds === true ? SavedExport.paths(target).ids : undefined
+    const files = SavedExport.paths(target)
+    const { part, state: statePath } = files
+    const stateTemp = `${statePath}.tmp`
+    const idsPath = options.keepIds === true ? files.ids : undefined
     const fail = (what: string) => (error: unknown) => new OutputError({ description: `${what}: ${errorText(error)}` })
 
     // Every check comes before anything is opened: a refused run leaves the saved export as it was.
@@ -191,22 +242,38 @@ export const file = (
     if ("refused" in saved) return yield* new ResumeRefused({ reason: saved.refused })
     const resumed = saved
 
+    // What the state file on disk says was written (a resumed export's, until this run records a page).
+    let recorded = Option.match(resumed, { onNone: () => 0, onSome: (state) => state.records })
+    let phase: "open" | "committed" | "kept" | "removed" = "open"
+    const kept = (): Kept | undefined =>
+      (phase === "open" || phase === "kept") && recorded > 0
+        ? { part, records: recorded, mode: options.mode }
+        : undefined
+    // How the export ends on disk, whatever ends it: published (commit), kept for a later run, or removed.
+    const settle = Effect.suspend(() => {
+      if (phase !== "open") return Effect.void
+      if (recorded > 0) {
+        phase = "kept"
+        return fs.remove(stateTemp, { force: true }).pipe(Effect.ignore)
+      }
+      phase = "removed"
+      return Effect.forEach(
+        [part, statePath, stateTemp, ...(idsPath === undefined ? [] : [idsPath])],
+        (file) => Effect.ignore(fs.remove(file, { force: true })),
+        { discard: true }
+      )
+    })
+
+    // Added before the files are opened, so it runs after they are closed (finalizers run last first).
+    yield* Effect.addFinalizer(() => settle)
     yield* fs.makeDirectory(path.dirname(part), { recursive: true }).pipe(Effect.mapError(fail(path.dirname(part))))
-    let committed = false
-    const handle = yield* Effect.acquireRelease(
-      fs.open(part, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(part))),
-      (_, exit) =>
-        committed || (resumable && Exit.isFailure(exit))
-          ? Effect.void
-          : Effect.ignore(Effect.all([fs.remove(part), fs.remove(statePath)], { mode: "either" }))
-    )
+    const handle = yield* fs.open(part, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(part)))
     let idsBytes = 0
     let resumedIds: ReadonlyArray<string | number> = []
     const idsFile = idsPath === undefined ? undefined : {
       path: idsPath,
-      handle: yield* Effect.acquireRelease(
-        fs.open(idsPath, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(idsPath))),
-        (_, exit) => committed || Exit.isSuccess(exit) ? fs.remove(idsPath).pipe(Effect.ignore) : Effect.void
+      handle: yield* fs.open(idsPath, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(
+        Effect.mapError(fail(idsPath))
       )
     }
     if (idsFile !== undefined && Option.isSome(resumed)) {
@@ -235,7 +302,6 @@ export const file = (
           yield* handle.writeAll(chunk).pipe(Effect.mapError(fail(part)))
           bytes += chunk.length
         }
-        if (!resumable) return
         if (idsFile !== undefined && ids !== undefined && ids.length > 0) {
           const lines = encoder.encode(ids.map((id) => `${JSON.stringify(id)}\n`).join(""))
           yield* idsFile.handle.writeAll(lines).pipe(
@@ -253,18 +319,23 @@ export const file = (
           ...state,
           ...(idsFile === undefined ? {} : { idsBytes })
         }
-        yield* fs.writeFileString(`${statePath}.tmp`, JSON.stringify(next)).pipe(
-          Effect.zipRight(fs.rename(`${statePath}.tmp`, statePath)),
+        yield* fs.writeFileString(stateTemp, JSON.stringify(next)).pipe(
+          Effect.zipRight(fs.rename(stateTemp, statePath)),
           Effect.mapError(fail(statePath))
         )
-      })
+        recorded = next.records
+      }).pipe(Effect.uninterruptible)
 
     const commit = Effect.gen(function*() {
       yield* handle.sync.pipe(Effect.mapError(fail(part)))
       yield* fs.rename(part, target).pipe(Effect.mapError(fail(target)))
-      committed = true
-      yield* fs.remove(statePath).pipe(Effect.ignore)
-    })
+      phase = "committed"
+      yield* Effect.forEach(
+        [statePath, ...(idsPath === undefined ? [] : [idsPath])],
+        (file) => Effect.ignore(fs.remove(file, { force: true })),
+        { discard: true }
+      )
+    }).pipe(Effect.uninterruptible)
 
-    return { resumed, resumedIds, write, commit }
+    return { resumed, resumedIds, write, commit, kept }
   })

@@ -5,6 +5,21 @@
  * @since 0.1.0
  */
 import * as V8 from "node:v8"
+// Types only: erased, so nothing is loaded before the signals are heard.
+import type { Signals } from "./Cli.js"
+
+// Signals are heard from the first moment. Loading the command below takes a few hundred milliseconds, and a SIGINT
+// or SIGTERM then met Node's default action: the process died of the signal, without a word. They wait here until
+// the command listens (Cli.main), which then stops in order. The listeners stay until the process exits: Node's
+// default action never ends a stop half-way (NodeRuntime.runMain removed its own at the first signal, so the copy that
+// `timeout` sends to the process group a moment later killed the process while it was removing or keeping its files).
+type StopSignal = "SIGINT" | "SIGTERM"
+const heard: Array<StopSignal> = []
+let hear = (signal: StopSignal) => {
+  heard.push(signal)
+}
+process.on("SIGINT", () => hear("SIGINT"))
+process.on("SIGTERM", () => hear("SIGTERM"))
 
 // Start-up (`pnpm bench startup`): the HTTP parser of undici, and of Node's own fetch that undici wakes, is
 // WebAssembly, and optimizing it costs a process about 30 MB of peak memory that a command sending a few requests
@@ -17,15 +32,31 @@ V8.setFlagsFromString("--liftoff-only")
 // an export notice. It is no cap: a large drift-safe export, whose ids must stay in memory, still gets what it needs.
 V8.setFlagsFromString("--optimize-for-size")
 
-const [NodeContext, NodeRuntime, Effect, Cli] = await Promise.all([
+const [NodeContext, Effect, Cli] = await Promise.all([
   import("@effect/platform-node/NodeContext"),
-  import("@effect/platform-node/NodeRuntime"),
   import("effect/Effect"),
   import("./Cli.js")
 ])
 
-Cli.main(process.argv).pipe(
-  Effect.provide(NodeContext.layer),
-  // No pretty logger: it would print to stdout, which carries data only; Cli.ts sends logs to stderr itself.
-  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true, teardown: Cli.teardown })
-)
+const signals: Signals = {
+  listen: (listener) => {
+    hear = listener
+    for (const signal of heard.splice(0)) listener(signal)
+  },
+  exitNow: (code) => process.exit(code)
+}
+
+// The run of NodeRuntime.runMain, with the signals above: an unref'd process would end while the command waits on a
+// timer that Effect keeps, hence the interval; every failure has been said by Cli.main (no error reporting), and no
+// pretty logger (it prints to stdout, which carries data only; Cli.ts sends logs to stderr itself).
+const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+const fiber = Effect.runFork(Cli.main(process.argv, { signals }).pipe(Effect.provide(NodeContext.layer)))
+fiber.addObserver((exit) => {
+  clearInterval(keepAlive)
+  Cli.teardown(exit, (code) => {
+    // A success ends when Node has nothing left to do (stdout drained), and a signal meanwhile ends it at once;
+    // anything else ends now, with its code.
+    hear = () => process.exit(code)
+    if (code !== 0) process.exit(code)
+  })
+})

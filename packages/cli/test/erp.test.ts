@@ -124,7 +124,7 @@ describe("erp partners list", () => {
     expect(Fs.readdirSync(dir).filter((f) => f.startsWith("all.ndjson"))).toEqual(["all.ndjson"])
   })
 
-  it("a failure midway leaves no file that looks whole, and no part file", async () => {
+  it("a failure midway leaves no file that looks whole: it keeps its complete pages in the part file and says so", async () => {
     const file = Path.join(dir, "broken.ndjson")
     const midway = slow.listRequests(10)
     const running = erp(["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file], {
@@ -135,11 +135,17 @@ describe("erp partners list", () => {
     const run = record(await running)
     await slow.run(slow.sandbox.clearFaults)
     expect(run.code).toBe(3)
-    expect(run.stderr.trim().split("\n")).toEqual(["erp: partner/list: the API key was refused (Unauthorized)"])
-    expect(Fs.readdirSync(dir).filter((f) => f.startsWith("broken"))).toEqual([])
+    expect(run.stderr.trim().split("\n")).toHaveLength(1)
+    expect(run.stderr).toMatch(
+      /^erp: partner\/list: the API key was refused \(Unauthorized\); kept \d+ records in .*broken\.ndjson\.part: /
+    )
+    expect(Fs.readdirSync(dir).filter((f) => f.startsWith("broken")).sort()).toEqual([
+      "broken.ndjson.part",
+      "broken.ndjson.resume.json"
+    ])
   })
 
-  it("Ctrl-C stops cleanly with 130 and leaves nothing half-written", async () => {
+  it("Ctrl-C stops cleanly with 130, keeps the complete pages, says so, and leaves no request open", async () => {
     const file = Path.join(dir, "interrupted.ndjson")
     const run = record(
       await erp(["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file], {
@@ -149,7 +155,10 @@ describe("erp partners list", () => {
       })
     )
     expect(run.code).toBe(130)
-    expect(Fs.readdirSync(dir).filter((f) => f.startsWith("interrupted"))).toEqual([])
+    expect(run.stderr).toMatch(
+      /^erp: interrupted \(SIGINT\); kept \d+ records in .*interrupted\.ndjson\.part: [^\n]+\n$/
+    )
+    expect(Fs.existsSync(file)).toBe(false)
     // Nothing is left open at the server once the command is gone.
     expect(await openRequestsAfterwards(slow)).toBe(0)
   })
@@ -223,7 +232,7 @@ describe("erp partners list", () => {
     const plain = record(await erp(args("20"), { env: slow.env }))
     expect(plain.code).toBe(2)
     expect(plain.stderr.trimEnd().split("\n")).toEqual([
-      `erp: ${file}: an interrupted export is saved beside it (${file}.resume.json); continue it with --resume, or ` +
+      `erp: ${file}: an unfinished export is saved beside it (${file}.resume.json); continue it with --resume, or ` +
       "discard it with --restart"
     ])
     expect(saved()).toEqual(before)

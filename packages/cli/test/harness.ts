@@ -29,8 +29,12 @@ export const erp = (
   options: {
     readonly env?: Record<string, string | undefined>
     readonly via?: "pnpm" | "node" | "tsx"
-    /** Sends SIGINT once this settles (e.g. when the server has seen some requests). */
+    /** Sends SIGINT (or `signal`) once this settles (e.g. when the server has seen some requests). */
     readonly interruptWhen?: Promise<unknown>
+    /** The signal `interruptWhen` sends (default SIGINT). */
+    readonly signal?: NodeJS.Signals
+    /** Sends the signal to the command and then to its process group, as `timeout` does: it arrives twice. */
+    readonly signalGroupToo?: boolean
     readonly onStdout?: (text: string) => void
     /** Written to the command's stdin, which is then closed (stdin is empty otherwise). */
     readonly stdin?: string
@@ -63,7 +67,10 @@ export const erp = (
     child.stderr!.on("data", (d) => (stderr += d))
     // Every run is bounded: a hung command is killed and reported as such.
     const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000)
-    options.interruptWhen?.then(() => child.kill("SIGINT"), (error) => {
+    options.interruptWhen?.then(() => {
+      child.kill(options.signal ?? "SIGINT")
+      if (options.signalGroupToo === true) process.kill(-child.pid!, options.signal ?? "SIGINT")
+    }, (error) => {
       child.kill("SIGKILL")
       reject(error)
     })

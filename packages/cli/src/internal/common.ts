@@ -10,8 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import type * as Sink from "../Sink.js"
 import { clientLayer } from "./clientLayer.js"
 
 /** The default, said in `--help` (which shows no default of its own for a plain value). */
@@ -45,11 +46,14 @@ export interface CommonArgs {
   readonly verbose: boolean
 }
 
-// Logs go to stderr only (stdout carries data), and only with --verbose, where retries and waits show.
+// Logs go to stderr only (stdout carries data), and only with --verbose, where retries and waits show: one logfmt
+// line each. A fiber of a stream that fails is not logged (the runtime would, at Debug, with the error's stack): its
+// failure reaches the command, which says it in its one line.
 const logging = (isVerbose: boolean) =>
   Layer.mergeAll(
     Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
-    Logger.minimumLogLevel(isVerbose ? LogLevel.Debug : LogLevel.Error)
+    Logger.minimumLogLevel(isVerbose ? LogLevel.Debug : LogLevel.Error),
+    Layer.setUnhandledErrorLogLevel(Option.none())
   )
 
 /** Runs a command's body with the client (and `observer` listening to the limiter's waits) and the logging asked for. */
@@ -74,3 +78,22 @@ export const note = (line: string): Effect.Effect<void> =>
  * different repeated options (`--id 3 --company-name X --id 5`).
  */
 export class Argv extends Context.Tag("@erp-client/cli/Argv")<Argv, ReadonlyArray<string>>() {}
+
+/**
+ * What a command keeps on disk for a later run, asked once it has failed or stopped: an export to a file says where
+ * to look (its `Sink.kept`), and the failure line ends with it (`Cli.describeFailure`).
+ */
+export class Leftover extends Context.Tag("@erp-client/cli/Leftover")<Leftover, {
+  readonly watch: (kept: () => Sink.Kept | undefined) => void
+  readonly kept: () => Sink.Kept | undefined
+}>() {
+  static readonly make = (): Context.Tag.Service<Leftover> => {
+    let current: () => Sink.Kept | undefined = () => undefined
+    return {
+      watch: (kept) => {
+        current = kept
+      },
+      kept: () => current()
+    }
+  }
+}

@@ -20,3 +20,21 @@ export class InputError extends Schema.TaggedError<InputError>()("InputError", {
     return `cannot read the input: ${this.description}`
   }
 }
+
+/** The signals the command stops in order on: Ctrl-C, and the polite request of `kill`, `timeout` and supervisors. */
+export const StopSignal = Schema.Literal("SIGINT", "SIGTERM")
+
+export type StopSignal = typeof StopSignal.Type
+
+/**
+ * The command was stopped by a signal, after an orderly stop: requests cancelled, an export's complete pages kept.
+ */
+export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted", {
+  signal: StopSignal,
+  /** Another signal came while stopping, and ended the process before the stop was through. */
+  atOnce: Schema.optional(Schema.Boolean)
+}) {
+  override get message(): string {
+    return `interrupted (${this.signal})${this.atOnce === true ? ", then stopped at once by another signal" : ""}`
+  }
+}

@@ -10,7 +10,7 @@ import * as Stream from "effect/Stream"
 import * as Output from "../Output.js"
 import * as Progress from "../Progress.js"
 import * as Sink from "../Sink.js"
-import { type CommonArgs, note, withClient } from "./common.js"
+import { type CommonArgs, Leftover, note, withClient } from "./common.js"
 import type { ListArgs } from "./listOptions.js"
 
 /** Where paging starts: where the last page of a resumed export said, without the ids it already wrote. */
@@ -42,6 +42,9 @@ export const runExport = <E>(options: {
     const sink = Option.isSome(args.output)
       ? yield* Sink.file(args.output.value, { mode, flags: options.flags, keepIds: args.safe })
       : Sink.stdout
+    // A failure or an interruption from here on says what the file export keeps (Cli.describeFailure).
+    const leftover = yield* Effect.serviceOption(Leftover)
+    if (Option.isSome(leftover)) leftover.value.watch(sink.kept)
     const resumed = Option.getOrUndefined(sink.resumed)
     const encoder = Output.encoder(args.format, {
       resumed: resumed && { columns: resumed.columns, widths: resumed.widths },
@@ -53,7 +56,11 @@ export const runExport = <E>(options: {
     let pages = resumed?.pages ?? 0
     let strays = 0
     const check = options.contract
-    yield* options.pages({ resume: resumed?.next, resumeAfter: sink.resumedIds }).pipe(
+    // A saved export without a next page read the list whole and failed only to publish it: nothing to fetch.
+    const source = resumed !== undefined && resumed.next === undefined
+      ? Stream.empty
+      : options.pages({ resume: resumed?.next, resumeAfter: sink.resumedIds })
+    yield* source.pipe(
       Stream.tap((page) =>
         check === undefined ? Effect.void : Effect.forEach(page.raw, (record) => {
           const stray = check(record)
@@ -65,7 +72,7 @@ export const runExport = <E>(options: {
       Stream.runForEach((page) => {
         records += page.raw.length
         pages += 1
-        shown.page(page.raw.length, page.next?.pageSize ?? page.count)
+        shown.page(page.raw.length, page.next?.pageSize)
         const text = encoder.page(page.raw)
         const layout = encoder.layout()
         return sink.write(text, {

@@ -7,8 +7,10 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import type * as Span from "@effect/cli/HelpDoc/Span"
 import * as Usage from "@effect/cli/Usage"
+import * as ValidationError from "@effect/cli/ValidationError"
 import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 /** A command of the tree, with the short line that lists it under its parent. */
 export interface Node {
@@ -152,6 +154,149 @@ export const page = (
 /** A parser failure as one line: @effect/cli's message, without colour, its paragraphs joined. */
 export const oneLine = (doc: HelpDoc.HelpDoc): string =>
   stripColor(text(doc)).split("\n").map((line) => line.trim()).filter((line) => line !== "").join("; ")
+
+/** An option of a command, as its usage line names it: its names, its value (none for a switch), repeatable or not. */
+interface OptionUsage {
+  readonly names: ReadonlyArray<string>
+  readonly value: string | undefined
+  readonly repeated: boolean
+}
+
+const optionsIn = (usage: Usage.Usage, repeated = false): ReadonlyArray<OptionUsage> => {
+  switch (usage._tag) {
+    case "Named":
+      // Positional arguments are named too (`<ENDPOINT>`); options start with a dash.
+      return usage.names.some((name) => name.startsWith("-"))
+        ? [{ names: usage.names, value: Option.getOrUndefined(usage.acceptedValues), repeated }]
+        : []
+    case "Optional":
+      return optionsIn(usage.usage, repeated)
+    case "Repeated":
+      return optionsIn(usage.usage, true)
+    case "Alternation":
+    case "Concat":
+      return [...optionsIn(usage.left, repeated), ...optionsIn(usage.right, repeated)]
+    default:
+      return []
+  }
+}
+
+// The parser compares option names without regard to case (CliConfig's default).
+const named = (options: ReadonlyArray<OptionUsage>, name: string): OptionUsage | undefined =>
+  options.find((option) => option.names.some((n) => n.toLowerCase() === name.toLowerCase()))
+
+// `--name value` and `--name=value` in `args`, as the parser reads them.
+const given = (args: ReadonlyArray<string>): ReadonlyArray<{ readonly name: string; readonly value?: string }> => {
+  const out: Array<{ name: string; value?: string }> = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (!arg.startsWith("-")) continue
+    const eq = arg.indexOf("=")
+    if (arg.startsWith("--") && eq > 2) out.push({ name: arg.slice(0, eq), value: arg.slice(eq + 1) })
+    else if (i + 1 < args.length) out.push({ name: arg, value: args[i + 1]! })
+    else out.push({ name: arg })
+  }
+  return out
+}
+
+const either = (items: ReadonlyArray<string>): string =>
+  items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`
+
+const shown = (value: string): string => /^[\w.:@/+=,-]+$/.test(value) ? value : JSON.stringify(value)
+
+const kinds: Readonly<Record<string, string>> = {
+  integer: "a whole number",
+  float: "a number",
+  boolean: "true or false",
+  date: "a date"
+}
+
+// What an option's value must be, said for people: the choices, or its placeholder (`--concurrency N`).
+const expected = (option: OptionUsage, name: string): string =>
+  option.value !== undefined && option.value.includes(" | ")
+    ? either(option.value.split(" | "))
+    : `${name} ${option.value ?? ""}`.trim()
+
+/**
+ * The value missing at the end of `args` (`erp partners list --format`), as the parser's own error, or `undefined`.
+ * The parser drops a repeatable option's missing last value without a word (`erp api get x -p` ran without it).
+ */
+export const missingValue = (root: Node, args: ReadonlyArray<string>): ValidationError.ValidationError | undefined => {
+  const { path } = locate(root, args)
+  const last = args[args.length - 1]
+  if (last === undefined || args.length < path.length) return undefined
+  const option = named(optionsIn(Command.getUsage(path[path.length - 1]!.command)), last)
+  return option === undefined || option.value === undefined
+    ? undefined
+    : ValidationError.missingValue(HelpDoc.p(`Expected a value following option: '${last}'`))
+}
+
+/**
+ * A failure of the argument parser as one line that names what was wrong (`--format: expected ndjson, csv or table,
+ * got json`): @effect/cli's own messages name the value but not always the option. Falls back to its message.
+ */
+export const describeValidation = (
+  root: Node,
+  args: ReadonlyArray<string>,
+  error: ValidationError.ValidationError
+): string => {
+  const said = oneLine(error.error)
+  const { path } = locate(root, args)
+  const node = path[path.length - 1]!
+  const whole = path.map((n) => n.name).join(" ")
+  const rest = args.slice(path.length - 1)
+  if (node.children.length > 0 && rest.length > 0) {
+    const commands = either(node.children.map((child) => child.name))
+    return rest[0]!.startsWith("-")
+      ? `unknown option ${rest[0]}: ${whole} takes a command first (${commands})`
+      : `unknown command ${shown(rest[0]!)}: ${whole} takes ${commands}`
+  }
+  const options = optionsIn(Command.getUsage(node.command))
+  const flags = given(rest)
+  let match: RegExpExecArray | null
+  if ((match = /^Expected one of the following cases: (.*)$/.exec(said)) !== null) {
+    const choices = match[1]!.split(", ")
+    const wrong = flags.find(({ name, value }) =>
+      value !== undefined && !choices.includes(value) && named(options, name)?.value === choices.join(" | ")
+    )
+    if (wrong !== undefined) return `${wrong.name}: expected ${either(choices)}, got ${shown(wrong.value!)}`
+  }
+  if ((match = /^'(.*)' is not a (\w+)$/.exec(said)) !== null) {
+    const [, value, kind] = match
+    const wrong = flags.find((flag) => flag.value === value && named(options, flag.name)?.value !== undefined)
+    if (wrong !== undefined) return `${wrong.name}: expected ${kinds[kind!] ?? `a ${kind}`}, got ${shown(value!)}`
+  }
+  if ((match = /^(?:Expected path '(.*)' to be an? (.*)|Path '(.*)' must (not )?exist)$/.exec(said)) !== null) {
+    const value = match[1] ?? match[3]!
+    const wrong = flags.find((flag) => flag.value === value && named(options, flag.name)?.value !== undefined)
+    const problem = match[2] !== undefined
+      ? `is not a ${match[2]}`
+      : match[4] !== undefined
+      ? "exists"
+      : "does not exist"
+    if (wrong !== undefined) return `${wrong.name}: ${shown(value)} ${problem}`
+  }
+  if ((match = /^(?:Received unknown argument|Expected a value following option): '(.*)'$/.exec(said)) !== null) {
+    const arg = match[1]!
+    const option = named(options, arg)
+    if (option === undefined) return arg.startsWith("-") ? `unknown option ${arg}` : `unexpected argument ${shown(arg)}`
+    if (!option.repeated && flags.filter((flag) => named(options, flag.name) === option).length > 1) {
+      return `${arg} is given more than once`
+    }
+    if (option.value !== undefined && args[args.length - 1] === arg) {
+      return `${arg} needs a value: ${expected(option, arg)}`
+    }
+  }
+  if ((match = /^The flag '(.*)' is not recognized\. Did you mean '(.*)'\?$/.exec(said)) !== null) {
+    return `unknown option ${match[1]}: did you mean ${match[2]}?`
+  }
+  if ((match = /^More than one reference to option '(.*)' detected$/.exec(said)) !== null) {
+    return `${match[1]} is given more than once`
+  }
+  if ((match = /^Missing argument <(.*?)>/.exec(said)) !== null) return `missing ${match[1]}`
+  if ((match = /^Expected to find option: '(.*)'$/.exec(said)) !== null) return `${match[1]} is required`
+  return said
+}
 
 /**
  * The console the parser runs with: colour only where `colorEnabled` says, and its own error printing silenced (the

@@ -52,8 +52,8 @@ export const listOptions = {
   ),
   resume: Options.boolean("resume").pipe(
     Options.withDescription(
-      "With --output: keep an interrupted export (FILE.part, FILE.resume.json) and continue it from its last " +
-        "complete page. A saved export made with other flags is refused, never discarded."
+      "With --output: continue the export a failed or interrupted run kept (FILE.part, FILE.resume.json) from its " +
+        "last complete page. A saved export made with other flags is refused, never discarded."
     )
   ),
   restart: Options.boolean("restart").pipe(

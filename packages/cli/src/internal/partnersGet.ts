@@ -4,6 +4,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as ErpClient from "@erp-client/client/ErpClient"
+import type * as ErpError from "@erp-client/core/ErpError"
 import * as Partner from "@erp-client/core/Partner"
 import * as Partners from "@erp-client/streams/Partners"
 import * as Effect from "effect/Effect"
@@ -22,12 +23,47 @@ const PartnerAsSent = asSent(Partner.Partner)
 const StrictPartnerAsSent = asSent(Partner.StrictPartner)
 
 /**
- * Some of the partners looked up do not exist; each has had its line on stderr.
+ * Some of the lookups of a batch failed, each with its line on stderr already: `notFound` do not exist, `failed` failed
+ * for another reason (an error the server reported, an answer that does not decode, the connection after retries).
  */
-export class SomeNotFound extends Schema.TaggedError<SomeNotFound>()("SomeNotFound", { count: Schema.Number }) {
+export class LookupsFailed extends Schema.TaggedError<LookupsFailed>()("LookupsFailed", {
+  notFound: Schema.Number,
+  failed: Schema.Number
+}) {
   override get message(): string {
-    return `${this.count} not found`
+    return `${this.notFound} not found, ${this.failed} failed`
   }
+}
+
+/**
+ * The failures of one lookup that leave the others to go on. `Unauthorized`, `RateLimited` (past the budget), a rate
+ * limiter that cannot be reached and a refused request end the batch: every lookup after it would fail the same way.
+ */
+const lookupFailures = [
+  "NotFound",
+  "ApiError",
+  "DecodeError",
+  "TransportError",
+  "TimeoutError",
+  "HttpStatusError",
+  "ResponseTooLarge"
+] as const
+
+type LookupFailure = Extract<ErpError.ErpError, { readonly _tag: typeof lookupFailures[number] }>
+
+const isLookupFailure = (error: ErpError.ErpError): error is LookupFailure =>
+  (lookupFailures as ReadonlyArray<string>).includes(error._tag)
+
+/**
+ * A failed lookup's line names the lookup after the endpoint: `partner/get id=7: the server reported an error (code
+ * 0): Internal error`. A not found one keeps its own wording (`partner/get: not found (id=99999)`).
+ */
+export const describeLookupFailure = (error: LookupFailure, selector: string): string => {
+  if (error._tag === "NotFound") return error.message
+  // Each message starts with the endpoint (and the method, for failures of the request itself).
+  const start = "method" in error ? `${error.method} ${error.endpoint}: ` : `${error.endpoint}: `
+  const said = error.message.startsWith(start) ? error.message.slice(start.length) : error.message
+  return `${error.endpoint} ${selector}: ${said}`
 }
 
 /**
@@ -123,16 +159,25 @@ export const partnersGet = Command.make(
       const selectors = args.stdin
         ? stdinSelectors
         : Stream.fromIterable(inputOrder(yield* Argv, ids, args.companyName))
-      let missing = 0
+      let notFound = 0
+      let failed = 0
       yield* withClient(
         args,
         Effect.gen(function*() {
           const client = yield* ErpClient.ErpClient
           const contract = contractOf(Partners.GET)
+          const schema = args.strict ? StrictPartnerAsSent : PartnerAsSent
+          // One partner as it is written: checked by the client, written as the server sent it (asSent), its text
+          // beside its value. The client's exact-text mode (`get(…, { exact: true })`, `{ value, json }`) replaces
+          // the JSON.stringify here and nothing else.
+          const fetchPartner = (by: Partners.Selector) =>
+            client.get(Partners.GET, schema, Partners.query(by)).pipe(
+              Effect.map((value) => ({ value, json: JSON.stringify(value) }))
+            )
           const lookup = (by: Partners.Selector) =>
-            client.get(Partners.GET, args.strict ? StrictPartnerAsSent : PartnerAsSent, Partners.query(by)).pipe(
-              Effect.map((raw) => Either.right<unknown>(raw)),
-              Effect.catchTag("NotFound", (error) => Effect.succeed(Either.left(error)))
+            fetchPartner(by).pipe(
+              Effect.map(Either.right),
+              Effect.catchIf(isLookupFailure, (error) => Effect.succeed(Either.left({ error, by })))
             )
           // In input order, whatever order the answers come in.
           yield* selectors.pipe(
@@ -140,24 +185,28 @@ export const partnersGet = Command.make(
             Stream.runForEach((result) => {
               if (Either.isRight(result)) {
                 // A partner that strays from the contract is shown all the same, with a line saying how.
-                const stray = contract(result.right)
+                const stray = contract(result.right.value)
                 return Effect.zipRight(
                   stray === undefined ? Effect.void : note(stray),
-                  Sink.writeStdout(`${JSON.stringify(result.right)}\n`)
+                  Sink.writeStdout(`${result.right.json}\n`)
                 )
               }
-              missing++
-              return note(result.left.message)
+              const { by, error } = result.left
+              if (error._tag === "NotFound") notFound++
+              else failed++
+              return note(describeLookupFailure(error, Partners.query(by).selector))
             })
           )
         })
       )
-      if (missing > 0) return yield* new SomeNotFound({ count: missing })
+      if (notFound + failed > 0) return yield* new LookupsFailed({ notFound, failed })
     })
 ).pipe(
   Command.withDescription(
     "Look up partners by --id or --company-name (both repeatable, mixed) or from --stdin: one JSON object a line, " +
-      "exactly as the server sent it, in the order asked. One that does not exist gets a line on stderr " +
-      "(partner/get: not found (id=…)); the others are still written, and the exit status is then 4."
+      "exactly as the server sent it, in the order asked. One that does not exist or fails gets a line on stderr " +
+      "(partner/get: not found (id=…), partner/get id=7: the server reported an error …); the others are still " +
+      "written, and the exit status is then 4 (not found only) or 1 (any other failure). Unauthorized (3) and rate " +
+      "limited past the budget (5) end the batch at once."
   )
 )

@@ -1,5 +1,6 @@
 /**
- * The saved state of a resumable export, and the checks a run makes before it touches one: same flags, files there.
+ * The saved state of an unfinished export (every export to a file records one after each complete page, and keeps it
+ * when it fails or is stopped), and the checks a run makes before it touches one: same flags, files there.
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -105,8 +106,7 @@ export const inspect = (
     if (!(yield* fs.exists(files.state))) return Option.none()
     if (options.mode === "none") {
       return {
-        refused:
-          `${target}: an interrupted export is saved beside it (${files.state}); continue it with --resume, or ` +
+        refused: `${target}: an unfinished export is saved beside it (${files.state}); continue it with --resume, or ` +
           "discard it with --restart"
       }
     }
