@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type {
   ApiError,
   DecodeError,
@@ -18,7 +19,7 @@ import type {
   TransportError,
   Unauthorized
 } from "@erp-client/core/ErpError"
-import { InvalidRequest } from "@erp-client/core/ErpError"
+import type { InvalidRequest } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
 import type * as Config from "effect/Config"
@@ -26,16 +27,15 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
 import * as Calls from "./internal/calls.js"
-import * as Limits from "./internal/limits.js"
+import * as Executor from "./internal/executor.js"
 import * as Observe from "./internal/observe.js"
-import * as Retries from "./internal/retries.js"
 import * as Transport from "./internal/transport.js"
 
 /**
@@ -90,8 +90,8 @@ export interface PageQuery extends ListQuery.ListQuery {
 export interface Service {
   /**
    * The configured HttpClient: base URL, `X-API-KEY`, `Content-Type`, no trace headers to the third party, the rate
-   * limiter, 429 handling within the budget, GET retries and the per-attempt timeout. The body is already read
-   * when a response comes out. Use it for endpoints that do not answer with the envelope.
+   * limiter, 429 handling within the budget, GET retries and the per-attempt timeout, as every call has them. The body
+   * is already read when a response comes out. Use it for endpoints that do not answer with the envelope.
    */
   readonly httpClient: HttpClient.HttpClient.With<RequestError>
   /** GET `endpoint` with `params`; `data` decoded with `schema`. `selector` names what was looked up in `NotFound`. */
@@ -163,8 +163,6 @@ export const retries = Observe.retries
  */
 export const tooManyRequests = Observe.tooManyRequests
 
-const ENDPOINT = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
-
 /**
  * Checks an endpoint path (`partner/list`): relative, made of `[A-Za-z0-9_-]` segments, so it can never leave the
  * base URL or smuggle a query.
@@ -172,16 +170,12 @@ const ENDPOINT = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
  * @since 0.1.0
  * @category Validation
  */
-export const validateEndpoint = (endpoint: string): Either.Either<string, InvalidRequest> =>
-  ENDPOINT.test(endpoint)
-    ? Either.right(endpoint)
-    : Either.left(
-      new InvalidRequest({ endpoint, reason: "an endpoint is a relative path of [A-Za-z0-9_-] segments" })
-    )
+export const validateEndpoint: (endpoint: string) => Either.Either<string, InvalidRequest> = Calls.validateEndpoint
 
 /**
- * Builds the client from its settings, the limiter and the HttpClient the user picked. The HttpClient is the pipe
- * below, innermost first; each step is one combinator in `src/internal/` (docs/ARCHITECTURE.md, "The data path").
+ * Builds the client from its settings, the limiter and the HttpClient the user picked: every attempt goes through the
+ * executor (`src/internal/executor.ts`), which owns the call's budgets, its retries and its pauses for the server's
+ * limit (docs/ARCHITECTURE.md, "The data path").
  *
  * @since 0.1.0
  * @category Constructors
@@ -193,30 +187,42 @@ export const make: Effect.Effect<
 > = Effect.gen(function*() {
   const config = yield* ErpConfig.ErpConfig
   const limiter = yield* ErpRateLimiter.ErpRateLimiter
-  const target = Transport.targetOf(config.baseUrl)
-  const key = Limits.keyOf(yield* digest(Redacted.value(config.apiKey)), target)
-  const maxWaitMillis = Duration.toMillis(config.maxServerWait ?? Duration.times(limiter.window, 2))
+  const keyId = yield* digest(Redacted.value(config.apiKey))
+  const client = (yield* HttpClient.HttpClient).pipe(Transport.withErpRequest(config.baseUrl, config.apiKey))
+  const { execute } = Executor.make({
+    limiter,
+    keyOf: (target) => `erp:${keyId}:${target.endpoint}`,
+    targetOf: Transport.targetOf(config.baseUrl),
+    attempt: Transport.attempt(client, { maxBytes: config.maxBodyBytes, timeout: config.timeout }),
+    retries: config.retries,
+    retryBudgetMillis: Duration.toMillis(config.retryBudget),
+    retryBaseDelayMillis: Duration.toMillis(config.retryBaseDelay),
+    maxRetryDelayMillis: 10_000,
+    rateLimitBudgetMillis: Duration.toMillis(config.rateLimitBudget),
+    maxServerWaitMillis: Duration.toMillis(config.maxServerWait ?? Duration.times(limiter.window, 2))
+  })
 
-  const httpClient: HttpClient.HttpClient.With<RequestError> = (yield* HttpClient.HttpClient).pipe(
-    Transport.withErpRequest(config.baseUrl, config.apiKey),
-    Transport.readBodyCapped(config.maxBodyBytes, target),
-    Transport.timeoutEach(config.timeout, target),
-    Transport.typedTransportErrors(target),
-    Observe.observeAttempts(target),
-    Limits.checkServerLimit(limiter, key, maxWaitMillis),
-    Transport.requireOkStatus(target),
-    Limits.withRateLimit(limiter, key, target),
-    Retries.retryTransientGets(Retries.schedule(config.retries, config.retryBaseDelay)),
-    Limits.withServerPauses({
-      limiter,
-      key,
-      target,
-      budgetMillis: Duration.toMillis(config.rateLimitBudget),
-      maxWaitMillis
-    })
+  // For endpoints that do not answer with the envelope: the same executor, the body handed back as it came.
+  const httpClient = HttpClient.makeWith<never, never, RequestError, never>(
+    (request) =>
+      Effect.flatMap(
+        request,
+        (request) =>
+          Effect.map(execute(request, { envelope: false }), ({ answer }) =>
+            HttpClientResponse.fromWeb(
+              request,
+              new Response(answer.status === 204 || answer.status === 304 ? null : answer.text, {
+                status: answer.status,
+                headers: Object.entries(answer.headers).filter((entry): entry is [string, string] =>
+                  entry[1] !== undefined
+                )
+              })
+            ))
+      ),
+    Effect.succeed
   )
 
-  return ErpClient.of({ httpClient, ...Calls.make(httpClient) })
+  return ErpClient.of({ httpClient, ...Calls.make(execute) })
 })
 
 const digest = (value: string): Effect.Effect<string> =>

@@ -26,9 +26,17 @@ export interface Options {
   readonly apiKey: Redacted.Redacted<string>
   /** How long one attempt, including reading its body, may take (default 30 seconds). */
   readonly timeout?: Duration.DurationInput | undefined
-  /** Retries of a GET after a transient failure: reset connection, timeout, 5xx (default 3). */
+  /**
+   * Retries of a GET after a transient failure, at most: a reset connection, a timeout, 408/500/502/503/504, a 2xx
+   * body that is not the envelope (default 8). 0 turns retries off.
+   */
   readonly retries?: number | undefined
-  /** First backoff of those retries, doubled each time and jittered (default 200 ms). */
+  /**
+   * How long after a call's start a retry may still begin (default 60 seconds): long enough to ride out an outage of
+   * seconds to tens of seconds. `Retry-After` is honoured within it.
+   */
+  readonly retryBudget?: Duration.DurationInput | undefined
+  /** First backoff of those retries, doubled each time, jittered, at most 10 seconds (default 200 ms). */
   readonly retryBaseDelay?: Duration.DurationInput | undefined
   /** How long one call may wait in total for pauses the server asked for (429s) before `RateLimited` (default 5 minutes). */
   readonly rateLimitBudget?: Duration.DurationInput | undefined
@@ -50,6 +58,7 @@ export interface ErpConfigShape {
   readonly apiKey: Redacted.Redacted<string>
   readonly timeout: Duration.Duration
   readonly retries: number
+  readonly retryBudget: Duration.Duration
   readonly retryBaseDelay: Duration.Duration
   readonly rateLimitBudget: Duration.Duration
   /** `undefined`: two of the limiter's windows. */
@@ -132,7 +141,8 @@ export const make = (options: Options): Either.Either<ErpConfigShape, ConfigErro
       baseUrl: yield* validateBaseUrl(options.baseUrl),
       apiKey: yield* validateApiKey(options.apiKey),
       timeout: yield* Settings.positiveDuration("timeout", options.timeout ?? Duration.seconds(30)),
-      retries: yield* Settings.nonNegativeInt("retries", options.retries ?? 3),
+      retries: yield* Settings.nonNegativeInt("retries", options.retries ?? 8),
+      retryBudget: yield* Settings.positiveDuration("retryBudget", options.retryBudget ?? Duration.seconds(60)),
       retryBaseDelay: yield* Settings.positiveDuration(
         "retryBaseDelay",
         options.retryBaseDelay ?? Duration.millis(200)
@@ -150,8 +160,8 @@ export const make = (options: Options): Either.Either<ErpConfigShape, ConfigErro
 
 /**
  * The settings from the environment: `ERP_BASE_URL`, `ERP_API_KEY` (read as `Redacted` from the start), and
- * optionally `ERP_TIMEOUT`, `ERP_RETRIES`, `ERP_RATE_LIMIT_BUDGET` (durations: `"30 seconds"`, or a bare number of
- * seconds) and `ERP_MAX_BODY_BYTES`.
+ * optionally `ERP_TIMEOUT`, `ERP_RETRIES`, `ERP_RETRY_BUDGET`, `ERP_RATE_LIMIT_BUDGET` (durations: `"30 seconds"`,
+ * or a bare number of seconds) and `ERP_MAX_BODY_BYTES`.
  *
  * @since 0.1.0
  * @category Config
@@ -161,6 +171,7 @@ export const fromEnv: Config.Config<Options> = Config.all({
   apiKey: Config.redacted("ERP_API_KEY"),
   timeout: Settings.optional(Settings.duration("ERP_TIMEOUT")),
   retries: Settings.optional(Config.integer("ERP_RETRIES")),
+  retryBudget: Settings.optional(Settings.duration("ERP_RETRY_BUDGET")),
   rateLimitBudget: Settings.optional(Settings.duration("ERP_RATE_LIMIT_BUDGET")),
   maxBodyBytes: Settings.optional(Config.integer("ERP_MAX_BODY_BYTES"))
 })

@@ -185,6 +185,117 @@ describe("ErpClient requests", () => {
   })
 })
 
+describe("outages, slow servers and odd resets", () => {
+  it.effect("rides out an outage of 503s with Retry-After, waiting as the server asked", () => {
+    const fake = fakeErp((_, n) =>
+      n <= 4
+        ? new Response("<html>503</html>", {
+          status: 503,
+          headers: { "retry-after": "5", "content-type": "text/html" }
+        })
+        : new Response(ok({ id: 1 }))
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const got = yield* Effect.fork(client.get("thing/get", Schema.Struct({ id: Schema.Number })))
+      // Each retry waits the 5 s the server asked for, not the 200 ms backoff.
+      yield* TestClock.adjust("4900 millis")
+      expect(fake.seen).toHaveLength(1)
+      yield* TestClock.adjust("20 seconds")
+      expect(yield* got).toEqual({ id: 1 })
+      expect(fake.seen).toHaveLength(5)
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("an outage past the retry budget fails saying the attempts, the time, and the server's Retry-After", () => {
+    const fake = fakeErp(() => new Response("down", { status: 503, headers: { "retry-after": "5" } }))
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const call = yield* Effect.fork(Effect.flip(client.get("thing/get", Schema.Unknown)))
+      yield* TestClock.adjust("1 minute")
+      const error = yield* call
+      // 0, 5, 10, 15 s: a fifth attempt at 20 s would start past the 16 s budget.
+      expect(error).toMatchObject({ _tag: "HttpStatusError", status: 503, attempts: 4, retryAfter: "5" })
+      expect(error.message).toBe("GET thing/get: unexpected HTTP status 503 (Retry-After: 5) (4 attempts over 15.0 s)")
+    }).pipe(Effect.provide(clientOn(fake, { retryBudget: "16 seconds" })))
+  })
+
+  it.effect("a 200 whose body is cut short is retried like a reset connection", () => {
+    const body = ok({ id: 1 })
+    const fake = fakeErp((_, n) => new Response(n === 1 ? body.slice(0, 20) : body))
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const got = yield* Effect.fork(client.get("thing/get", Schema.Struct({ id: Schema.Number })))
+      yield* TestClock.adjust("1 second")
+      expect(yield* got).toEqual({ id: 1 })
+      expect(fake.seen).toHaveLength(2)
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("a server slower than the timeout: the error says the attempts and the whole time", () => {
+    const slow = Layer.succeed(
+      HttpClient.HttpClient,
+      HttpClient.make(() => Effect.never)
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const call = yield* Effect.fork(Effect.flip(client.get("thing/get", Schema.Unknown)))
+      yield* TestClock.adjust("5 minutes")
+      const error = yield* call
+      expect(error).toMatchObject({ _tag: "TimeoutError", attempts: 3 })
+      expect(error.message).toMatch(
+        /^GET thing\/get: no complete response within 10000 ms \(3 attempts over 30\.\d s\)$/
+      )
+    }).pipe(
+      Effect.provide(
+        ErpClient.layer({
+          baseUrl: "https://erp.example.com/api/",
+          apiKey: Redacted.make(KEY),
+          timeout: "10 seconds",
+          retries: 2
+        }).pipe(Layer.provide(ErpRateLimiter.layer()), Layer.provide(slow))
+      )
+    )
+  })
+
+  it.effect("a reset in the past (a slow server clock) is unknown: backs off from 300 ms doubling, never hammers", () => {
+    const fake = fakeErp(() =>
+      new Response("", {
+        status: 429,
+        headers: { "x-ratelimit-reset": String(Math.floor(Date.UTC(2020, 0, 1) / 1000)), "x-ratelimit-limit": "100" }
+      })
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const call = yield* Effect.fork(Effect.flip(client.get("thing/get", Schema.Unknown)))
+      yield* TestClock.adjust("1 minute")
+      const error = yield* call
+      expect(error._tag).toBe("RateLimited")
+      // Backoffs of 300 ms (jittered down to half), doubling up to the 30 s window: a handful of 429s a minute.
+      expect(fake.seen.length).toBeGreaterThanOrEqual(6)
+      expect(fake.seen.length).toBeLessThanOrEqual(10)
+    }).pipe(Effect.provide(clientOn(fake, { rateLimitBudget: "1 minute" })))
+  })
+
+  it.effect("a reset an hour ahead is reported as the server said it, not as the capped wait", () => {
+    const reset = String(Math.floor(Date.UTC(2030, 0, 1, 12) / 1000))
+    const fake = fakeErp(() =>
+      new Response("", {
+        status: 429,
+        headers: { "x-ratelimit-reset": reset, "x-ratelimit-limit": "100", "x-ratelimit-remaining": "0" }
+      })
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const call = yield* Effect.fork(Effect.flip(client.get("thing/get", Schema.Unknown)))
+      yield* TestClock.adjust("2 minutes")
+      const error = yield* call
+      expect(error).toMatchObject({ _tag: "RateLimited", serverReset: reset, limit: 100, remaining: 0 })
+      expect(error.message).toContain(`X-RateLimit-Reset: ${reset} (read as 2030-01-01T12:00:00.000Z)`)
+    }).pipe(Effect.provide(clientOn(fake, { rateLimitBudget: "1 minute" })))
+  })
+})
+
 describe("ErpConfig", () => {
   const make = (options: Partial<ErpConfig.Options>) =>
     ErpConfig.make({ baseUrl: "https://erp.example.com", apiKey: Redacted.make(KEY), ...options })

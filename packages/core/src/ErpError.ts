@@ -8,6 +8,28 @@
 import * as Schema from "effect/Schema"
 
 /**
+ * How many attempts a call made and over how long, for the message of the error it ended with: `(4 attempts over
+ * 122.4 s)`; nothing for a call that failed at its first attempt.
+ */
+const attemptsNote = (attempts: number | undefined, elapsedMillis: number | undefined): string =>
+  attempts === undefined || attempts < 2
+    ? ""
+    : ` (${attempts} attempts${elapsedMillis === undefined ? "" : ` over ${(elapsedMillis / 1000).toFixed(1)} s`})`
+
+/**
+ * The fields every error of a request carries about its retries.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const Attempts = {
+  /** Attempts the call made in all, retries included (absent: one). */
+  attempts: Schema.optional(Schema.Number),
+  /** Time from the call's first attempt to giving up, in milliseconds. */
+  elapsedMillis: Schema.optional(Schema.Number)
+}
+
+/**
  * The server refused the API key (`result.code = 0`, `result.message = "Unauthorized"`).
  *
  * @since 0.1.0
@@ -49,16 +71,32 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@erp-client/co
   limit: Schema.optional(Schema.Number),
   /** `X-RateLimit-Remaining` of the last response, when the server sent it. */
   remaining: Schema.optional(Schema.Number),
-  /** When the server said its window resets (epoch milliseconds), when it said so. */
+  /** When the server said its window resets (epoch milliseconds, as read from `serverReset`). */
   resetAt: Schema.optional(Schema.Number),
+  /** `X-RateLimit-Reset` of the last response exactly as the server wrote it (its unit is not given). */
+  serverReset: Schema.optional(Schema.String),
   /** How long this call already waited for the server's limit, in milliseconds. */
-  waitedMillis: Schema.Number
+  waitedMillis: Schema.Number,
+  /** How much longer the call would have had to wait, in milliseconds, when known. */
+  neededMillis: Schema.optional(Schema.Number),
+  ...Attempts
 }) {
   override get message(): string {
-    const reset = this.resetAt === undefined ? "" : `, resets at ${new Date(this.resetAt).toISOString()}`
+    const said = [
+      `limit ${this.limit ?? "?"}`,
+      `remaining ${this.remaining ?? "?"}`,
+      ...(this.serverReset === undefined
+        ? []
+        : [
+          `X-RateLimit-Reset: ${this.serverReset}${
+            this.resetAt === undefined ? "" : ` (read as ${new Date(this.resetAt).toISOString()})`
+          }`
+        ])
+    ].join(", ")
+    const needed = this.neededMillis === undefined ? "" : `, would have waited ${Math.round(this.neededMillis)} ms more`
     return `${this.endpoint}: rate limited past the retry budget after waiting ${
       Math.round(this.waitedMillis)
-    } ms (limit ${this.limit ?? "?"}, remaining ${this.remaining ?? "?"}${reset})`
+    } ms${needed}${attemptsNote(this.attempts, this.elapsedMillis)}; the server said: ${said}`
   }
 }
 
@@ -91,13 +129,16 @@ export class DecodeError extends Schema.TaggedError<DecodeError>("@erp-client/co
   path: Schema.String,
   reason: Schema.String,
   offset: Schema.optional(Schema.Number),
-  recordId: Schema.optional(Schema.Unknown)
+  recordId: Schema.optional(Schema.Unknown),
+  ...Attempts
 }) {
   override get message(): string {
     const record = this.offset === undefined
       ? ""
       : ` (record at offset ${this.offset}${this.recordId === undefined ? "" : `, id ${String(this.recordId)}`})`
-    return `${this.endpoint}: cannot decode ${this.path === "" ? "the body" : this.path}${record}: ${this.reason}`
+    return `${this.endpoint}: cannot decode ${this.path === "" ? "the body" : this.path}${record}: ${this.reason}${
+      attemptsNote(this.attempts, this.elapsedMillis)
+    }`
   }
 }
 
@@ -112,11 +153,14 @@ export class TransportError extends Schema.TaggedError<TransportError>("@erp-cli
   {
     endpoint: Schema.String,
     method: Schema.String,
-    description: Schema.String
+    description: Schema.String,
+    ...Attempts
   }
 ) {
   override get message(): string {
-    return `${this.method} ${this.endpoint}: transport failure: ${this.description}`
+    return `${this.method} ${this.endpoint}: transport failure: ${this.description}${
+      attemptsNote(this.attempts, this.elapsedMillis)
+    }`
   }
 }
 
@@ -129,10 +173,13 @@ export class TransportError extends Schema.TaggedError<TransportError>("@erp-cli
 export class TimeoutError extends Schema.TaggedError<TimeoutError>("@erp-client/core/TimeoutError")("TimeoutError", {
   endpoint: Schema.String,
   method: Schema.String,
-  timeoutMillis: Schema.Number
+  timeoutMillis: Schema.Number,
+  ...Attempts
 }) {
   override get message(): string {
-    return `${this.method} ${this.endpoint}: no complete response within ${this.timeoutMillis} ms`
+    return `${this.method} ${this.endpoint}: no complete response within ${this.timeoutMillis} ms${
+      attemptsNote(this.attempts, this.elapsedMillis)
+    }`
   }
 }
 
@@ -147,7 +194,10 @@ export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-c
   {
     endpoint: Schema.String,
     method: Schema.String,
-    status: Schema.Number
+    status: Schema.Number,
+    /** `Retry-After` of the last answer, as the server wrote it. */
+    retryAfter: Schema.optional(Schema.String),
+    ...Attempts
   }
 ) {
   override get message(): string {
@@ -155,6 +205,8 @@ export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-c
       this.status >= 300 && this.status < 400
         ? " (redirects are not followed: the API key stays with the base URL)"
         : ""
+    }${this.retryAfter === undefined ? "" : ` (Retry-After: ${this.retryAfter})`}${
+      attemptsNote(this.attempts, this.elapsedMillis)
     }`
   }
 }

@@ -42,8 +42,13 @@ const scenarios: ReadonlyArray<readonly [string, ReadonlyArray<readonly [Fault.F
   ["503", [[Fault.Fault.Status({ status: 503 }), 3]], { ok: true }],
   ["504", [[Fault.Fault.Status({ status: 504 }), 3]], { ok: true }],
   ["a response that never ends", [[Fault.Fault.Hang(), 2]], { ok: true }],
-  ["malformed JSON", [[Fault.Fault.MalformedJson(), 1]], { fails: "DecodeError" }],
-  ["valid JSON, not the envelope", [[Fault.Fault.NotEnvelope({}), 1]], { fails: "DecodeError" }],
+  ["malformed JSON, twice", [[Fault.Fault.MalformedJson(), 2]], { ok: true }],
+  ["valid JSON, not the envelope, twice", [[Fault.Fault.NotEnvelope({}), 2]], { ok: true }],
+  ["malformed JSON on every answer", [[Fault.Fault.MalformedJson(), Infinity]], { fails: "DecodeError" }],
+  ["an outage of a second, Retry-After: 1", [[
+    Fault.Fault.Outage({ duration: "1 second", status: 503, retryAfter: "1" }),
+    1
+  ]], { ok: true }],
   ["unknown result.code", [[Fault.Fault.UnknownCode({ code: 7 }), 1]], { fails: "ApiError" }],
   ["key revoked mid-export", [[Fault.Fault.Delay({ duration: "1 millis" }), 3], [Fault.Fault.Unauthorized(), 1]], {
     fails: "Unauthorized"

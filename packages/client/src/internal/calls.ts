@@ -1,20 +1,30 @@
 /**
- * The calls of `ErpClient`: a request built for an endpoint, its body read through the configured HttpClient, the
- * envelope judged (`Envelope`), the data decoded (`Decoder`, `Page`), each call in its span.
+ * The calls of `ErpClient`: a request built for an endpoint, run by the executor (which hands back the envelope it
+ * checked), the envelope judged (`Envelope`), the data decoded (`Decoder`, `Page`), each call in its span.
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Decoder from "@erp-client/core/Decoder"
 import * as Envelope from "@erp-client/core/Envelope"
-import type { DecodeError } from "@erp-client/core/ErpError"
-import { InvalidRequest, TransportError } from "@erp-client/core/ErpError"
+import { InvalidRequest } from "@erp-client/core/ErpError"
 import * as ListQuery from "@erp-client/core/ListQuery"
 import * as Page from "@erp-client/core/Page"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { PageQuery, Params, RequestError, Service } from "../ErpClient.js"
-import { validateEndpoint } from "../ErpClient.js"
-import * as Transport from "./transport.js"
+import type { PageQuery, Params, Service } from "../ErpClient.js"
+import type * as Executor from "./executor.js"
+
+const ENDPOINT = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
+
+/**
+ * Checks an endpoint path (`partner/list`): relative, made of `[A-Za-z0-9_-]` segments, so it can never leave the
+ * base URL or smuggle a query.
+ */
+export const validateEndpoint = (endpoint: string): Either.Either<string, InvalidRequest> =>
+  ENDPOINT.test(endpoint)
+    ? Either.right(endpoint)
+    : Either.left(
+      new InvalidRequest({ endpoint, reason: "an endpoint is a relative path of [A-Za-z0-9_-] segments" })
+    )
 
 // The paging parameters, then the caller's others: those may not set what paging sets.
 const listParams = (endpoint: string, query: PageQuery): Either.Either<Params, InvalidRequest> =>
@@ -28,16 +38,17 @@ const listParams = (endpoint: string, query: PageQuery): Either.Either<Params, I
       : Either.left(new InvalidRequest({ endpoint, reason: `${taken[0]} is set by paging, not as a parameter` }))
   })
 
-/** `get`, `list` and `post` on the configured HttpClient. */
-export const make = (
-  httpClient: HttpClient.HttpClient.With<RequestError>
-): Pick<Service, "get" | "list" | "post"> => {
+/** `get`, `list` and `post` on the executor. */
+export const make = (execute: Executor.Execute): Pick<
+  Service,
+  "get" | "list" | "post"
+> => {
   const call = (
     method: "GET" | "POST",
     endpoint: string,
     params: Params,
     body: unknown
-  ): Effect.Effect<Envelope.RawEnvelope, RequestError | DecodeError> =>
+  ): Effect.Effect<Envelope.RawEnvelope, Executor.ExecuteError | InvalidRequest> =>
     Either.match(validateEndpoint(endpoint), {
       onLeft: Effect.fail,
       onRight: (path) => {
@@ -46,15 +57,9 @@ export const make = (
         if (method === "POST" && body !== undefined) {
           request = HttpClientRequest.bodyText(request, JSON.stringify(body), "application/json")
         }
-        return httpClient.execute(request).pipe(
-          // The body is already read (see readBodyCapped); this only takes it.
-          Effect.flatMap((response) =>
-            Effect.catchAll(Transport.textOf(response), () =>
-              Effect.fail(new TransportError({ endpoint, method, description: "the response body broke off" })))
-          ),
-          Effect.flatMap((text) =>
-            Envelope.parseBody(endpoint, text)
-          ),
+        return execute(request, { envelope: true }).pipe(
+          // The executor checked the envelope of every 2xx answer it hands back.
+          Effect.map((exchange) => exchange.envelope!),
           Effect.tap((envelope) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
         )
       }

@@ -149,7 +149,8 @@ export const make = (
       window,
       margin,
       acquire,
-      pause: (key, untilMillis) => holds.extend(key, untilMillis),
+      // Whole milliseconds: a fraction would leave a sliver to wait for again, a sleep of almost nothing at a time.
+      pause: (key, untilMillis) => holds.extend(key, Math.ceil(untilMillis)),
       inUse
     })
   })

@@ -1,0 +1,300 @@
+/**
+ * The executor: one call from its first attempt to its answer or its error, and the one place that owns the call's
+ * budgets (docs/ARCHITECTURE.md, "The data path"). Each attempt waits for the limiter, goes on the wire in its own
+ * span, hands the slot back, and is judged by `policy.ts`; the executor only wires those decisions to the clock, the
+ * limiter and the wire, and counts the attempts where they happen.
+ */
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientRequestModule from "@effect/platform/HttpClientRequest"
+import * as Envelope from "@erp-client/core/Envelope"
+import {
+  DecodeError,
+  HttpStatusError,
+  RateLimited,
+  RateLimiterUnavailable,
+  TimeoutError,
+  TransportError
+} from "@erp-client/core/ErpError"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import type { RequestError } from "../ErpClient.js"
+import type * as ErpRateLimiter from "../ErpRateLimiter.js"
+import * as Observe from "./observe.js"
+import * as Policy from "./policy.js"
+import * as ServerLimit from "./serverLimit.js"
+import type * as Transport from "./transport.js"
+
+/** What a call asks of its answer. */
+export interface CallOptions {
+  /** Check that a 2xx body is the envelope (every ERP endpoint); a broken one is retried like a reset connection. */
+  readonly envelope: boolean
+}
+
+/** An answer, with the envelope parsed when the call asked for it. */
+export interface Exchange {
+  readonly answer: Transport.Answer
+  readonly envelope: Envelope.RawEnvelope | undefined
+}
+
+/** How a call can fail before its envelope is judged (`ErpClient.RequestError`), and a body that is not the envelope. */
+export type ExecuteError = RequestError | DecodeError
+
+/** `execute`: a call that checks the envelope can fail with a `DecodeError`; one that does not, never. */
+export interface Execute {
+  (request: HttpClientRequest.HttpClientRequest, options: { readonly envelope: true }): Effect.Effect<
+    Exchange,
+    RequestError | DecodeError
+  >
+  (request: HttpClientRequest.HttpClientRequest, options: { readonly envelope: false }): Effect.Effect<
+    Exchange,
+    RequestError
+  >
+}
+
+export interface Settings {
+  readonly limiter: ErpRateLimiter.Service
+  /** The limiter's key of a request: a digest of the API key and the endpoint (never the key). */
+  readonly keyOf: (target: Transport.Target) => string
+  readonly targetOf: (request: HttpClientRequest.HttpClientRequest) => Transport.Target
+  readonly attempt: (
+    request: HttpClientRequest.HttpClientRequest,
+    target: Transport.Target
+  ) => Effect.Effect<Transport.Answer, Transport.AttemptError>
+  readonly retries: number
+  readonly retryBudgetMillis: number
+  readonly retryBaseDelayMillis: number
+  readonly maxRetryDelayMillis: number
+  readonly rateLimitBudgetMillis: number
+  readonly maxServerWaitMillis: number
+}
+
+// The failure an attempt ended with, or the answer that the policy refused.
+type Last =
+  | { readonly _tag: "Error"; readonly error: Transport.AttemptError }
+  | {
+    readonly _tag: "Answer"
+    readonly answer: Transport.Answer
+    readonly envelope: Either.Either<Envelope.RawEnvelope | undefined, DecodeError>
+  }
+
+/**
+ * The executor of a client: `execute(request, options)` runs one call. A GET is retried after a transient failure
+ * (reset connection, timeout, 408/500/502/503/504, a 2xx body that is not the envelope) within `retries` and
+ * `retryBudgetMillis`, honouring `Retry-After`; any call is tried again after a 429 once the server's window allows,
+ * within `rateLimitBudgetMillis`. Giving up, the error says how many attempts were made and over how long.
+ */
+export const make = (settings: Settings): { readonly execute: Execute } => {
+  const { limiter } = settings
+  const windowMillis = Duration.toMillis(limiter.window)
+
+  const execute = (
+    request: HttpClientRequest.HttpClientRequest,
+    options: CallOptions
+  ): Effect.Effect<Exchange, ExecuteError> => {
+    const target = settings.targetOf(request)
+    const key = settings.keyOf(target)
+    const policy: Policy.Policy = {
+      idempotent: request.method === "GET",
+      retries: settings.retries,
+      retryBudgetMillis: settings.retryBudgetMillis,
+      retryBaseDelayMillis: settings.retryBaseDelayMillis,
+      maxRetryDelayMillis: settings.maxRetryDelayMillis,
+      rateLimitBudgetMillis: settings.rateLimitBudgetMillis,
+      windowMillis,
+      limit: limiter.limit
+    }
+    const url = Option.getOrUndefined(HttpClientRequestModule.toUrl(request))
+    const span = Observe.attemptSpan(target, url)
+
+    return Effect.flatMap(Clock.currentTimeMillis, (startMillis) => {
+      let attempts = 0
+      let failures = 0
+      let busy = 0
+      let waitedMillis = 0
+      let lastLimit: ServerLimit.ServerLimit | undefined = undefined
+
+      const rateLimited = (nowMillis: number, neededMillis: number | undefined) =>
+        new RateLimited({
+          endpoint: target.endpoint,
+          waitedMillis,
+          attempts,
+          elapsedMillis: nowMillis - startMillis,
+          ...(neededMillis === undefined ? {} : { neededMillis }),
+          ...(lastLimit?.limit === undefined ? {} : { limit: lastLimit.limit }),
+          ...(lastLimit?.remaining === undefined ? {} : { remaining: lastLimit.remaining }),
+          ...(lastLimit?.reset === undefined ? {} : { serverReset: lastLimit.reset.raw, resetAt: lastLimit.reset.at })
+        })
+
+      // The error a call gives up with, saying its attempts.
+      const giveUp = (last: Last, nowMillis: number): ExecuteError => {
+        const tally = { attempts, elapsedMillis: nowMillis - startMillis }
+        if (last._tag === "Answer") {
+          const { answer } = last
+          if (answer.status >= 200 && answer.status < 300 && Either.isLeft(last.envelope)) {
+            return new DecodeError({ ...last.envelope.left, ...tally })
+          }
+          const retryAfter = answer.headers["retry-after"]
+          return new HttpStatusError({
+            ...target,
+            status: answer.status,
+            ...(retryAfter === undefined ? {} : { retryAfter }),
+            ...tally
+          })
+        }
+        const error = last.error
+        switch (error._tag) {
+          case "TransportError":
+            return new TransportError({ ...error, ...tally })
+          case "TimeoutError":
+            return new TimeoutError({ ...error, ...tally })
+          default:
+            return error
+        }
+      }
+
+      const acquire = Effect.catchTags(limiter.acquire(key, startMillis + settings.rateLimitBudgetMillis), {
+        PauseBeyondDeadline: (pause) =>
+          Effect.flatMap(
+            Clock.currentTimeMillis,
+            (nowMillis) => Effect.fail(rateLimited(nowMillis, pause.pausedUntil - nowMillis))
+          ),
+        StoreFailure: (failure) =>
+          Effect.fail(new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description }))
+      })
+
+      // One attempt: the slot, the wire (in the attempt's span), the slot handed back with the time it ended.
+      const once = Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(restore(acquire), (acquired) => {
+          waitedMillis += acquired.spacedMillis + acquired.pausedMillis
+          const resend = attempts
+          attempts += 1
+          return restore(
+            Observe.recordWait(target.endpoint, acquired).pipe(
+              Effect.zipRight(Observe.observeAttempt(target, span(resend), settings.attempt(request, target))),
+              Effect.either
+            )
+          ).pipe(
+            Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(acquired.release(now))))
+          )
+        })
+      )
+
+      const loop: Effect.Effect<Exchange, ExecuteError> = Effect.flatMap(
+        once,
+        (result) =>
+          Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
+            let last: Last
+            let outcome: Policy.Outcome
+            if (Either.isLeft(result)) {
+              last = { _tag: "Error", error: result.left }
+              outcome = {
+                _tag: "NoAnswer",
+                transient: result.left._tag === "TransportError" || result.left._tag === "TimeoutError"
+              }
+            } else {
+              const answer = result.right
+              const ok = answer.status >= 200 && answer.status < 300
+              const envelope: Either.Either<Envelope.RawEnvelope | undefined, DecodeError> = ok && options.envelope
+                ? Envelope.parseBody(target.endpoint, answer.text)
+                : Either.right(undefined)
+              lastLimit = ServerLimit.parse(answer.headers, nowMillis, settings.maxServerWaitMillis)
+              last = { _tag: "Answer", answer, envelope }
+              outcome = {
+                _tag: "Answer",
+                status: answer.status,
+                limit: lastLimit,
+                retryAfterMillis: ServerLimit.retryAfter(answer.headers, nowMillis),
+                bodyOk: Either.isRight(envelope)
+              }
+            }
+            return Effect.flatMap(Random.nextRange(0.5, 1), (jitter) => {
+              const verdict = Policy.decide(policy, { startMillis, failures, busy }, outcome, nowMillis, jitter)
+              switch (verdict._tag) {
+                case "Accept": {
+                  const answered = last as Extract<Last, { _tag: "Answer" }>
+                  return Effect.as(
+                    pauseIfServerCountsMore(lastLimit!),
+                    { answer: answered.answer, envelope: Either.getOrUndefined(answered.envelope) }
+                  )
+                }
+                case "Pause":
+                  busy += 1
+                  return Effect.zipRight(
+                    Effect.zipRight(
+                      Effect.logInfo(
+                        `${target.method} ${target.endpoint}: the server answered 429${
+                          lastLimit?.reset === undefined
+                            ? ""
+                            : ` (${ServerLimit.describeReset(lastLimit.reset, nowMillis)})`
+                        }; trying again in ${Math.round(verdict.untilMillis - nowMillis)} ms`
+                      ),
+                      Effect.catchTag(
+                        limiter.pause(key, verdict.untilMillis),
+                        "StoreFailure",
+                        (failure) =>
+                          Effect.fail(
+                            new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description })
+                          )
+                      )
+                    ),
+                    loop
+                  )
+                case "Retry":
+                  failures += 1
+                  return Observe.retried.pipe(
+                    Effect.zipRight(Effect.logWarning(
+                      `${describeLast(target, last)}; retrying in ${Math.round(verdict.afterMillis)} ms (attempt ${
+                        attempts + 1
+                      })`
+                    )),
+                    Effect.zipRight(Effect.sleep(Duration.millis(verdict.afterMillis))),
+                    Effect.zipRight(loop)
+                  )
+                case "GiveUp":
+                  return Effect.fail(
+                    verdict.why === "rate-limit-budget" ? rateLimited(nowMillis, undefined) : giveUp(last, nowMillis)
+                  )
+              }
+            })
+          })
+      )
+
+      // `X-RateLimit-Remaining: 0` pauses the endpoint until the reset when the server counts more than we sent.
+      const pauseIfServerCountsMore = (limit: ServerLimit.ServerLimit): Effect.Effect<void, RateLimiterUnavailable> =>
+        limit.remaining !== 0 || limit.reset === undefined || !limit.reset.usable
+          ? Effect.void
+          : Effect.flatMap(
+            limiter.inUse(key),
+            (inUse) =>
+              ServerLimit.pausesOnEmpty(limit, { limit: limiter.limit, inUse })
+                ? limiter.pause(key, limit.reset!.at)
+                : Effect.void
+          ).pipe(
+            Effect.catchTag(
+              "StoreFailure",
+              (failure) =>
+                Effect.fail(new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description }))
+            )
+          )
+
+      return loop
+    })
+  }
+
+  // The overloads say what the options decide: without the envelope check no DecodeError can come out.
+  return { execute: execute as Execute }
+}
+
+const describeLast = (target: Transport.Target, last: Last): string => {
+  if (last._tag === "Error") return last.error.message
+  const { answer } = last
+  if (Either.isLeft(last.envelope)) return last.envelope.left.message
+  const retryAfter = answer.headers["retry-after"]
+  return `${target.method} ${target.endpoint}: HTTP status ${answer.status}${
+    retryAfter === undefined ? "" : ` (Retry-After: ${retryAfter})`
+  }`
+}

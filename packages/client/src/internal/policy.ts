@@ -1,0 +1,111 @@
+/**
+ * What a call does after each attempt, as a plain function over data (docs/ARCHITECTURE.md, "The data path"): take the
+ * answer, pause for the server's limit and try again, retry after a transient failure, or give up. The executor
+ * (`executor.ts`) only wires this to the clock, the limiter and the wire; a later edition on another runtime can share
+ * it as it is. Every wait is bounded: by a count, and by a time budget from the call's start.
+ */
+import type * as ServerLimit from "./serverLimit.js"
+
+export interface Policy {
+  /** Whether the request may be sent twice (GET): a POST may have been acted on before its answer was lost. */
+  readonly idempotent: boolean
+  /** Retries after transient failures, at most. */
+  readonly retries: number
+  /** Time from the call's start within which a retry may still start. */
+  readonly retryBudgetMillis: number
+  /** First backoff after a transient failure, doubled each time, jittered, at most `maxRetryDelayMillis`. */
+  readonly retryBaseDelayMillis: number
+  readonly maxRetryDelayMillis: number
+  /** Time from the call's start within which waits for the server's limit (429) may end. */
+  readonly rateLimitBudgetMillis: number
+  /** The limiter's window and limit: a 429 without a usable reset backs off from one request's share of the window. */
+  readonly windowMillis: number
+  readonly limit: number
+}
+
+/** What the call has been through so far (the attempt just judged not included). */
+export interface History {
+  readonly startMillis: number
+  /** Transient failures so far. */
+  readonly failures: number
+  /** 429s so far. */
+  readonly busy: number
+}
+
+/** One attempt, as the policy sees it. */
+export type Outcome =
+  | {
+    readonly _tag: "Answer"
+    readonly status: number
+    readonly limit: ServerLimit.ServerLimit
+    /** `Retry-After`, in milliseconds from now. */
+    readonly retryAfterMillis: number | undefined
+    /** Whether the body is what the call expects (the envelope); `true` for calls that do not check. */
+    readonly bodyOk: boolean
+  }
+  /** No answer: `transient` for a reset connection or a timeout, not for a refused request or a body over the cap. */
+  | { readonly _tag: "NoAnswer"; readonly transient: boolean }
+
+export type GiveUp =
+  /** The failure is final: not transient, or an answer the contract does not use. */
+  | "final"
+  /** A transient failure of a request that may not be sent twice. */
+  | "not-idempotent"
+  | "retries"
+  | "retry-budget"
+  | "rate-limit-budget"
+
+export type Verdict =
+  | { readonly _tag: "Accept" }
+  /** The server refused for its limit: hold the endpoint until `untilMillis`, then try again. */
+  | { readonly _tag: "Pause"; readonly untilMillis: number }
+  | { readonly _tag: "Retry"; readonly afterMillis: number }
+  | { readonly _tag: "GiveUp"; readonly why: GiveUp }
+
+/** HTTP statuses a proxy or gateway sends while the service is briefly away. */
+export const isTransientStatus = (status: number): boolean =>
+  status === 408 || status === 500 || status === 502 || status === 503 || status === 504
+
+/** The shortest pause after a 429: one request's share of the window, at least 100 ms. */
+export const minPauseMillis = (policy: Policy): number => Math.max(100, policy.windowMillis / policy.limit)
+
+/**
+ * The verdict on one attempt. `jitter` is a number in [0.5, 1) from the caller's random source, so the function stays
+ * pure and backoffs of many clients do not line up.
+ */
+export const decide = (
+  policy: Policy,
+  history: History,
+  outcome: Outcome,
+  nowMillis: number,
+  jitter: number
+): Verdict => {
+  const retry = (retryAfterMillis: number | undefined): Verdict => {
+    if (!policy.idempotent) return { _tag: "GiveUp", why: "not-idempotent" }
+    if (history.failures >= policy.retries) return { _tag: "GiveUp", why: "retries" }
+    const backoff = Math.min(policy.maxRetryDelayMillis, policy.retryBaseDelayMillis * 2 ** history.failures) * jitter
+    // Whole milliseconds: clocks and stores keep integers, and a fraction left over would be waited for again.
+    const afterMillis = Math.ceil(Math.max(backoff, retryAfterMillis ?? 0))
+    if (nowMillis + afterMillis - history.startMillis > policy.retryBudgetMillis) {
+      return { _tag: "GiveUp", why: "retry-budget" }
+    }
+    return { _tag: "Retry", afterMillis }
+  }
+  if (outcome._tag === "NoAnswer") return outcome.transient ? retry(undefined) : { _tag: "GiveUp", why: "final" }
+  const { status } = outcome
+  if (status === 429) {
+    // The server refused before acting: any method is tried again, once its window allows. A reset in the past or
+    // beyond the longest wait is unknown: back off from one request's share of the window, doubling up to a window.
+    const reset = outcome.limit.reset
+    const least = minPauseMillis(policy)
+    const backoff = Math.min(policy.windowMillis, least * 2 ** history.busy) * jitter
+    const untilMillis = Math.ceil(
+      reset !== undefined && reset.usable ? Math.max(reset.at, nowMillis + least) : nowMillis + Math.max(least, backoff)
+    )
+    return untilMillis - history.startMillis > policy.rateLimitBudgetMillis
+      ? { _tag: "GiveUp", why: "rate-limit-budget" }
+      : { _tag: "Pause", untilMillis }
+  }
+  if (status >= 200 && status < 300) return outcome.bodyOk ? { _tag: "Accept" } : retry(undefined)
+  return isTransientStatus(status) ? retry(outcome.retryAfterMillis) : { _tag: "GiveUp", why: "final" }
+}

@@ -1,0 +1,112 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import * as Policy from "../src/internal/policy.js"
+import * as ServerLimit from "../src/internal/serverLimit.js"
+
+// The decisions of a call after each attempt, on their own: plain data in, a verdict out.
+
+const now = 1_700_000_000_000
+const policy: Policy.Policy = {
+  idempotent: true,
+  retries: 8,
+  retryBudgetMillis: 60_000,
+  retryBaseDelayMillis: 200,
+  maxRetryDelayMillis: 10_000,
+  rateLimitBudgetMillis: 300_000,
+  windowMillis: 30_000,
+  limit: 100
+}
+const fresh: Policy.History = { startMillis: now, failures: 0, busy: 0 }
+const answer = (status: number, headers: Record<string, string> = {}, bodyOk = true): Policy.Outcome => ({
+  _tag: "Answer",
+  status,
+  limit: ServerLimit.parse(headers, now, 60_000),
+  retryAfterMillis: ServerLimit.retryAfter(headers, now),
+  bodyOk
+})
+
+describe("Policy.decide", () => {
+  it("takes a 2xx with the envelope, and retries a GET whose 2xx body is broken; never a POST", () => {
+    expect(Policy.decide(policy, fresh, answer(200), now, 1)).toEqual({ _tag: "Accept" })
+    expect(Policy.decide(policy, fresh, answer(200, {}, false), now, 1)).toEqual({ _tag: "Retry", afterMillis: 200 })
+    expect(Policy.decide({ ...policy, idempotent: false }, fresh, answer(200, {}, false), now, 1)).toEqual({
+      _tag: "GiveUp",
+      why: "not-idempotent"
+    })
+  })
+
+  it("honours Retry-After on a 503, and gives up when it would end past the retry budget", () => {
+    expect(Policy.decide(policy, fresh, answer(503, { "retry-after": "5" }), now, 1)).toEqual({
+      _tag: "Retry",
+      afterMillis: 5_000
+    })
+    expect(Policy.decide(policy, fresh, answer(503, { "retry-after": "61" }), now, 1)).toEqual({
+      _tag: "GiveUp",
+      why: "retry-budget"
+    })
+    expect(Policy.decide(policy, { ...fresh, failures: 8 }, answer(503), now, 1)).toEqual({
+      _tag: "GiveUp",
+      why: "retries"
+    })
+    expect(Policy.decide(policy, fresh, answer(404), now, 1)).toEqual({ _tag: "GiveUp", why: "final" })
+  })
+
+  it("after a 429 waits for a usable reset; a reset in the past or an hour ahead is unknown: backs off, never hammers", () => {
+    expect(Policy.decide(policy, fresh, answer(429, { "x-ratelimit-reset": "3" }), now, 1)).toEqual({
+      _tag: "Pause",
+      untilMillis: now + 3_000
+    })
+    for (const reset of [String(now / 1000 - 60), String(now / 1000 + 3600)]) {
+      const first = Policy.decide(policy, fresh, answer(429, { "x-ratelimit-reset": reset }), now, 1)
+      // One request's share of the window (300 ms), doubling with each 429, up to a window.
+      expect(first).toEqual({ _tag: "Pause", untilMillis: now + 300 })
+      const later = Policy.decide(policy, { ...fresh, busy: 10 }, answer(429, { "x-ratelimit-reset": reset }), now, 1)
+      expect(later).toEqual({ _tag: "Pause", untilMillis: now + 30_000 })
+    }
+    // A POST is tried again after a 429 too: the server refused before acting.
+    expect(Policy.decide({ ...policy, idempotent: false }, fresh, answer(429, { "x-ratelimit-reset": "3" }), now, 1))
+      .toMatchObject({ _tag: "Pause" })
+  })
+
+  it("property: every wait is bounded, no two 429s in a row closer than one request's share, budgets kept", () =>
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 20 }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.oneof(
+          fc.constant(undefined),
+          fc.integer({ min: -100_000, max: 10_000_000 }).map((s) => String(now / 1000 + s)),
+          fc.integer({ min: 0, max: 100_000 }).map(String)
+        ),
+        fc.constantFrom(200, 429, 500, 503, 404),
+        fc.boolean(),
+        fc.double({ min: 0.5, max: 0.999, noNaN: true }),
+        fc.integer({ min: 0, max: 400_000 }),
+        (failures, busy, reset, status, bodyOk, jitter, elapsed) => {
+          const at = now + elapsed
+          const headers: Record<string, string> = reset === undefined ? {} : { "x-ratelimit-reset": reset }
+          const outcome: Policy.Outcome = {
+            _tag: "Answer",
+            status,
+            limit: ServerLimit.parse(headers, at, 60_000),
+            retryAfterMillis: undefined,
+            bodyOk
+          }
+          const verdict = Policy.decide(policy, { startMillis: now, failures, busy }, outcome, at, jitter)
+          switch (verdict._tag) {
+            case "Pause":
+              expect(verdict.untilMillis - at).toBeGreaterThanOrEqual(Policy.minPauseMillis(policy))
+              expect(verdict.untilMillis - at).toBeLessThanOrEqual(60_000)
+              expect(verdict.untilMillis - now).toBeLessThanOrEqual(policy.rateLimitBudgetMillis)
+              break
+            case "Retry":
+              expect(verdict.afterMillis).toBeGreaterThan(0)
+              expect(failures).toBeLessThan(policy.retries)
+              expect(at + verdict.afterMillis - now).toBeLessThanOrEqual(policy.retryBudgetMillis)
+              break
+          }
+        }
+      ),
+      { numRuns: 2000 }
+    ))
+})
