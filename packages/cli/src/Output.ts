@@ -2,9 +2,14 @@
  * Record formats of `erp partners list` and `erp api list`: NDJSON (every field as the server sent it), CSV (exact,
  * or safe to open in a spreadsheet), and a table for people.
  *
+ * Given the records' texts as the server wrote them (`Page.json`), every format takes its numbers from there:
+ * `12345678901234567890` and `1.10` stay so (parsed, they would be floats: `12345678901234567000`, `1.1`).
+ *
  * @since 0.1.0
  */
+import * as JsonText from "@erp-client/core/JsonText"
 import * as Partner from "@erp-client/core/Partner"
+import * as Either from "effect/Either"
 
 /**
  * @since 0.1.0
@@ -37,8 +42,12 @@ export interface Layout {
  * @category Models
  */
 export interface Encoder {
-  /** Text for one page; the first call also emits the header, if the format has one. */
-  readonly page: (records: ReadonlyArray<unknown>) => string
+  /**
+   * Text for one page; the first call also emits the header, if the format has one. `json`, index for index with
+   * `records`, is each record's text exactly as the server wrote it: NDJSON writes it, CSV and tables take their cells
+   * from it. Without it, records are written from their parsed values (`JSON.stringify`, `String`).
+   */
+  readonly page: (records: ReadonlyArray<unknown>, json?: ReadonlyArray<string> | undefined) => string
   /** The layout so far, for a resume (none for NDJSON and the partner table, whose layout is fixed). */
   readonly layout: () => Layout | undefined
   /** CSV cells written as they are although a spreadsheet would read them as a formula (see `isFormulaLike`). */
@@ -77,6 +86,31 @@ const asRecord = (u: unknown): Readonly<Record<string, unknown>> =>
 const cellText = (value: unknown): string =>
   value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value)
 
+/** A field as a cell: its text (`""` for null), and its value as JSON (for the other-fields column). */
+interface Field {
+  readonly text: string
+  readonly json: string
+}
+
+/**
+ * A record's fields in the order the server wrote them: from its text when given (numbers as written), else from the
+ * parsed value. A repeated key keeps its first place and its last value, as `JSON.parse` does.
+ */
+const fieldsOf = (record: unknown, json: string | undefined): ReadonlyMap<string, Field> => {
+  const fields = new Map<string, Field>()
+  const members = json === undefined ? undefined : JsonText.members(json)
+  if (members !== undefined && Either.isRight(members)) {
+    for (const member of members.right) fields.set(member.key, { text: member.cell ?? "", json: member.json })
+    return fields
+  }
+  const parsed = asRecord(record)
+  for (const key of Object.keys(parsed)) {
+    const value = parsed[key]
+    fields.set(key, { text: cellText(value), json: JSON.stringify(value) })
+  }
+  return fields
+}
+
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
 
 /**
@@ -96,43 +130,45 @@ export const isFormulaLike = (text: string): boolean => /^[=+\-@\t\r]/.test(text
  * @since 0.1.0
  * @category Encoding
  */
-export const csvCell = (value: unknown, options?: { readonly spreadsheet?: boolean | undefined }): string => {
-  const raw = cellText(value)
-  const text = options?.spreadsheet === true && isFormulaLike(raw) ? `'${raw}` : raw
+export const csvCell = (value: unknown, options?: { readonly spreadsheet?: boolean | undefined }): string =>
+  csvText(cellText(value), options?.spreadsheet === true)
+
+// A cell's text as CSV (see `csvCell`).
+const csvText = (raw: string, spreadsheet: boolean): string => {
+  const text = spreadsheet && isFormulaLike(raw) ? `'${raw}` : raw
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text
 }
 
 const csv = (resumed: Layout | undefined, spreadsheet: boolean): Encoder => {
   let columns = resumed?.columns
   let formulaCells = 0
-  const cell = (value: unknown) => {
-    if (!spreadsheet && isFormulaLike(cellText(value))) formulaCells++
-    return csvCell(value, { spreadsheet })
+  const cell = (text: string) => {
+    if (!spreadsheet && isFormulaLike(text)) formulaCells++
+    return csvText(text, spreadsheet)
   }
   return {
     layout: () => columns === undefined ? undefined : { columns },
     formulaCells: () => formulaCells,
-    page: (records) => {
+    page: (records, json) => {
       let out = ""
+      const rows = records.map((record, i) => fieldsOf(record, json?.[i]))
       if (columns === undefined) {
         const seen = new Set<string>(KNOWN)
-        for (const record of records) for (const key of Object.keys(asRecord(record))) seen.add(key)
+        for (const fields of rows) for (const key of fields.keys()) seen.add(key)
         columns = [...seen, OTHER_FIELDS]
         out += columns.map(cell).join(",") + "\r\n"
       }
       const named = new Set(columns)
-      for (const record of records) {
-        const fields = asRecord(record)
-        const other: Record<string, unknown> = {}
-        let hasOther = false
-        for (const key of Object.keys(fields)) {
-          if (!named.has(key)) {
-            other[key] = fields[key]
-            hasOther = true
-          }
+      for (const fields of rows) {
+        // Fields the header does not name, as one JSON object, each value as written.
+        let other = ""
+        for (const [key, field] of fields) {
+          if (!named.has(key)) other += `${other === "" ? "{" : ","}${JSON.stringify(key)}:${field.json}`
         }
-        out += columns.map((c) => c === OTHER_FIELDS ? (hasOther ? cell(other) : "") : cell(fields[c])).join(",")
-        out += "\r\n"
+        const texts = columns.map((c) =>
+          c === OTHER_FIELDS ? (other === "" ? "" : `${other}}`) : fields.get(c)?.text ?? ""
+        )
+        out += texts.map(cell).join(",") + "\r\n"
       }
       return out
     }
@@ -154,20 +190,20 @@ const PARTNER_WIDTHS = [10, 48, 16, 8]
 const partnerTable = (started: boolean): Encoder => ({
   layout: () => undefined,
   formulaCells: () => 0,
-  page: (records) => {
+  page: (records, json) => {
     let out = ""
     if (!started) {
       started = true
       out += row(["id", "company_name", "tax_number", "customer"], PARTNER_WIDTHS) + "\n"
       out += rule(PARTNER_WIDTHS) + "\n"
     }
-    for (const record of records) {
-      const r = asRecord(record)
+    for (let i = 0; i < records.length; i++) {
+      const fields = fieldsOf(records[i], json?.[i])
       out += row([
-        cellText(r.id),
-        cellText(r.company_name),
-        cellText(r.tax_number),
-        Partner.isCustomer(r as Partner.Partner) ? "yes" : "no"
+        fields.get("id")?.text ?? "",
+        fields.get("company_name")?.text ?? "",
+        fields.get("tax_number")?.text ?? "",
+        Partner.isCustomer(asRecord(records[i]) as Partner.Partner) ? "yes" : "no"
       ], PARTNER_WIDTHS) + "\n"
     }
     return out
@@ -189,29 +225,27 @@ const fieldsTable = (resumed: Layout | undefined): Encoder => {
   return {
     layout: () => layout,
     formulaCells: () => 0,
-    page: (records) => {
+    page: (records, json) => {
       let out = ""
+      const rows = records.map((record, i) => fieldsOf(record, json?.[i]))
       if (layout === undefined) {
         if (records.length === 0) return ""
         const columns: Array<string> = []
-        for (const record of records) {
-          for (const key of Object.keys(asRecord(record))) {
+        for (const fields of rows) {
+          for (const key of fields.keys()) {
             if (columns.length < MAX_COLUMNS && !columns.includes(key)) columns.push(key)
           }
         }
         const widths = columns.map((column) => {
           let width = Math.max(MIN_WIDTH, Array.from(column).length)
-          for (const record of records) width = Math.max(width, Array.from(cellText(asRecord(record)[column])).length)
+          for (const fields of rows) width = Math.max(width, Array.from(fields.get(column)?.text ?? "").length)
           return Math.min(MAX_WIDTH, width)
         })
         layout = { columns, widths }
         out += row(columns, widths) + "\n" + rule(widths) + "\n"
       }
       const { columns, widths } = layout
-      for (const record of records) {
-        const r = asRecord(record)
-        out += row(columns.map((column) => cellText(r[column])), widths) + "\n"
-      }
+      for (const fields of rows) out += row(columns.map((column) => fields.get(column)?.text ?? ""), widths) + "\n"
       return out
     }
   }
@@ -220,9 +254,10 @@ const fieldsTable = (resumed: Layout | undefined): Encoder => {
 const ndjson = (): Encoder => ({
   layout: () => undefined,
   formulaCells: () => 0,
-  page: (records) => {
+  page: (records, json) => {
     let out = ""
-    for (const record of records) out += JSON.stringify(record) + "\n"
+    if (json !== undefined) { for (const text of json) out += text + "\n" }
+    else for (const record of records) out += JSON.stringify(record) + "\n"
     return out
   }
 })

@@ -3,6 +3,7 @@
  * (atomic, resumable), with progress on a terminal.
  */
 import type * as ErpClient from "@erp-client/client/ErpClient"
+import type * as Page from "@erp-client/core/Page"
 import type * as Paginate from "@erp-client/streams/Paginate"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -18,6 +19,14 @@ export interface Start {
   readonly resume: Paginate.ResumePoint | undefined
   readonly resumeAfter: ReadonlyArray<string | number>
 }
+
+/**
+ * The page's records as the server wrote them (`Page.json`), when they pair one for one with `page.raw`. A page that
+ * drift-safe paging trimmed of records already written must have its texts trimmed alike; one that does not is written
+ * from its parsed records rather than misaligned.
+ */
+const textsOf = (page: Page.Page<unknown>): ReadonlyArray<string> | undefined =>
+  page.json !== undefined && page.json.length === page.raw.length ? page.json : undefined
 
 export const runExport = <E>(options: {
   readonly args: ListArgs & CommonArgs
@@ -66,7 +75,7 @@ export const runExport = <E>(options: {
         records += page.raw.length
         pages += 1
         shown.page(page.raw.length, page.next?.pageSize ?? page.count)
-        const text = encoder.page(page.raw)
+        const text = encoder.page(page.raw, textsOf(page))
         const layout = encoder.layout()
         return sink.write(text, {
           next: page.next,
