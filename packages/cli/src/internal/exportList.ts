@@ -39,7 +39,7 @@ export const runExport = <E>(options: {
    * Checks a record, as sent, against the endpoint's contract: a line saying how it strays, or `undefined`. Records
    * that stray are written all the same, counted on stderr at the end, and named one a line with `--verbose`.
    */
-  readonly contract?: ((record: unknown) => string | undefined) | undefined
+  readonly contract?: ((record: unknown, json?: string) => string | undefined) | undefined
   readonly pages: (start: Start) => Stream.Stream<Paginate.ResumablePage<unknown>, E, ErpClient.ErpClient>
 }) => {
   const { args } = options
@@ -64,8 +64,8 @@ export const runExport = <E>(options: {
     const check = options.contract
     yield* options.pages({ resume: resumed?.next, resumeAfter: sink.resumedIds }).pipe(
       Stream.tap((page) =>
-        check === undefined ? Effect.void : Effect.forEach(page.raw, (record) => {
-          const stray = check(record)
+        check === undefined ? Effect.void : Effect.forEach(page.raw, (record, i) => {
+          const stray = check(record, textsOf(page)?.[i])
           if (stray === undefined) return Effect.void
           strays++
           return args.verbose ? note(stray) : Effect.void
