@@ -86,29 +86,54 @@ const asRecord = (u: unknown): Readonly<Record<string, unknown>> =>
 const cellText = (value: unknown): string =>
   value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value)
 
-/** A field as a cell: its text (`""` for null), and its value as JSON (for the other-fields column). */
-interface Field {
-  readonly text: string
-  readonly json: string
+/** A record's keys in the order the server wrote them: from its text when given, else from the parsed value. */
+const keysOf = (record: unknown, json: string | undefined): ReadonlyArray<string> => {
+  const members = json === undefined ? undefined : JsonText.members(json)
+  return members !== undefined && Either.isRight(members)
+    ? members.right.map((m) => m.key)
+    : Object.keys(asRecord(record))
 }
 
+/** Columns by name. */
+const indexOf = (columns: ReadonlyArray<string>): ReadonlyMap<string, number> =>
+  new Map(columns.map((column, i) => [column, i]))
+
 /**
- * A record's fields in the order the server wrote them: from its text when given (numbers as written), else from the
- * parsed value. A repeated key keeps its first place and its last value, as `JSON.parse` does.
+ * One record's cells for `columns` (`index` is `indexOf(columns)`) and, with `withOther`, the fields they do not name
+ * as one JSON object (`""` when none): from the record's text when given (a number's cell is its token as written,
+ * every value in the object as written), else from its parsed value. A repeated key counts once, with its last value,
+ * as with `JSON.parse`.
  */
-const fieldsOf = (record: unknown, json: string | undefined): ReadonlyMap<string, Field> => {
-  const fields = new Map<string, Field>()
+const cellsOf = (
+  record: unknown,
+  json: string | undefined,
+  columns: ReadonlyArray<string>,
+  index: ReadonlyMap<string, number>,
+  withOther: boolean
+): { readonly cells: Array<string>; readonly other: string } => {
   const members = json === undefined ? undefined : JsonText.members(json)
   if (members !== undefined && Either.isRight(members)) {
-    for (const member of members.right) fields.set(member.key, { text: member.cell ?? "", json: member.json })
-    return fields
+    const cells = new Array<string>(columns.length).fill("")
+    let others: Map<string, string> | undefined
+    for (const member of members.right) {
+      const at = index.get(member.key)
+      if (at !== undefined) cells[at] = member.cell ?? ""
+      else if (withOther) (others ??= new Map()).set(member.key, member.json)
+    }
+    let other = ""
+    if (others !== undefined) {
+      for (const [key, text] of others) other += `${other === "" ? "{" : ","}${JSON.stringify(key)}:${text}`
+    }
+    return { cells, other: other === "" ? "" : `${other}}` }
   }
-  const parsed = asRecord(record)
-  for (const key of Object.keys(parsed)) {
-    const value = parsed[key]
-    fields.set(key, { text: cellText(value), json: JSON.stringify(value) })
+  const fields = asRecord(record)
+  let other = ""
+  if (withOther) {
+    for (const key of Object.keys(fields)) {
+      if (!index.has(key)) other += `${other === "" ? "{" : ","}${JSON.stringify(key)}:${JSON.stringify(fields[key])}`
+    }
   }
-  return fields
+  return { cells: columns.map((column) => cellText(fields[column])), other: other === "" ? "" : `${other}}` }
 }
 
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
@@ -151,24 +176,18 @@ const csv = (resumed: Layout | undefined, spreadsheet: boolean): Encoder => {
     formulaCells: () => formulaCells,
     page: (records, json) => {
       let out = ""
-      const rows = records.map((record, i) => fieldsOf(record, json?.[i]))
       if (columns === undefined) {
         const seen = new Set<string>(KNOWN)
-        for (const fields of rows) for (const key of fields.keys()) seen.add(key)
+        for (let i = 0; i < records.length; i++) for (const key of keysOf(records[i], json?.[i])) seen.add(key)
         columns = [...seen, OTHER_FIELDS]
         out += columns.map(cell).join(",") + "\r\n"
       }
-      const named = new Set(columns)
-      for (const fields of rows) {
-        // Fields the header does not name, as one JSON object, each value as written.
-        let other = ""
-        for (const [key, field] of fields) {
-          if (!named.has(key)) other += `${other === "" ? "{" : ","}${JSON.stringify(key)}:${field.json}`
-        }
-        const texts = columns.map((c) =>
-          c === OTHER_FIELDS ? (other === "" ? "" : `${other}}`) : fields.get(c)?.text ?? ""
-        )
-        out += texts.map(cell).join(",") + "\r\n"
+      const named = columns.slice(0, -1)
+      const index = indexOf(named)
+      for (let i = 0; i < records.length; i++) {
+        // Fields the header (from the first page) does not name go to the last column, as one JSON object.
+        const { cells, other } = cellsOf(records[i], json?.[i], named, index, true)
+        out += cells.map(cell).join(",") + "," + cell(other) + "\r\n"
       }
       return out
     }
@@ -186,6 +205,8 @@ const row = (cells: ReadonlyArray<string>, widths: ReadonlyArray<number>) =>
 const rule = (widths: ReadonlyArray<number>) => widths.map((w) => "-".repeat(w)).join("  ")
 
 const PARTNER_WIDTHS = [10, 48, 16, 8]
+const PARTNER_COLUMNS = ["id", "company_name", "tax_number"]
+const PARTNER_INDEX = indexOf(PARTNER_COLUMNS)
 
 const partnerTable = (started: boolean): Encoder => ({
   layout: () => undefined,
@@ -198,13 +219,9 @@ const partnerTable = (started: boolean): Encoder => ({
       out += rule(PARTNER_WIDTHS) + "\n"
     }
     for (let i = 0; i < records.length; i++) {
-      const fields = fieldsOf(records[i], json?.[i])
-      out += row([
-        fields.get("id")?.text ?? "",
-        fields.get("company_name")?.text ?? "",
-        fields.get("tax_number")?.text ?? "",
-        Partner.isCustomer(asRecord(records[i]) as Partner.Partner) ? "yes" : "no"
-      ], PARTNER_WIDTHS) + "\n"
+      const { cells } = cellsOf(records[i], json?.[i], PARTNER_COLUMNS, PARTNER_INDEX, false)
+      cells.push(Partner.isCustomer(asRecord(records[i]) as Partner.Partner) ? "yes" : "no")
+      out += row(cells, PARTNER_WIDTHS) + "\n"
     }
     return out
   }
@@ -227,25 +244,29 @@ const fieldsTable = (resumed: Layout | undefined): Encoder => {
     formulaCells: () => 0,
     page: (records, json) => {
       let out = ""
-      const rows = records.map((record, i) => fieldsOf(record, json?.[i]))
+      let rows: Array<Array<string>> | undefined
       if (layout === undefined) {
         if (records.length === 0) return ""
         const columns: Array<string> = []
-        for (const fields of rows) {
-          for (const key of fields.keys()) {
+        for (let i = 0; i < records.length; i++) {
+          for (const key of keysOf(records[i], json?.[i])) {
             if (columns.length < MAX_COLUMNS && !columns.includes(key)) columns.push(key)
           }
         }
-        const widths = columns.map((column) => {
+        const index = indexOf(columns)
+        rows = records.map((record, i) => cellsOf(record, json?.[i], columns, index, false).cells)
+        const widths = columns.map((column, c) => {
           let width = Math.max(MIN_WIDTH, Array.from(column).length)
-          for (const fields of rows) width = Math.max(width, Array.from(fields.get(column)?.text ?? "").length)
+          for (const cells of rows!) width = Math.max(width, Array.from(cells[c]!).length)
           return Math.min(MAX_WIDTH, width)
         })
         layout = { columns, widths }
         out += row(columns, widths) + "\n" + rule(widths) + "\n"
       }
       const { columns, widths } = layout
-      for (const fields of rows) out += row(columns.map((column) => fields.get(column)?.text ?? ""), widths) + "\n"
+      const index = indexOf(columns)
+      rows ??= records.map((record, i) => cellsOf(record, json?.[i], columns, index, false).cells)
+      for (const cells of rows) out += row(cells, widths) + "\n"
       return out
     }
   }

@@ -30,14 +30,12 @@ const MINUS = 45 // -
 const ZERO = 48
 const NINE = 57
 
-// Sticky: each matches at `lastIndex` only. A string's plain run, an escape after its backslash, a number token.
-// JSON forbids raw control characters in strings: the run stops at them.
-// eslint-disable-next-line no-control-regex
-const STRING_RUN = /[^"\\\u0000-\u001f]*/y
-const ESCAPE = /["\\/bfnrt]|u[0-9A-Fa-f]{4}/y
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
-
 const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9
+const isDigit = (c: number) => c >= ZERO && c <= NINE
+const isHex = (c: number) => (c >= ZERO && c <= NINE) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)
+// After a backslash: " \ / b f n r t.
+const isShortEscape = (c: number) =>
+  c === QUOTE || c === BACKSLASH || c === 47 || c === 98 || c === 102 || c === 110 || c === 114 || c === 116
 
 const describe = (text: string, i: number): string => i >= text.length ? "the end of the text" : JSON.stringify(text[i])
 
@@ -85,40 +83,82 @@ export class Scanner {
   /** Reads a string token; `pos` is at its opening quote. */
   string(): boolean {
     const text = this.text
+    const length = text.length
+    let escaped = false
     let i = this.pos + 1
-    this.escaped = false
-    for (;;) {
-      STRING_RUN.lastIndex = i
-      STRING_RUN.test(text)
-      i = STRING_RUN.lastIndex
+    // A loop over char codes: most strings of a record are short, where a regular expression's call costs more.
+    while (i < length) {
       const c = text.charCodeAt(i)
       if (c === QUOTE) {
         this.pos = i + 1
+        this.escaped = escaped
         return true
       }
       if (c === BACKSLASH) {
-        ESCAPE.lastIndex = i + 1
-        if (!ESCAPE.test(text)) {
+        const e = text.charCodeAt(i + 1)
+        if (e === 117) { // u
+          if (
+            !isHex(text.charCodeAt(i + 2)) || !isHex(text.charCodeAt(i + 3)) ||
+            !isHex(text.charCodeAt(i + 4)) || !isHex(text.charCodeAt(i + 5))
+          ) {
+            this.pos = i
+            return this.fail("\\u in a string is not followed by four hexadecimal digits")
+          }
+          i += 6
+        } else if (isShortEscape(e)) {
+          i += 2
+        } else {
           this.pos = i
           return this.fail("a backslash in a string starts no valid escape")
         }
-        this.escaped = true
-        i = ESCAPE.lastIndex
+        escaped = true
         continue
       }
-      this.pos = i
-      return i >= text.length
-        ? this.fail("the text ends inside a string")
-        : this.fail(`a control character (U+${c.toString(16).padStart(4, "0")}) in a string must be escaped`)
+      if (c < 0x20) {
+        this.pos = i
+        return this.fail(`a control character (U+${c.toString(16).padStart(4, "0")}) in a string must be escaped`)
+      }
+      i++
     }
+    this.pos = i
+    return this.fail("the text ends inside a string")
   }
 
-  /** Reads a number token. */
+  /** Reads a number token: `-? (0 | [1-9] digits) (. digits)? ([eE] [+-]? digits)?`. */
   number(): boolean {
-    NUMBER.lastIndex = this.pos
-    if (!NUMBER.test(this.text)) return this.unexpected("a number")
-    this.pos = NUMBER.lastIndex
+    const text = this.text
+    let i = this.pos
+    if (text.charCodeAt(i) === MINUS) i++
+    const first = text.charCodeAt(i)
+    if (first === ZERO) i++
+    else if (isDigit(first)) i = this.digits(i)
+    else return this.at(i, "a digit")
+    if (text.charCodeAt(i) === 46) { // .
+      if (!isDigit(text.charCodeAt(++i))) return this.at(i, "a digit after the decimal point")
+      i = this.digits(i)
+    }
+    const e = text.charCodeAt(i)
+    if (e === 101 || e === 69) { // e E
+      const sign = text.charCodeAt(++i)
+      if (sign === 43 || sign === MINUS) i++
+      if (!isDigit(text.charCodeAt(i))) return this.at(i, "a digit in the exponent")
+      i = this.digits(i)
+    }
+    this.pos = i
     return true
+  }
+
+  /** The index after the run of digits starting at `i`. */
+  digits(i: number): number {
+    const text = this.text
+    while (isDigit(text.charCodeAt(i))) i++
+    return i
+  }
+
+  /** Fails at `i`, expecting `expected`. */
+  at(i: number, expected: string): false {
+    this.pos = i
+    return this.unexpected(expected)
   }
 
   /** Reads `true`, `false` or `null`. */
@@ -138,8 +178,8 @@ export class Scanner {
   /** Reads one value of any depth; `pos` is at its first character (no whitespace before it). */
   value(): boolean {
     const text = this.text
-    // Open containers, innermost last: true for an object, false for an array.
-    const open: Array<boolean> = []
+    // Open containers, innermost last: true for an object, false for an array. Made for the first one only.
+    let open: Array<boolean> | undefined
     for (;;) {
       // A value starts here.
       const c = text.charCodeAt(this.pos)
@@ -150,6 +190,7 @@ export class Scanner {
         if (text.charCodeAt(this.pos) === (isObject ? CLOSE_BRACE : CLOSE_BRACKET)) {
           this.pos++
         } else {
+          if (open === undefined) open = []
           open.push(isObject)
           if (isObject && !this.key()) return false
           this.space()
@@ -170,7 +211,7 @@ export class Scanner {
       }
       // The value ended: close containers until one goes on with a comma.
       for (;;) {
-        if (open.length === 0) return true
+        if (open === undefined || open.length === 0) return true
         const isObject = open[open.length - 1]
         this.space()
         const next = text.charCodeAt(this.pos)
@@ -196,6 +237,6 @@ const STRING_OR_SPACE = /("[^"\\]*(?:\\.[^"\\]*)*")|[ \t\n\r]+/g
 /** The text of a valid JSON value without whitespace outside its strings. */
 export const compactValid = (text: string): string => text.replace(STRING_OR_SPACE, "$1")
 
-/** The value of a valid string token. */
-export const stringValue = (token: string, escaped: boolean): string =>
-  escaped ? JSON.parse(token) as string : token.slice(1, -1)
+/** The value of the valid string token from `start` to `end` in `text`. */
+export const stringValue = (text: string, start: number, end: number, escaped: boolean): string =>
+  escaped ? JSON.parse(text.slice(start, end)) as string : text.slice(start + 1, end - 1)
