@@ -265,6 +265,10 @@ describe("JsonText.compact", () => {
       expect(Either.isLeft(JsonText.dataText(text))).toBe(true)
       expect(Either.isLeft(JsonText.members(text))).toBe(true)
     }
+    const nested = "[".repeat(depth) + "]".repeat(depth)
+    expect(JsonText.dataText(`{"result":{"code":1},"data":[${nested},{"a":1.10}]}`)).toEqual(
+      Either.right({ data: `[${nested},{"a":1.10}]`, elements: [nested, `{"a":1.10}`] })
+    )
     const digits = "1".repeat(1_000_000)
     expect(JsonText.compact(digits)).toEqual(Either.right(digits))
     expect(Either.isLeft(JsonText.compact(`"${"a".repeat(1_000_000)}`))).toBe(true)
