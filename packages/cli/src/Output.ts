@@ -2,9 +2,14 @@
  * Record formats of `erp partners list` and `erp api list`: NDJSON (every field as the server sent it), CSV (exact,
  * or safe to open in a spreadsheet), and a table for people.
  *
+ * Given the records' texts as the server wrote them (`Page.json`), every format takes its numbers from there:
+ * `12345678901234567890` and `1.10` stay so (parsed, they would be floats: `12345678901234567000`, `1.1`).
+ *
  * @since 0.1.0
  */
+import * as JsonText from "@erp-client/core/JsonText"
 import * as Partner from "@erp-client/core/Partner"
+import * as Either from "effect/Either"
 
 /**
  * @since 0.1.0
@@ -37,8 +42,12 @@ export interface Layout {
  * @category Models
  */
 export interface Encoder {
-  /** Text for one page; the first call also emits the header, if the format has one. */
-  readonly page: (records: ReadonlyArray<unknown>) => string
+  /**
+   * Text for one page; the first call also emits the header, if the format has one. `json`, index for index with
+   * `records`, is each record's text exactly as the server wrote it: NDJSON writes it, CSV and tables take their cells
+   * from it. Without it, records are written from their parsed values (`JSON.stringify`, `String`).
+   */
+  readonly page: (records: ReadonlyArray<unknown>, json?: ReadonlyArray<string> | undefined) => string
   /** The layout so far, for a resume (none for NDJSON and the partner table, whose layout is fixed). */
   readonly layout: () => Layout | undefined
   /** CSV cells written as they are although a spreadsheet would read them as a formula (see `isFormulaLike`). */
@@ -77,6 +86,56 @@ const asRecord = (u: unknown): Readonly<Record<string, unknown>> =>
 const cellText = (value: unknown): string =>
   value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value)
 
+/** A record's keys in the order the server wrote them: from its text when given, else from the parsed value. */
+const keysOf = (record: unknown, json: string | undefined): ReadonlyArray<string> => {
+  const members = json === undefined ? undefined : JsonText.members(json)
+  return members !== undefined && Either.isRight(members)
+    ? members.right.map((m) => m.key)
+    : Object.keys(asRecord(record))
+}
+
+/** Columns by name. */
+const indexOf = (columns: ReadonlyArray<string>): ReadonlyMap<string, number> =>
+  new Map(columns.map((column, i) => [column, i]))
+
+/**
+ * One record's cells for `columns` (`index` is `indexOf(columns)`) and, with `withOther`, the fields they do not name
+ * as one JSON object (`""` when none): from the record's text when given (a number's cell is its token as written,
+ * every value in the object as written), else from its parsed value. A repeated key counts once, with its last value,
+ * as with `JSON.parse`.
+ */
+const cellsOf = (
+  record: unknown,
+  json: string | undefined,
+  columns: ReadonlyArray<string>,
+  index: ReadonlyMap<string, number>,
+  withOther: boolean
+): { readonly cells: Array<string>; readonly other: string } => {
+  const members = json === undefined ? undefined : JsonText.members(json)
+  if (members !== undefined && Either.isRight(members)) {
+    const cells = new Array<string>(columns.length).fill("")
+    let others: Map<string, string> | undefined
+    for (const member of members.right) {
+      const at = index.get(member.key)
+      if (at !== undefined) cells[at] = member.cell ?? ""
+      else if (withOther) (others ??= new Map()).set(member.key, member.json)
+    }
+    let other = ""
+    if (others !== undefined) {
+      for (const [key, text] of others) other += `${other === "" ? "{" : ","}${JSON.stringify(key)}:${text}`
+    }
+    return { cells, other: other === "" ? "" : `${other}}` }
+  }
+  const fields = asRecord(record)
+  let other = ""
+  if (withOther) {
+    for (const key of Object.keys(fields)) {
+      if (!index.has(key)) other += `${other === "" ? "{" : ","}${JSON.stringify(key)}:${JSON.stringify(fields[key])}`
+    }
+  }
+  return { cells: columns.map((column) => cellText(fields[column])), other: other === "" ? "" : `${other}}` }
+}
+
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
 
 /**
@@ -96,43 +155,39 @@ export const isFormulaLike = (text: string): boolean => /^[=+\-@\t\r]/.test(text
  * @since 0.1.0
  * @category Encoding
  */
-export const csvCell = (value: unknown, options?: { readonly spreadsheet?: boolean | undefined }): string => {
-  const raw = cellText(value)
-  const text = options?.spreadsheet === true && isFormulaLike(raw) ? `'${raw}` : raw
+export const csvCell = (value: unknown, options?: { readonly spreadsheet?: boolean | undefined }): string =>
+  csvText(cellText(value), options?.spreadsheet === true)
+
+// A cell's text as CSV (see `csvCell`).
+const csvText = (raw: string, spreadsheet: boolean): string => {
+  const text = spreadsheet && isFormulaLike(raw) ? `'${raw}` : raw
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text
 }
 
 const csv = (resumed: Layout | undefined, spreadsheet: boolean): Encoder => {
   let columns = resumed?.columns
   let formulaCells = 0
-  const cell = (value: unknown) => {
-    if (!spreadsheet && isFormulaLike(cellText(value))) formulaCells++
-    return csvCell(value, { spreadsheet })
+  const cell = (text: string) => {
+    if (!spreadsheet && isFormulaLike(text)) formulaCells++
+    return csvText(text, spreadsheet)
   }
   return {
     layout: () => columns === undefined ? undefined : { columns },
     formulaCells: () => formulaCells,
-    page: (records) => {
+    page: (records, json) => {
       let out = ""
       if (columns === undefined) {
         const seen = new Set<string>(KNOWN)
-        for (const record of records) for (const key of Object.keys(asRecord(record))) seen.add(key)
+        for (let i = 0; i < records.length; i++) for (const key of keysOf(records[i], json?.[i])) seen.add(key)
         columns = [...seen, OTHER_FIELDS]
         out += columns.map(cell).join(",") + "\r\n"
       }
-      const named = new Set(columns)
-      for (const record of records) {
-        const fields = asRecord(record)
-        const other: Record<string, unknown> = {}
-        let hasOther = false
-        for (const key of Object.keys(fields)) {
-          if (!named.has(key)) {
-            other[key] = fields[key]
-            hasOther = true
-          }
-        }
-        out += columns.map((c) => c === OTHER_FIELDS ? (hasOther ? cell(other) : "") : cell(fields[c])).join(",")
-        out += "\r\n"
+      const named = columns.slice(0, -1)
+      const index = indexOf(named)
+      for (let i = 0; i < records.length; i++) {
+        // Fields the header (from the first page) does not name go to the last column, as one JSON object.
+        const { cells, other } = cellsOf(records[i], json?.[i], named, index, true)
+        out += cells.map(cell).join(",") + "," + cell(other) + "\r\n"
       }
       return out
     }
@@ -150,25 +205,23 @@ const row = (cells: ReadonlyArray<string>, widths: ReadonlyArray<number>) =>
 const rule = (widths: ReadonlyArray<number>) => widths.map((w) => "-".repeat(w)).join("  ")
 
 const PARTNER_WIDTHS = [10, 48, 16, 8]
+const PARTNER_COLUMNS = ["id", "company_name", "tax_number"]
+const PARTNER_INDEX = indexOf(PARTNER_COLUMNS)
 
 const partnerTable = (started: boolean): Encoder => ({
   layout: () => undefined,
   formulaCells: () => 0,
-  page: (records) => {
+  page: (records, json) => {
     let out = ""
     if (!started) {
       started = true
       out += row(["id", "company_name", "tax_number", "customer"], PARTNER_WIDTHS) + "\n"
       out += rule(PARTNER_WIDTHS) + "\n"
     }
-    for (const record of records) {
-      const r = asRecord(record)
-      out += row([
-        cellText(r.id),
-        cellText(r.company_name),
-        cellText(r.tax_number),
-        Partner.isCustomer(r as Partner.Partner) ? "yes" : "no"
-      ], PARTNER_WIDTHS) + "\n"
+    for (let i = 0; i < records.length; i++) {
+      const { cells } = cellsOf(records[i], json?.[i], PARTNER_COLUMNS, PARTNER_INDEX, false)
+      cells.push(Partner.isCustomer(asRecord(records[i]) as Partner.Partner) ? "yes" : "no")
+      out += row(cells, PARTNER_WIDTHS) + "\n"
     }
     return out
   }
@@ -189,29 +242,31 @@ const fieldsTable = (resumed: Layout | undefined): Encoder => {
   return {
     layout: () => layout,
     formulaCells: () => 0,
-    page: (records) => {
+    page: (records, json) => {
       let out = ""
+      let rows: Array<Array<string>> | undefined
       if (layout === undefined) {
         if (records.length === 0) return ""
         const columns: Array<string> = []
-        for (const record of records) {
-          for (const key of Object.keys(asRecord(record))) {
+        for (let i = 0; i < records.length; i++) {
+          for (const key of keysOf(records[i], json?.[i])) {
             if (columns.length < MAX_COLUMNS && !columns.includes(key)) columns.push(key)
           }
         }
-        const widths = columns.map((column) => {
+        const index = indexOf(columns)
+        rows = records.map((record, i) => cellsOf(record, json?.[i], columns, index, false).cells)
+        const widths = columns.map((column, c) => {
           let width = Math.max(MIN_WIDTH, Array.from(column).length)
-          for (const record of records) width = Math.max(width, Array.from(cellText(asRecord(record)[column])).length)
+          for (const cells of rows!) width = Math.max(width, Array.from(cells[c]!).length)
           return Math.min(MAX_WIDTH, width)
         })
         layout = { columns, widths }
         out += row(columns, widths) + "\n" + rule(widths) + "\n"
       }
       const { columns, widths } = layout
-      for (const record of records) {
-        const r = asRecord(record)
-        out += row(columns.map((column) => cellText(r[column])), widths) + "\n"
-      }
+      const index = indexOf(columns)
+      rows ??= records.map((record, i) => cellsOf(record, json?.[i], columns, index, false).cells)
+      for (const cells of rows) out += row(cells, widths) + "\n"
       return out
     }
   }
@@ -220,9 +275,10 @@ const fieldsTable = (resumed: Layout | undefined): Encoder => {
 const ndjson = (): Encoder => ({
   layout: () => undefined,
   formulaCells: () => 0,
-  page: (records) => {
+  page: (records, json) => {
     let out = ""
-    for (const record of records) out += JSON.stringify(record) + "\n"
+    if (json !== undefined) { for (const text of json) out += text + "\n" }
+    else for (const record of records) out += JSON.stringify(record) + "\n"
     return out
   }
 })

@@ -81,6 +81,49 @@ export interface PageQuery extends ListQuery.ListQuery {
   readonly invalidRecords?: Page.InvalidRecordMode | undefined
   /** Other query parameters of the endpoint, sent after the paging ones (which they may not name). */
   readonly params?: Params | undefined
+  /**
+   * Also give each record's text exactly as the server wrote it (`Page.json`, numbers included: see `JsonText`), for
+   * output that must reproduce it. Costs one more pass over the body; off by default.
+   */
+  readonly exact?: boolean | undefined
+}
+
+/**
+ * Options of `get`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface GetOptions {
+  readonly params?: Params | undefined
+  /** What was looked up, for `NotFound` (e.g. `id=42`). */
+  readonly selector?: string | undefined
+}
+
+/**
+ * Options of `post`: the body as a value (sent as `JSON.stringify` writes it) or as JSON text (sent as it is, e.g. to
+ * keep `12345678901234567890` or `1.10`), not both.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type PostOptions =
+  & { readonly params?: Params | undefined }
+  & (
+    | { readonly body?: unknown; readonly json?: undefined }
+    | { readonly json: string; readonly body?: undefined }
+  )
+
+/**
+ * What `get` and `post` give with `exact: true`: the decoded data, and its text exactly as the server wrote it
+ * (compact: whitespace outside strings removed; numbers, key order and string escapes as sent; see `JsonText`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Exact<A> {
+  readonly value: A
+  readonly json: string
 }
 
 /**
@@ -94,27 +137,45 @@ export interface Service {
    * is already read when a response comes out. Use it for endpoints that do not answer with the envelope.
    */
   readonly httpClient: HttpClient.HttpClient.With<RequestError>
-  /** GET `endpoint` with `params`; `data` decoded with `schema`. `selector` names what was looked up in `NotFound`. */
-  readonly get: <A, I>(
-    endpoint: string,
-    schema: Schema.Schema<A, I>,
-    options?: { readonly params?: Params | undefined; readonly selector?: string | undefined }
-  ) => Effect.Effect<A, CallError>
-  /** One page of a list endpoint, each record decoded with `schema`. */
+  /**
+   * GET `endpoint` with `params`; `data` decoded with `schema`. `selector` names what was looked up in `NotFound`.
+   * With `exact: true`, also `data`'s text as the server wrote it (`Exact`).
+   */
+  readonly get: {
+    <A, I>(
+      endpoint: string,
+      schema: Schema.Schema<A, I>,
+      options: GetOptions & { readonly exact: true }
+    ): Effect.Effect<Exact<A>, CallError>
+    <A, I>(
+      endpoint: string,
+      schema: Schema.Schema<A, I>,
+      options?: GetOptions & { readonly exact?: false | undefined }
+    ): Effect.Effect<A, CallError>
+  }
+  /** One page of a list endpoint, each record decoded with `schema` (and its text as sent, with `exact`). */
   readonly list: <A, I>(
     endpoint: string,
     schema: Schema.Schema<A, I>,
     query: PageQuery
   ) => Effect.Effect<Page.Page<A>, CallError>
   /**
-   * POST `body` as JSON to `endpoint`. Never retried after a transient failure (the server may have acted on it);
-   * a 429 is retried, since the server refused it before acting.
+   * POST a JSON body to `endpoint` (`body`, or `json` sent as written; an invalid `json` is an `InvalidRequest`, not
+   * sent). Never retried after a transient failure (the server may have acted on it); a 429 is retried, since the
+   * server refused it before acting. With `exact: true`, also `data`'s text as the server wrote it (`Exact`).
    */
-  readonly post: <A, I>(
-    endpoint: string,
-    schema: Schema.Schema<A, I>,
-    options?: { readonly body?: unknown; readonly params?: Params | undefined }
-  ) => Effect.Effect<A, CallError>
+  readonly post: {
+    <A, I>(
+      endpoint: string,
+      schema: Schema.Schema<A, I>,
+      options: PostOptions & { readonly exact: true }
+    ): Effect.Effect<Exact<A>, CallError>
+    <A, I>(
+      endpoint: string,
+      schema: Schema.Schema<A, I>,
+      options?: PostOptions & { readonly exact?: false | undefined }
+    ): Effect.Effect<A, CallError>
+  }
 }
 
 /**

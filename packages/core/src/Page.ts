@@ -7,6 +7,7 @@ import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import { decodeErrorFrom, guard } from "./Envelope.js"
 import { DecodeError } from "./ErpError.js"
+import * as JsonText from "./JsonText.js"
 
 /**
  * A record that did not match the schema, kept whole so a sync can report it and lose nothing.
@@ -17,8 +18,10 @@ import { DecodeError } from "./ErpError.js"
 export interface InvalidRecord {
   /** Position of the record in the whole list. */
   readonly offset: number
-  /** The record exactly as the server sent it. */
+  /** The record as the server sent it, parsed (`JSON.parse`: numbers are floats, see `json`). */
   readonly raw: unknown
+  /** With exact texts (`decodePage`'s `json`): the record's text exactly as the server wrote it, compact. */
+  readonly json?: string | undefined
   readonly error: DecodeError
 }
 
@@ -43,11 +46,16 @@ export interface Page<A> {
   readonly received: number
   readonly records: ReadonlyArray<A>
   /**
-   * The valid records exactly as the server sent them (same objects, same key order), index for index with
-   * `records`: for output that must reproduce the server's JSON.
+   * The valid records as the server sent them, parsed (same objects, same key order), index for index with
+   * `records`. Parsed by `JSON.parse`: a number is a float (`12345678901234567890` reads as `12345678901234567000`,
+   * `1.10` as `1.1`) and integer-like keys come first; for output that must reproduce the server's JSON, see `json`.
    */
   readonly raw: ReadonlyArray<unknown>
-  /** The exact JSON text of each valid record, index for index with `raw`, when the call asked for it. */
+  /**
+   * When asked for (the client's `exact` option): the text of each valid record exactly as the server wrote it,
+   * compact (whitespace outside strings removed) but otherwise as sent (number tokens, key order, string escapes),
+   * index for index with `records` and `raw`. See `JsonText`.
+   */
   readonly json?: ReadonlyArray<string> | undefined
   readonly invalid: ReadonlyArray<InvalidRecord>
 }
@@ -61,12 +69,23 @@ export interface Page<A> {
  */
 export const isShort = <A>(page: Page<A>): boolean => page.received < page.count
 
-const idOf = (raw: unknown): unknown =>
-  typeof raw === "object" && raw !== null && "id" in raw ? (raw as { readonly id: unknown }).id : undefined
+// The id of a record that does not decode, to name it in the error: as sent, when the parsed number is not the
+// number sent (an id past 2^53 - 1 would otherwise be named by a neighbour's value) and the record's text is at hand.
+const idOf = (raw: unknown, json: string | undefined): unknown => {
+  const id = typeof raw === "object" && raw !== null && "id" in raw ? (raw as { readonly id: unknown }).id : undefined
+  if (typeof id !== "number" || Number.isSafeInteger(id) || json === undefined) return id
+  const members = JsonText.members(json)
+  if (Either.isLeft(members)) return id
+  let sent: string | null | undefined
+  for (const member of members.right) if (member.key === "id") sent = member.cell
+  return sent ?? id
+}
 
 /**
  * Decodes the `data` of a list response into a page. `decodeRecord` should be built once per schema
- * (`Schema.decodeUnknownEither(schema)`), not per call: this runs for every record.
+ * (`Schema.decodeUnknownEither(schema)`), not per call: this runs for every record. `json`, when given, is the text of
+ * each element of `data` as the server wrote it (`JsonText.dataText`): the page then carries the valid records' texts
+ * (`Page.json`) and each invalid record's (`InvalidRecord.json`).
  *
  * @since 0.1.0
  * @category Decoding
@@ -77,7 +96,8 @@ export const decodePage = <A>(
   data: unknown,
   offset: number,
   count: number,
-  mode: InvalidRecordMode
+  mode: InvalidRecordMode,
+  json?: ReadonlyArray<string>
 ): Either.Either<Page<A>, DecodeError> => {
   if (!Array.isArray(data)) {
     return Either.left(
@@ -95,8 +115,19 @@ export const decodePage = <A>(
       })
     )
   }
+  if (json !== undefined && json.length !== data.length) {
+    return Either.left(
+      new DecodeError({
+        endpoint,
+        path: "data",
+        reason: `${json.length} record texts were given for ${data.length} records`,
+        offset
+      })
+    )
+  }
   const records: Array<A> = []
   const raws: Array<unknown> = []
+  const texts: Array<string> | undefined = json === undefined ? undefined : []
   const invalid: Array<InvalidRecord> = []
   for (let i = 0; i < data.length; i++) {
     const raw: unknown = data[i]
@@ -106,19 +137,34 @@ export const decodePage = <A>(
       () =>
         Either.mapLeft(
           decodeRecord(raw),
-          (error) => decodeErrorFrom(endpoint, `data[${i}]`, error, { offset: offset + i, recordId: idOf(raw) })
+          (error) =>
+            decodeErrorFrom(endpoint, `data[${i}]`, error, {
+              offset: offset + i,
+              recordId: idOf(raw, json?.[i])
+            })
         )
     )
     if (Either.isRight(decoded)) {
       records.push(decoded.right)
       raws.push(raw)
+      texts?.push(json![i])
       continue
     }
     const error = decoded.left
     if (mode === "fail") return Either.left(error)
-    invalid.push({ offset: offset + i, raw, error })
+    invalid.push(
+      json === undefined ? { offset: offset + i, raw, error } : { offset: offset + i, raw, json: json[i], error }
+    )
   }
-  return Either.right({ offset, count, received: data.length, records, raw: raws, invalid })
+  return Either.right({
+    offset,
+    count,
+    received: data.length,
+    records,
+    raw: raws,
+    ...(texts === undefined ? {} : { json: texts }),
+    invalid
+  })
 }
 
 const kindOf = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : typeof u

@@ -13,18 +13,36 @@
  *   groups joined by hyphens (`TaxNumber`). Use it to check records (`Schema.is(StrictPartner)`), or to page with it when a
  *   record that strays should fail the export.
  *
+ * Precision. The schemas check values parsed by `JSON.parse`, where a JSON number is a float. So the typed fields say
+ * how exact they are: `id` is a safe integer (at most 2^53 - 1; a larger id cannot be told from its neighbours and is
+ * refused), `company_name` and a string `tax_number` are the server's text, and a `tax_number` sent as a JSON number
+ * keeps about 15 significant digits. Every other field is kept as parsed; its exact text (`12345678901234567890`,
+ * `1.10`) is in the record's text when the client is asked for it (`exact`, `Page.json`; see `JsonText`).
+ *
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /**
- * Identifier of a partner: a positive integer.
+ * Identifier of a partner: a positive integer, exact as a number: at most `Number.MAX_SAFE_INTEGER` (2^53 - 1). A
+ * larger id is refused (a `DecodeError` for its record) rather than read as a float that may name another partner:
+ * `9007199254740993` parses to `9007199254740992`.
  *
  * @since 0.1.0
  * @category Schemas
  */
-export const PartnerId = Schema.Int.pipe(Schema.positive(), Schema.brand("PartnerId"))
+export const PartnerId = Schema.Number.pipe(
+  Schema.int({
+    message: (issue) =>
+      Number.isInteger(issue.actual)
+        ? `an id past 2^53 - 1 (${Number.MAX_SAFE_INTEGER}) cannot be held exactly as a number, and is not read as ` +
+          "one that may name another partner"
+        : `expected an integer, got ${String(issue.actual)}`
+  }),
+  Schema.positive(),
+  Schema.brand("PartnerId")
+)
 
 /**
  * @since 0.1.0
@@ -53,7 +71,8 @@ export type TaxNumber = typeof TaxNumber.Type
 
 /**
  * A tax number as servers send it: the contract's form, any other text (a VAT number, spaces, slashes, `""`), a
- * JSON number, or `null`. Read it with `taxNumberOf`.
+ * JSON number, or `null`. Read it with `taxNumberOf`. A string is exact; a JSON number is a float, exact to about 15
+ * significant digits (the record's exact text has it as sent: `Page.json`).
  *
  * @since 0.1.0
  * @category Schemas

@@ -16,6 +16,11 @@ export * as ErpError from "./ErpError.js"
 /**
  * @since 0.1.0
  */
+export * as JsonText from "./JsonText.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ListQuery from "./ListQuery.js"
 
 /**

@@ -33,6 +33,8 @@ export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
    * and no record that stays in the list is skipped. `true` for the defaults. Costs extra requests (the overlap).
    */
   readonly safe?: Paginate.SafeOptions | true | undefined
+  /** Each page also carries its records' texts exactly as the server wrote them (`Page.json`; see `JsonText`). */
+  readonly exact?: boolean | undefined
 }
 
 /**
@@ -113,7 +115,8 @@ export const pages = <A, I>(
         count,
         where: options.where,
         params: options.params,
-        invalidRecords: onInvalid === undefined ? "fail" : "collect"
+        invalidRecords: onInvalid === undefined ? "fail" : "collect",
+        exact: options.exact
       })
     const safe = options.safe === true ? {} : options.safe
     // Counted on the stream's span as they happen, never per record.

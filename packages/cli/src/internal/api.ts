@@ -7,6 +7,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as ErpClient from "@erp-client/client/ErpClient"
+import * as JsonText from "@erp-client/core/JsonText"
 import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -48,7 +49,8 @@ const checkEndpoint = ErpClient.validateEndpoint
 const selectorOf = (query: ErpClient.Params) =>
   query.map(([name, value]) => `${name}=${/^[\w.:@/-]*$/.test(value) ? value : JSON.stringify(value)}`).join(" ")
 
-const printData = (data: unknown) => Sink.writeStdout(`${JSON.stringify(data)}\n`)
+// The data as the server wrote it (compact; numbers as sent: see JsonText).
+const printData = (data: ErpClient.Exact<unknown>) => Sink.writeStdout(`${data.json}\n`)
 
 export const apiGet = Command.make("get", { endpoint, params, redis, verbose }, (args) =>
   Effect.gen(function*() {
@@ -57,7 +59,7 @@ export const apiGet = Command.make("get", { endpoint, params, redis, verbose }, 
     return yield* withClient(
       args,
       Effect.flatMap(ErpClient.ErpClient, (client) =>
-        client.get(path, Schema.Unknown, { params: query, selector: selectorOf(query) }).pipe(
+        client.get(path, Schema.Unknown, { params: query, selector: selectorOf(query), exact: true }).pipe(
           Effect.flatMap(printData)
         ))
     )
@@ -108,7 +110,8 @@ export const apiList = Command.make(
             pageSize: pageSizeOf(args),
             concurrency: args.concurrency,
             resume: start.resume,
-            safe: args.safe ? { idField, resumeAfter: start.resumeAfter } : undefined
+            safe: args.safe ? { idField, resumeAfter: start.resumeAfter } : undefined,
+            exact: true
           })
       })
     })
@@ -144,24 +147,26 @@ export const apiPost = Command.make(
     Effect.gen(function*() {
       const path = yield* checkEndpoint(args.endpoint)
       const query = yield* parseParams(args.params)
-      let body: unknown = undefined
+      let json: string | undefined = undefined
       if (args.data._tag === "Some") {
         const text = yield* readData(args.data.value)
-        body = yield* Effect.try({
-          try: () => JSON.parse(text) as unknown,
-          catch: (error) =>
-            new UsageError({ reason: `--data: not JSON (${error instanceof Error ? error.message : String(error)})` })
-        })
+        // Checked here, sent as written: parsed and written back, 12345678901234567890 and 1.10 would change.
+        yield* Either.mapLeft(
+          JsonText.compact(text),
+          (error) => new UsageError({ reason: `--data: not JSON (${error.message})` })
+        )
+        json = text
       }
+      const options = json === undefined ? { params: query } : { json, params: query }
       return yield* withClient(
         args,
         Effect.flatMap(ErpClient.ErpClient, (client) =>
-          client.post(path, Schema.Unknown, { body, params: query }).pipe(Effect.flatMap(printData)))
+          client.post(path, Schema.Unknown, { ...options, exact: true }).pipe(Effect.flatMap(printData)))
       )
     })
 ).pipe(
   Command.withDescription(
-    "POST a JSON body to ENDPOINT; prints the envelope's data as JSON. Never retried after a transient failure " +
+    "POST a JSON body to ENDPOINT, sent as written; prints the envelope's data as the server sent it. Never retried after a transient failure " +
       "(a reset connection, a timeout, a 5xx: the server may have acted on it), only after a 429, which the server " +
       "refuses before acting."
   )

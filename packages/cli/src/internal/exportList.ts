@@ -3,6 +3,7 @@
  * (atomic, resumable), with progress on a terminal.
  */
 import type * as ErpClient from "@erp-client/client/ErpClient"
+import type * as Page from "@erp-client/core/Page"
 import type * as Paginate from "@erp-client/streams/Paginate"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -19,6 +20,14 @@ export interface Start {
   readonly resumeAfter: ReadonlyArray<string | number>
 }
 
+/**
+ * The page's records as the server wrote them (`Page.json`), when they pair one for one with `page.raw`. A page that
+ * drift-safe paging trimmed of records already written must have its texts trimmed alike; one that does not is written
+ * from its parsed records rather than misaligned.
+ */
+const textsOf = (page: Page.Page<unknown>): ReadonlyArray<string> | undefined =>
+  page.json !== undefined && page.json.length === page.raw.length ? page.json : undefined
+
 export const runExport = <E>(options: {
   readonly args: ListArgs & CommonArgs
   /** The flags a resume must repeat (see `Sink.ResumeFlags`). */
@@ -30,7 +39,7 @@ export const runExport = <E>(options: {
    * Checks a record, as sent, against the endpoint's contract: a line saying how it strays, or `undefined`. Records
    * that stray are written all the same, counted on stderr at the end, and named one a line with `--verbose`.
    */
-  readonly contract?: ((record: unknown) => string | undefined) | undefined
+  readonly contract?: ((record: unknown, json?: string) => string | undefined) | undefined
   readonly pages: (start: Start) => Stream.Stream<Paginate.ResumablePage<unknown>, E, ErpClient.ErpClient>
 }) => {
   const { args } = options
@@ -62,8 +71,8 @@ export const runExport = <E>(options: {
       : options.pages({ resume: resumed?.next, resumeAfter: sink.resumedIds })
     yield* source.pipe(
       Stream.tap((page) =>
-        check === undefined ? Effect.void : Effect.forEach(page.raw, (record) => {
-          const stray = check(record)
+        check === undefined ? Effect.void : Effect.forEach(page.raw, (record, i) => {
+          const stray = check(record, textsOf(page)?.[i])
           if (stray === undefined) return Effect.void
           strays++
           return args.verbose ? note(stray) : Effect.void
@@ -73,7 +82,7 @@ export const runExport = <E>(options: {
         records += page.raw.length
         pages += 1
         shown.page(page.raw.length, page.next?.pageSize)
-        const text = encoder.page(page.raw)
+        const text = encoder.page(page.raw, textsOf(page))
         const layout = encoder.layout()
         return sink.write(text, {
           next: page.next,

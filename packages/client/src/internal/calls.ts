@@ -1,16 +1,20 @@
 /**
  * The calls of `ErpClient`: a request built for an endpoint, run by the executor (which hands back the envelope it
- * checked), the envelope judged (`Envelope`), the data decoded (`Decoder`, `Page`), each call in its span.
+ * checked, with the body it came in), the envelope judged (`Envelope`), the data decoded (`Decoder`, `Page`), each
+ * call in its span. In exact mode the data's text is also read from the body as written (`JsonText`), only then: the
+ * default path pays nothing for it.
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Decoder from "@erp-client/core/Decoder"
 import * as Envelope from "@erp-client/core/Envelope"
-import { InvalidRequest } from "@erp-client/core/ErpError"
+import { DecodeError, InvalidRequest } from "@erp-client/core/ErpError"
+import * as JsonText from "@erp-client/core/JsonText"
 import * as ListQuery from "@erp-client/core/ListQuery"
 import * as Page from "@erp-client/core/Page"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { PageQuery, Params, Service } from "../ErpClient.js"
+import type * as Schema from "effect/Schema"
+import type { CallError, Exact, GetOptions, PageQuery, Params, PostOptions, Service } from "../ErpClient.js"
 import type * as Executor from "./executor.js"
 
 const ENDPOINT = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
@@ -38,29 +42,52 @@ const listParams = (endpoint: string, query: PageQuery): Either.Either<Params, I
       : Either.left(new InvalidRequest({ endpoint, reason: `${taken[0]} is set by paging, not as a parameter` }))
   })
 
+// The data's text as the server wrote it. The body was parsed already, so this fails only on a body `JSON.parse`
+// reads and the scanner does not, which is a fault of the scanner's worth naming rather than hiding.
+const dataText = (endpoint: string, body: string): Either.Either<JsonText.DataText, DecodeError> =>
+  Either.mapLeft(
+    JsonText.dataText(body),
+    (error) => new DecodeError({ endpoint, path: "", reason: `the body cannot be read as written: ${error.message}` })
+  )
+
+const withText = <A>(endpoint: string, body: string, value: A): Either.Either<Exact<A>, DecodeError> =>
+  Either.map(dataText(endpoint, body), (text) => ({ value, json: text.data }))
+
+// The body to send: a value as JSON.stringify writes it, or JSON text as it is (checked, so nothing else goes out).
+const bodyOf = (
+  endpoint: string,
+  options: PostOptions | undefined
+): Either.Either<string | undefined, InvalidRequest> => {
+  if (options?.json === undefined) {
+    return Either.right(options?.body === undefined ? undefined : JSON.stringify(options.body))
+  }
+  const json = options.json
+  return Either.match(JsonText.compact(json), {
+    onLeft: (error) => Either.left(new InvalidRequest({ endpoint, reason: `the body is not JSON: ${error.message}` })),
+    onRight: () => Either.right(json)
+  })
+}
+
 /** `get`, `list` and `post` on the executor. */
-export const make = (execute: Executor.Execute): Pick<
-  Service,
-  "get" | "list" | "post"
-> => {
+export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | "post"> => {
   const call = (
     method: "GET" | "POST",
     endpoint: string,
     params: Params,
-    body: unknown
-  ): Effect.Effect<Envelope.RawEnvelope, Executor.ExecuteError | InvalidRequest> =>
+    body: string | undefined
+  ): Effect.Effect<readonly [Envelope.RawEnvelope, string], Executor.ExecuteError | InvalidRequest> =>
     Either.match(validateEndpoint(endpoint), {
       onLeft: Effect.fail,
       onRight: (path) => {
         let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
         if (params.length > 0) request = HttpClientRequest.setUrlParams(request, params)
         if (method === "POST" && body !== undefined) {
-          request = HttpClientRequest.bodyText(request, JSON.stringify(body), "application/json")
+          request = HttpClientRequest.bodyText(request, body, "application/json")
         }
         return execute(request, { envelope: true }).pipe(
-          // The executor checked the envelope of every 2xx answer it hands back.
-          Effect.map((exchange) => exchange.envelope!),
-          Effect.tap((envelope) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
+          // The executor checked the envelope of every 2xx answer it hands back; the body comes with it.
+          Effect.map((exchange) => [exchange.envelope!, exchange.answer.text] as const),
+          Effect.tap(([envelope]) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
         )
       }
     })
@@ -69,13 +96,20 @@ export const make = (execute: Executor.Execute): Pick<
   const span = (name: string, attributes: Record<string, unknown>) =>
     Effect.withSpan(name, { attributes, captureStackTrace: false })
 
-  const get: Service["get"] = (endpoint, schema, options) => {
+  const get = (<A, I>(
+    endpoint: string,
+    schema: Schema.Schema<A, I>,
+    options?: GetOptions & { readonly exact?: boolean | undefined }
+  ) => {
     const decode = Decoder.make(schema)
     return call("GET", endpoint, options?.params ?? [], undefined).pipe(
-      Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)),
+      Effect.flatMap(([envelope, text]): Either.Either<A | Exact<A>, CallError> => {
+        const decoded = Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)
+        return options?.exact === true ? Either.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded
+      }),
       span("ErpClient.get", { "erp.endpoint": endpoint })
     )
-  }
+  }) as Service["get"]
 
   const list: Service["list"] = (endpoint, schema, query) => {
     const decode = Decoder.make(schema)
@@ -83,12 +117,17 @@ export const make = (execute: Executor.Execute): Pick<
       onLeft: Effect.fail,
       onRight: (params) =>
         call("GET", endpoint, params, undefined).pipe(
-          Effect.flatMap((envelope) =>
-            Either.flatMap(
-              Envelope.toData(endpoint, envelope),
-              (data) =>
-                Page.decodePage(endpoint, decode, data, query.offset, query.count, query.invalidRecords ?? "fail")
-            )
+          Effect.flatMap(([envelope, text]) =>
+            Either.flatMap(Envelope.toData(endpoint, envelope), (data) => {
+              const mode = query.invalidRecords ?? "fail"
+              if (query.exact !== true || !Array.isArray(data)) {
+                return Page.decodePage(endpoint, decode, data, query.offset, query.count, mode)
+              }
+              return Either.flatMap(
+                dataText(endpoint, text),
+                (exact) => Page.decodePage(endpoint, decode, data, query.offset, query.count, mode, exact.elements)
+              )
+            })
           ),
           Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
           span("ErpClient.list", {
@@ -100,13 +139,26 @@ export const make = (execute: Executor.Execute): Pick<
     })
   }
 
-  const post: Service["post"] = (endpoint, schema, options) => {
+  const post = (<A, I>(
+    endpoint: string,
+    schema: Schema.Schema<A, I>,
+    options?: PostOptions & { readonly exact?: boolean | undefined }
+  ) => {
     const decode = Decoder.make(schema)
-    return call("POST", endpoint, options?.params ?? [], options?.body).pipe(
-      Effect.flatMap((envelope) => Envelope.decodeEnvelope(endpoint, envelope, decode)),
-      span("ErpClient.post", { "erp.endpoint": endpoint })
-    )
-  }
+    return Either.match(bodyOf(endpoint, options), {
+      onLeft: Effect.fail,
+      onRight: (body) =>
+        call("POST", endpoint, options?.params ?? [], body).pipe(
+          Effect.flatMap(([envelope, text]): Either.Either<A | Exact<A>, CallError> => {
+            const decoded = Envelope.decodeEnvelope(endpoint, envelope, decode)
+            return options?.exact === true
+              ? Either.flatMap(decoded, (value) => withText(endpoint, text, value))
+              : decoded
+          }),
+          span("ErpClient.post", { "erp.endpoint": endpoint })
+        )
+    })
+  }) as Service["post"]
 
   return { get, list, post }
 }
