@@ -420,10 +420,13 @@ describe("exit codes", () => {
     expect(limited.code).toBe(5)
     expect(limited.stderr).toContain("429")
     expect(limited.stderr.trim().split("\n").at(-1)).toMatch(/^erp: partner\/get: rate limited past the retry budget/)
-    await env.run(env.sandbox.inject(Fault.Fault.MalformedJson(), { times: 1 }))
-    const malformed = record(await erp(["partners", "get", "--id", "1"], { env: env.env }))
+    // A body cut short is retried (a proxy's hiccup); one that stays broken fails, saying its attempts.
+    await env.run(env.sandbox.inject(Fault.Fault.MalformedJson(), { times: Infinity }))
+    const malformed = record(await erp(["partners", "get", "--id", "1"], { env: { ...env.env, ERP_RETRIES: "1" } }))
+    await env.run(env.sandbox.clearFaults)
     expect(malformed.code).toBe(1)
     expect(malformed.stderr.trim().split("\n")).toHaveLength(1)
+    expect(malformed.stderr).toMatch(/^erp: partner\/get id=1: cannot decode the body: .*\(2 attempts over/)
   })
 })
 

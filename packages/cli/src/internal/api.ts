@@ -110,7 +110,7 @@ export const apiList = Command.make(
             pageSize: pageSizeOf(args),
             concurrency: args.concurrency,
             resume: start.resume,
-            safe: args.safe ? { idField, resumeAfter: start.resumeAfter } : undefined,
+            safe: args.safe ? { idField, resumeAfter: start.resumeAfter, onDrift: start.onDrift } : undefined,
             exact: true
           })
       })

@@ -14,10 +14,14 @@ import * as Sink from "../Sink.js"
 import { type CommonArgs, Leftover, note, withClient } from "./common.js"
 import type { ListArgs } from "./listOptions.js"
 
-/** Where paging starts: where the last page of a resumed export said, without the ids it already wrote. */
+/**
+ * Where paging starts: where the last page of a resumed export said, without the ids it already wrote; and what
+ * drift-safe paging tells of the records it does not write (`onDrift`, for `safe`).
+ */
 export interface Start {
   readonly resume: Paginate.ResumePoint | undefined
   readonly resumeAfter: ReadonlyArray<string | number>
+  readonly onDrift: (event: Paginate.DriftEvent) => Effect.Effect<void>
 }
 
 /**
@@ -64,11 +68,17 @@ export const runExport = <E>(options: {
     let records = resumed?.records ?? 0
     let pages = resumed?.pages ?? 0
     let strays = 0
+    // Records drift-safe paging did not write: each has an id already written, with other content.
+    let dropped = 0
+    const onDrift = (event: Paginate.DriftEvent) =>
+      Effect.sync(() => {
+        if (event._tag === "Dropped") dropped++
+      })
     const check = options.contract
     // A saved export without a next page read the list whole and failed only to publish it: nothing to fetch.
     const source = resumed !== undefined && resumed.next === undefined
       ? Stream.empty
-      : options.pages({ resume: resumed?.next, resumeAfter: sink.resumedIds })
+      : options.pages({ resume: resumed?.next, resumeAfter: sink.resumedIds, onDrift })
     yield* source.pipe(
       Stream.tap((page) =>
         check === undefined ? Effect.void : Effect.forEach(page.raw, (record, i) => {
@@ -99,6 +109,13 @@ export const runExport = <E>(options: {
       yield* note(
         `${strays} of the ${records} records written do not match the contract (written as sent; ` +
           (args.verbose ? "each is named above" : "--verbose names each") + ", --strict fails at the first)"
+      )
+    }
+    if (dropped > 0) {
+      yield* note(
+        `${dropped} record${dropped === 1 ? " was" : "s were"} not written: each has the id of a record already ` +
+          "written, with other content (updated during the export, or a distinct record that repeats an id; " +
+          "--safe tells records apart by id; " + (args.verbose ? "each is named above)" : "--verbose names each)")
       )
     }
     if (encoder.formulaCells() > 0) {

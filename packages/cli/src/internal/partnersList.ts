@@ -51,7 +51,7 @@ export const partnersList = Command.make(
             // Where the last page written said to go on, with the page size it had learned. Shifts and recoveries are
             // logged by the library (see --verbose); nothing already written comes out again.
             resume: start.resume,
-            safe: args.safe ? { resumeAfter: start.resumeAfter } : undefined,
+            safe: args.safe ? { resumeAfter: start.resumeAfter, onDrift: start.onDrift } : undefined,
             // Each record's text as the server wrote it, for output: numbers as sent (no float round trip).
             exact: true
           }
