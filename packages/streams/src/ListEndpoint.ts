@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
-import type { PagingDrift, PagingLoop } from "@erp-client/core/ErpError"
+import { ErpClient, type Params } from "@erp-client/client/ErpClient"
+import type * as ErpError from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
 import * as Effect from "effect/Effect"
@@ -36,15 +36,6 @@ export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
   /** Each page also carries its records' texts exactly as the server wrote them (`Page.json`; see `JsonText`). */
   readonly exact?: boolean | undefined
 }
-
-/**
- * How paging a list endpoint can fail: a call's failures, a server that does not move through the list, and
- * drift-safe paging losing its place.
- *
- * @since 0.1.0
- * @category Errors
- */
-export type PagingError = CallError | PagingLoop | PagingDrift
 
 /**
  * Records streamed out of list endpoints, tagged by endpoint.
@@ -105,7 +96,7 @@ export const pages = <A, I>(
   endpoint: string,
   schema: Schema.Schema<A, I>,
   options: ListOptions = {}
-): Stream.Stream<Paginate.ResumablePage<A>, PagingError, ErpClient> =>
+): Stream.Stream<Paginate.ResumablePage<A>, ErpError.ErpError, ErpClient> =>
   Stream.unwrap(Effect.map(ErpClient, (client) => {
     const streamed = Metric.tagged(recordsStreamed, "endpoint", endpoint)
     const onInvalid = options.onInvalidRecord
@@ -121,11 +112,14 @@ export const pages = <A, I>(
     const safe = options.safe === true ? {} : options.safe
     // Counted on the stream's span as they happen, never per record.
     const count = (name: string, delta: number) =>
-      Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
-        span._tag === "None" ? Effect.void : Effect.sync(() => {
-          const before = span.value.attributes.get(name)
-          span.value.attribute(name, (typeof before === "number" ? before : 0) + delta)
-        }))
+      Effect.flatMap(
+        Effect.option(Effect.currentSpan),
+        (span) =>
+          span._tag === "None" ? Effect.void : Effect.sync(() => {
+            const before = span.value.attributes.get(name)
+            span.value.attribute(name, (typeof before === "number" ? before : 0) + delta)
+          })
+      )
     const onPageSize = (change: Paginate.PageSizeChange) =>
       Effect.all([
         logPageSize(endpoint, change),
@@ -186,4 +180,4 @@ export const stream = <A, I>(
   endpoint: string,
   schema: Schema.Schema<A, I>,
   options: ListOptions = {}
-): Stream.Stream<A, PagingError, ErpClient> => Paginate.records(pages(endpoint, schema, options))
+): Stream.Stream<A, ErpError.ErpError, ErpClient> => Paginate.records(pages(endpoint, schema, options))

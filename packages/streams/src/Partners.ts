@@ -1,14 +1,17 @@
 /**
- * The partner endpoints: every partner as a Stream (or its pages), one partner by id or by company name.
+ * The partner endpoints, declared once (`resource`): every partner as a Stream (or its pages), one partner by id or
+ * by company name.
  *
  * @since 0.1.0
  */
-import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
-import { Partner } from "@erp-client/core/Partner"
-import * as Effect from "effect/Effect"
+import { type CallError, type ErpClient, type Params } from "@erp-client/client/ErpClient"
+import type * as ErpError from "@erp-client/core/ErpError"
+import * as Partner from "@erp-client/core/Partner"
+import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
-import * as ListEndpoint from "./ListEndpoint.js"
+import type * as ListEndpoint from "./ListEndpoint.js"
 import type * as Paginate from "./Paginate.js"
+import * as Resource from "./Resource.js"
 
 /**
  * @since 0.1.0
@@ -22,6 +25,43 @@ export const LIST = "partner/list"
  */
 export const GET = "partner/get"
 
+const byId: Resource.Selector = { param: "id", kind: "integer", flag: "id", description: "A partner's id." }
+
+const byCompanyName: Resource.Selector = {
+  param: "company_name",
+  kind: "text",
+  flag: "company-name",
+  description: "A partner's exact company name (any characters; sent URL-encoded).",
+  prefix: "name:"
+}
+
+/**
+ * The partners, declared: the endpoints of the contract (docs/erp-api-v2.md, "Endpoints"), `Partner` as servers send
+ * it and `StrictPartner` as the contract shows it, looked up by id or company name, `--customers` for
+ * `is_customer=1`.
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export const resource: Resource.Resource<Partner.Partner, Partner.StrictPartner> = Resource.make({
+  name: "partners",
+  description: "export and look up partners",
+  list: LIST,
+  get: GET,
+  schema: Partner.Partner,
+  strict: Partner.StrictPartner,
+  idField: "id",
+  fields: ["id", "company_name", "tax_number", "is_customer"],
+  selectors: [byId, byCompanyName],
+  columns: [
+    { header: "id", width: 10, field: "id" },
+    { header: "company_name", width: 48, field: "company_name" },
+    { header: "tax_number", width: 16, field: "tax_number" },
+    { header: "customer", width: 8, show: (record) => Partner.isCustomer(record as Partner.Partner) ? "yes" : "no" }
+  ],
+  filters: [{ flag: "customers", description: "Customers only (is_customer=1).", where: { is_customer: 1 } }]
+})
+
 /**
  * Pages of partners, for callers that track progress by page: each says where an export resumed after it starts
  * (`page.next`, for `resume`).
@@ -31,8 +71,8 @@ export const GET = "partner/get"
  */
 export const pages = (
   options: ListEndpoint.ListOptions = {}
-): Stream.Stream<Paginate.ResumablePage<Partner>, ListEndpoint.PagingError, ErpClient> =>
-  ListEndpoint.pages(LIST, Partner, options)
+): Stream.Stream<Paginate.ResumablePage<Partner.Partner>, ErpError.ErpError, ErpClient> =>
+  Resource.pages(resource, options)
 
 /**
  * Every partner matching `where`, in offset order: each exactly once while the list does not change, or with
@@ -43,7 +83,7 @@ export const pages = (
  */
 export const stream = (
   options: ListEndpoint.ListOptions = {}
-): Stream.Stream<Partner, ListEndpoint.PagingError, ErpClient> => ListEndpoint.stream(LIST, Partner, options)
+): Stream.Stream<Partner.Partner, ErpError.ErpError, ErpClient> => Resource.stream(resource, options)
 
 /**
  * How one partner is selected: by id or by company name.
@@ -60,9 +100,7 @@ export type Selector = { readonly id: number } | { readonly companyName: string 
  * @category Accessors
  */
 export const query = (by: Selector): { readonly params: Params; readonly selector: string } =>
-  "id" in by
-    ? { params: [["id", String(by.id)]], selector: `id=${by.id}` }
-    : { params: [["company_name", by.companyName]], selector: `company_name=${JSON.stringify(by.companyName)}` }
+  "id" in by ? Resource.query(byId, by.id) : Resource.query(byCompanyName, by.companyName)
 
 /**
  * One partner by id; `NotFound` when there is none.
@@ -70,8 +108,8 @@ export const query = (by: Selector): { readonly params: Params; readonly selecto
  * @since 0.1.0
  * @category Accessors
  */
-export const get = (id: number): Effect.Effect<Partner, CallError, ErpClient> =>
-  Effect.flatMap(ErpClient, (client) => client.get(GET, Partner, query({ id })))
+export const get = (id: number): Effect.Effect<Partner.Partner, CallError, ErpClient> =>
+  Resource.get(resource, byId, id)
 
 /**
  * One partner by company name (sent URL-encoded; `&`, `+`, `=`, `%` and accents are safe); `NotFound` when there
@@ -80,5 +118,5 @@ export const get = (id: number): Effect.Effect<Partner, CallError, ErpClient> =>
  * @since 0.1.0
  * @category Accessors
  */
-export const getByCompanyName = (companyName: string): Effect.Effect<Partner, CallError, ErpClient> =>
-  Effect.flatMap(ErpClient, (client) => client.get(GET, Partner, query({ companyName })))
+export const getByCompanyName = (companyName: string): Effect.Effect<Partner.Partner, CallError, ErpClient> =>
+  Resource.get(resource, byCompanyName, companyName)

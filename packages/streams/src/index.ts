@@ -12,3 +12,8 @@ export * as Paginate from "./Paginate.js"
  * @since 0.1.0
  */
 export * as Partners from "./Partners.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Resource from "./Resource.js"

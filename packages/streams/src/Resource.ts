@@ -1,0 +1,177 @@
+/**
+ * One kind of record of the ERP, declared once: its list and get endpoints, its schemas, the field that tells records
+ * apart, how one is looked up, and how records are shown. The library's streams and lookups, and the command line's
+ * commands, help and output come from the declaration (docs/ARCHITECTURE.md, "Adding an endpoint"); `Partners` is
+ * one.
+ *
+ * @since 0.1.0
+ */
+import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
+import type * as ErpError from "@erp-client/core/ErpError"
+import { InvalidRequest } from "@erp-client/core/ErpError"
+import type * as ListQuery from "@erp-client/core/ListQuery"
+import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
+import * as ListEndpoint from "./ListEndpoint.js"
+import type * as Paginate from "./Paginate.js"
+
+/**
+ * How one record is looked up by the get endpoint: the query parameter, what a value is, and the command line's flag.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Selector {
+  /** The query parameter (`id`, `company_name`). */
+  readonly param: string
+  /** `"integer"`: a whole number (a `--stdin` line of only digits is one); `"text"`: any text, URL-encoded. */
+  readonly kind: "integer" | "text"
+  /** The command line's flag, without dashes (`id`, `company-name`). */
+  readonly flag: string
+  /** What a value is, for help (`A partner's id.`). */
+  readonly description: string
+  /** A `--stdin` line starting with this is a value of this selector whatever it looks like (`name:`). */
+  readonly prefix?: string | undefined
+}
+
+/**
+ * A column of the command line's table: a field as the server wrote it, or a value shown from the record.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Column {
+  readonly header: string
+  readonly width: number
+  /** The field shown as written (its exact text for a number). */
+  readonly field?: string | undefined
+  /** Or a value shown from the record as parsed (e.g. `yes`/`no` for a flag). */
+  readonly show?: ((record: Readonly<Record<string, unknown>>) => string) | undefined
+}
+
+/**
+ * A condition the command line offers as a flag of its own (`--customers` for `is_customer=1`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Filter {
+  /** The flag, without dashes. */
+  readonly flag: string
+  readonly description: string
+  readonly where: ListQuery.Conditions
+}
+
+/**
+ * The declaration of a kind of record. `A` is what `schema` decodes (what servers send), `S` what `strict` decodes
+ * (the contract to the letter).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Resource<A, S = A> {
+  /** The command line's name for these records: lower case, plural (`partners`). */
+  readonly name: string
+  /** One line for help: what these records are. */
+  readonly description: string
+  /** The list endpoint (`partner/list`). */
+  readonly list: string
+  /** The single-record endpoint (`partner/get`), if there is one. */
+  readonly get?: string | undefined
+  /** Records as servers send them: what the library decodes (a record that strays from the contract is kept). */
+  readonly schema: Schema.Schema<A, any>
+  /** The contract to the letter: records that stray are reported, and `--strict` fails at the first. */
+  readonly strict?: Schema.Schema<S, any> | undefined
+  /** The field that tells records apart (drift-safe paging). */
+  readonly idField: string
+  /** The fields the contract shows, in order: a CSV export's first columns. */
+  readonly fields: ReadonlyArray<string>
+  /** How one record is looked up by `get`, in the order `--stdin` tries them. */
+  readonly selectors: ReadonlyArray<Selector>
+  /** The command line's table. */
+  readonly columns: ReadonlyArray<Column>
+  /** Conditions with flags of their own. */
+  readonly filters: ReadonlyArray<Filter>
+}
+
+/**
+ * A declaration, with the defaults: `idField` `"id"`, no strict schema, no selectors, columns or filters.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make = <A, S = A>(
+  declaration:
+    & Pick<Resource<A, S>, "name" | "description" | "list" | "schema">
+    & Partial<Omit<Resource<A, S>, "name" | "description" | "list" | "schema">>
+): Resource<A, S> => ({
+  idField: "id",
+  fields: [],
+  selectors: [],
+  columns: [],
+  filters: [],
+  ...declaration
+})
+
+/**
+ * Pages of the resource's list, each record decoded with its schema (see `ListEndpoint.pages`).
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const pages = <A, S>(
+  resource: Resource<A, S>,
+  options: ListEndpoint.ListOptions = {}
+): Stream.Stream<Paginate.ResumablePage<A>, ErpError.ErpError, ErpClient> =>
+  ListEndpoint.pages(resource.list, resource.schema, withIdField(resource, options))
+
+/**
+ * Every record of the resource's list, in offset order (see `ListEndpoint.stream`).
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const stream = <A, S>(
+  resource: Resource<A, S>,
+  options: ListEndpoint.ListOptions = {}
+): Stream.Stream<A, ErpError.ErpError, ErpClient> =>
+  ListEndpoint.stream(resource.list, resource.schema, withIdField(resource, options))
+
+// Drift-safe paging tells records apart by the resource's id field unless told otherwise.
+const withIdField = <A, S>(resource: Resource<A, S>, options: ListEndpoint.ListOptions): ListEndpoint.ListOptions =>
+  options.safe === undefined
+    ? options
+    : { ...options, safe: { idField: resource.idField, ...(options.safe === true ? {} : options.safe) } }
+
+/**
+ * The get endpoint's query for a selector and a value, and how `NotFound` names it (`id=42`).
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const query = (
+  selector: Selector,
+  value: string | number
+): { readonly params: Params; readonly selector: string } => ({
+  params: [[selector.param, String(value)]],
+  selector: `${selector.param}=${typeof value === "number" ? value : JSON.stringify(value)}`
+})
+
+/**
+ * One record by a selector's value; `NotFound` when there is none. A resource without a get endpoint is an
+ * `InvalidRequest`.
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const get = <A, S>(
+  resource: Resource<A, S>,
+  selector: Selector,
+  value: string | number
+): Effect.Effect<A, CallError, ErpClient> => {
+  const endpoint = resource.get
+  return endpoint === undefined
+    ? Effect.fail(new InvalidRequest({ endpoint: resource.list, reason: `${resource.name} have no get endpoint` }))
+    : Effect.flatMap(ErpClient, (client) => client.get(endpoint, resource.schema, query(selector, value)))
+}
