@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Output } from "@erp-client/cli"
+import { ErpConfig, ErpRateLimiter } from "@erp-client/client"
 import { Seed } from "@erp-client/sandbox"
-import { Config, ConfigError, ConfigProvider, Effect, Either } from "effect"
+import type { ConfigError } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Either, Redacted } from "effect"
 import { inputOrder, parseLine } from "../src/internal/partnersGet.js"
 import { oddKindNames } from "../src/internal/sandbox.js"
 import { flagDifference } from "../src/internal/savedExport.js"
@@ -78,10 +80,21 @@ describe("settings", () => {
       "ERP_BASE_URL and ERP_API_KEY are not set: export ERP_BASE_URL=https://<your ERP's API address> " +
         "ERP_API_KEY=<your API key>"
     )
-    expect(
-      describeConfigError(ConfigError.InvalidData(["rateWindow"], "rateWindow must be a positive, finite duration"))
+    // A check after reading names the option; the line names its variable.
+    const badWindow = ErpRateLimiter.resolve({ window: 0 })
+    expect(Either.isLeft(badWindow) && describeConfigError(badWindow.left)).toBe(
+      "ERP_RATE_WINDOW must be a positive duration: seconds (30) or with a unit (\"500 millis\", \"2 minutes\")"
     )
-      .toBe("ERP_RATE_WINDOW must be a positive duration: seconds (30) or with a unit (\"500 millis\", \"2 minutes\")")
+    const badRetries = ErpConfig.resolve({
+      baseUrl: "https://erp.example.com",
+      apiKey: Redacted.make("k"),
+      retries: -1
+    }, {
+      window: Duration.seconds(30)
+    })
+    expect(Either.isLeft(badRetries) && describeConfigError(badRetries.left)).toBe(
+      "ERP_RETRIES: must be an integer >= 0"
+    )
   })
 })
 

@@ -22,12 +22,13 @@ import type {
 import type { InvalidRequest } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
-import type * as Config from "effect/Config"
+import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
+import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
@@ -234,57 +235,74 @@ export const tooManyRequests = Observe.tooManyRequests
 export const validateEndpoint: (endpoint: string) => Either.Either<string, InvalidRequest> = Calls.validateEndpoint
 
 /**
- * Builds the client from its settings, the limiter and the HttpClient the user picked: every attempt goes through the
+ * The client's options: its settings (`ErpConfig.Options`), and a seam for the HttpClient of every attempt.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Options extends ErpConfig.Options {
+  /**
+   * Applied to the HttpClient every attempt goes out on, after the ERP's base URL and headers are set: a header of
+   * your own on every request, a proxy's settings, your own instrumentation. The limiter, retries and timeout stay
+   * around it (docs/ARCHITECTURE.md, "Where to change what").
+   */
+  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
+}
+
+/**
+ * Builds the client from its options, the limiter and the HttpClient the user picked: every attempt goes through the
  * executor (`src/internal/executor.ts`), which owns the call's budgets, its retries and its pauses for the server's
- * limit (docs/ARCHITECTURE.md, "The data path").
+ * limit (docs/ARCHITECTURE.md, "The data path"). A setting that fails its check is a `ConfigError` naming it.
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const make: Effect.Effect<
-  Service,
-  never,
-  ErpConfig.ErpConfig | ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient
-> = Effect.gen(function*() {
-  const config = yield* ErpConfig.ErpConfig
-  const limiter = yield* ErpRateLimiter.ErpRateLimiter
-  const keyId = yield* digest(Redacted.value(config.apiKey))
-  const client = (yield* HttpClient.HttpClient).pipe(Transport.withErpRequest(config.baseUrl, config.apiKey))
-  const { execute } = Executor.make({
-    limiter,
-    keyOf: (target) => `erp:${keyId}:${target.endpoint}`,
-    targetOf: Transport.targetOf(config.baseUrl),
-    attempt: Transport.attempt(client, { maxBytes: config.maxBodyBytes, timeout: config.timeout }),
-    retries: config.retries,
-    retryBudgetMillis: Duration.toMillis(config.retryBudget),
-    retryBaseDelayMillis: Duration.toMillis(config.retryBaseDelay),
-    maxRetryDelayMillis: 10_000,
-    rateLimitBudgetMillis: Duration.toMillis(config.rateLimitBudget),
-    maxServerWaitMillis: Duration.toMillis(config.maxServerWait ?? Duration.times(limiter.window, 2))
+export const make = (
+  options: Options
+): Effect.Effect<Service, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const limiter = yield* ErpRateLimiter.ErpRateLimiter
+    const config = yield* ErpConfig.resolve(options, limiter)
+    const keyId = yield* digest(Redacted.value(config.apiKey))
+    const transform = options.transformClient ?? identity
+    const client = transform(
+      (yield* HttpClient.HttpClient).pipe(Transport.withErpRequest(config.baseUrl, config.apiKey))
+    )
+    const { execute } = Executor.make({
+      limiter,
+      keyOf: (target) => `erp:${keyId}:${target.endpoint}`,
+      targetOf: Transport.targetOf(config.baseUrl),
+      attempt: Transport.attempt(client, { maxBytes: config.maxBodyBytes, timeout: config.timeout }),
+      retries: config.retries,
+      retryBudgetMillis: Duration.toMillis(config.retryBudget),
+      retryBaseDelayMillis: Duration.toMillis(config.retryBaseDelay),
+      maxRetryDelayMillis: 10_000,
+      rateLimitBudgetMillis: Duration.toMillis(config.rateLimitBudget),
+      maxServerWaitMillis: Duration.toMillis(config.maxServerWait)
+    })
+
+    // For endpoints that do not answer with the envelope: the same executor, the body handed back as it came.
+    const httpClient = HttpClient.makeWith<never, never, RequestError, never>(
+      (request) =>
+        Effect.flatMap(
+          request,
+          (request) =>
+            Effect.map(execute(request, { envelope: false }), ({ answer }) =>
+              HttpClientResponse.fromWeb(
+                request,
+                new Response(answer.status === 204 || answer.status === 304 ? null : answer.text, {
+                  status: answer.status,
+                  headers: Object.entries(answer.headers).filter((entry): entry is [string, string] =>
+                    entry[1] !== undefined
+                  )
+                })
+              ))
+        ),
+      Effect.succeed
+    )
+
+    return ErpClient.of({ httpClient, ...Calls.make(execute) })
   })
-
-  // For endpoints that do not answer with the envelope: the same executor, the body handed back as it came.
-  const httpClient = HttpClient.makeWith<never, never, RequestError, never>(
-    (request) =>
-      Effect.flatMap(
-        request,
-        (request) =>
-          Effect.map(execute(request, { envelope: false }), ({ answer }) =>
-            HttpClientResponse.fromWeb(
-              request,
-              new Response(answer.status === 204 || answer.status === 304 ? null : answer.text, {
-                status: answer.status,
-                headers: Object.entries(answer.headers).filter((entry): entry is [string, string] =>
-                  entry[1] !== undefined
-                )
-              })
-            ))
-      ),
-    Effect.succeed
-  )
-
-  return ErpClient.of({ httpClient, ...Calls.make(execute) })
-})
 
 const digest = (value: string): Effect.Effect<string> =>
   Effect.promise(async () => {
@@ -301,29 +319,21 @@ const digest = (value: string): Effect.Effect<string> =>
  * @category Layers
  */
 export const layer = (
-  options: ErpConfig.Options
+  options: Options
 ): Layer.Layer<ErpClient, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
-  Layer.effect(ErpClient, make).pipe(Layer.provide(ErpConfig.layer(options)))
+  Layer.effect(ErpClient, make(options))
 
 /**
- * The client with its settings read through `Config` (from the environment by default: see `ErpConfig.fromEnv`).
- * Like `layer`, it needs the limiter and the HttpClient.
+ * The client with its options read through `Config`: from the environment by default (`ErpConfig.fromEnv`, the
+ * variables in `Environment.client`), or from any structure of `Config` values, e.g.
+ * `{ baseUrl: Config.string("CRM_ERP_URL"), apiKey: Config.redacted("CRM_ERP_KEY") }`. Like `layer`, it needs the
+ * limiter and the HttpClient: for everything from the environment, the limit in memory,
+ * `ErpClient.layerConfig().pipe(Layer.provide(ErpRateLimiter.layerConfig()))`.
  *
  * @since 0.1.0
  * @category Layers
  */
 export const layerConfig = (
-  config?: Config.Config.Wrap<ErpConfig.Options>
+  config: Config.Config.Wrap<Options> = ErpConfig.fromEnv
 ): Layer.Layer<ErpClient, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
-  Layer.effect(ErpClient, make).pipe(Layer.provide(ErpConfig.layerConfig(config)))
-
-/**
- * The common case in one layer: every setting from the environment (`ERP_BASE_URL`, `ERP_API_KEY`, …, and
- * `ERP_RATE_LIMIT` / `ERP_RATE_WINDOW`), the rate limit kept in this process's memory. It needs only the HttpClient.
- * To share the limit between processes, use `layerConfig()` with `ErpRateLimiterRedis.layerConfig()` instead.
- *
- * @since 0.1.0
- * @category Layers
- */
-export const layerFromEnv: Layer.Layer<ErpClient, ConfigError.ConfigError, HttpClient.HttpClient> = layerConfig()
-  .pipe(Layer.provide(ErpRateLimiter.layerConfig()))
+  Layer.effect(ErpClient, Effect.flatMap(Config.unwrap(config), make))

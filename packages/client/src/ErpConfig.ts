@@ -1,18 +1,17 @@
 /**
- * The settings of an ERP client: where, with which key, and how patiently. The rate limit is the limiter's own
- * setting (`ErpRateLimiter`, `ErpRateLimiterRedis`), chosen beside this at the application's edge.
+ * The settings of an ERP client: where, with which key, and how patiently; their checks and defaults, and how they
+ * are read from the environment. `ErpClient.make` / `layer` / `layerConfig` take them. The rate limit is the limiter's
+ * own setting (`ErpRateLimiter`, `ErpRateLimiterRedis`), chosen beside this at the application's edge.
  *
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Settings from "./internal/settings.js"
+import * as Environment from "./Environment.js"
+import * as Checks from "./internal/checks.js"
 
 /**
  * What a user passes in. Only `baseUrl` and `apiKey` are required.
@@ -40,7 +39,10 @@ export interface Options {
   readonly retryBaseDelay?: Duration.DurationInput | undefined
   /** How long one call may wait in total for pauses the server asked for (429s) before `RateLimited` (default 5 minutes). */
   readonly rateLimitBudget?: Duration.DurationInput | undefined
-  /** Cap on a single wait derived from `X-RateLimit-Reset` (default two of the limiter's windows). */
+  /**
+   * The longest wait for `X-RateLimit-Reset` the client accepts (default two of the limiter's windows): a reset further
+   * ahead (a wrong unit, a hostile header) is treated as unknown, and the client backs off by its own schedule.
+   */
   readonly maxServerWait?: Duration.DurationInput | undefined
   /** Largest response body accepted, in bytes (default 8 MiB); a larger one is `ResponseTooLarge`, never buffered. */
   readonly maxBodyBytes?: number | undefined
@@ -52,7 +54,7 @@ export interface Options {
  * @since 0.1.0
  * @category Models
  */
-export interface ErpConfigShape {
+export interface Resolved {
   /** Always ends with `/`, so an endpoint path is appended as is. */
   readonly baseUrl: string
   readonly apiKey: Redacted.Redacted<string>
@@ -61,16 +63,9 @@ export interface ErpConfigShape {
   readonly retryBudget: Duration.Duration
   readonly retryBaseDelay: Duration.Duration
   readonly rateLimitBudget: Duration.Duration
-  /** `undefined`: two of the limiter's windows. */
-  readonly maxServerWait: Duration.Duration | undefined
+  readonly maxServerWait: Duration.Duration
   readonly maxBodyBytes: number
 }
-
-/**
- * @since 0.1.0
- * @category Tags
- */
-export class ErpConfig extends Context.Tag("@erp-client/client/ErpConfig")<ErpConfig, ErpConfigShape>() {}
 
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
@@ -86,23 +81,21 @@ export const validateBaseUrl = (input: string | URL): Either.Either<string, Conf
   try {
     url = new URL(String(input))
   } catch {
-    return Either.left(Settings.invalid("ERP_BASE_URL", "the base URL is not an absolute URL"))
+    return Either.left(Checks.invalid("baseUrl", "the base URL is not an absolute URL"))
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return Either.left(Settings.invalid("ERP_BASE_URL", `the base URL must use https, not ${url.protocol}`))
+    return Either.left(Checks.invalid("baseUrl", `the base URL must use https, not ${url.protocol}`))
   }
   if (url.protocol === "http:" && !LOOPBACK_HOST.test(url.hostname)) {
     return Either.left(
-      Settings.invalid(
-        "ERP_BASE_URL",
+      Checks.invalid(
+        "baseUrl",
         "plain http is only allowed to a loopback address: the API key would cross the network in clear"
       )
     )
   }
   if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
-    return Either.left(
-      Settings.invalid("ERP_BASE_URL", "the base URL must not hold credentials, a query or a fragment")
-    )
+    return Either.left(Checks.invalid("baseUrl", "the base URL must not hold credentials, a query or a fragment"))
   }
   const href = url.href
   return Either.right(href.endsWith("/") ? href : `${href}/`)
@@ -119,78 +112,63 @@ export const validateApiKey = (
   key: Redacted.Redacted<string>
 ): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
   const value = Redacted.value(key)
-  if (value.length === 0) return Either.left(Settings.invalid("ERP_API_KEY", "the API key is empty"))
-  if (Settings.CONTROL.test(value)) {
-    return Either.left(Settings.invalid("ERP_API_KEY", "the API key contains control characters"))
+  if (value.length === 0) return Either.left(Checks.invalid("apiKey", "the API key is empty"))
+  if (Checks.CONTROL.test(value)) {
+    return Either.left(Checks.invalid("apiKey", "the API key contains control characters"))
   }
   if (value.trim() !== value) {
-    return Either.left(Settings.invalid("ERP_API_KEY", "the API key has leading or trailing spaces"))
+    return Either.left(Checks.invalid("apiKey", "the API key has leading or trailing spaces"))
   }
   return Either.right(key)
 }
 
 /**
- * Checks options and fills in the defaults.
+ * Checks options and fills in every default, here and nowhere else. `window` is the rate limiter's: a single wait for
+ * the server's reset is capped at two of them unless `maxServerWait` says otherwise.
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const make = (options: Options): Either.Either<ErpConfigShape, ConfigError.ConfigError> =>
+export const resolve = (
+  options: Options,
+  limiter: { readonly window: Duration.Duration }
+): Either.Either<Resolved, ConfigError.ConfigError> =>
   Either.gen(function*() {
     return {
       baseUrl: yield* validateBaseUrl(options.baseUrl),
       apiKey: yield* validateApiKey(options.apiKey),
-      timeout: yield* Settings.positiveDuration("timeout", options.timeout ?? Duration.seconds(30)),
-      retries: yield* Settings.nonNegativeInt("retries", options.retries ?? 8),
-      retryBudget: yield* Settings.positiveDuration("retryBudget", options.retryBudget ?? Duration.seconds(60)),
-      retryBaseDelay: yield* Settings.positiveDuration(
-        "retryBaseDelay",
-        options.retryBaseDelay ?? Duration.millis(200)
-      ),
-      rateLimitBudget: yield* Settings.positiveDuration(
+      timeout: yield* Checks.positiveDuration("timeout", options.timeout ?? Duration.seconds(30)),
+      retries: yield* Checks.nonNegativeInt("retries", options.retries ?? 8),
+      retryBudget: yield* Checks.positiveDuration("retryBudget", options.retryBudget ?? Duration.seconds(60)),
+      retryBaseDelay: yield* Checks.positiveDuration("retryBaseDelay", options.retryBaseDelay ?? Duration.millis(200)),
+      rateLimitBudget: yield* Checks.positiveDuration(
         "rateLimitBudget",
         options.rateLimitBudget ?? Duration.minutes(5)
       ),
-      maxServerWait: options.maxServerWait === undefined
-        ? undefined
-        : yield* Settings.positiveDuration("maxServerWait", options.maxServerWait),
-      maxBodyBytes: yield* Settings.positiveInt("maxBodyBytes", options.maxBodyBytes ?? 8 * 1024 * 1024)
+      maxServerWait: yield* Checks.positiveDuration(
+        "maxServerWait",
+        options.maxServerWait ?? Duration.times(limiter.window, 2)
+      ),
+      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? 8 * 1024 * 1024)
     }
   })
 
 /**
- * The settings from the environment: `ERP_BASE_URL`, `ERP_API_KEY` (read as `Redacted` from the start), and
- * optionally `ERP_TIMEOUT`, `ERP_RETRIES`, `ERP_RETRY_BUDGET`, `ERP_RATE_LIMIT_BUDGET` (durations: `"30 seconds"`,
- * or a bare number of seconds) and `ERP_MAX_BODY_BYTES`.
+ * The settings from the environment (the variables in `Environment.client`): `ERP_BASE_URL` and `ERP_API_KEY` (read
+ * as `Redacted` from the start), and optionally the others; a duration is a bare number of seconds (`"30"`) or has a
+ * unit (`"500 millis"`).
  *
  * @since 0.1.0
  * @category Config
  */
 export const fromEnv: Config.Config<Options> = Config.all({
-  baseUrl: Config.string("ERP_BASE_URL"),
-  apiKey: Config.redacted("ERP_API_KEY"),
-  timeout: Settings.optional(Settings.duration("ERP_TIMEOUT")),
-  retries: Settings.optional(Config.integer("ERP_RETRIES")),
-  retryBudget: Settings.optional(Settings.duration("ERP_RETRY_BUDGET")),
-  rateLimitBudget: Settings.optional(Settings.duration("ERP_RATE_LIMIT_BUDGET")),
-  maxBodyBytes: Settings.optional(Config.integer("ERP_MAX_BODY_BYTES"))
+  baseUrl: Config.string(Environment.client.baseUrl),
+  apiKey: Config.redacted(Environment.client.apiKey),
+  timeout: Checks.optional(Checks.duration(Environment.client.timeout)),
+  retries: Checks.optional(Config.integer(Environment.client.retries)),
+  retryBudget: Checks.optional(Checks.duration(Environment.client.retryBudget)),
+  retryBaseDelay: Checks.optional(Checks.duration(Environment.client.retryBaseDelay)),
+  rateLimitBudget: Checks.optional(Checks.duration(Environment.client.rateLimitBudget)),
+  maxServerWait: Checks.optional(Checks.duration(Environment.client.maxServerWait)),
+  maxBodyBytes: Checks.optional(Config.integer(Environment.client.maxBodyBytes))
 })
-
-/**
- * @since 0.1.0
- * @category Layers
- */
-export const layer = (options: Options): Layer.Layer<ErpConfig, ConfigError.ConfigError> =>
-  Layer.effect(ErpConfig, make(options))
-
-/**
- * The settings read through `Config`: from the environment by default (see `fromEnv`), or from any structure of
- * `Config` values, e.g. `{ baseUrl: Config.string("CRM_ERP_URL"), apiKey: Config.redacted("CRM_ERP_KEY") }`.
- *
- * @since 0.1.0
- * @category Layers
- */
-export const layerConfig = (
-  config: Config.Config.Wrap<Options> = fromEnv
-): Layer.Layer<ErpConfig, ConfigError.ConfigError> =>
-  Layer.effect(ErpConfig, Effect.flatMap(Config.unwrap(config), make))

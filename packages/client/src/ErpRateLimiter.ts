@@ -8,13 +8,13 @@ import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as Settings from "./internal/settings.js"
+import * as Environment from "./Environment.js"
+import * as Checks from "./internal/checks.js"
+import * as Internal from "./internal/limiter.js"
 import * as Slots from "./internal/slots.js"
 
 /**
@@ -56,9 +56,9 @@ const defaultMargin = (window: Duration.Duration): Duration.Duration =>
  */
 export const resolve = (options: Options = {}): Either.Either<Resolved, ConfigError.ConfigError> =>
   Either.gen(function*() {
-    const window = yield* Settings.positiveDuration("rateWindow", options.window ?? Duration.seconds(30))
+    const window = yield* Checks.positiveDuration("window", options.window ?? Duration.seconds(30))
     return {
-      limit: yield* Settings.positiveInt("rateLimit", options.limit ?? 100),
+      limit: yield* Checks.positiveInt("limit", options.limit ?? 100),
       window,
       margin: options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
     }
@@ -72,8 +72,8 @@ export const resolve = (options: Options = {}): Either.Either<Resolved, ConfigEr
  * @category Config
  */
 export const fromEnv: Config.Config<Options> = Config.all({
-  limit: Settings.optional(Config.integer("ERP_RATE_LIMIT")),
-  window: Settings.optional(Settings.duration("ERP_RATE_WINDOW"))
+  limit: Checks.optional(Config.integer(Environment.limiter.limit)),
+  window: Checks.optional(Checks.duration(Environment.limiter.window))
 })
 
 /**
@@ -101,9 +101,13 @@ export interface Acquired {
  * @since 0.1.0
  * @category Errors
  */
-export class PauseBeyondDeadline extends Data.TaggedError("PauseBeyondDeadline")<{
-  readonly pausedUntil: number
-}> {}
+export const PauseBeyondDeadline = Internal.PauseBeyondDeadline
+
+/**
+ * @since 0.1.0
+ * @category Errors
+ */
+export type PauseBeyondDeadline = Internal.PauseBeyondDeadline
 
 /**
  * The limiter's store failed (only possible with a remote store).
@@ -111,9 +115,13 @@ export class PauseBeyondDeadline extends Data.TaggedError("PauseBeyondDeadline")
  * @since 0.1.0
  * @category Errors
  */
-export class StoreFailure extends Data.TaggedError("StoreFailure")<{
-  readonly description: string
-}> {}
+export const StoreFailure = Internal.StoreFailure
+
+/**
+ * @since 0.1.0
+ * @category Errors
+ */
+export type StoreFailure = Internal.StoreFailure
 
 /**
  * @since 0.1.0
@@ -150,7 +158,7 @@ export class ErpRateLimiter extends Context.Tag("@erp-client/client/ErpRateLimit
  * @since 0.1.0
  * @category Models
  */
-export type WaitReason = "client-limit" | "server-pause"
+export type WaitReason = Internal.WaitReason
 
 /**
  * Told about every wait before it starts, e.g. to show progress. Optional: provide it to the limiter's layer.
@@ -158,44 +166,13 @@ export type WaitReason = "client-limit" | "server-pause"
  * @since 0.1.0
  * @category Tags
  */
-export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter/WaitObserver")<WaitObserver, {
-  readonly onWait: (
-    wait: { readonly key: string; readonly reason: WaitReason; readonly untilMillis: number }
-  ) => Effect.Effect<void>
-}>() {}
+export const WaitObserver = Internal.WaitObserver
 
 /**
- * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
- * of its slots busy until a window after its last request ended. In memory by default (one process shares it across
- * its fibers); `ErpRateLimiterRedis` keeps it in Redis, shared by every process.
- *
  * @since 0.1.0
  * @category Tags
  */
-export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/HoldStore")<HoldStore, {
-  /** Epoch ms until which `key` is held, 0 when it is not. */
-  readonly get: (key: string) => Effect.Effect<number, StoreFailure>
-  /** Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. */
-  readonly extend: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
-}>() {}
-
-/**
- * A `HoldStore` in this process's memory.
- *
- * @since 0.1.0
- * @category Constructors
- */
-export const makeHoldStoreMemory: Effect.Effect<HoldStore["Type"]> = Effect.map(
-  Effect.sync(() => new Map<string, number>()),
-  (holds) =>
-    HoldStore.of({
-      get: (key) => Effect.sync(() => holds.get(key) ?? 0),
-      extend: (key, untilMillis) =>
-        Effect.sync(() => {
-          if ((holds.get(key) ?? 0) < untilMillis) holds.set(key, untilMillis)
-        })
-    })
-)
+export type WaitObserver = Internal.WaitObserver
 
 /**
  * Time spent waiting for our own spacing, in milliseconds.
@@ -203,9 +180,7 @@ export const makeHoldStoreMemory: Effect.Effect<HoldStore["Type"]> = Effect.map(
  * @since 0.1.0
  * @category Metrics
  */
-export const spacingWaitMillis = Metric.counter("erp_client_rate_limit_spacing_wait_ms", {
-  description: "time requests waited for the client-side rate limit"
-})
+export const spacingWaitMillis = Internal.spacingWaitMillis
 
 /**
  * Time spent waiting for pauses the server asked for (429, `X-RateLimit-Remaining: 0`), in milliseconds.
@@ -213,9 +188,7 @@ export const spacingWaitMillis = Metric.counter("erp_client_rate_limit_spacing_w
  * @since 0.1.0
  * @category Metrics
  */
-export const pauseWaitMillis = Metric.counter("erp_client_rate_limit_pause_wait_ms", {
-  description: "time requests waited for pauses the server asked for"
-})
+export const pauseWaitMillis = Internal.pauseWaitMillis
 
 /**
  * Requests that had to wait at all.
@@ -223,54 +196,24 @@ export const pauseWaitMillis = Metric.counter("erp_client_rate_limit_pause_wait_
  * @since 0.1.0
  * @category Metrics
  */
-export const waits = Metric.counter("erp_client_rate_limit_waits", {
-  description: "requests that waited for the rate limit"
-})
-
-/**
- * Builds the limiter on the `RateLimiterStore` of `@effect/experimental` (memory or Redis).
- *
- * Why not the store's algorithms as they are: its token bucket lets about 2L through in one window, and its
- * "fixed-window" is a spacing counter whose bursts can land L + 1 starts in one server window after an idle gap.
- * Neither keeps the limit in every window (docs/ARCHITECTURE.md, "Rate limit"). What this does instead, with the
- * store's primitives unchanged:
- *
- * - L slots per key. Each slot is the store's fixed-window counter with `limit: 1`, i.e. a zero-burst spacer: two
- *   uses of one slot start at least `window + margin` apart.
- * - A shared ticket counter (also a store counter) deals requests to slots round-robin.
- *
- * Any L + 1 starts put two on one slot (pigeonhole), and those are more than `window` apart, so no interval of
- * length `window` holds more than L starts, wherever the server's window sits. With the tickets in order this is
- * exactly a sliding-window log: request n starts at max(now, start(n - L) + window + margin), so a burst of L goes
- * at once and the next L one window later. A reservation that is not used (interrupted fiber) only wastes a slot.
- *
- * The server counts arrivals, not our starts. The margin covers the usual gap between the two; for the rest, each
- * slot also carries a "busy until" mark (kept in the `HoldStore`, so it is shared like the counters): a request
- * marks its slot busy for `window + margin` from its actual start, and `release` extends that to `window` after
- * it ended. The next user of the slot waits for the mark. Since a request reaches the server between its start and
- * its end, two arrivals on one slot are at least `window` apart however late the first one left. It costs nothing
- * while requests end within the margin.
- *
- * @since 0.1.0
- * @category Constructors
- */
-export const make = (
-  options: Resolved
-): Effect.Effect<Service, never, RateLimiter.RateLimiterStore | HoldStore> => Slots.make(options)
+export const waits = Internal.waits
 
 // The memory stores, new for each limiter: Effect shares a layer value between builds alive at the same time, so the
 // constant `RateLimiter.layerStoreMemory` would hand two limiters (other settings, other TestClock) one counter map.
 const memoryStores = Layer.fresh(
-  Layer.merge(RateLimiter.layerStoreMemory, Layer.effect(HoldStore, makeHoldStoreMemory))
+  Layer.merge(RateLimiter.layerStoreMemory, Layer.effect(Internal.HoldStore, Internal.makeHoldStoreMemory))
 )
 
 /**
- * The limiter on new stores in this process's memory.
+ * A limiter in this process's memory: at most `limit` request starts per key in ANY interval of `window`, whatever
+ * the server's window alignment, shared by the fibers that use it (`internal/slots.ts` tells how, and
+ * docs/ARCHITECTURE.md, "Rate limit", why a token bucket or a fixed window would not do).
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const makeMemory = (options: Resolved): Effect.Effect<Service> => Effect.provide(make(options), memoryStores)
+export const make = (options: Options = {}): Effect.Effect<Service, ConfigError.ConfigError> =>
+  Effect.flatMap(resolve(options), (resolved) => Effect.provide(Slots.make(resolved), memoryStores))
 
 /**
  * The limiter in this process's memory, shared by every fiber of the client it is provided to. For several processes
@@ -280,7 +223,7 @@ export const makeMemory = (options: Resolved): Effect.Effect<Service> => Effect.
  * @category Layers
  */
 export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, ConfigError.ConfigError> =>
-  Layer.effect(ErpRateLimiter, Effect.flatMap(resolve(options), makeMemory))
+  Layer.effect(ErpRateLimiter, make(options))
 
 /**
  * The limiter in memory, its limit read through `Config` (from the environment by default: see `fromEnv`).

@@ -16,9 +16,12 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
+import * as Environment from "./Environment.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
+import * as Checks from "./internal/checks.js"
+import * as Limiter from "./internal/limiter.js"
 import * as Redis from "./internal/redis.js"
-import * as Settings from "./internal/settings.js"
+import * as Slots from "./internal/slots.js"
 
 /**
  * What a request does when the shared limiter's Redis is unreachable or fails: `"fail"` fails it with
@@ -76,17 +79,17 @@ export const validateUrl = (
   try {
     url = new URL(Redacted.value(redacted))
   } catch {
-    return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL is not an absolute URL"))
+    return Either.left(Checks.invalid("redis.url", "the Redis URL is not an absolute URL"))
   }
   if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
-    return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL must start with redis:// or rediss://"))
+    return Either.left(Checks.invalid("redis.url", "the Redis URL must start with redis:// or rediss://"))
   }
-  if (url.hostname === "") return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL has no host"))
+  if (url.hostname === "") return Either.left(Checks.invalid("redis.url", "the Redis URL has no host"))
   if (!/^\/?\d*$/.test(url.pathname)) {
-    return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL's path must be a database number"))
+    return Either.left(Checks.invalid("redis.url", "the Redis URL's path must be a database number"))
   }
-  if (Settings.CONTROL.test(Redacted.value(redacted))) {
-    return Either.left(Settings.invalid("ERP_REDIS_URL", "the Redis URL contains control characters"))
+  if (Checks.CONTROL.test(Redacted.value(redacted))) {
+    return Either.left(Checks.invalid("redis.url", "the Redis URL contains control characters"))
   }
   return Either.right(redacted)
 }
@@ -102,13 +105,13 @@ export const resolve = (options: Options): Either.Either<Resolved, ConfigError.C
     const onFailure = options.onFailure ?? "fail"
     if (onFailure !== "fail" && onFailure !== "local") {
       return yield* Either.left(
-        Settings.invalid("ERP_REDIS_ON_FAILURE", "ERP_REDIS_ON_FAILURE must be \"fail\" or \"local\"")
+        Checks.invalid("redis.onFailure", "must be \"fail\" or \"local\"")
       )
     }
     const prefix = options.prefix ?? "erp-client:"
-    if (Settings.CONTROL.test(prefix) || /\s/.test(prefix)) {
+    if (Checks.CONTROL.test(prefix) || /\s/.test(prefix)) {
       return yield* Either.left(
-        Settings.invalid("ERP_REDIS_PREFIX", "the Redis key prefix must not hold spaces or control characters")
+        Checks.invalid("redis.prefix", "the Redis key prefix must not hold spaces or control characters")
       )
     }
     return {
@@ -116,7 +119,7 @@ export const resolve = (options: Options): Either.Either<Resolved, ConfigError.C
       url: yield* validateUrl(options.url),
       prefix,
       onFailure,
-      timeout: yield* Settings.positiveDuration("redisTimeout", options.timeout ?? Duration.seconds(1))
+      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? Duration.seconds(1))
     }
   })
 
@@ -130,10 +133,10 @@ export const resolve = (options: Options): Either.Either<Resolved, ConfigError.C
  */
 export const fromEnv: Config.Config<Options> = Config.all({
   limits: ErpRateLimiter.fromEnv,
-  url: Config.redacted("ERP_REDIS_URL"),
-  prefix: Settings.optional(Config.string("ERP_REDIS_PREFIX")),
-  onFailure: Settings.optional(Config.literal("fail", "local")("ERP_REDIS_ON_FAILURE")),
-  timeout: Settings.optional(Settings.duration("ERP_REDIS_TIMEOUT"))
+  url: Config.redacted(Environment.redis.url),
+  prefix: Checks.optional(Config.string(Environment.redis.prefix)),
+  onFailure: Checks.optional(Config.literal("fail", "local")(Environment.redis.onFailure)),
+  timeout: Checks.optional(Checks.duration(Environment.redis.timeout))
 }).pipe(Config.map(({ limits, ...redis }) => ({ ...limits, ...redis })))
 
 // While Redis is down, it is tried again at most this often; meanwhile requests fail (or go local) at once instead of
@@ -149,7 +152,7 @@ interface Outage {
 }
 
 /**
- * Builds the shared limiter: the algorithm of `ErpRateLimiter.make` (slots and ticket, see there) on Redis counters,
+ * Builds the shared limiter: the memory limiter's algorithm (slots and ticket, `internal/slots.ts`) on Redis counters,
  * and the holds (the server's pauses, the slots' busy marks) in Redis, so every process with the same Redis, prefix
  * and API key shares them. Keys: `${prefix}erp:${sha256(apiKey) prefix}:${endpoint}:ticket`, `…:slot:${n}` and
  * `…:pause`; all expire on their own.
@@ -168,12 +171,12 @@ export const make = (
   Effect.gen(function*() {
     const settings = yield* resolve(options)
     const connection = yield* Redis.connect(settings.url, settings.prefix, settings.timeout)
-    const remote = yield* ErpRateLimiter.make(settings).pipe(
+    const remote = yield* Slots.make(settings).pipe(
       Effect.provideService(RateLimiter.RateLimiterStore, Redis.makeStore(connection, settings.prefix)),
-      Effect.provideService(ErpRateLimiter.HoldStore, Redis.makeHoldStore(connection, settings.prefix))
+      Effect.provideService(Limiter.HoldStore, Redis.makeHoldStore(connection, settings.prefix))
     )
     const local = settings.onFailure === "local"
-      ? yield* ErpRateLimiter.makeMemory(settings)
+      ? yield* ErpRateLimiter.make(settings)
       : undefined
 
     const outage = yield* Ref.make<Outage>({ since: 0, nextProbe: 0, description: "" })

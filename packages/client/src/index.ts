@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as Environment from "./Environment.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ErpClient from "./ErpClient.js"
 
 /**

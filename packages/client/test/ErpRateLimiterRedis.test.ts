@@ -176,9 +176,7 @@ describe("ErpRateLimiterRedis", () => {
   it.scopedLive("three memory limiters do let more than L through (the measure can fail)", () =>
     Effect.gen(function*() {
       const limiters = yield* Effect.all(
-        [0, 1, 2].map(() =>
-          Effect.flatMap(ErpRateLimiter.resolve({ limit: L, window: Duration.millis(W) }), ErpRateLimiter.makeMemory)
-        )
+        [0, 1, 2].map(() => ErpRateLimiter.make({ limit: L, window: Duration.millis(W) }))
       )
       const t0 = Date.now()
       const starts = yield* Effect.forEach(

@@ -249,8 +249,10 @@ const INTEGER_KEY = /"\d+"[ \t\n\r]*:/
 // Escapes JSON.stringify writes otherwise (`\/`, `\u00e9`, `\u0041`).
 const REWRITTEN_ESCAPE = /\\[u/]/
 
-// Node 20 has `isWellFormed` (ES2024), which the ES2022 library of these packages does not declare.
-const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed()
+// A UTF-16 surrogate without its pair, which JSON.stringify writes as an escape (String#isWellFormed is ES2024, past
+// the ES2022 library of these packages).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text)
 
 /**
  * Whether `JSON.stringify(JSON.parse(text))` writes every number token, key order and string of `text` as written,

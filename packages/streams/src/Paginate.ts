@@ -10,6 +10,7 @@ import type { DecodeError, PagingDrift, PagingLoop } from "@erp-client/core/ErpE
 import type * as Page from "@erp-client/core/Page"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import * as DriftGuard from "./internal/driftGuard.js"
 import * as Judge from "./internal/judge.js"
@@ -158,7 +159,7 @@ const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Settings<E>,
     start,
     tail: resume?.tail,
     concurrency,
-    isTooLarge: (error: E) => (error as { readonly _tag?: unknown } | undefined)?._tag === "ResponseTooLarge",
+    isTooLarge: (error: E) => Predicate.isTagged(error, "ResponseTooLarge"),
     onSizeChange: options.onPageSize ?? (() => Effect.void)
   })
 }

@@ -4,7 +4,7 @@ import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/client"
 import { Partner } from "@erp-client/core"
 import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
 import { ListEndpoint, Partners } from "@erp-client/streams"
-import { Cause, Chunk, Effect, Exit, Layer, Logger, LogLevel, Redacted, Schema, Stream, Tracer } from "effect"
+import { Cause, Chunk, Duration, Effect, Exit, Layer, Logger, LogLevel, Redacted, Schema, Stream, Tracer } from "effect"
 import { inspect } from "node:util"
 import { SECRET_KEY, seeded, testLayer } from "./harness.js"
 
@@ -267,7 +267,9 @@ describe("the API key never leaks", () => {
           }
         }
       }
-      const config = yield* ErpConfig.make({ baseUrl: sandbox.baseUrl, apiKey: Redacted.make(SECRET_KEY) })
+      const config = yield* ErpConfig.resolve({ baseUrl: sandbox.baseUrl, apiKey: Redacted.make(SECRET_KEY) }, {
+        window: Duration.seconds(30)
+      })
       outputs.push(String(config.apiKey), JSON.stringify(config), inspect(config, { depth: 10 }))
       const run = <A, E>(effect: Effect.Effect<A, E, ErpClient.ErpClient>) =>
         Effect.exit(effect).pipe(

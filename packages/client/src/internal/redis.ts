@@ -1,5 +1,5 @@
 /**
- * One Redis connection for the shared limiter, and the two stores `ErpRateLimiter.make` runs on over it: the counters
+ * One Redis connection for the shared limiter, and the two stores the limiter's algorithm (`slots.ts`) runs on over it: the counters
  * (`RateLimiterStore`, fixed window only) and the holds (`HoldStore`). No failure policy here: a failing Redis fails
  * the call with `StoreFailure`; `ErpRateLimiterRedis` decides what that means.
  */
@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
-import * as ErpRateLimiter from "../ErpRateLimiter.js"
+import * as Limiter from "./limiter.js"
 
 // The fixed-window counter of `@effect/experimental/RateLimiter/Redis` (0.61), unchanged: it gives exactly the
 // memory store's semantics (count, and a PX time to live that grows by `refill * tokens` from the current one, so
@@ -67,7 +67,7 @@ export interface Connection {
   /** Runs one Redis call within the timeout; every failure becomes a `StoreFailure` whose text holds no secret. */
   readonly call: <A>(what: string, run: (redis: RedisWithScripts) => Promise<A>) => Effect.Effect<
     A,
-    ErpRateLimiter.StoreFailure
+    Limiter.StoreFailure
   >
 }
 
@@ -160,17 +160,17 @@ export const connect = (
     const call: Connection["call"] = (what, run) =>
       Effect.tryPromise({
         try: () => run(redis),
-        catch: (cause) => new ErpRateLimiter.StoreFailure({ description: failureText(what, cause) })
+        catch: (cause) => new Limiter.StoreFailure({ description: failureText(what, cause) })
       }).pipe(
         Effect.timeoutFail({
           duration: Duration.millis(timeoutMillis + 100),
-          onTimeout: () => new ErpRateLimiter.StoreFailure({ description: failureText(what, "Command timed out") })
+          onTimeout: () => new Limiter.StoreFailure({ description: failureText(what, "Command timed out") })
         })
       )
     return { redis, call }
   })
 
-const storeError = (error: ErpRateLimiter.StoreFailure) =>
+const storeError = (error: Limiter.StoreFailure) =>
   new RateLimiter.RateLimitStoreError({ message: error.description, cause: error })
 
 // The `RateLimiterStore` of `@effect/experimental` on our connection. Only the fixed window is offered: the token
@@ -196,8 +196,8 @@ export const makeStore = (connection: Connection, prefix: string): RateLimiter.R
       )
   })
 
-export const makeHoldStore = (connection: Connection, prefix: string): ErpRateLimiter.HoldStore["Type"] =>
-  ErpRateLimiter.HoldStore.of({
+export const makeHoldStore = (connection: Connection, prefix: string): Limiter.HoldStore["Type"] =>
+  Limiter.HoldStore.of({
     get: (key) =>
       Effect.flatMap(connection.call("pause get", (redis) => redis.pttl(`${prefix}${key}:pause`)), (ttl) =>
         ttl > 0

@@ -1,6 +1,26 @@
 /**
- * The limiter's algorithm (see `ErpRateLimiter.make` for why and how): slots dealt by a ticket, each a zero-burst
- * spacer of the experimental store, held a window after its request ended, and the server's pauses.
+ * The limiter's algorithm, on the `RateLimiterStore` of `@effect/experimental` (memory or Redis) and a `HoldStore`.
+ *
+ * Why not the store's algorithms as they are: its token bucket lets about 2L through in one window, and its
+ * "fixed-window" is a spacing counter whose bursts can land L + 1 starts in one server window after an idle gap.
+ * Neither keeps the limit in every window (docs/ARCHITECTURE.md, "Rate limit"). What this does instead, with the
+ * store's primitives unchanged:
+ *
+ * - L slots per key. Each slot is the store's fixed-window counter with `limit: 1`, i.e. a zero-burst spacer: two
+ *   uses of one slot start at least `window + margin` apart.
+ * - A shared ticket counter (also a store counter) deals requests to slots round-robin (`slotOf`).
+ *
+ * Any L + 1 starts put two on one slot (pigeonhole), and those are more than `window` apart, so no interval of
+ * length `window` holds more than L starts, wherever the server's window sits. With the tickets in order this is
+ * exactly a sliding-window log: request n starts at max(now, start(n - L) + window + margin), so a burst of L goes
+ * at once and the next L one window later. A reservation that is not used (interrupted fiber) only wastes a slot.
+ *
+ * The server counts arrivals, not our starts. The margin covers the usual gap between the two; for the rest, each
+ * slot also carries a "busy until" mark (kept in the `HoldStore`, so it is shared like the counters): a request
+ * marks its slot busy for `window + margin` from its actual start, and `release` extends that to `window` after
+ * it ended (`busyFrom`). The next user of the slot waits for the mark. Since a request reaches the server between its
+ * start and its end, two arrivals on one slot are at least `window` apart however late the first one left. It costs
+ * nothing while requests end within the margin.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as Clock from "effect/Clock"
@@ -8,20 +28,36 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
+import type { Acquired, Resolved, Service } from "../ErpRateLimiter.js"
 import {
-  type Acquired,
-  ErpRateLimiter,
   HoldStore,
   PauseBeyondDeadline,
   pauseWaitMillis,
-  type Resolved,
-  type Service,
   spacingWaitMillis,
   StoreFailure,
   WaitObserver,
   type WaitReason,
   waits
-} from "../ErpRateLimiter.js"
+} from "./limiter.js"
+
+/** The slot a ticket (1, 2, 3, …) is dealt: round-robin over the `limit` slots of a key. */
+export const slotOf = (ticket: number, limit: number): number => (ticket - 1) % limit
+
+/** How long to wait for a hold (a slot's busy mark, or an endpoint's pause) that lasts until `until`: 0 when past. */
+export const waitFor = (until: number, nowMillis: number): number => Math.max(0, until - nowMillis)
+
+/**
+ * Until when a slot is busy: `slotWindowMillis` (the window and the margin) from its request's start, or a window
+ * after the request ended (`release`), whichever is later: the server saw the request between the two.
+ */
+export const busyFrom = (
+  request: { readonly startedMillis: number; readonly endedMillis?: number | undefined },
+  windows: { readonly windowMillis: number; readonly slotWindowMillis: number }
+): number =>
+  Math.max(
+    request.startedMillis + windows.slotWindowMillis,
+    request.endedMillis === undefined ? 0 : request.endedMillis + windows.windowMillis
+  )
 
 const storeErrorText = (error: RateLimiter.RateLimiterError): string =>
   // The two experimental errors share one `_tag`; `reason` tells them apart.
@@ -50,7 +86,7 @@ export const make = (
     const reserve = (key: string) =>
       store.fixedWindow({ key: `${key}:ticket`, tokens: 1, refillRate: slotWindow, limit: undefined }).pipe(
         Effect.flatMap(([ticket]) => {
-          const slot = `${key}:slot:${(ticket - 1) % limit}`
+          const slot = `${key}:slot:${slotOf(ticket, limit)}`
           return limiter.consume({
             key: slot,
             limit: 1,
@@ -110,16 +146,17 @@ export const make = (
           // The slot's previous request may have ended (or started) late: it keeps the slot busy until a window
           // after that.
           while (true) {
-            const busy = (yield* holds.get(slot)) - (yield* Clock.currentTimeMillis)
-            if (busy <= 0) break
+            const busy = waitFor(yield* holds.get(slot), yield* Clock.currentTimeMillis)
+            if (busy === 0) break
             yield* space(busy)
           }
           // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window
           // to that slot's next use, so the reservation is dropped (a wasted slot is safe) and we queue again.
           const until = yield* holds.get(key)
           const now = yield* Clock.currentTimeMillis
-          if (until <= now) {
-            yield* holds.extend(slot, now + slotWindowMillis)
+          if (waitFor(until, now) === 0) {
+            const windows = { windowMillis, slotWindowMillis }
+            yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
             if (spacedMillis > 0 || pausedMillis > 0) {
               yield* Metric.increment(waits)
               yield* Metric.incrementBy(spacingWaitMillis, spacedMillis)
@@ -128,7 +165,8 @@ export const make = (
             return {
               spacedMillis,
               pausedMillis,
-              release: (endedMillis: number) => holds.extend(slot, endedMillis + windowMillis)
+              release: (endedMillis: number) =>
+                holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
             }
           }
         }
@@ -144,7 +182,7 @@ export const make = (
           (marks) => marks.filter((until) => until > now).length
         ))
 
-    return ErpRateLimiter.of({
+    const service: Service = {
       limit,
       window,
       margin,
@@ -152,5 +190,6 @@ export const make = (
       // Whole milliseconds: a fraction would leave a sliver to wait for again, a sleep of almost nothing at a time.
       pause: (key, untilMillis) => holds.extend(key, Math.ceil(untilMillis)),
       inUse
-    })
+    }
+    return service
   })

@@ -1,6 +1,7 @@
 /**
  * The checks and `Config` readers shared by the client's settings modules (`ErpConfig`, `ErpRateLimiter`,
- * `ErpRateLimiterRedis`): one definition of "a positive integer", "a duration" and "an optional setting".
+ * `ErpRateLimiterRedis`): one definition of "a positive integer", "a duration" and "an optional setting". A failed
+ * check names the option (`timeout`, `redis.url`): the command line says which variable that is (`Environment`).
  */
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -12,28 +13,29 @@ import * as Option from "effect/Option"
 // eslint-disable-next-line no-control-regex
 export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
-export const invalid = (path: string, message: string): ConfigError.ConfigError =>
-  ConfigError.InvalidData([path], message)
+/** A setting that failed its check, named by its option. */
+export const invalid = (option: string, message: string): ConfigError.ConfigError =>
+  ConfigError.InvalidData([option], message)
 
-export const positiveInt = (name: string, value: number): Either.Either<number, ConfigError.ConfigError> =>
+export const positiveInt = (option: string, value: number): Either.Either<number, ConfigError.ConfigError> =>
   Number.isSafeInteger(value) && value > 0
     ? Either.right(value)
-    : Either.left(invalid(name, `${name} must be a positive integer`))
+    : Either.left(invalid(option, "must be a positive integer"))
 
-export const nonNegativeInt = (name: string, value: number): Either.Either<number, ConfigError.ConfigError> =>
+export const nonNegativeInt = (option: string, value: number): Either.Either<number, ConfigError.ConfigError> =>
   Number.isSafeInteger(value) && value >= 0
     ? Either.right(value)
-    : Either.left(invalid(name, `${name} must be an integer >= 0`))
+    : Either.left(invalid(option, "must be an integer >= 0"))
 
 export const positiveDuration = (
-  name: string,
+  option: string,
   input: Duration.DurationInput
 ): Either.Either<Duration.Duration, ConfigError.ConfigError> => {
   const duration = Duration.decodeUnknown(input)
   return Option.isSome(duration) && Duration.greaterThan(duration.value, Duration.zero) &&
       Duration.isFinite(duration.value)
     ? Either.right(duration.value)
-    : Either.left(invalid(name, `${name} must be a positive, finite duration`))
+    : Either.left(invalid(option, "must be a positive, finite duration"))
 }
 
 const BARE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/
@@ -52,7 +54,7 @@ export const duration = (name: string): Config.Config<Duration.Duration> =>
         : Either.left(
           ConfigError.InvalidData(
             [],
-            `${name} must be a duration: a number of seconds ("30") or "30 seconds", "500 millis"`
+            `must be a duration: a number of seconds ("30") or "30 seconds", "500 millis"`
           )
         )
     })

@@ -1,0 +1,66 @@
+/**
+ * What the limiter's algorithm (`slots.ts`) and its stores (`redis.ts`) share with the public modules: its errors, the
+ * wait observer, the hold store and the limiter's metrics. Defined here so internal modules never import the public
+ * ones; `ErpRateLimiter` re-exports what users see.
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+
+/** `acquire` would have to wait past the caller's deadline for a pause the server asked for. */
+export class PauseBeyondDeadline extends Data.TaggedError("PauseBeyondDeadline")<{
+  readonly pausedUntil: number
+}> {}
+
+/** The limiter's store failed (only possible with a remote store). */
+export class StoreFailure extends Data.TaggedError("StoreFailure")<{
+  readonly description: string
+}> {}
+
+/** Why a request waited: our own spacing (`"client-limit"`) or a pause the server asked for (`"server-pause"`). */
+export type WaitReason = "client-limit" | "server-pause"
+
+/** Told about every wait before it starts, e.g. to show progress. */
+export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter/WaitObserver")<WaitObserver, {
+  readonly onWait: (
+    wait: { readonly key: string; readonly reason: WaitReason; readonly untilMillis: number }
+  ) => Effect.Effect<void>
+}>() {}
+
+/**
+ * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
+ * of its slots busy until a window after its last request ended. In memory by default (one process shares it across
+ * its fibers); in Redis for the shared limiter, so every process sees it.
+ */
+export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/HoldStore")<HoldStore, {
+  /** Epoch ms until which `key` is held, 0 when it is not. */
+  readonly get: (key: string) => Effect.Effect<number, StoreFailure>
+  /** Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. */
+  readonly extend: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
+}>() {}
+
+/** A `HoldStore` in this process's memory. */
+export const makeHoldStoreMemory: Effect.Effect<HoldStore["Type"]> = Effect.map(
+  Effect.sync(() => new Map<string, number>()),
+  (holds) =>
+    HoldStore.of({
+      get: (key) => Effect.sync(() => holds.get(key) ?? 0),
+      extend: (key, untilMillis) =>
+        Effect.sync(() => {
+          if ((holds.get(key) ?? 0) < untilMillis) holds.set(key, untilMillis)
+        })
+    })
+)
+
+export const spacingWaitMillis = Metric.counter("erp_client_rate_limit_spacing_wait_ms", {
+  description: "time requests waited for the client-side rate limit"
+})
+
+export const pauseWaitMillis = Metric.counter("erp_client_rate_limit_pause_wait_ms", {
+  description: "time requests waited for pauses the server asked for"
+})
+
+export const waits = Metric.counter("erp_client_rate_limit_waits", {
+  description: "requests that waited for the rate limit"
+})
