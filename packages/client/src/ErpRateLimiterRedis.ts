@@ -154,8 +154,9 @@ interface Outage {
 /**
  * Builds the shared limiter: the memory limiter's algorithm (slots and ticket, `internal/slots.ts`) on Redis counters,
  * and the holds (the server's pauses, the slots' busy marks) in Redis, so every process with the same Redis, prefix
- * and API key shares them. Keys: `${prefix}erp:${sha256(apiKey) prefix}:${endpoint}:ticket`, `…:slot:${n}` and
- * `…:pause`; all expire on their own.
+ * and API key shares them. Keys: `${prefix}erp:${sha256(apiKey) prefix}:${endpoint}:ticket`, `…:slot:${n}`, and the
+ * holds `…:hold` (the endpoint paused for the server) and `…:slot:${n}:hold` (the slot busy); all expire on their
+ * own.
  *
  * When Redis fails, `onFailure` decides: `"fail"` fails the call with `StoreFailure` (the client's
  * `RateLimiterUnavailable`), so nothing is sent blind; `"local"` uses an in-process memory limiter instead, which

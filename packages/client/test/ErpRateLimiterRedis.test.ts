@@ -203,7 +203,7 @@ describe("ErpRateLimiterRedis", () => {
       expect(waited).toBeLessThan(1_000)
       expect(acquired.pausedMillis).toBeGreaterThan(500)
       // The pause lives in Redis as a time to live: it is gone once over.
-      expect(yield* Effect.promise(() => admin.pttl(`${prefix}${key}:pause`))).toBe(-2)
+      expect(yield* Effect.promise(() => admin.pttl(`${prefix}${key}:hold`))).toBe(-2)
       // A pause past the caller's deadline is refused at once, as in memory.
       yield* a!.pause(key, Date.now() + 5_000)
       const beyond = yield* Effect.flip(b!.acquire(key, Date.now() + 1_000))

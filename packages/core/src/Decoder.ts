@@ -7,7 +7,7 @@ import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
-import * as Guard from "./internal/guard.js"
+import * as TypeCheck from "./internal/typeCheck.js"
 
 /**
  * @since 0.1.0
@@ -49,7 +49,7 @@ const cache = new WeakMap<Schema.Schema.Any, Decoder<any>>()
  *
  * When the schema only checks (see `isCheckOnly`: e.g. `Partner`, whose refinements and brands do not change a
  * value), a valid input is returned as it is: same object, same key order, no copy per record, and it is checked by
- * a guard compiled from the schema (equal to `Schema.is`, several times faster). Only an invalid input pays for the
+ * a check compiled from the schema (equal to `Schema.is`, several times faster). Only an invalid input pays for the
  * full decoder, which builds the error.
  *
  * @since 0.1.0
@@ -61,8 +61,8 @@ export const make = <A, I>(schema: Schema.Schema<A, I>): Decoder<A> => {
   const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
   let decoder: Decoder<A> = decode
   if (isCheckOnly(schema.ast)) {
-    // A compiled guard where the schema allows it (see internal/guard.ts), `Schema.is` otherwise.
-    const is = Guard.compile(SchemaAST.typeAST(schema.ast)) ?? Schema.is(schema)
+    // A compiled check where the schema allows it (see internal/typeCheck.ts), `Schema.is` otherwise.
+    const is = TypeCheck.compile(SchemaAST.typeAST(schema.ast)) ?? Schema.is(schema)
     decoder = (u) => is(u) ? Either.right(u as A) : decode(u)
   }
   cache.set(schema, decoder)

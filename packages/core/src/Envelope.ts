@@ -139,7 +139,7 @@ const decodeRawEnvelope = Schema.decodeUnknownEither(RawEnvelope, { onExcessProp
  * @since 0.1.0
  * @category Decoding
  */
-export const guard = <A>(
+export const catchThrows = <A>(
   endpoint: string,
   path: string,
   step: () => Either.Either<A, DecodeError>
@@ -178,7 +178,7 @@ export const parseBody = (endpoint: string, body: string): Either.Either<RawEnve
       })
     )
   }
-  return guard(
+  return catchThrows(
     endpoint,
     "",
     () => Either.mapLeft(decodeRawEnvelope(json), (error) => decodeErrorFrom(endpoint, "", error))
@@ -200,7 +200,7 @@ export const decodeEnvelope = <A>(
   Either.flatMap(
     toData(endpoint, envelope, selector),
     (data) =>
-      guard(
+      catchThrows(
         endpoint,
         "data",
         () => Either.mapLeft(decodeData(data), (error) => decodeErrorFrom(endpoint, "data", error))

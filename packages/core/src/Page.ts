@@ -5,7 +5,7 @@
  */
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
-import { decodeErrorFrom, guard } from "./Envelope.js"
+import { catchThrows, decodeErrorFrom } from "./Envelope.js"
 import { DecodeError } from "./ErpError.js"
 import * as JsonText from "./JsonText.js"
 
@@ -131,7 +131,7 @@ export const decodePage = <A>(
   const invalid: Array<InvalidRecord> = []
   for (let i = 0; i < data.length; i++) {
     const raw: unknown = data[i]
-    const decoded = guard(
+    const decoded = catchThrows(
       endpoint,
       `data[${i}]`,
       () =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Decoder, Partner } from "@erp-client/core"
 import { Either, FastCheck as fc, Schema, SchemaAST } from "effect"
-import * as Guard from "../src/internal/guard.js"
+import * as TypeCheck from "../src/internal/typeCheck.js"
 
 describe("Decoder", () => {
   const record = { z: 1, id: 3, company_name: "A", tax_number: "1-2", is_customer: 1, nested: { b: 1 } }
@@ -29,7 +29,7 @@ describe("Decoder", () => {
     expect(Either.getOrThrow(Decoder.make(Schema.Struct({ name: Shout }))({ name: "b" })).name).toBe("b!")
   })
 
-  it("property: the compiled guard answers as Schema.is does, for the partner schemas and others", () => {
+  it("property: the compiled check answers as Schema.is does, for the partner schemas and others", () => {
     const Shapes = Schema.Struct({
       n: Schema.optional(Schema.Union(Schema.Int.pipe(Schema.between(1, 9)), Schema.Literal("x", null))),
       s: Schema.NonEmptyString,
@@ -70,18 +70,18 @@ describe("Decoder", () => {
     }, { requiredKeys: [] })
     const schemas: ReadonlyArray<Schema.Schema.Any> = [Partner.Partner, Partner.StrictPartner, Shapes]
     for (const schema of schemas) {
-      const guard = Guard.compile(SchemaAST.typeAST(schema.ast))!
-      expect(guard).toBeDefined()
+      const check = TypeCheck.compile(SchemaAST.typeAST(schema.ast))!
+      expect(check).toBeDefined()
       const is = Schema.is(schema)
       fc.assert(
         fc.property(fc.oneof(partnerLike, anything), (u) => {
-          expect(guard(u)).toBe(is(u))
+          expect(check(u)).toBe(is(u))
         }),
         { numRuns: 3000 }
       )
     }
     // Outside the subset it compiles nothing, and the decoder keeps Schema.is.
-    expect(Guard.compile(SchemaAST.typeAST(Schema.Array(Schema.Number).ast))).toBeUndefined()
+    expect(TypeCheck.compile(SchemaAST.typeAST(Schema.Array(Schema.Number).ast))).toBeUndefined()
   })
 
   it("is built once per schema", () => {

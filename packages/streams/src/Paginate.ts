@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
-import * as DriftGuard from "./internal/driftGuard.js"
+import * as DriftSafe from "./internal/driftSafe.js"
 import * as Judge from "./internal/judge.js"
 import * as Pager from "./internal/pager.js"
 
@@ -115,13 +115,13 @@ export interface SafeOptions {
  * @since 0.1.0
  * @category Models
  */
-export type DriftEvent = DriftGuard.DriftEvent
+export type DriftEvent = DriftSafe.DriftEvent
 
 /**
  * @since 0.1.0
  * @category Constructors
  */
-export const DriftEvent = DriftGuard.DriftEvent
+export const DriftEvent = DriftSafe.DriftEvent
 
 /**
  * The page size `"auto"` asks for first.
@@ -136,7 +136,7 @@ const invalid = (endpoint: string, reason: string) => Either.left(new InvalidReq
 const isCount = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 1
 
 // The engine's settings from the options, checked.
-const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Settings<E>, InvalidRequest> => {
+const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Setup<E>, InvalidRequest> => {
   const endpoint = options.endpoint ?? "list"
   const { resume } = options
   const pageSize = options.pageSize ?? "auto"
@@ -226,7 +226,7 @@ export const safePages = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   options: PagingOptions & SafeOptions = {}
 ): Stream.Stream<ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift | PagingLoop, R> =>
-  // Suspended: each run of the stream gets its own guard (its own set of ids emitted).
+  // Suspended: each run of the stream gets its own state (its own map of ids emitted).
   Stream.suspend(() => safeRun(fetch, options))
 
 const safeRun = <A, E, R>(
@@ -237,31 +237,52 @@ const safeRun = <A, E, R>(
     onLeft: Stream.fail,
     onRight: (settings) => {
       const maxRecoveryRequests = Math.max(0, options.maxRecoveryRequests ?? 16)
-      const guard = new DriftGuard.DriftGuard({
+      const safe = new DriftSafe.DriftSafe<A>({
         endpoint: settings.endpoint,
         idField: options.idField ?? "id",
         overlap: options.resume?.overlap ?? options.overlap,
         maxRecoveryRequests,
         resumeAfter: options.resumeAfter,
-        start: settings.start,
-        onDrift: options.onDrift ?? (() => Effect.void)
-      }, fetch)
-      return Stream.unwrap(Effect.as(
-        guard.validate(settings.plan.size),
-        Pager.run(fetch, {
-          // Under change, a full page that brings nothing new is the list moving under the export, and paging moves
-          // on; a long run of them is a server that does not move through the list.
-          rules: {
-            overlap: (size) => guard.overlap(size),
-            maxQuiet: Math.max(100, maxRecoveryRequests),
-            firstRecordsUnique: false,
-            minSize: 2
-          },
-          step: (page, { plan }) => guard.step(page, plan.size),
-          resumeAt: (page) => page.offset,
-          resumeExtra: (size) => guard.resumeExtra(size)
-        }, settings)
-      ))
+        start: settings.start
+      })
+      const onDrift = options.onDrift ?? (() => Effect.void)
+      const tell = (events: ReadonlyArray<DriftEvent>) => Effect.forEach(events, onDrift, { discard: true })
+      // Drives a recovery: fetch what it asks for until it is done.
+      const recover = (
+        recovery: DriftSafe.Recovery<A>
+      ): Effect.Effect<Pager.Step<A>, E | DecodeError | PagingDrift, R> =>
+        Effect.suspend(() => {
+          const next = recovery.next()
+          switch (next._tag) {
+            case "Fetch":
+              return Effect.flatMap(fetch(next.offset, next.count), (page) =>
+                Effect.flatMap(recovery.feed(page), () => recover(recovery)))
+            case "Done":
+              return Effect.as(tell(next.events), next.step)
+            case "Fail":
+              return Effect.fail(next.error)
+          }
+        })
+      const invalid = safe.validate(settings.plan.size)
+      if (invalid !== undefined) return Stream.fail(invalid)
+      return Pager.run(fetch, {
+        // Under change, a full page that brings nothing new is the list moving under the export, and paging moves
+        // on; a long run of them is a server that does not move through the list.
+        rules: {
+          overlap: (size) => safe.overlap(size),
+          maxQuiet: Math.max(100, maxRecoveryRequests),
+          firstRecordsUnique: false,
+          minSize: 2
+        },
+        step: (page, { plan }) =>
+          Effect.flatMap(Effect.suspend(() => safe.step(page, plan.size)), (taken) =>
+            Effect.zipRight(
+              tell(taken.events),
+              taken._tag === "Taken" ? Effect.succeed(taken.step) : recover(taken.recovery)
+            )),
+        resumeAt: (page) => page.offset,
+        resumeExtra: (size) => safe.resumeExtra(size)
+      }, settings)
     }
   })
 

@@ -44,10 +44,11 @@ redis.call("SET", key, next, "PX", nextpttl)
 return { next, nextpttl }
 `
 
-// Ours: a pause only ever grows. A plain `SET … PX` would let a short pause (an earlier reset read by another
-// process) cut a longer one short. The pause is kept as a time to live, so processes whose clocks disagree still
-// agree on when it ends; the value (the reset, epoch ms) is only for people reading Redis.
-const EXTEND_PAUSE_LUA = `
+// Ours: a hold (an endpoint paused for the server, or a slot busy a window after its request) only ever grows. A plain
+// `SET … PX` would let a short hold (an earlier reset read by another process) cut a longer one short. The hold is kept
+// as a time to live, so processes whose clocks disagree still agree on when it ends; the value (its end, epoch ms) is
+// only for people reading Redis.
+const EXTEND_HOLD_LUA = `
 local ttl = tonumber(ARGV[1])
 local current = redis.call("PTTL", KEYS[1])
 if current < ttl then
@@ -59,7 +60,7 @@ return current
 
 interface RedisWithScripts extends Redis {
   erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
-  erpExtendPause(key: string, ttlMillis: number, untilMillis: number): Promise<number>
+  erpExtendHold(key: string, ttlMillis: number, untilMillis: number): Promise<number>
 }
 
 export interface Connection {
@@ -123,7 +124,7 @@ export const connect = (
           lastConnectionError = ""
         })
         redis.defineCommand("erpFixedWindow", { lua: FIXED_WINDOW_LUA, numberOfKeys: 1 })
-        redis.defineCommand("erpExtendPause", { lua: EXTEND_PAUSE_LUA, numberOfKeys: 1 })
+        redis.defineCommand("erpExtendHold", { lua: EXTEND_HOLD_LUA, numberOfKeys: 1 })
         return redis
       }),
       // `disconnect` also stops the reconnect timer, so nothing keeps the process alive after the scope closes.
@@ -199,7 +200,7 @@ export const makeStore = (connection: Connection, prefix: string): RateLimiter.R
 export const makeHoldStore = (connection: Connection, prefix: string): Limiter.HoldStore["Type"] =>
   Limiter.HoldStore.of({
     get: (key) =>
-      Effect.flatMap(connection.call("pause get", (redis) => redis.pttl(`${prefix}${key}:pause`)), (ttl) =>
+      Effect.flatMap(connection.call("hold get", (redis) => redis.pttl(`${prefix}${key}:hold`)), (ttl) =>
         ttl > 0
           ? Effect.map(Clock.currentTimeMillis, (now) => now + ttl)
           : Effect.succeed(0)),
@@ -208,6 +209,6 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
         const ttl = Math.ceil(untilMillis - now)
         return ttl <= 0
           ? Effect.void
-          : connection.call("pause set", (redis) => redis.erpExtendPause(`${prefix}${key}:pause`, ttl, untilMillis))
+          : connection.call("hold set", (redis) => redis.erpExtendHold(`${prefix}${key}:hold`, ttl, untilMillis))
       })
   })

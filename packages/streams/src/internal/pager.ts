@@ -110,7 +110,7 @@ export interface SizeChange {
   readonly reason: "served" | "too-large"
 }
 
-export interface Settings<E> {
+export interface Setup<E> {
   readonly endpoint: string
   readonly plan: Judge.Plan
   readonly start: number
@@ -149,7 +149,7 @@ export const repeatsPage = <A>(before: Page.Page<A> | undefined, page: Page.Page
 export const run = <A, E, R, E2, R2>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   mode: Mode<A, E2, R2>,
-  settings: Settings<E>
+  settings: Setup<E>
 ): Stream.Stream<Emitted<A>, E | E2 | PagingLoop, R | R2> =>
   Stream.fromPull(Effect.gen(function*() {
     const scope = yield* Effect.scope

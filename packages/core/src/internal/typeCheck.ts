@@ -1,5 +1,5 @@
 /**
- * A compiled type guard for the schemas that only check their input, equal to `Schema.is` (a property test holds the
+ * A compiled type check for the schemas that only check their input, equal to `Schema.is` (a property test holds the
  * two side by side: packages/core/test/Decoder.test.ts).
  *
  * Why by hand: `Schema.is` interprets the schema's AST for every value, through ParseResult's general machinery (an
@@ -12,13 +12,13 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as SchemaAST from "effect/SchemaAST"
 
-type Guard = (u: unknown) => boolean
+type Check = (u: unknown) => boolean
 
 // The options `Schema.is` checks with; refinements receive them.
 const OPTIONS: SchemaAST.ParseOptions = { exact: true }
 
-/** The guard of `ast` (the type side of a check-only schema), or `undefined` when it is outside the subset. */
-export const compile = (ast: SchemaAST.AST): Guard | undefined => {
+/** The check of `ast` (the type side of a check-only schema), or `undefined` when it is outside the subset. */
+export const compile = (ast: SchemaAST.AST): Check | undefined => {
   switch (ast._tag) {
     case "StringKeyword":
       return (u) => typeof u === "string"
@@ -39,9 +39,9 @@ export const compile = (ast: SchemaAST.AST): Guard | undefined => {
     case "Union": {
       const members = ast.types.map(compile)
       if (members.some((member) => member === undefined)) return undefined
-      const guards = members as ReadonlyArray<Guard>
+      const checks = members as ReadonlyArray<Check>
       return (u) => {
-        for (let i = 0; i < guards.length; i++) if (guards[i](u)) return true
+        for (let i = 0; i < checks.length; i++) if (checks[i](u)) return true
         return false
       }
     }
@@ -53,7 +53,7 @@ export const compile = (ast: SchemaAST.AST): Guard | undefined => {
     case "TypeLiteral": {
       // Index signatures that accept any value impose nothing (extra keys are ignored, as `Schema.is` does).
       if (!ast.indexSignatures.every((index) => index.type._tag === "UnknownKeyword")) return undefined
-      const properties: Array<{ readonly name: string; readonly optional: boolean; readonly check: Guard }> = []
+      const properties: Array<{ readonly name: string; readonly optional: boolean; readonly check: Check }> = []
       for (const property of ast.propertySignatures) {
         const check = compile(property.type)
         if (check === undefined || typeof property.name !== "string") return undefined
