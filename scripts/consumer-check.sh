@@ -3,8 +3,9 @@
 # package, checks what the tarballs hold, installs them into a fresh npm app outside the workspace with exactly the
 # Effect versions README.md's "Install" section names, compiles README.md's "Use" example there with the app's own
 # tsconfig (strict, NodeNext) with every package README's examples, runs the example of @erp-client/testing's README
-# (a test file) with vitest, runs the Use example with plain node against a sandbox started by the installed `erp` bin, checks
-# that the app has one copy of each Effect package, and that an app on an older Effect 3 minor is refused at install.
+# (a test file) with vitest, runs the Use example with plain node against a sandbox started by the installed `erp`
+# bin, checks that the app has one copy of each Effect package, and that an app on an older Effect 3 minor is refused
+# at install.
 # Everything it makes is removed at the end; every step is bounded in time. The last line says passed or FAILED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
