@@ -360,6 +360,9 @@ export const inMemoryBaseUrl = "https://sandbox.erp.invalid"
  * - for `DropMidBody`, the response, whose body fails after its first bytes (reading it is a `ResponseError`);
  * - for `Hang`, nothing until the caller gives up (it is interruptible) or the scope closes (then a `RequestError`).
  *
+ * A `TestClock` starts at 0 (1970): there an epoch `X-RateLimit-Reset` (the default unit) is a small number, which a
+ * client may read as seconds from now; choose `rateLimit.resetUnit: "seconds"`, or set the clock to today first.
+ *
  * @since 0.1.0
  * @category Constructors
  */
