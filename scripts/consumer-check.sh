@@ -2,8 +2,10 @@
 # The consumer check (`pnpm consumer-check`, run by .ci/run): our packages as a new user gets them. Builds, packs every
 # package, checks what the tarballs hold, installs them into a fresh npm app outside the workspace with exactly the
 # Effect versions README.md's "Install" section names, compiles README.md's "Use" example there with the app's own
-# tsconfig (strict, NodeNext), runs it with plain node against a sandbox started by the installed `erp` bin, checks
-# that the app has one copy of each Effect package, and that an app on an older Effect 3 minor is refused at install.
+# tsconfig (strict, NodeNext) with every package README's examples, runs the example of @erp-client/testing's README
+# (a test file) with vitest, runs the Use example with plain node against a sandbox started by the installed `erp`
+# bin, checks that the app has one copy of each Effect package, and that an app on an older Effect 3 minor is refused
+# at install.
 # Everything it makes is removed at the end; every step is bounded in time. The last line says passed or FAILED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -105,7 +107,9 @@ cat > package.json <<'EOF'
 EOF
 # shellcheck disable=SC2086
 timeout 300 npm install --no-audit --no-fund --loglevel=warn "$WORK"/tarballs/*.tgz $README_VERSIONS 2>&1 | quiet
-timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev typescript@~5.9.3 @types/node@^20.19.0 2>&1 | quiet
+# @effect/vitest and vitest: the README of @erp-client/testing is a test file, compiled and run below.
+timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev typescript@~5.9.3 @types/node@^20.19.0 \
+  @effect/vitest@^0.30.0 vitest@^3.2.4 2>&1 | quiet
 
 step "one copy of each Effect package"
 { npm ls effect 2>&1 || true; } | quiet
@@ -154,6 +158,11 @@ cat > tsconfig.json <<'EOF'
 }
 EOF
 timeout 120 ./node_modules/.bin/tsc -p tsconfig.json
+
+step "the README example of @erp-client/testing runs as a test (vitest, in memory: no port)"
+mkdir -p test
+cp src/readme/testing-1.ts test/testing-readme.test.ts
+timeout 120 npx --no vitest run --reporter=dot test/testing-readme.test.ts 2>&1 | tail -5
 
 step "the installed erp bin starts a sandbox"
 setsid npx --no erp sandbox --port 0 --partners 500 > "$WORK/sandbox.out" 2> "$WORK/sandbox.err" &

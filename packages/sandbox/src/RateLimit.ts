@@ -3,7 +3,8 @@
  *
  * @since 0.1.0
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
+import * as internal from "./internal/window.js"
 
 /**
  * The unit of `X-RateLimit-Reset` (the contract does not give it): epoch seconds (rounded up), epoch
@@ -58,13 +59,7 @@ export interface Resolved {
  * @since 0.1.0
  * @category Constants
  */
-export const defaults: Resolved = {
-  limit: 100,
-  windowMillis: 30_000,
-  resetUnit: "epoch-seconds",
-  headers: true,
-  resetSkewMillis: 0
-}
+export const defaults: Resolved = internal.defaults
 
 /**
  * A duration in milliseconds that may be negative (`Duration` itself has no negative durations): a number is
@@ -73,28 +68,13 @@ export const defaults: Resolved = {
  * @since 0.1.0
  * @category Constructors
  */
-export const signedMillis = (input: Duration.DurationInput): number => {
-  if (typeof input === "number") return Number.isFinite(input) ? input : 0
-  if (typeof input === "string" && input.trim().startsWith("-")) {
-    return -Duration.toMillis(Duration.decode(input.trim().slice(1).trim() as Duration.DurationInput))
-  }
-  return Duration.toMillis(Duration.decode(input))
-}
+export const signedMillis: (input: Duration.DurationInput) => number = internal.signedMillis
 
 /**
  * @since 0.1.0
  * @category Constructors
  */
-export const resolve = (options: Options | undefined): Resolved => ({
-  limit: Math.max(1, Math.floor(options?.limit ?? defaults.limit)),
-  windowMillis: Math.max(
-    1,
-    options?.window === undefined ? defaults.windowMillis : Duration.toMillis(Duration.decode(options.window))
-  ),
-  resetUnit: options?.resetUnit ?? defaults.resetUnit,
-  headers: options?.headers ?? defaults.headers,
-  resetSkewMillis: options?.resetSkew === undefined ? defaults.resetSkewMillis : signedMillis(options.resetSkew)
-})
+export const resolve: (options: Options | undefined) => Resolved = internal.resolve
 
 /**
  * The verdict on one request.
@@ -133,39 +113,8 @@ export interface SlidingWindowLog {
  * @since 0.1.0
  * @category Constructors
  */
-export const makeSlidingWindowLog = (limit: number, windowMillis: number): SlidingWindowLog => {
-  // Times of allowed requests per key, oldest first; each log holds at most `limit` entries.
-  const logs = new Map<string, Array<number>>()
-  const prune = (key: string, nowMillis: number): Array<number> => {
-    const log = logs.get(key)
-    if (log === undefined) return []
-    // An entry at time s is in (now - window, now] iff s > now - window.
-    while (log.length > 0 && log[0] <= nowMillis - windowMillis) log.shift()
-    if (log.length === 0) logs.delete(key)
-    return log
-  }
-  return {
-    limit,
-    windowMillis,
-    check: (key, nowMillis, commit = true) => {
-      const log = prune(key, nowMillis)
-      if (log.length >= limit) {
-        return { allowed: false, limit, remaining: 0, resetAtMillis: log[0] + windowMillis }
-      }
-      // A clock that stepped back must not unsort the log: count the request at the latest time seen.
-      const at = log.length > 0 ? Math.max(nowMillis, log[log.length - 1]) : nowMillis
-      if (commit) {
-        log.push(at)
-        if (log.length === 1) logs.set(key, log)
-      }
-      const counted = commit ? log.length : log.length + 1
-      const oldest = log.length > 0 ? log[0] : at
-      return { allowed: true, limit, remaining: limit - counted, resetAtMillis: oldest + windowMillis }
-    },
-    count: (key, nowMillis) => prune(key, nowMillis).length,
-    reset: () => logs.clear()
-  }
-}
+export const makeSlidingWindowLog: (limit: number, windowMillis: number) => SlidingWindowLog =
+  internal.makeSlidingWindowLog
 
 /**
  * The value of `X-RateLimit-Reset` for a reset at `resetAtMillis`, seen at `nowMillis`.
@@ -173,16 +122,7 @@ export const makeSlidingWindowLog = (limit: number, windowMillis: number): Slidi
  * @since 0.1.0
  * @category Encoding
  */
-export const resetValue = (unit: ResetUnit, resetAtMillis: number, nowMillis: number): number => {
-  switch (unit) {
-    case "epoch-seconds":
-      return Math.ceil(resetAtMillis / 1000)
-    case "epoch-millis":
-      return Math.ceil(resetAtMillis)
-    case "seconds":
-      return Math.max(0, Math.ceil((resetAtMillis - nowMillis) / 1000))
-  }
-}
+export const resetValue: (unit: ResetUnit, resetAtMillis: number, nowMillis: number) => number = internal.resetValue
 
 /**
  * The three `X-RateLimit-*` headers of a decision, the reset shifted by `skewMillis` (default 0; see
@@ -191,13 +131,9 @@ export const resetValue = (unit: ResetUnit, resetAtMillis: number, nowMillis: nu
  * @since 0.1.0
  * @category Encoding
  */
-export const headers = (
+export const headers: (
   decision: Decision,
   unit: ResetUnit,
   nowMillis: number,
-  skewMillis = 0
-): Record<string, string> => ({
-  "x-ratelimit-limit": String(decision.limit),
-  "x-ratelimit-remaining": String(Math.max(0, decision.remaining)),
-  "x-ratelimit-reset": String(resetValue(unit, decision.resetAtMillis + skewMillis, nowMillis))
-})
+  skewMillis?: number
+) => Record<string, string> = internal.headers

@@ -1,20 +1,24 @@
 /**
- * A spec-faithful ERP API v2 server on `@effect/platform` HttpServer: seeded partners, auth, rate limits, faults.
+ * A spec-faithful ERP API v2 server: seeded (or given) partners, auth, rate limits, faults. Served on a Node HTTP
+ * server (`layer`), or to an `HttpClient` in memory, on Effect's clock (`layerHttpClient`), with the same behaviour.
  *
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
-import * as internal from "./internal/sandbox.js"
+import * as Core from "./internal/core.js"
+import * as MemoryClient from "./internal/memoryClient.js"
+import * as NodeServer from "./internal/nodeServer.js"
 import type * as RateLimit from "./RateLimit.js"
 import type * as Seed from "./Seed.js"
 
@@ -41,8 +45,16 @@ export interface Options {
   readonly port?: number | undefined
   /** Address to listen on (default `"127.0.0.1"`). */
   readonly host?: string | undefined
-  /** How many seeded partners exist (default 1000). */
-  readonly partners?: number | undefined
+  /**
+   * The partners the list starts with: how many seeded ones (default 1000; see `seed`), or your own records, served
+   * in this order as `JSON.stringify` writes them (`[{ id: 1, company_name: "Acme Kft.", tax_number: "12345678-2-42",
+   * is_customer: 1 }]`). `partner/get` finds a given record by its `id` (a number, or a string of digits) and its
+   * `company_name`; `list_condition` compares its fields as for seeded ones. A given record's own id (`partnerIds`,
+   * `deletePartners`) is its `id` when that is a positive safe integer no earlier record has, else a fresh one past
+   * the largest. `oddRecords` does not apply to given records (they stray as you wrote them); `hidden` does, by
+   * position.
+   */
+  readonly partners?: number | ReadonlyArray<Readonly<Record<string, unknown>>> | undefined
   /** Seed of the partners (default 1). */
   readonly seed?: number | undefined
   /**
@@ -228,20 +240,25 @@ export interface Stats {
  * @category Models
  */
 export interface Service {
-  /** `http://127.0.0.1:PORT`, no trailing slash. */
+  /**
+   * Where the sandbox answers, no trailing slash: `http://127.0.0.1:PORT` on a socket (`layer`), the origin the
+   * in-memory HttpClient answers (`layerHttpClient`, default `https://sandbox.erp.invalid`).
+   */
   readonly baseUrl: string
+  /** The port of `baseUrl`. */
   readonly port: number
   /** The first valid API key at start. */
   readonly apiKey: string
   readonly seed: number
-  /** How many seeded partners the list started with (see `size` for now). */
+  /** How many partners the list started with, seeded or given (see `size` for now). */
   readonly partnerCount: number
   readonly maxListCount: number
   /** The rate limit in force, or `false`. */
   readonly rateLimit: RateLimit.Resolved | false
   /**
    * The seeded partner at `index` (zero-based), as list and get serve it (strayed when `oddRecords` says so): what the
-   * list holds there until partners are inserted or deleted.
+   * list holds there until partners are inserted or deleted. With `partners` given as records, the record given at
+   * `index` as served (its fields are the ones you gave, whatever the type says; a `RangeError` past the last).
    */
   readonly partnerAt: (index: number) => Seed.ServedRecord
   /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `None`. */
@@ -290,8 +307,8 @@ export class Sandbox extends Context.Tag("@erp-client/sandbox/Sandbox")<Sandbox,
  * @since 0.1.0
  * @category Constructors
  */
-export const make: (options?: Options) => Effect.Effect<Service, never, HttpServer.HttpServer | Scope.Scope> =
-  internal.make
+export const make = (options: Options = {}): Effect.Effect<Service, never, HttpServer.HttpServer | Scope.Scope> =>
+  Effect.suspend(() => NodeServer.serve(Core.make(options)))
 
 /**
  * The sandbox on its own Node HTTP server, listening on `host` (default 127.0.0.1) and `port` (default 0: the OS
@@ -307,5 +324,73 @@ export const layer = (options: Options = {}): Layer.Layer<Sandbox, HttpServerErr
         port: options.port ?? 0,
         host: options.host ?? "127.0.0.1"
       })
+    )
+  )
+
+/**
+ * Options of the in-memory sandbox: the sandbox's options (no port or host: nothing listens) and the origin it
+ * answers.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface InMemoryOptions extends Omit<Options, "port" | "host"> {
+  /**
+   * The origin the HttpClient answers (default `https://sandbox.erp.invalid`, a name that never resolves, so a client
+   * pointed at it by mistake reaches nothing real); a request to any other origin fails as a refused connection.
+   */
+  readonly baseUrl?: string | undefined
+}
+
+/**
+ * The origin the in-memory sandbox answers by default.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const inMemoryBaseUrl = "https://sandbox.erp.invalid"
+
+/**
+ * The sandbox served to an `HttpClient` in memory, without a socket, until the scope closes. The same behaviour as on
+ * a socket (`make`), every option included, with time on the Effect `Clock` of the fiber that sends the request: under
+ * `TestClock` the rate-limit windows, `latency`, outages and `Delay` follow the test's clock. What a client sees:
+ *
+ * - a response, its body in memory;
+ * - for `DropBeforeResponse`, a `RequestError` with reason `"Transport"`;
+ * - for `DropMidBody`, the response, whose body fails after its first bytes (reading it is a `ResponseError`);
+ * - for `Hang`, nothing until the caller gives up (it is interruptible) or the scope closes (then a `RequestError`).
+ *
+ * A `TestClock` starts at 0 (1970): there an epoch `X-RateLimit-Reset` (the default unit) is a small number, which a
+ * client may read as seconds from now; choose `rateLimit.resetUnit: "seconds"`, or set the clock to today first.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeHttpClient = (
+  options: InMemoryOptions = {}
+): Effect.Effect<{ readonly sandbox: Service; readonly httpClient: HttpClient.HttpClient }, never, Scope.Scope> =>
+  Effect.suspend(() => {
+    const url = new URL(options.baseUrl ?? inMemoryBaseUrl)
+    const core = Core.make(options)
+    const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port)
+    return Effect.map(MemoryClient.make(core, url.origin), (httpClient) => ({
+      sandbox: { baseUrl: url.origin, port, ...core.controls },
+      httpClient
+    }))
+  })
+
+/**
+ * The sandbox in memory, for tests: an `HttpClient` answered by it (no port is opened) and the `Sandbox` service to
+ * steer and inspect it (`inject`, `requests`, `stats`). Point the client under test at `baseUrl` with `apiKey`. See
+ * `makeHttpClient` for what a client sees.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerHttpClient = (options: InMemoryOptions = {}): Layer.Layer<HttpClient.HttpClient | Sandbox> =>
+  Layer.scopedContext(
+    Effect.map(
+      makeHttpClient(options),
+      ({ httpClient, sandbox }) => Context.make(Sandbox, sandbox).pipe(Context.add(HttpClient.HttpClient, httpClient))
     )
   )

@@ -3,12 +3,11 @@
  *
  * @since 0.1.0
  */
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Exact from "./internal/exactNumber.js"
-import * as Hidden from "./internal/hidden.js"
 import * as Odd from "./internal/oddRecords.js"
 import * as Prngs from "./internal/prng.js"
-import * as Tables from "./internal/seedTables.js"
+import * as internal from "./internal/seed.js"
 
 /**
  * A seeded pseudo-random number generator: each call returns the next number in `[0, 1)`.
@@ -178,8 +177,7 @@ export type HiddenRecords =
  * @since 0.1.0
  * @category Lookups
  */
-export const hiddenAt = (seed: number, index: number, options: HiddenRecords | undefined): boolean =>
-  Hidden.make(seed, options)?.(index) ?? false
+export const hiddenAt: (seed: number, index: number, options: HiddenRecords | undefined) => boolean = internal.hiddenAt
 
 /**
  * A JSON number the sandbox writes exactly as `text` (`12345678901234567890`, `1.10`, `-0.0`), which no JavaScript
@@ -237,15 +235,13 @@ export interface ServedRecord
   readonly discount?: ExactNumber
 }
 
-const { digits, pick } = Tables
-
 /**
  * Share of partners whose company name is awkward for URLs and CSV.
  *
  * @since 0.1.0
  * @category Constants
  */
-export const AWKWARD_SHARE = 0.45
+export const AWKWARD_SHARE: number = internal.AWKWARD_SHARE
 
 /**
  * Share of partners that are customers (`is_customer = 1`).
@@ -253,7 +249,7 @@ export const AWKWARD_SHARE = 0.45
  * @since 0.1.0
  * @category Constants
  */
-export const CUSTOMER_SHARE = 0.6
+export const CUSTOMER_SHARE: number = internal.CUSTOMER_SHARE
 
 /**
  * The partner at `index` (zero-based; its `id` is `index + 1`) of the set generated from `seed`. Pure: the same
@@ -262,45 +258,7 @@ export const CUSTOMER_SHARE = 0.6
  * @since 0.1.0
  * @category Constructors
  */
-export const partnerAt = (seed: number, index: number): PartnerRecord => {
-  const prng = mulberry32(derive(seed, index))
-  const id = index + 1
-  const n = String(id)
-  const company_name = prng() < AWKWARD_SHARE
-    ? pick(prng, Tables.AWKWARD).replace("{n}", n)
-    : `${pick(prng, Tables.FIRST)} ${pick(prng, Tables.SECOND)} ${n} ${pick(prng, Tables.LEGAL)}`
-  const tax_number = `${1 + Math.floor(prng() * 9)}${digits(prng, 7)}-${digits(prng, 1)}-${digits(prng, 2)}`
-  const is_customer = prng() < CUSTOMER_SHARE ? 1 : 0
-  const [city, country] = pick(prng, Tables.PLACES)
-  const tagCount = Math.floor(prng() * 4)
-  const tags: Array<string> = []
-  for (let i = 0; i < tagCount; i++) {
-    const tag = pick(prng, Tables.TAGS)
-    if (!tags.includes(tag)) tags.push(tag)
-  }
-  const createdAt = Tables.EPOCH_2015 + Math.floor(prng() * 3650) * Tables.DAY + Math.floor(prng() * Tables.DAY)
-  return {
-    id,
-    company_name,
-    tax_number,
-    is_customer,
-    email: `partner${n}@${pick(prng, Tables.DOMAINS)}`,
-    phone: `+36 ${digits(prng, 2)} ${digits(prng, 3)} ${digits(prng, 4)}`,
-    city,
-    country,
-    address: {
-      street: `${pick(prng, Tables.STREETS)} ${1 + Math.floor(prng() * 200)}`,
-      zip: digits(prng, 4),
-      city,
-      country
-    },
-    created_at: new Date(createdAt).toISOString(),
-    credit_limit: Math.round(prng() * 5_000_000) / 100,
-    tags,
-    website: prng() < 0.3 ? null : `https://www.partner${n}.${pick(prng, Tables.DOMAINS)}`,
-    contact_person: prng() < 0.2 ? null : pick(prng, Tables.PEOPLE)
-  }
-}
+export const partnerAt: (seed: number, index: number) => PartnerRecord = internal.partnerAt
 
 /**
  * The first `count` partners of `seed`, generated lazily one at a time.
@@ -308,18 +266,16 @@ export const partnerAt = (seed: number, index: number): PartnerRecord => {
  * @since 0.1.0
  * @category Constructors
  */
-export const partners = function*(seed: number, count: number): Generator<PartnerRecord, void, undefined> {
-  for (let index = 0; index < count; index++) yield partnerAt(seed, index)
-}
+export const partners: (seed: number, count: number) => Generator<PartnerRecord, void, undefined> = internal.partners
 
 /**
- * Whether a company name holds something beyond letters, Tables.digits, spaces, `.` and `-`: a character that must be
+ * Whether a company name holds something beyond letters, digits, spaces, `.` and `-`: a character that must be
  * URL-encoded, quoted in CSV, or is outside ASCII.
  *
  * @since 0.1.0
  * @category Predicates
  */
-export const isAwkward = (name: string): boolean => /[^A-Za-z0-9 .-]/.test(name)
+export const isAwkward: (name: string) => boolean = internal.isAwkward
 
 /**
  * The awkward company names among the first `count` partners of `seed`, in id order.
@@ -327,13 +283,7 @@ export const isAwkward = (name: string): boolean => /[^A-Za-z0-9 .-]/.test(name)
  * @since 0.1.0
  * @category Constructors
  */
-export const awkwardNames = (seed: number, count: number): ReadonlyArray<string> => {
-  const out: Array<string> = []
-  for (const partner of partners(seed, count)) {
-    if (isAwkward(partner.company_name)) out.push(partner.company_name)
-  }
-  return out
-}
+export const awkwardNames: (seed: number, count: number) => ReadonlyArray<string> = internal.awkwardNames
 
 /**
  * The index of the partner called `name` among the first `count` partners of `seed`. Every name holds its id as a
@@ -343,14 +293,7 @@ export const awkwardNames = (seed: number, count: number): ReadonlyArray<string>
  * @since 0.1.0
  * @category Lookups
  */
-export const indexOfName = (seed: number, count: number, name: string): Option.Option<number> => {
-  for (const match of name.matchAll(/\d+/g)) {
-    const id = Number(match[0])
-    if (!Number.isSafeInteger(id) || id < 1 || id > count) continue
-    if (partnerAt(seed, id - 1).company_name === name) return Option.some(id - 1)
-  }
-  return Option.none()
-}
+export const indexOfName: (seed: number, count: number, name: string) => Option.Option<number> = internal.indexOfName
 
 /**
  * How the partner at `index` strays from the contract under `options`, or `None` when it does not (or without
@@ -359,8 +302,8 @@ export const indexOfName = (seed: number, count: number, name: string): Option.O
  * @since 0.1.0
  * @category Lookups
  */
-export const oddKindAt = (seed: number, index: number, options: OddRecords | undefined): Option.Option<OddKind> =>
-  options === undefined ? Option.none() : Odd.kindAt(seed, index, options)
+export const oddKindAt: (seed: number, index: number, options: OddRecords | undefined) => Option.Option<OddKind> =
+  internal.oddKindAt
 
 /**
  * The partner at `index` as the sandbox serves it with `oddRecords: options`: `partnerAt(seed, index)`, strayed
@@ -369,5 +312,5 @@ export const oddKindAt = (seed: number, index: number, options: OddRecords | und
  * @since 0.1.0
  * @category Constructors
  */
-export const servedPartnerAt = (seed: number, index: number, options: OddRecords | undefined): ServedRecord =>
-  options === undefined ? partnerAt(seed, index) : Odd.served(partnerAt(seed, index), seed, index, options)
+export const servedPartnerAt: (seed: number, index: number, options: OddRecords | undefined) => ServedRecord =
+  internal.servedPartnerAt

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Seed } from "../src/index.js"
-import { call, json, TIMEOUT, withSandbox } from "./helpers.js"
+import { call, json, TIMEOUT, transports, withSandboxOver } from "./helpers.js"
 
-describe("Sandbox: data that changes", () => {
+describe.each(transports)("Sandbox: data that changes (%s)", (transport) => {
+  const withSandbox = withSandboxOver(transport)
+
   const listIds = (baseUrl: string, offset: number, count: number, where: Record<string, string> = {}) =>
     Effect.map(
       call(baseUrl, "/partner/list", { list_offset: String(offset), list_count: String(count), ...where }),

@@ -2,11 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Fault } from "../src/index.js"
 import type { Reply } from "./helpers.js"
-import { call, json, TIMEOUT, withSandbox } from "./helpers.js"
+import { call, json, TIMEOUT, transports, withSandboxOver } from "./helpers.js"
 
 const ids = (reply: Reply): Array<number> => (json(reply).data as Array<{ id: number }>).map((record) => record.id)
 
-describe("Sandbox: where the contract says \"not shown\"", () => {
+describe.each(transports)("Sandbox: where the contract says \"not shown\" (%s)", (transport) => {
+  const withSandbox = withSandboxOver(transport)
+
   describe("the largest and the default page", () => {
     it.live(
       "maxListCount below the page asked for: pages are clamped; paging by what was served finds every partner once",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { Seed } from "../src/index.js"
-import { call, json, roundTrip, TIMEOUT, withSandbox } from "./helpers.js"
+import { call, json, roundTrip, TIMEOUT, transports, withSandboxOver } from "./helpers.js"
 
 const kindsOf = (seed: number, count: number, options: Seed.OddRecords | undefined) =>
   Array.from({ length: count }, (_, index) => Option.getOrUndefined(Seed.oddKindAt(seed, index, options)))
@@ -102,7 +102,9 @@ describe("Seed: odd records", () => {
   })
 })
 
-describe("Sandbox: odd records over HTTP", () => {
+describe.each(transports)("Sandbox: odd records over HTTP (%s)", (transport) => {
+  const withSandbox = withSandboxOver(transport)
+
   const oddRecords = { rate: 0.3, seed: 4 }
   const partners = 600
 
@@ -205,119 +207,129 @@ describe("Sandbox: odd records over HTTP", () => {
   )
 })
 
-describe("Sandbox: numbers a float would change, and ids that are not what a client expects", () => {
-  const only = (kind: Seed.OddKind, partners = 3) => ({
-    partners,
-    seed: 8,
-    rateLimit: false as const,
-    oddRecords: { rate: 1, kinds: [kind] }
-  })
-  const firstPage = { list_offset: "0", list_count: "3" }
+describe.each(transports)(
+  "Sandbox: numbers a float would change, and ids that are not what a client expects (%s)",
+  (transport) => {
+    const withSandbox = withSandboxOver(transport)
 
-  it.live(
-    "number-beyond-double and decimal-as-written: the body holds the numbers exactly as written",
-    () =>
-      Effect.gen(function*() {
-        yield* withSandbox(only("number-beyond-double"), (sandbox) =>
+    const only = (kind: Seed.OddKind, partners = 3) => ({
+      partners,
+      seed: 8,
+      rateLimit: false as const,
+      oddRecords: { rate: 1, kinds: [kind] }
+    })
+    const firstPage = { list_offset: "0", list_count: "3" }
+
+    it.live(
+      "number-beyond-double and decimal-as-written: the body holds the numbers exactly as written",
+      () =>
+        Effect.gen(function*() {
+          yield* withSandbox(only("number-beyond-double"), (sandbox) =>
+            Effect.gen(function*() {
+              const reply = yield* call(sandbox.baseUrl, "/partner/list", firstPage)
+              // The body holds, for each record: "credit_limit":12345678901234567890 and "ledger_ref":9007199254740993.
+              expect(reply.text.split("\"credit_limit\":12345678901234567890,")).toHaveLength(4)
+              expect(reply.text.split("\"ledger_ref\":9007199254740993")).toHaveLength(4)
+              // What a float round trip makes of them: other numbers.
+              const parsed = json(reply).data[0]
+              expect(parsed.credit_limit).toBe(12345678901234567000)
+              expect(parsed.ledger_ref).toBe(9007199254740992)
+              // The text as a whole: the envelope around each record as `Seed.recordJson` writes it.
+              const records = Array.from({ length: 3 }, (_, index) => Seed.recordJson(sandbox.partnerAt(index)))
+              expect(reply.text).toBe(`{"result":{"code":1,"message":null},"data":[${records.join(",")}]}`)
+              const one = yield* call(sandbox.baseUrl, "/partner/get", { id: "2" })
+              expect(one.text).toBe(`{"result":{"code":1,"message":null},"data":${records[1]}}`)
+            }))
+          yield* withSandbox(only("decimal-as-written"), (sandbox) =>
+            Effect.gen(function*() {
+              const reply = yield* call(sandbox.baseUrl, "/partner/list", firstPage)
+              // The body ends each record with "balance":1.10,"rate":1e2,"discount":-0.0.
+              expect(reply.text.split("\"balance\":1.10,\"rate\":1e2,\"discount\":-0.0}")).toHaveLength(4)
+              const parsed = json(reply).data[0]
+              expect(JSON.stringify([parsed.balance, parsed.rate, parsed.discount])).toBe("[1.1,100,0]")
+              // JSON.stringify of the served record gives what a float round trip gives; recordJson the text.
+              expect(JSON.stringify(sandbox.partnerAt(0))).toContain("\"balance\":1.1,\"rate\":100,\"discount\":0}")
+              expect(Seed.recordJson(sandbox.partnerAt(0))).toContain(
+                "\"balance\":1.10,\"rate\":1e2,\"discount\":-0.0}"
+              )
+            }))
+        }),
+      TIMEOUT
+    )
+
+    it.live(
+      "id-beyond-double: the id is 12345678901234567890 plus 1000 times the index, written exactly, found by get",
+      () =>
+        withSandbox(only("id-beyond-double"), (sandbox) =>
           Effect.gen(function*() {
             const reply = yield* call(sandbox.baseUrl, "/partner/list", firstPage)
-            // The body holds, for each record: "credit_limit":12345678901234567890 and "ledger_ref":9007199254740993.
-            expect(reply.text.split("\"credit_limit\":12345678901234567890,")).toHaveLength(4)
-            expect(reply.text.split("\"ledger_ref\":9007199254740993")).toHaveLength(4)
-            // What a float round trip makes of them: other numbers.
-            const parsed = json(reply).data[0]
-            expect(parsed.credit_limit).toBe(12345678901234567000)
-            expect(parsed.ledger_ref).toBe(9007199254740992)
-            // The text as a whole: the envelope around each record as `Seed.recordJson` writes it.
-            const records = Array.from({ length: 3 }, (_, index) => Seed.recordJson(sandbox.partnerAt(index)))
-            expect(reply.text).toBe(`{"result":{"code":1,"message":null},"data":[${records.join(",")}]}`)
-            const one = yield* call(sandbox.baseUrl, "/partner/get", { id: "2" })
-            expect(one.text).toBe(`{"result":{"code":1,"message":null},"data":${records[1]}}`)
-          }))
-        yield* withSandbox(only("decimal-as-written"), (sandbox) =>
+            // The body holds "id":12345678901234567890, "id":12345678901234568890 and "id":12345678901234569890.
+            for (const id of ["12345678901234567890", "12345678901234568890", "12345678901234569890"]) {
+              expect(reply.text).toContain(`{"id":${id},`)
+            }
+            const parsed = json(reply).data as Array<{ id: number }>
+            expect(parsed.every((record) => !Number.isSafeInteger(record.id))).toBe(true)
+            expect(String(sandbox.partnerAt(1).id)).toBe("12345678901234568890")
+
+            const found = yield* call(sandbox.baseUrl, "/partner/get", { id: "12345678901234568890" })
+            expect(found.text).toContain("{\"id\":12345678901234568890,")
+            expect(json(found).data.company_name).toBe(sandbox.partnerAt(1).company_name)
+            // Its own seeded id is not served; another big number is nobody's.
+            for (const id of ["2", "12345678901234568891", "12345678901234568000"]) {
+              expect(json(yield* call(sandbox.baseUrl, "/partner/get", { id })).result.message).toBe("Not found")
+            }
+            const name = sandbox.partnerAt(2).company_name!
+            const both = yield* call(sandbox.baseUrl, "/partner/get", {
+              id: "12345678901234569890",
+              company_name: name
+            })
+            expect(json(both).result.code).toBe(1)
+          })),
+      TIMEOUT
+    )
+
+    it.live(
+      "duplicate-id: distinct records repeat the id of the one before; get by that id finds the first",
+      () =>
+        withSandbox({
+          partners: 300,
+          seed: 8,
+          rateLimit: false,
+          oddRecords: { rate: 0.2, kinds: ["duplicate-id"], seed: 5 }
+        }, (sandbox) =>
           Effect.gen(function*() {
-            const reply = yield* call(sandbox.baseUrl, "/partner/list", firstPage)
-            // The body ends each record with "balance":1.10,"rate":1e2,"discount":-0.0.
-            expect(reply.text.split("\"balance\":1.10,\"rate\":1e2,\"discount\":-0.0}")).toHaveLength(4)
-            const parsed = json(reply).data[0]
-            expect(JSON.stringify([parsed.balance, parsed.rate, parsed.discount])).toBe("[1.1,100,0]")
-            // JSON.stringify of the served record gives what a float round trip gives; recordJson the text.
-            expect(JSON.stringify(sandbox.partnerAt(0))).toContain("\"balance\":1.1,\"rate\":100,\"discount\":0}")
-            expect(Seed.recordJson(sandbox.partnerAt(0))).toContain("\"balance\":1.10,\"rate\":1e2,\"discount\":-0.0}")
-          }))
-      }),
-    TIMEOUT
-  )
-
-  it.live(
-    "id-beyond-double: the id is 12345678901234567890 plus 1000 times the index, written exactly, found by get",
-    () =>
-      withSandbox(only("id-beyond-double"), (sandbox) =>
-        Effect.gen(function*() {
-          const reply = yield* call(sandbox.baseUrl, "/partner/list", firstPage)
-          // The body holds "id":12345678901234567890, "id":12345678901234568890 and "id":12345678901234569890.
-          for (const id of ["12345678901234567890", "12345678901234568890", "12345678901234569890"]) {
-            expect(reply.text).toContain(`{"id":${id},`)
-          }
-          const parsed = json(reply).data as Array<{ id: number }>
-          expect(parsed.every((record) => !Number.isSafeInteger(record.id))).toBe(true)
-          expect(String(sandbox.partnerAt(1).id)).toBe("12345678901234568890")
-
-          const found = yield* call(sandbox.baseUrl, "/partner/get", { id: "12345678901234568890" })
-          expect(found.text).toContain("{\"id\":12345678901234568890,")
-          expect(json(found).data.company_name).toBe(sandbox.partnerAt(1).company_name)
-          // Its own seeded id is not served; another big number is nobody's.
-          for (const id of ["2", "12345678901234568891", "12345678901234568000"]) {
-            expect(json(yield* call(sandbox.baseUrl, "/partner/get", { id })).result.message).toBe("Not found")
-          }
-          const name = sandbox.partnerAt(2).company_name!
-          const both = yield* call(sandbox.baseUrl, "/partner/get", { id: "12345678901234569890", company_name: name })
-          expect(json(both).result.code).toBe(1)
-        })),
-    TIMEOUT
-  )
-
-  it.live(
-    "duplicate-id: distinct records repeat the id of the one before; get by that id finds the first",
-    () =>
-      withSandbox({
-        partners: 300,
-        seed: 8,
-        rateLimit: false,
-        oddRecords: { rate: 0.2, kinds: ["duplicate-id"], seed: 5 }
-      }, (sandbox) =>
-        Effect.gen(function*() {
-          const served = json(
-            yield* call(sandbox.baseUrl, "/partner/list", { list_offset: "0", list_count: "300" })
-          ).data as Array<{ id: number; company_name: string }>
-          expect(served).toStrictEqual(Array.from({ length: 300 }, (_, index) => roundTrip(sandbox.partnerAt(index))))
-          const distinctIds = new Set(served.map((record) => record.id))
-          const distinctRecords = new Set(served.map((record) => JSON.stringify(record)))
-          expect(distinctRecords.size).toBe(300)
-          expect(300 - distinctIds.size).toBeGreaterThan(40)
-          expect(300 - distinctIds.size).toBeLessThan(85)
-          // Each duplicate repeats the id of the record right before it, with its own name.
-          const duplicate = served.findIndex((_, index) =>
-            index > 0 && Option.contains(sandbox.oddKindAt(index), "duplicate-id")
-          )
-          expect(served[duplicate].id).toBe(served[duplicate - 1].id)
-          expect(served[duplicate].company_name).not.toBe(served[duplicate - 1].company_name)
-          // By that id, the first of them; by name, each one.
-          const byId = json(yield* call(sandbox.baseUrl, "/partner/get", { id: String(served[duplicate].id) }))
-          expect(byId.data).toStrictEqual(served[served.findIndex((record) => record.id === served[duplicate].id)])
-          const byName = json(
-            yield* call(sandbox.baseUrl, "/partner/get", { company_name: served[duplicate].company_name })
-          )
-          expect(byName.data).toStrictEqual(served[duplicate])
-          // The duplicate's own seeded id is nobody's.
-          const own = json(yield* call(sandbox.baseUrl, "/partner/get", { id: String(duplicate + 1) }))
-          expect(own.result.message).toBe("Not found")
-          // Once the first is deleted, get by the id finds the next that serves it.
-          const head = served.findIndex((record) => record.id === served[duplicate].id)
-          yield* sandbox.deletePartners([head + 1])
-          const next = json(yield* call(sandbox.baseUrl, "/partner/get", { id: String(served[duplicate].id) }))
-          expect(next.data).toStrictEqual(served[head + 1])
-        })),
-    TIMEOUT
-  )
-})
+            const served = json(
+              yield* call(sandbox.baseUrl, "/partner/list", { list_offset: "0", list_count: "300" })
+            ).data as Array<{ id: number; company_name: string }>
+            expect(served).toStrictEqual(Array.from({ length: 300 }, (_, index) => roundTrip(sandbox.partnerAt(index))))
+            const distinctIds = new Set(served.map((record) => record.id))
+            const distinctRecords = new Set(served.map((record) => JSON.stringify(record)))
+            expect(distinctRecords.size).toBe(300)
+            expect(300 - distinctIds.size).toBeGreaterThan(40)
+            expect(300 - distinctIds.size).toBeLessThan(85)
+            // Each duplicate repeats the id of the record right before it, with its own name.
+            const duplicate = served.findIndex((_, index) =>
+              index > 0 && Option.contains(sandbox.oddKindAt(index), "duplicate-id")
+            )
+            expect(served[duplicate].id).toBe(served[duplicate - 1].id)
+            expect(served[duplicate].company_name).not.toBe(served[duplicate - 1].company_name)
+            // By that id, the first of them; by name, each one.
+            const byId = json(yield* call(sandbox.baseUrl, "/partner/get", { id: String(served[duplicate].id) }))
+            expect(byId.data).toStrictEqual(served[served.findIndex((record) => record.id === served[duplicate].id)])
+            const byName = json(
+              yield* call(sandbox.baseUrl, "/partner/get", { company_name: served[duplicate].company_name })
+            )
+            expect(byName.data).toStrictEqual(served[duplicate])
+            // The duplicate's own seeded id is nobody's.
+            const own = json(yield* call(sandbox.baseUrl, "/partner/get", { id: String(duplicate + 1) }))
+            expect(own.result.message).toBe("Not found")
+            // Once the first is deleted, get by the id finds the next that serves it.
+            const head = served.findIndex((record) => record.id === served[duplicate].id)
+            yield* sandbox.deletePartners([head + 1])
+            const next = json(yield* call(sandbox.baseUrl, "/partner/get", { id: String(served[duplicate].id) }))
+            expect(next.data).toStrictEqual(served[head + 1])
+          })),
+      TIMEOUT
+    )
+  }
+)

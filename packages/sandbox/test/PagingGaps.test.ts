@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Fault, Seed } from "../src/index.js"
 import type { Reply } from "./helpers.js"
-import { call, json, roundTrip, TIMEOUT, withSandbox } from "./helpers.js"
+import { call, json, roundTrip, TIMEOUT, transports, withSandboxOver } from "./helpers.js"
 
 // Servers that page otherwise than our defaults where the contract is silent (docs/erp-api-v2.md, "Paging rules" and
 // "Gaps in the endpoint list"): records dropped after the cut, an offset ignored, a largest page that changes.
@@ -14,7 +14,9 @@ const listPage = (baseUrl: string, offset: number, count: number, where: Record<
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
-describe("Sandbox: records hidden after the cut", () => {
+describe.each(transports)("Sandbox: records hidden after the cut (%s)", (transport) => {
+  const withSandbox = withSandboxOver(transport)
+
   it.live(
     "one hidden position: 99 of 100 on the first page; the next page at offset + list_count is right, at offset + " +
       "received it repeats a record",
@@ -132,7 +134,9 @@ describe("Sandbox: records hidden after the cut", () => {
   )
 })
 
-describe("Sandbox: list_offset ignored", () => {
+describe.each(transports)("Sandbox: list_offset ignored (%s)", (transport) => {
+  const withSandbox = withSandboxOver(transport)
+
   it.live(
     "serves every page from offset 0, and logs the offset as sent",
     () =>
@@ -151,7 +155,9 @@ describe("Sandbox: list_offset ignored", () => {
   )
 })
 
-describe("Sandbox: the largest page changes mid-list", () => {
+describe.each(transports)("Sandbox: the largest page changes mid-list (%s)", (transport) => {
+  const withSandbox = withSandboxOver(transport)
+
   it.live(
     "100 a page, then 50 from the 4th list page on; refused requests and faults that replace the page do not count",
     () =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Duration } from "effect"
 import { Effect, TestClock } from "effect"
 import { Fault, RateLimit } from "../src/index.js"
-import { call, json, TIMEOUT, withSandbox } from "./helpers.js"
+import { call, json, TIMEOUT, transports, withSandboxOver } from "./helpers.js"
 
 describe("RateLimit", () => {
   it("allows a request iff fewer than limit were allowed within (t - window, t]", () => {
@@ -68,7 +68,9 @@ describe("RateLimit", () => {
   })
 })
 
-describe("Sandbox: the rate limit over HTTP", () => {
+describe.each(transports)("Sandbox: the rate limit over HTTP (%s)", (transport) => {
+  const withSandbox = withSandboxOver(transport)
+
   it.live(
     "counts down X-RateLimit-Remaining and answers 429 past the limit, per key and endpoint",
     () =>

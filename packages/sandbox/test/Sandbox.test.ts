@@ -1,15 +1,20 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Seed } from "../src/index.js"
-import { call, companyNameAt, json, roundTrip, TIMEOUT, withSandbox } from "./helpers.js"
+import { call, companyNameAt, json, roundTrip, TIMEOUT, transports, withSandboxOver } from "./helpers.js"
 
-describe("Sandbox", () => {
+describe.each(transports)("Sandbox (%s)", (transport) => {
+  const withSandbox = withSandboxOver(transport)
+
   it.live(
-    "serves on loopback with a base URL without trailing slash and the first key",
+    "serves at a base URL without trailing slash (loopback, or the in-memory origin) with the first key",
     () =>
       withSandbox({ apiKeys: ["k1", "k2"] }, (sandbox) =>
         Effect.sync(() => {
-          expect(sandbox.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+          expect(sandbox.baseUrl).toMatch(
+            transport === "socket" ? /^http:\/\/127\.0\.0\.1:\d+$/ : /^https:\/\/sandbox\.erp\.invalid$/
+          )
+          expect(sandbox.port).toBe(transport === "socket" ? Number(new URL(sandbox.baseUrl).port) : 443)
           expect(sandbox.port).toBeGreaterThan(0)
           expect(sandbox.apiKey).toBe("k1")
         })),

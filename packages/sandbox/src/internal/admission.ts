@@ -1,7 +1,8 @@
 import type * as Fault from "../Fault.js"
-import * as RateLimit from "../RateLimit.js"
+import type * as RateLimit from "../RateLimit.js"
 import type * as FaultQueue from "./faultQueue.js"
 import type * as RequestLog from "./requestLog.js"
+import * as Window from "./window.js"
 
 /**
  * What happens to a request to a known endpoint, with the `X-RateLimit-*` headers its response carries.
@@ -34,10 +35,10 @@ export const make = (
 ): Admission => {
   const window = rateLimit === false
     ? undefined
-    : RateLimit.makeSlidingWindowLog(rateLimit.limit, rateLimit.windowMillis)
-  const observed = RateLimit.makeSlidingWindowLog(
+    : Window.makeSlidingWindowLog(rateLimit.limit, rateLimit.windowMillis)
+  const observed = Window.makeSlidingWindowLog(
     Number.POSITIVE_INFINITY,
-    rateLimit === false ? RateLimit.defaults.windowMillis : rateLimit.windowMillis
+    rateLimit === false ? Window.defaults.windowMillis : rateLimit.windowMillis
   )
   return {
     decide: (endpoint, key, nowMillis) => {
@@ -52,7 +53,7 @@ export const make = (
       const peek = window.check(slot, nowMillis, false)
       const headersOf = (decision: RateLimit.Decision) =>
         rateLimit.headers
-          ? RateLimit.headers(decision, rateLimit.resetUnit, nowMillis, rateLimit.resetSkewMillis)
+          ? Window.headers(decision, rateLimit.resetUnit, nowMillis, rateLimit.resetSkewMillis)
           : {}
       if (!peek.allowed) return { _tag: "Limited", headers: headersOf(peek) }
       const fault = faults.take(endpoint, nowMillis)

@@ -1,6 +1,6 @@
 import type * as Sandbox from "../Sandbox.js"
-import * as Seed from "../Seed.js"
 import type * as PartnerStore from "./partnerStore.js"
+import * as Prng from "./prng.js"
 import type * as RequestLog from "./requestLog.js"
 
 /**
@@ -17,7 +17,7 @@ export const make = (
 ): () => void => {
   const inserts = Math.max(0, Math.floor(options?.inserts ?? 0))
   const deletes = Math.max(0, Math.floor(options?.deletes ?? 0))
-  const prng = Seed.mulberry32(options?.seed ?? seed)
+  const prng = Prng.mulberry32(options?.seed ?? seed)
   return () => {
     for (let i = 0; i < inserts; i++) {
       log.countChanges(store.insert(Math.floor(prng() * (store.size() + 1)), 1).length, 0)

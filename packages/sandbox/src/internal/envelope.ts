@@ -1,4 +1,3 @@
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { CODE_ERROR, CODE_OK } from "@erp-client/core/Envelope"
 import type * as Sandbox from "../Sandbox.js"
 import * as Exact from "./exactNumber.js"
@@ -42,14 +41,3 @@ export const success = (data: unknown, exact = false): string => envelope(CODE_O
 
 /** @internal */
 export const failure = (message: string): string => envelope(CODE_ERROR, message, null)
-
-/**
- * A JSON response with this body text, as sent.
- *
- * @internal
- */
-export const json = (
-  body: string,
-  status: number,
-  headers: Record<string, string>
-): HttpServerResponse.HttpServerResponse => HttpServerResponse.text(body, { status, headers, contentType: JSON_TYPE })

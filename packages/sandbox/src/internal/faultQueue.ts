@@ -1,7 +1,7 @@
 import * as Duration from "effect/Duration"
 import type * as Fault from "../Fault.js"
 import type * as Sandbox from "../Sandbox.js"
-import * as Seed from "../Seed.js"
+import * as Prng from "./prng.js"
 
 /**
  * The faults waiting for requests: injected ones first, in the order injected, then the seeded random ones. An
@@ -42,7 +42,7 @@ const durationMillis = (fault: Fault.Fault): number =>
  */
 export const make = (randomFaults: Sandbox.Options["randomFaults"], seed: number): FaultQueue => {
   let queue: Array<Queued> = []
-  const prng = Seed.mulberry32(randomFaults?.seed ?? seed)
+  const prng = Prng.mulberry32(randomFaults?.seed ?? seed)
 
   // Ends the outages whose time is up, dropping those with no outage left to start.
   const expire = (nowMillis: number) => {

@@ -1,11 +1,14 @@
 import * as Option from "effect/Option"
-import * as Seed from "../Seed.js"
+import type * as Seed from "../Seed.js"
 import * as Hidden from "./hidden.js"
 import * as Odd from "./oddRecords.js"
+import * as Prng from "./prng.js"
+import * as Seeded from "./seed.js"
 
 /**
- * The partners the sandbox serves, in list order. Until the first insert or delete the list is the seeded one and
- * nothing is kept in memory (partner `i` is generated on demand, id `i + 1`, strayed as `oddRecords` says). The
+ * The partners the sandbox serves, in list order. Until the first insert or delete the list is the initial one: the
+ * seeded partners, of which nothing is kept in memory (partner `i` is generated on demand, id `i + 1`, strayed as
+ * `oddRecords` says), or the partners given as records (`Sandbox.Options.partners`). The
  * first change materializes the order as an array of ids (8 bytes per partner), so inserts land at any position and
  * deletes close the gap, as in a table listed by a key other than its id: that is what shifts offsets under a running
  * export.
@@ -13,9 +16,10 @@ import * as Odd from "./oddRecords.js"
  * Hidden partners (`Seed.HiddenRecords`) hold their positions in the list but are never served: a page is cut from
  * the list with them, then they are dropped; get does not find them.
  *
- * Ids: the store knows a partner by its own id (the seeded `index + 1`, or an inserted partner's), which is what
- * `ids`, `insert` and `remove` speak of. A partner may serve another id (`id-beyond-double`, `duplicate-id`); `byId`
- * looks up the id as served.
+ * Ids: the store knows a partner by its own id (the seeded `index + 1`, a given partner's, or an inserted partner's),
+ * which is what `ids`, `insert` and `remove` speak of. A partner may serve another id (`id-beyond-double`,
+ * `duplicate-id`, a given partner whose `id` is not a positive safe integer of its own); `byId` looks up the id as
+ * served.
  *
  * @internal
  */
@@ -85,28 +89,165 @@ interface Matches {
   scanned: number
 }
 
-/** @internal */
+/**
+ * The partners the list starts with, by their index in it: seeded, or given as records.
+ *
+ * @internal
+ */
+export interface Initial {
+  readonly count: number
+  /** The own id of the partner at `index`. */
+  readonly ownIdAt: (index: number) => number
+  /** The index of the partner whose own id is `id`, if it is one of these. */
+  readonly indexOf: (id: number) => number | undefined
+  readonly recordAt: (index: number) => Seed.ServedRecord
+  /** The indices, ascending, of the partners that may serve `id` (decimal digits); the first one served wins. */
+  readonly withId: (id: string) => Iterable<number>
+  /** The indices, ascending, of the partners that may be called `name`; the first one served by that name wins. */
+  readonly named: (name: string) => Iterable<number>
+  readonly mayHoldExact: boolean
+}
+
+/**
+ * The seeded partners: `count` of `seed`, strayed as `oddRecords` says; partner `i` has the own id `i + 1`.
+ *
+ * @internal
+ */
+export const seeded = (seed: number, count: number, oddRecords?: Seed.OddRecords): Initial => {
+  const kindIs = (index: number, kind: Seed.OddKind) =>
+    oddRecords !== undefined && Option.contains(Seeded.oddKindAt(seed, index, oddRecords), kind)
+  // The seeded index whose partner serves `id` under its own name (not as a duplicate of another), if any.
+  const headOf = (id: string): number | undefined => {
+    const n = Number(id)
+    if (Number.isSafeInteger(n) && n >= 1 && n <= count) {
+      const index = n - 1
+      if (oddRecords === undefined) return index
+      return (index === 0 || !kindIs(index, "duplicate-id")) && !kindIs(index, "id-beyond-double") ? index : undefined
+    }
+    const big = oddRecords === undefined ? undefined : Odd.indexOfBigId(id)
+    return big !== undefined && big < count && kindIs(big, "id-beyond-double") ? big : undefined
+  }
+  return {
+    count,
+    ownIdAt: (index) => index + 1,
+    indexOf: (id) => Number.isSafeInteger(id) && id >= 1 && id <= count ? id - 1 : undefined,
+    recordAt: (index) => Seeded.servedPartnerAt(seed, index, oddRecords),
+    *withId(id) {
+      const head = headOf(id)
+      if (head === undefined) return
+      // The head, then the duplicates that repeat its id right after it, in list order.
+      yield head
+      for (let index = head + 1; index < count && kindIs(index, "duplicate-id"); index++) yield index
+    },
+    named: (name) => Option.toArray(Seeded.indexOfName(seed, count, name)),
+    mayHoldExact: Odd.mayHoldExact(oddRecords)
+  }
+}
+
+// The text `partner/get?id=` finds a given id by: decimal digits without leading zeros, or none.
+const idKey = (id: unknown): string | undefined => {
+  if (typeof id === "number") return Number.isInteger(id) && id >= 0 ? BigInt(id).toString() : undefined
+  if (typeof id === "string") return /^\d+$/.test(id) ? BigInt(id).toString() : undefined
+  return undefined
+}
+
+const push = <K>(map: Map<K, Array<number>>, key: K, index: number) => {
+  const indices = map.get(key)
+  if (indices === undefined) map.set(key, [index])
+  else indices.push(index)
+}
+
+/**
+ * Partners given as records, served as `JSON.stringify` writes them. A partner's own id is its `id` when that is a
+ * positive safe integer no earlier partner has; the others get fresh ones past the largest.
+ *
+ * @internal
+ */
+export const given = (records: ReadonlyArray<Readonly<Record<string, unknown>>>): Initial => {
+  // Copied as JSON: what is served is what a client gets, whatever the caller does with its objects later.
+  const copies: ReadonlyArray<Seed.ServedRecord> = records.map((record) => JSON.parse(JSON.stringify(record)))
+  const ownIds: Array<number> = []
+  const indexOfOwn = new Map<number, number>()
+  copies.forEach((record, index) => {
+    const id: unknown = record.id
+    if (typeof id === "number" && Number.isSafeInteger(id) && id >= 1 && !indexOfOwn.has(id)) {
+      ownIds[index] = id
+      indexOfOwn.set(id, index)
+    }
+  })
+  let next = 1
+  for (const id of indexOfOwn.keys()) if (id >= next) next = id + 1
+  for (let index = 0; index < copies.length; index++) {
+    if (ownIds[index] === undefined) {
+      ownIds[index] = next
+      indexOfOwn.set(next++, index)
+    }
+  }
+  const byId = new Map<string, Array<number>>()
+  const byName = new Map<string, Array<number>>()
+  copies.forEach((record, index) => {
+    const key = idKey(record.id)
+    if (key !== undefined) push(byId, key, index)
+    if (typeof record.company_name === "string") push(byName, record.company_name, index)
+  })
+  return {
+    count: copies.length,
+    ownIdAt: (index) => ownIds[index],
+    indexOf: (id) => indexOfOwn.get(id),
+    recordAt: (index) => copies[index],
+    withId: (id) => byId.get(idKey(id) ?? "") ?? [],
+    named: (name) => byName.get(name) ?? [],
+    mayHoldExact: false
+  }
+}
+
+/**
+ * A store of the seeded partners of `seed` (`partners` of them), or of the partners given as records.
+ *
+ * @internal
+ */
 export const make = (
   seed: number,
-  count: number,
+  partners: number | ReadonlyArray<Readonly<Record<string, unknown>>>,
   oddRecords?: Seed.OddRecords,
   hiddenRecords?: Seed.HiddenRecords
+): PartnerStore =>
+  fromInitial(
+    seed,
+    typeof partners === "number" ? seeded(seed, partners, oddRecords) : given(partners),
+    hiddenRecords
+  )
+
+/**
+ * A store that starts with `initial`, hidden as `hiddenRecords` says; inserted partners are generated from `seed`.
+ *
+ * @internal
+ */
+export const fromInitial = (
+  seed: number,
+  initial: Initial,
+  hiddenRecords: Seed.HiddenRecords | undefined
 ): PartnerStore => {
-  // `undefined` while the list is the seeded one; then the ids in list order.
+  const count = initial.count
+  // `undefined` while the list is the initial one; then the own ids in list order.
   let order: Array<number> | undefined
   const deleted = new Set<number>()
   const inserted = new Map<number, Seed.PartnerRecord>()
   const insertedByName = new Map<string, number>()
-  let nextId = count + 1
+  let nextId = 1
+  for (let index = 0; index < count; index++) nextId = Math.max(nextId, initial.ownIdAt(index) + 1)
 
   const size = () => order === undefined ? count : order.length
-  const idAt = (position: number) => order === undefined ? position + 1 : order[position]
-  const record = (id: number): Seed.ServedRecord =>
-    id <= count ? Seed.servedPartnerAt(seed, id - 1, oddRecords) : inserted.get(id)!
+  const idAt = (position: number) => order === undefined ? initial.ownIdAt(position) : order[position]
+  const record = (id: number): Seed.ServedRecord => {
+    const index = initial.indexOf(id)
+    return index === undefined ? inserted.get(id)! : initial.recordAt(index)
+  }
   const hiddenIndex = Hidden.make(seed, hiddenRecords)
-  const isHidden = hiddenIndex === undefined ? () => false : (id: number) => id <= count && hiddenIndex(id - 1)
-  const kindIs = (index: number, kind: Seed.OddKind) =>
-    oddRecords !== undefined && Option.contains(Seed.oddKindAt(seed, index, oddRecords), kind)
+  const isHidden = hiddenIndex === undefined ? () => false : (id: number) => {
+    const index = initial.indexOf(id)
+    return index !== undefined && hiddenIndex(index)
+  }
 
   const cache = new Map<string, Matches>()
   const matchesFor = (conditions: ReadonlyArray<readonly [string, string]>): Matches => {
@@ -139,25 +280,20 @@ export const make = (
   let version = 0
   const materialize = (): Array<number> => {
     version++
-    if (order === undefined) order = Array.from({ length: count }, (_, index) => index + 1)
+    if (order === undefined) order = Array.from({ length: count }, (_, index) => initial.ownIdAt(index))
     // Any change moves positions: the filtered scans start over.
     cache.clear()
     return order
   }
   const live = (id: number) =>
-    Number.isSafeInteger(id) && id >= 1 && (id <= count ? !deleted.has(id) : inserted.has(id))
+    Number.isSafeInteger(id) && (initial.indexOf(id) !== undefined ? !deleted.has(id) : inserted.has(id))
   const served = (id: number) => live(id) && !isHidden(id)
-
-  // The seeded index whose partner serves `id` under its own name (not as a duplicate of another), if any.
-  const headOf = (id: string): number | undefined => {
-    const n = Number(id)
-    if (Number.isSafeInteger(n) && n >= 1 && n <= count) {
-      const index = n - 1
-      if (oddRecords === undefined) return index
-      return (index === 0 || !kindIs(index, "duplicate-id")) && !kindIs(index, "id-beyond-double") ? index : undefined
+  const forget = (id: number) => {
+    if (initial.indexOf(id) !== undefined) deleted.add(id)
+    else {
+      insertedByName.delete(inserted.get(id)!.company_name)
+      inserted.delete(id)
     }
-    const big = oddRecords === undefined ? undefined : Odd.indexOfBigId(id)
-    return big !== undefined && big < count && kindIs(big, "id-beyond-double") ? big : undefined
   }
 
   return {
@@ -184,26 +320,24 @@ export const make = (
       return { records, hidden }
     },
     byId: (id) => {
-      const n = Number(id)
-      if (Number.isSafeInteger(n) && n > count) return served(n) ? Option.some(record(n)) : Option.none()
-      const head = headOf(id)
-      if (head === undefined) return Option.none()
-      // The head, then the duplicates that repeat its id right after it, in list order.
-      for (let index = head; index < count; index++) {
-        if (index > head && !kindIs(index, "duplicate-id")) break
-        if (served(index + 1)) return Option.some(record(index + 1))
+      for (const index of initial.withId(id)) {
+        const own = initial.ownIdAt(index)
+        if (served(own)) return Option.some(record(own))
       }
-      return Option.none()
+      const n = Number(id)
+      return Number.isSafeInteger(n) && inserted.has(n) ? Option.some(record(n)) : Option.none()
     },
     byName: (name) => {
       const insertedId = insertedByName.get(name)
       if (insertedId !== undefined && inserted.has(insertedId)) return Option.some(record(insertedId))
-      return Option.flatMap(Seed.indexOfName(seed, count, name), (index) => {
-        if (!served(index + 1)) return Option.none()
+      for (const index of initial.named(name)) {
+        const own = initial.ownIdAt(index)
+        if (!served(own)) continue
         // The seeded name may have strayed (`company-name-null`, `company-name-empty`): look up what is served.
-        const found = record(index + 1)
-        return found.company_name === name ? Option.some(found) : Option.none()
-      })
+        const found = record(own)
+        if (found.company_name === name) return Option.some(found)
+      }
+      return Option.none()
     },
     insert: (at, howMany) => {
       const list = materialize()
@@ -211,7 +345,7 @@ export const make = (
       const ids: Array<number> = []
       for (let i = 0; i < howMany; i++) {
         const id = nextId++
-        const base = Seed.partnerAt(Seed.derive(seed, INSERTED_STREAM), id - 1)
+        const base = Seeded.partnerAt(Prng.derive(seed, INSERTED_STREAM), id - 1)
         // The seeded generator writes the id into the name and e-mail; an inserted partner keeps its own id there.
         const partner: Seed.PartnerRecord = {
           ...base,
@@ -232,24 +366,14 @@ export const make = (
       if (gone.size === 0) return 0
       const list = materialize()
       order = list.filter((id) => !gone.has(id))
-      for (const id of gone) {
-        if (id <= count) deleted.add(id)
-        else {
-          insertedByName.delete(inserted.get(id)!.company_name)
-          inserted.delete(id)
-        }
-      }
+      for (const id of gone) forget(id)
       return gone.size
     },
     removeAt: (at) => {
       if (!(at >= 0 && at < size())) return undefined
       const list = materialize()
       const [id] = list.splice(Math.floor(at), 1)
-      if (id <= count) deleted.add(id)
-      else {
-        insertedByName.delete(inserted.get(id)!.company_name)
-        inserted.delete(id)
-      }
+      forget(id)
       return id
     },
     visible: () => {
@@ -260,8 +384,8 @@ export const make = (
       }
       return out
     },
-    mayHoldExact: Odd.mayHoldExact(oddRecords),
-    ids: () => order === undefined ? Array.from({ length: count }, (_, index) => index + 1) : [...order],
+    mayHoldExact: initial.mayHoldExact,
+    ids: () => order === undefined ? Array.from({ length: count }, (_, index) => initial.ownIdAt(index)) : [...order],
     version: () => version
   }
 }

@@ -1,0 +1,123 @@
+/**
+ * The sandbox's core served by an `@effect/platform` HttpServer on Node: each reply becomes a response, or a socket
+ * destroyed before or in the middle of one, or no answer until the client goes.
+ */
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Http from "node:http"
+import type * as Sandbox from "../Sandbox.js"
+import type * as Core from "./core.js"
+import type * as Replies from "./replies.js"
+
+/**
+ * Cuts the connection, optionally after raw bytes, bypassing the Node response object so the platform can still
+ * close its side cleanly. The fiber ends when the socket is closed (the platform interrupts it as a client abort).
+ *
+ * @internal
+ */
+export const cut = (response: Http.ServerResponse, raw: Uint8Array | undefined): Effect.Effect<never> =>
+  Effect.async<never>((resume) => {
+    const socket = response.socket
+    if (socket === null || socket.destroyed) {
+      resume(Effect.interrupt)
+      return
+    }
+    const onClose = () => resume(Effect.interrupt)
+    socket.once("close", onClose)
+    if (raw === undefined) socket.destroy()
+    else socket.write(raw, () => socket.destroy())
+    return Effect.sync(() => socket.off("close", onClose))
+  })
+
+/**
+ * The bytes of a `CutBody` reply on the wire: the status line, the headers with the whole body's `Content-Length`, and
+ * the first `sentBytes` bytes of the body.
+ *
+ * @internal
+ */
+export const truncatedResponse = (reply: Extract<Replies.Reply, { readonly _tag: "CutBody" }>): Uint8Array => {
+  const head = [
+    `HTTP/1.1 ${reply.status} OK`,
+    `content-type: ${reply.contentType}`,
+    `content-length: ${reply.body.length}`,
+    ...Object.entries(reply.headers).map(([name, value]) => `${name}: ${value}`),
+    "",
+    ""
+  ].join("\r\n")
+  const headBytes = new TextEncoder().encode(head)
+  const raw = new Uint8Array(headBytes.length + reply.sentBytes)
+  raw.set(headBytes, 0)
+  raw.set(reply.body.subarray(0, reply.sentBytes), headBytes.length)
+  return raw
+}
+
+const deliver = (
+  reply: Replies.Reply,
+  response: Http.ServerResponse
+): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  switch (reply._tag) {
+    case "Respond":
+      return Effect.succeed(
+        reply.body === undefined
+          ? HttpServerResponse.empty({ status: reply.status, headers: reply.headers })
+          : HttpServerResponse.text(reply.body, {
+            status: reply.status,
+            headers: reply.headers,
+            ...(reply.contentType === undefined ? {} : { contentType: reply.contentType })
+          })
+      )
+    case "Drop":
+      return cut(response, undefined)
+    case "CutBody":
+      return cut(response, truncatedResponse(reply))
+    case "Hang":
+      return Effect.never
+  }
+}
+
+/**
+ * Serves `core` on the `HttpServer` provided until the scope closes; closing it cuts the requests still open (a hung
+ * one would otherwise keep the server from closing until its client gives up).
+ *
+ * @internal
+ */
+export const serve = (core: Core.Core): Effect.Effect<Sandbox.Service, never, HttpServer.HttpServer | Scope.Scope> =>
+  Effect.gen(function*() {
+    const open = new Set<Http.ServerResponse>()
+    // The platform runs an app uninterruptibly (its router makes each route interruptible): a handler must be
+    // interruptible for the client going away to end a hung request.
+    const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const response = NodeHttpServerRequest.toServerResponse(request)
+      return Effect.acquireUseRelease(
+        Effect.sync(() => open.add(response)),
+        () =>
+          core.handle(
+            { method: request.method, url: request.url, apiKey: request.headers["x-api-key"] ?? "" },
+            (reply) => deliver(reply, response)
+          ),
+        () => Effect.sync(() => open.delete(response))
+      )
+    }).pipe(Effect.interruptible)
+
+    const server = yield* HttpServer.HttpServer
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const response of open) response.socket?.destroy()
+      })
+    )
+    yield* HttpServer.serveEffect(app)
+
+    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+    const hostname = server.address._tag === "TcpAddress" ? server.address.hostname : "127.0.0.1"
+    // A wildcard address is not something a client can connect to: point it at loopback.
+    const reachable = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname
+    return {
+      baseUrl: `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`,
+      port,
+      ...core.controls
+    }
+  })
