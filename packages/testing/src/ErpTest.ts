@@ -8,7 +8,6 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as ErpClient from "@erp-client/client/ErpClient"
-import * as ErpConfig from "@erp-client/client/ErpConfig"
 import * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import * as Sandbox from "@erp-client/sandbox/Sandbox"
 import type * as ConfigError from "effect/ConfigError"
@@ -39,7 +38,7 @@ export interface Options {
    * The client's settings over `clientDefaults`; `baseUrl` and `apiKey` default to the sandbox's (pass another key to
    * see `Unauthorized`).
    */
-  readonly client?: Partial<ErpConfig.Options> | undefined
+  readonly client?: Partial<ErpClient.Options> | undefined
   /** The limiter's settings (default: the sandbox's limit and window, or the contract's without one). */
   readonly rateLimiter?: ErpRateLimiter.Options | undefined
   /**
@@ -59,7 +58,7 @@ export interface Options {
  * @since 0.1.0
  * @category Constants
  */
-export const clientDefaults: Partial<ErpConfig.Options> = {
+export const clientDefaults: Partial<ErpClient.Options> = {
   retryBaseDelay: Duration.millis(10),
   retries: 12,
   timeout: Duration.seconds(10)
@@ -101,27 +100,25 @@ export const layer = (
 ): Layer.Layer<ErpClient.ErpClient | Sandbox.Sandbox, ConfigError.ConfigError> =>
   Layer.scopedContext(Effect.gen(function*() {
     const { httpClient, sandbox } = yield* Sandbox.makeHttpClient(resetFromNow(options.sandbox))
-    const config = yield* ErpConfig.make({
-      baseUrl: sandbox.baseUrl,
-      apiKey: Redacted.make(sandbox.apiKey),
-      ...clientDefaults,
-      ...options.client
-    })
-    const limits = yield* ErpRateLimiter.resolve({
+    const limits = {
       ...(sandbox.rateLimit === false
         ? {}
         : { limit: sandbox.rateLimit.limit, window: Duration.millis(sandbox.rateLimit.windowMillis) }),
       ...options.rateLimiter
-    })
+    }
     const stallWarning = options.stallWarning === false
       ? undefined
       : Duration.decode(options.stallWarning ?? defaultStallWarning)
     const watch = yield* Watch.make(sandbox, stallWarning)
-    const limiter = yield* ErpRateLimiter.makeMemory(limits).pipe(
+    const limiter = yield* ErpRateLimiter.make(limits).pipe(
       Effect.provideService(ErpRateLimiter.WaitObserver, watch.observer)
     )
-    const client = yield* ErpClient.make.pipe(
-      Effect.provideService(ErpConfig.ErpConfig, config),
+    const client = yield* ErpClient.make({
+      baseUrl: sandbox.baseUrl,
+      apiKey: Redacted.make(sandbox.apiKey),
+      ...clientDefaults,
+      ...options.client
+    }).pipe(
       Effect.provideService(ErpRateLimiter.ErpRateLimiter, limiter),
       Effect.provideService(HttpClient.HttpClient, httpClient)
     )

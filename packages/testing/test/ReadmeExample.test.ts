@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { ErpClient } from "@erp-client/client"
-import { Partner } from "@erp-client/core"
+import { type ErpError, Partner } from "@erp-client/core"
 import { Fault, Sandbox } from "@erp-client/sandbox"
-import { type ListEndpoint, Partners } from "@erp-client/streams"
+import { Partners } from "@erp-client/streams"
 import { ErpTest } from "@erp-client/testing"
 import { Chunk, Context, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
 
@@ -11,7 +11,7 @@ class Checkout extends Context.Tag("shop/Checkout")<Checkout, {
   /** Whether the partner may buy on account: a customer the ERP knows. */
   readonly mayBuyOnAccount: (partnerId: number) => Effect.Effect<boolean, ErpClient.CallError>
   /** The ids of every customer, for the CRM. */
-  readonly customerIds: Effect.Effect<ReadonlyArray<number>, ListEndpoint.PagingError>
+  readonly customerIds: Effect.Effect<ReadonlyArray<number>, ErpError.ErpError>
 }>() {}
 
 const CheckoutLive = Layer.effect(
