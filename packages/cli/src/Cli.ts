@@ -22,6 +22,7 @@ import { apiGet, apiList, apiPost } from "./internal/api.js"
 import { Argv, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
+import type * as HelpPath from "./internal/helpPath.js"
 import { type LookupsFailed, partnersGet } from "./internal/partnersGet.js"
 import { partnersList } from "./internal/partnersList.js"
 import { sandbox } from "./internal/sandbox.js"
@@ -180,6 +181,33 @@ export const helpPage = (args: ReadonlyArray<string>, options: { readonly color:
       footer: Help.locate(tree, args).path.length === 1 ? rootFooter : []
     })
     : undefined
+
+/**
+ * The help pages of every command, plain and with colour, keyed by the command's path (`erp partners list`), and the
+ * tree of command names that `--help` arguments are located in.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type HelpIndex = HelpPath.HelpIndex
+
+/**
+ * Every `--help` page of the command, plain and with colour, keyed by the command's path, with the tree of command
+ * names that `--help` arguments are located in: what the build writes to `dist/help.json`, so that the executable
+ * answers `--help` without loading the command (`internal/quick.ts`).
+ *
+ * @since 0.1.0
+ * @category Programs
+ */
+export const helpIndex = (): HelpIndex => {
+  const pages: Record<string, { plain: string; ansi: string }> = {}
+  const names = (node: Help.Node, path: ReadonlyArray<string>): HelpPath.PathNode => {
+    const args = [...path.slice(1), "--help"]
+    pages[path.join(" ")] = { plain: helpPage(args, { color: false })!, ansi: helpPage(args, { color: true })! }
+    return { name: node.name, children: node.children.map((child) => names(child, [...path, child.name])) }
+  }
+  return { tree: names(tree, [tree.name]), pages }
+}
 
 /**
  * What `describeFailure` needs besides the failure: the arguments (to name the command and a bad option), and what

@@ -4,59 +4,93 @@
  *
  * @since 0.1.0
  */
+import * as Fs from "node:fs"
+import * as Module from "node:module"
 import * as V8 from "node:v8"
 // Types only: erased, so nothing is loaded before the signals are heard.
 import type { Signals } from "./Cli.js"
+import { colorEnabled, type HelpIndex } from "./internal/helpPath.js"
+import { quickAnswer } from "./internal/quick.js"
 
-// Signals are heard from the first moment. Loading the command below takes a few hundred milliseconds, and a SIGINT
-// or SIGTERM then met Node's default action: the process died of the signal, without a word. They wait here until
-// the command listens (Cli.main), which then stops in order. The listeners stay until the process exits: Node's
-// default action never ends a stop half-way (NodeRuntime.runMain removed its own at the first signal, so the copy that
-// `timeout` sends to the process group a moment later killed the process while it was removing or keeping its files).
-type StopSignal = "SIGINT" | "SIGTERM"
-const heard: Array<StopSignal> = []
-let hear = (signal: StopSignal) => {
-  heard.push(signal)
+// The package's version, written in by the build (scripts/build-cli.ts).
+declare const ERP_CLI_VERSION: string
+
+// `erp --version` and `--help` need nothing of the command (`internal/quick.ts`): answered here, they take about what
+// node itself takes to start (`pnpm bench startup`). A reader that closes stdout early is no failure.
+const readHelp = (): HelpIndex | undefined => {
+  try {
+    return JSON.parse(Fs.readFileSync(new URL("./help.json", import.meta.url), "utf8"))
+  } catch {
+    return undefined
+  }
 }
-process.on("SIGINT", () => hear("SIGINT"))
-process.on("SIGTERM", () => hear("SIGTERM"))
-
-// Start-up (`pnpm bench startup`): the HTTP parser of undici, and of Node's own fetch that undici wakes, is
-// WebAssembly, and optimizing it costs a process about 30 MB of peak memory that a command sending a few requests
-// never earns back; the baseline compiler is enough for it. V8 reads the flag when the parser is compiled, so it is
-// set before anything else is loaded: hence the dynamic imports below.
-V8.setFlagsFromString("--liftoff-only")
-// Memory (`pnpm bench memory`): an export holds a few pages at a time, but V8 grows its heap lazily and an export of a
-// million partners peaked near 190 MB. Favouring size keeps it under 100 MB and flat (1,000,000 partners against
-// 100,000: 1.07), for about 60% more CPU, which the rate limit (a page a request, 100 requests per 30 s) never lets
-// an export notice. It is no cap: a large drift-safe export, whose ids must stay in memory, still gets what it needs.
-V8.setFlagsFromString("--optimize-for-size")
-
-const [NodeContext, Effect, Cli] = await Promise.all([
-  import("@effect/platform-node/NodeContext"),
-  import("effect/Effect"),
-  import("./Cli.js")
-])
-
-const signals: Signals = {
-  listen: (listener) => {
-    hear = listener
-    for (const signal of heard.splice(0)) listener(signal)
-  },
-  exitNow: (code) => process.exit(code)
-}
-
-// The run of NodeRuntime.runMain, with the signals above: an unref'd process would end while the command waits on a
-// timer that Effect keeps, hence the interval; every failure has been said by Cli.main (no error reporting), and no
-// pretty logger (it prints to stdout, which carries data only; Cli.ts sends logs to stderr itself).
-const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
-const fiber = Effect.runFork(Cli.main(process.argv, { signals }).pipe(Effect.provide(NodeContext.layer)))
-fiber.addObserver((exit) => {
-  clearInterval(keepAlive)
-  Cli.teardown(exit, (code) => {
-    // A success ends when Node has nothing left to do (stdout drained), and a signal meanwhile ends it at once;
-    // anything else ends now, with its code.
-    hear = () => process.exit(code)
-    if (code !== 0) process.exit(code)
-  })
+const quick = quickAnswer(process.argv.slice(2), {
+  version: ERP_CLI_VERSION,
+  help: readHelp(),
+  color: colorEnabled(process.stdout.isTTY, process.env)
 })
+if (quick === undefined) await run()
+else {
+  process.stdout.on("error", () => {})
+  process.stdout.write(quick)
+}
+
+async function run() {
+  // Node's module compile cache (Node 22.1 and later; in the system's temporary directory, NODE_COMPILE_CACHE and
+  // NODE_DISABLE_COMPILE_CACHE as Node documents them): a later start reads the bundle's compiled code instead of
+  // compiling it again (`pnpm bench startup`). Enabled before the command is loaded, which is what it caches.
+  // (`engines` says Node 20, whose types do not have it.)
+  ;(Module as { readonly enableCompileCache?: () => unknown }).enableCompileCache?.()
+  // Signals are heard from the first moment. Loading the command below takes a few hundred milliseconds, and a SIGINT
+  // or SIGTERM then met Node's default action: the process died of the signal, without a word. They wait here until
+  // the command listens (Cli.main), which then stops in order. The listeners stay until the process exits: Node's
+  // default action never ends a stop half-way (NodeRuntime.runMain removed its own at the first signal, so the copy that
+  // `timeout` sends to the process group a moment later killed the process while it was removing or keeping its files).
+  type StopSignal = "SIGINT" | "SIGTERM"
+  const heard: Array<StopSignal> = []
+  let hear = (signal: StopSignal) => {
+    heard.push(signal)
+  }
+  process.on("SIGINT", () => hear("SIGINT"))
+  process.on("SIGTERM", () => hear("SIGTERM"))
+
+  // Start-up (`pnpm bench startup`): the HTTP parser of undici, and of Node's own fetch that undici wakes, is
+  // WebAssembly, and optimizing it costs a process about 30 MB of peak memory that a command sending a few requests
+  // never earns back; the baseline compiler is enough for it. V8 reads the flag when the parser is compiled, so it is
+  // set before anything else is loaded: hence the dynamic imports below.
+  V8.setFlagsFromString("--liftoff-only")
+  // Memory (`pnpm bench memory`): an export holds a few pages at a time, but V8 grows its heap lazily and an export of a
+  // million partners peaked near 190 MB. Favouring size keeps it under 100 MB and flat (1,000,000 partners against
+  // 100,000: 1.07), for about 60% more CPU, which the rate limit (a page a request, 100 requests per 30 s) never lets
+  // an export notice. It is no cap: a large drift-safe export, whose ids must stay in memory, still gets what it needs.
+  V8.setFlagsFromString("--optimize-for-size")
+
+  const [NodeContext, Effect, Cli] = await Promise.all([
+    import("@effect/platform-node/NodeContext"),
+    import("effect/Effect"),
+    import("./Cli.js")
+  ])
+
+  const signals: Signals = {
+    listen: (listener) => {
+      hear = listener
+      for (const signal of heard.splice(0)) listener(signal)
+    },
+    exitNow: (code) => process.exit(code)
+  }
+
+  // The run of NodeRuntime.runMain, with the signals above: an unref'd process would end while the command waits on a
+  // timer that Effect keeps, hence the interval; every failure has been said by Cli.main (no error reporting), and no
+  // pretty logger (it prints to stdout, which carries data only; Cli.ts sends logs to stderr itself).
+  const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+  const fiber = Effect.runFork(Cli.main(process.argv, { signals }).pipe(Effect.provide(NodeContext.layer)))
+  fiber.addObserver((exit) => {
+    clearInterval(keepAlive)
+    Cli.teardown(exit, (code) => {
+      // A success ends when Node has nothing left to do (stdout drained), and a signal meanwhile ends it at once;
+      // anything else ends now, with its code.
+      hear = () => process.exit(code)
+      if (code !== 0) process.exit(code)
+    })
+  })
+}

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cli } from "@erp-client/cli"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import { colorEnabled } from "../src/internal/help.js"
-import { erp } from "./harness.js"
+import { quickAnswer } from "../src/internal/quick.js"
+import { erp, ROOT } from "./harness.js"
 
 const COMMANDS = [
   ["partners", "list"],
@@ -83,5 +86,64 @@ describe("erp --help", () => {
     expect(run.stderr).toBe("")
     expect(run.stdout).not.toContain("\u001b")
     expect(run.stdout).toBe(Cli.helpPage(["partners", "list", "--help"], { color: false }))
+  })
+})
+
+describe("erp --help and --version, answered before the command is loaded", () => {
+  const index = Cli.helpIndex()
+  const ASKED = [
+    [],
+    ["--help"],
+    ["-h"],
+    ["partners"],
+    ["api"],
+    ["partners", "--help"],
+    ["partners", "list", "--help"],
+    ["partners", "list", "--output", "x.ndjson", "--help"],
+    ["partners", "get", "--id", "5", "-h"],
+    ["api", "post", "partner/create", "--help"],
+    ["sandbox", "--help"],
+    ["nosuch", "--help"],
+    ["--verbose", "--help"]
+  ]
+  const NOT_ASKED = [
+    ["partners", "list"],
+    ["partners", "get", "--id", "5"],
+    ["sandbox"],
+    ["api", "get", "partner/get"],
+    ["--version", "--verbose"],
+    ["nosuch"]
+  ]
+
+  it("every page is the one the command renders, plain and in colour, and nothing else is answered", () => {
+    for (const color of [false, true]) {
+      for (const args of ASKED) {
+        const page = quickAnswer(args, { version: "1.2.3", help: index, color })
+        expect(page, args.join(" ")).toBeDefined()
+        expect(page, args.join(" ")).toBe(Cli.helpPage(args, { color }))
+      }
+      for (const args of NOT_ASKED) {
+        expect(quickAnswer(args, { version: "1.2.3", help: index, color }), args.join(" ")).toBe(
+          Cli.helpPage(args, { color })
+        )
+      }
+    }
+    expect(quickAnswer(["--version"], { version: "1.2.3", help: index, color: false })).toBe("1.2.3\n")
+    // A build without the pages: the command answers.
+    expect(quickAnswer(["--help"], { version: "1.2.3", help: undefined, color: false })).toBeUndefined()
+  })
+
+  it("the compiled command: the same pages, and its package's version on one line", async () => {
+    for (const args of [["--help"], ["api"], ["partners", "get", "--id", "5", "--help"]]) {
+      const run = await erp(args, { via: "node" })
+      expect(run.code, args.join(" ")).toBe(0)
+      expect(run.stderr).toBe("")
+      expect(run.stdout, args.join(" ")).toBe(Cli.helpPage(args, { color: false }))
+    }
+    const version = await erp(["--version"], { via: "node" })
+    expect(version.code).toBe(0)
+    expect(version.stdout).toBe(
+      `${JSON.parse(Fs.readFileSync(Path.join(ROOT, "packages/cli/package.json"), "utf8")).version}\n`
+    )
   })
 })

@@ -74,6 +74,17 @@ describe("the compiled erp command loads what it needs only", () => {
     expect(loaded.filter((file) => file.includes("/ioredis/"))).toEqual([])
   })
 
+  it("erp --version and erp --help load none of the command: no Effect, no client, no @effect/cli", async () => {
+    for (const args of [["--version"], ["--help"], ["partners", "list", "--help"]]) {
+      const { run, loaded } = await loadedBy(`quick-${args.length}`, args)
+      expect(run.code, args.join(" ")).toBe(0)
+      expect(loaded).toContain("packages/cli/dist/bin.js")
+      for (const source of ["packages/cli/src/Cli.ts", "packages/client/src/", "node_modules/effect/", "@effect/cli"]) {
+        for (const file of outputsHolding(source)) expect(loaded, `${args.join(" ")}: ${source}`).not.toContain(file)
+      }
+    }
+  })
+
   it("erp sandbox loads the sandbox server", async () => {
     let listening: () => void = () => {}
     const started = new Promise<void>((resolve) => (listening = resolve))

@@ -11,9 +11,12 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { colorEnabled, locate, type PathNode, wantsHelp } from "./helpPath.js"
+
+export { colorEnabled, locate, wantsHelp }
 
 /** A command of the tree, with the short line that lists it under its parent. */
-export interface Node {
+export interface Node extends PathNode {
   readonly name: string
   readonly summary: string
   readonly command: Command.Command<any, any, any, any>
@@ -23,33 +26,11 @@ export interface Node {
 // Built-in options (--completions, --log-level, --wizard) stay usable but out of every page: they are not ours.
 export const config = CliConfig.make({ showBuiltIns: false })
 
-/** Colour only on a terminal, and never when `NO_COLOR` is set to anything but the empty string (see README.md#the-erp-command-line). */
-export const colorEnabled = (isTTY: boolean | undefined, env: Readonly<Record<string, string | undefined>>): boolean =>
-  isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "")
-
 // SGR sequences, the only escapes @effect/cli's renderer writes.
 // eslint-disable-next-line no-control-regex
 const SGR = /\u001b\[[0-9;]*m/g
 
 export const stripColor = (text: string): string => text.replace(SGR, "")
-
-/** The path of commands named at the start of `args` (`partners list`), and the node it ends at. */
-export const locate = (root: Node, args: ReadonlyArray<string>): { readonly path: ReadonlyArray<Node> } => {
-  const path: Array<Node> = [root]
-  for (const arg of args) {
-    const next = path[path.length - 1]!.children.find((child) => child.name === arg)
-    if (next === undefined) break
-    path.push(next)
-  }
-  return { path }
-}
-
-/** Whether `args` ask for help: `--help`, `-h`, or a group of commands named without one of its commands. */
-export const wantsHelp = (root: Node, args: ReadonlyArray<string>): boolean => {
-  if (args.includes("--help") || args.includes("-h")) return true
-  const { path } = locate(root, args)
-  return path[path.length - 1]!.children.length > 0 && args.length === path.length - 1
-}
 
 const text = (doc: HelpDoc.HelpDoc) => HelpDoc.toAnsiText(doc)
 const plain = (span: Span.Span) => stripColor(text(HelpDoc.p(span))).trim()
