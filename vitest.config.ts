@@ -7,6 +7,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Most files wait on sockets, child processes and timers rather than compute: vitest's default of one worker per
+    // core but one (a single worker on CI's two cores) left the machine idle for most of the run. Three in turn:
+    // the suite in about 4 minutes instead of 8 to 9 on two cores, every test as before.
+    maxWorkers: 3,
+    minWorkers: 1,
     // The CLI tests run the compiled command: build it from the sources under test first (about a second).
     globalSetup: ["scripts/build-cli.ts"],
     // .ci/run reads the JSON report to print its one-line totals; written on every run, so it never depends on the
