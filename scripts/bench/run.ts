@@ -13,6 +13,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { plainConcurrentLoop, plainLoop } from "./baseline.js"
 import { log, median, ROOT, round, type Row, runErp, startSandbox } from "./common.js"
+import { cost } from "./cost.js"
 import { startup } from "./startup.js"
 
 const ERP = Path.join(ROOT, "scripts/erp.js")
@@ -451,7 +452,8 @@ const benchmarks: Array<[string, () => Promise<void>]> = [
   ["shared", sharedLimit],
   ["pages", recordsPerRequest],
   ["span", waitSpan],
-  ["startup", async () => void rows.push(...(await startup()))]
+  ["startup", async () => void rows.push(...(await startup()))],
+  ["cost", async () => void rows.push(...(await cost()))]
 ]
 const started = performance.now()
 for (const [name, run] of benchmarks) {

@@ -1,0 +1,238 @@
+/**
+ * `pnpm bench cost`: what the library costs per request, like with like. Every partner of a sandbox in its own process
+ * (20,000, pages of 100, no limit) read three ways in one run, each at the same concurrency: a raw loop of `fetch` and
+ * `JSON.parse` (what a script does); a hand-written Effect pipeline (`HttpClient` with the key, `Schema.parseJson` of
+ * the envelope and its partners, `Stream.mapEffect` with that concurrency, ending at the first short page: what an
+ * Effect user writes without this library); and `Partners.stream`. Then single lookups by id (4,000 distinct), the
+ * same three ways. CPU is this process's (user + system, `process.cpuUsage`) while the pages or lookups run, the
+ * client's set-up excluded; the sandbox's CPU is its own process's.
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { ErpClient, ErpRateLimiter } from "@erp-client/client"
+import { Envelope, Partner } from "@erp-client/core"
+import { Partners } from "@erp-client/streams"
+import { Effect, Layer, Redacted, Schema, Stream } from "effect"
+import * as Path from "node:path"
+import { plainConcurrentLoop } from "./baseline.js"
+import { log, median, ROOT, round, type Row, startSandbox } from "./common.js"
+
+const ERP = Path.join(ROOT, "scripts/erp.js")
+const REPS = Number(process.env.BENCH_REPS ?? 3)
+const PARTNERS = 20_000
+const PAGE = 100
+const PAGES = PARTNERS / PAGE
+const LOOKUPS = 4_000
+
+interface Sample {
+  readonly cpuMs: number
+  readonly wallMs: number
+  readonly count: number
+}
+
+// CPU and wall time of `run`, which resolves with how many records it read.
+const measured = async (run: () => Promise<number>): Promise<Sample> => {
+  const cpu = process.cpuUsage()
+  const start = performance.now()
+  const count = await run()
+  const wallMs = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  return { cpuMs: (used.user + used.system) / 1000, wallMs, count }
+}
+
+// In an Effect: measured around `effect` only, its layers already built.
+const measuredEffect = <E>(effect: Effect.Effect<number, E>) =>
+  Effect.gen(function*() {
+    const cpu = process.cpuUsage()
+    const start = performance.now()
+    const count = yield* effect
+    const wallMs = performance.now() - start
+    const used = process.cpuUsage(cpu)
+    return { cpuMs: (used.user + used.system) / 1000, wallMs, count } satisfies Sample
+  })
+
+// ---- the hand-written Effect pipeline -------------------------------------------------------------------------------
+
+const PageBody = Schema.parseJson(Envelope.Envelope(Schema.Array(Partner.Partner)))
+const OneBody = Schema.parseJson(Envelope.Envelope(Partner.Partner))
+
+const handWrittenClient = (apiKey: string) =>
+  Effect.map(
+    HttpClient.HttpClient,
+    (client) =>
+      client.pipe(
+        HttpClient.mapRequest(HttpClientRequest.setHeader("X-API-KEY", apiKey)),
+        HttpClient.filterStatusOk
+      )
+  )
+
+const handWrittenPages = (baseUrl: string, apiKey: string, concurrency: number) =>
+  Effect.gen(function*() {
+    const client = yield* handWrittenClient(apiKey)
+    const fetchPage = (offset: number) =>
+      client.get(`${baseUrl}/partner/list`, { urlParams: { list_offset: offset, list_count: PAGE } }).pipe(
+        Effect.flatMap((response) => response.text),
+        Effect.flatMap(Schema.decodeUnknown(PageBody)),
+        Effect.map((envelope) => envelope.data)
+      )
+    return yield* measuredEffect(
+      Stream.iterate(0, (offset) => offset + PAGE).pipe(
+        Stream.mapEffect(fetchPage, { concurrency }),
+        Stream.takeUntil((data) => data.length < PAGE),
+        Stream.runFold(0, (n, data) => n + data.length)
+      )
+    )
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici), Effect.runPromise)
+
+const handWrittenLookups = (baseUrl: string, apiKey: string, concurrency: number) =>
+  Effect.gen(function*() {
+    const client = yield* handWrittenClient(apiKey)
+    const lookup = (id: number) =>
+      client.get(`${baseUrl}/partner/get`, { urlParams: { id } }).pipe(
+        Effect.flatMap((response) => response.text),
+        Effect.flatMap(Schema.decodeUnknown(OneBody)),
+        Effect.map((envelope) => envelope.data)
+      )
+    return yield* measuredEffect(
+      Effect.forEach(ids(), lookup, { concurrency, discard: false }).pipe(Effect.map((found) => found.length))
+    )
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici), Effect.runPromise)
+
+// ---- ours ---------------------------------------------------------------------------------------------------------------
+
+const ourLayer = (baseUrl: string, apiKey: string) =>
+  ErpClient.layer({ baseUrl, apiKey: Redacted.make(apiKey) }).pipe(
+    Layer.provide(ErpRateLimiter.layer({ limit: 1_000_000, window: "30 seconds" })),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+
+const ourPages = (baseUrl: string, apiKey: string, concurrency: number) =>
+  measuredEffect(
+    Partners.stream({ pageSize: PAGE, concurrency }).pipe(Stream.runFold(0, (n) => n + 1))
+  ).pipe(Effect.provide(ourLayer(baseUrl, apiKey)), Effect.runPromise)
+
+const ourLookups = (baseUrl: string, apiKey: string, concurrency: number) =>
+  measuredEffect(
+    Effect.forEach(ids(), Partners.get, { concurrency }).pipe(Effect.map((found) => found.length))
+  ).pipe(Effect.provide(ourLayer(baseUrl, apiKey)), Effect.runPromise)
+
+// ---- raw fetch ----------------------------------------------------------------------------------------------------------
+
+const rawLookups = (baseUrl: string, apiKey: string, concurrency: number) =>
+  measured(async () => {
+    const queue = ids()
+    let found = 0
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        const response = await fetch(`${baseUrl}/partner/get?id=${id}`, {
+          headers: { "X-API-KEY": apiKey, "Content-Type": "application/json" }
+        })
+        if (JSON.parse(await response.text()).data.id === id) found++
+      }
+    }
+    await Promise.all(Array.from({ length: concurrency }, worker))
+    return found
+  })
+
+const ids = () => Array.from({ length: LOOKUPS }, (_, i) => i + 1)
+
+// ---- the rows ---------------------------------------------------------------------------------------------------------
+
+type Way = "raw" | "hand" | "ours"
+
+const collect = async (
+  expected: number,
+  runs: Record<Way, () => Promise<Sample>>
+): Promise<Record<Way, { cpuMs: number; wallMs: number }>> => {
+  const samples: Record<Way, Array<Sample>> = { raw: [], hand: [], ours: [] }
+  // One warm-up of each (JIT, connections, the sandbox's cache), not counted.
+  for (const way of Object.keys(runs) as Array<Way>) await runs[way]()
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const way of Object.keys(runs) as Array<Way>) {
+      const sample = await runs[way]()
+      if (sample.count !== expected) throw new Error(`cost: ${way} read ${sample.count}, expected ${expected}`)
+      samples[way].push(sample)
+    }
+  }
+  const of = (way: Way) => ({
+    cpuMs: median(samples[way].map((s) => s.cpuMs)),
+    wallMs: median(samples[way].map((s) => s.wallMs))
+  })
+  return { raw: of("raw"), hand: of("hand"), ours: of("ours") }
+}
+
+export const cost = async (): Promise<Array<Row>> => {
+  const rows: Array<Row> = []
+  for (const latencyMs of [0, 25]) {
+    const sb = await startSandbox(ERP, [
+      "--partners",
+      String(PARTNERS),
+      "--no-rate-limit",
+      ...(latencyMs > 0 ? ["--latency", String(latencyMs)] : [])
+    ])
+    try {
+      for (const concurrency of [1, 8, 16]) {
+        const r = await collect(PARTNERS, {
+          raw: () =>
+            measured(async () =>
+              (await plainConcurrentLoop({ baseUrl: sb.baseUrl, apiKey: sb.apiKey, pageSize: PAGE, concurrency }))
+                .records
+            ),
+          hand: () => handWrittenPages(sb.baseUrl, sb.apiKey, concurrency),
+          ours: () => ourPages(sb.baseUrl, sb.apiKey, concurrency)
+        })
+        log(`cost: pages, latency ${latencyMs} ms, concurrency ${concurrency} done`)
+        const perPage = (ms: number) => round(ms / PAGES, 2)
+        const throughputOfRaw = r.raw.wallMs / r.ours.wallMs
+        const watched = latencyMs === 25 && concurrency === 8
+        rows.push({
+          name: `cost per page, latency ${latencyMs} ms, concurrency ${concurrency}`,
+          parameters: { partners: PARTNERS, pageSize: PAGE, latencyMs, concurrency, limit: "none", reps: REPS },
+          figures: { cpuMsPerPage: perPage(r.ours.cpuMs), wallMs: round(r.ours.wallMs, 0) },
+          baseline: {
+            rawCpuMsPerPage: perPage(r.raw.cpuMs),
+            handWrittenCpuMsPerPage: perPage(r.hand.cpuMs),
+            rawWallMs: round(r.raw.wallMs, 0),
+            handWrittenWallMs: round(r.hand.wallMs, 0)
+          },
+          ratio: round(r.ours.cpuMs / r.hand.cpuMs),
+          ratioOf: "CPU per page, ours / the hand-written Effect pipeline" +
+            (watched ? `; throughput ours / raw fetch ${round(throughputOfRaw)}` : ""),
+          target: "<= 1.25x the hand-written pipeline's CPU" + (watched ? ", >= 0.85 of raw fetch's throughput" : ""),
+          met: r.ours.cpuMs / r.hand.cpuMs <= 1.25 && (!watched || throughputOfRaw >= 0.85)
+        })
+      }
+      if (latencyMs === 0) {
+        for (const concurrency of [1, 16]) {
+          const r = await collect(LOOKUPS, {
+            raw: () => rawLookups(sb.baseUrl, sb.apiKey, concurrency),
+            hand: () => handWrittenLookups(sb.baseUrl, sb.apiKey, concurrency),
+            ours: () => ourLookups(sb.baseUrl, sb.apiKey, concurrency)
+          })
+          log(`cost: lookups, concurrency ${concurrency} done`)
+          const perLookup = (ms: number) => round(ms / LOOKUPS, 3)
+          const perSecond = (ms: number) => round(LOOKUPS / (ms / 1000), 0)
+          rows.push({
+            name: `cost per lookup (Partners.get), latency 0 ms, concurrency ${concurrency}`,
+            parameters: { lookups: LOOKUPS, distinct: LOOKUPS, latencyMs: 0, concurrency, limit: "none", reps: REPS },
+            figures: { cpuMsPerLookup: perLookup(r.ours.cpuMs), lookupsPerSecond: perSecond(r.ours.wallMs) },
+            baseline: {
+              rawCpuMsPerLookup: perLookup(r.raw.cpuMs),
+              handWrittenCpuMsPerLookup: perLookup(r.hand.cpuMs),
+              rawLookupsPerSecond: perSecond(r.raw.wallMs),
+              handWrittenLookupsPerSecond: perSecond(r.hand.wallMs)
+            },
+            ratio: round(r.ours.cpuMs / r.hand.cpuMs),
+            ratioOf: "CPU per lookup, ours / the hand-written Effect pipeline",
+            target: "<= 1.25x the hand-written pipeline's CPU",
+            met: r.ours.cpuMs / r.hand.cpuMs <= 1.25
+          })
+        }
+      }
+    } finally {
+      await sb.stop()
+    }
+  }
+  return rows
+}
