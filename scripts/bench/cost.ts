@@ -42,7 +42,7 @@ const measured = async (run: () => Promise<number>): Promise<Sample> => {
 }
 
 // In an Effect: measured around `effect` only, its layers already built.
-const measuredEffect = <E>(effect: Effect.Effect<number, E>) =>
+const measuredEffect = <E, R>(effect: Effect.Effect<number, E, R>) =>
   Effect.gen(function*() {
     const cpu = process.cpuUsage()
     const start = performance.now()
