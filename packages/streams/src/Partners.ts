@@ -25,9 +25,21 @@ export const LIST = "partner/list"
  */
 export const GET = "partner/get"
 
-const byId: Resource.Selector = { param: "id", kind: "integer", flag: "id", description: "A partner's id." }
+/**
+ * Partners looked up by id (`partner/get?id=`).
+ *
+ * @since 0.1.0
+ * @category Selectors
+ */
+export const byId: Resource.Selector = { param: "id", kind: "integer", flag: "id", description: "A partner's id." }
 
-const byCompanyName: Resource.Selector = {
+/**
+ * Partners looked up by exact company name (`partner/get?company_name=`).
+ *
+ * @since 0.1.0
+ * @category Selectors
+ */
+export const byCompanyName: Resource.Selector = {
   param: "company_name",
   kind: "text",
   flag: "company-name",

@@ -11,8 +11,10 @@ import type * as ErpError from "@erp-client/core/ErpError"
 import { InvalidRequest } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
+import * as Lookups from "./internal/lookups.js"
 import * as ListEndpoint from "./ListEndpoint.js"
 import type * as Paginate from "./Paginate.js"
 
@@ -160,7 +162,8 @@ export const query = (
 
 /**
  * One record by a selector's value; `NotFound` when there is none. A resource without a get endpoint is an
- * `InvalidRequest`.
+ * `InvalidRequest`. Identical lookups in flight share one request (with a `Lookups.layer`: answers are kept for its
+ * time to live).
  *
  * @since 0.1.0
  * @category Accessors
@@ -173,5 +176,33 @@ export const get = <A, S>(
   const endpoint = resource.get
   return endpoint === undefined
     ? Effect.fail(new InvalidRequest({ endpoint: resource.list, reason: `${resource.name} have no get endpoint` }))
-    : Effect.flatMap(ErpClient, (client) => client.get(endpoint, resource.schema, query(selector, value)))
+    : Effect.flatMap(ErpClient, (client) =>
+      Lookups.run(
+        Lookups.make(client, endpoint, resource.schema, selector.param, value, query(selector, value).selector)
+      ))
 }
+
+/**
+ * Many records by a selector's values, in the order given: each value's record or the error of its lookup, one by one
+ * as they come in order. Lookups of equal values share one request while it is in flight (with a `Lookups.layer`,
+ * for its time to live), so a batch with repeats costs one request per distinct value within that reach; up to
+ * `concurrency` (default 4) are asked at once, the limiter deciding when each goes.
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const getMany = <A, S>(
+  resource: Resource<A, S>,
+  selector: Selector,
+  values: Iterable<string | number>,
+  options: { readonly concurrency?: number | undefined } = {}
+): Stream.Stream<
+  { readonly value: string | number; readonly result: Either.Either<A, CallError> },
+  never,
+  ErpClient
+> =>
+  Stream.mapEffect(
+    Stream.fromIterable(values),
+    (value) => Effect.map(Effect.either(get(resource, selector, value)), (result) => ({ value, result })),
+    { concurrency: options.concurrency ?? 4 }
+  )

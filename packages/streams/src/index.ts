@@ -17,3 +17,8 @@ export * as Partners from "./Partners.js"
  * @since 0.1.0
  */
 export * as Resource from "./Resource.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Lookups from "./Lookups.js"
