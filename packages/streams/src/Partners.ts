@@ -8,6 +8,7 @@ import { type CallError, type ErpClient, type Params } from "@erp-client/client/
 import type * as ErpError from "@erp-client/core/ErpError"
 import * as Partner from "@erp-client/core/Partner"
 import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import type * as Stream from "effect/Stream"
 import type * as ListEndpoint from "./ListEndpoint.js"
 import type * as Paginate from "./Paginate.js"
@@ -132,3 +133,33 @@ export const get = (id: number): Effect.Effect<Partner.Partner, CallError, ErpCl
  */
 export const getByCompanyName = (companyName: string): Effect.Effect<Partner.Partner, CallError, ErpClient> =>
   Resource.get(resource, byCompanyName, companyName)
+
+/**
+ * Many partners by id, in the order given: each id with its partner or the error of its lookup (`NotFound` for one
+ * that does not exist), as they come in order. Repeated ids in flight together share one request; with a
+ * `Lookups.layer`, every repeat within its time to live does (see `Resource.getMany`).
+ *
+ * @example
+ * ```ts
+ * import { Lookups, Partners } from "@erp-client/streams"
+ * import { Effect, Either, Stream } from "effect"
+ *
+ * // Three requests for six lookups: 7, 3 and 12.
+ * const found = Partners.getMany([7, 7, 3, 7, 3, 12]).pipe(
+ *   Stream.map(({ result, value }) => Either.isRight(result) ? result.right.company_name : `no partner ${value}`),
+ *   Stream.runCollect,
+ *   Effect.provide(Lookups.layer())
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const getMany = (
+  ids: Iterable<number>,
+  options: { readonly concurrency?: number | undefined } = {}
+): Stream.Stream<
+  { readonly value: string | number; readonly result: Either.Either<Partner.Partner, CallError> },
+  never,
+  ErpClient
+> => Resource.getMany(resource, byId, ids, options)
