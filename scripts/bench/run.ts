@@ -14,6 +14,7 @@ import * as Path from "node:path"
 import { plainConcurrentLoop, plainLoop } from "./baseline.js"
 import { log, median, ROOT, round, type Row, runErp, startSandbox } from "./common.js"
 import { cost } from "./cost.js"
+import { lookups } from "./lookups.js"
 import { startup } from "./startup.js"
 
 const ERP = Path.join(ROOT, "scripts/erp.js")
@@ -453,7 +454,8 @@ const benchmarks: Array<[string, () => Promise<void>]> = [
   ["pages", recordsPerRequest],
   ["span", waitSpan],
   ["startup", async () => void rows.push(...(await startup()))],
-  ["cost", async () => void rows.push(...(await cost()))]
+  ["cost", async () => void rows.push(...(await cost()))],
+  ["lookups", async () => void rows.push(...(await lookups()))]
 ]
 const started = performance.now()
 for (const [name, run] of benchmarks) {
