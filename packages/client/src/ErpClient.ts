@@ -28,7 +28,8 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
-import { identity } from "effect/Function"
+import type * as FiberRef from "effect/FiberRef"
+import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
@@ -99,6 +100,13 @@ export interface GetOptions {
   readonly params?: Params | undefined
   /** What was looked up, for `NotFound` (e.g. `id=42`). */
   readonly selector?: string | undefined
+  /**
+   * How long the call may wait for the rate limit, ours and the server's pauses together (say, a second in a web
+   * request). A call the limit would keep longer fails at once with `RateLimited` (its `maxWaitMillis`, and in
+   * `neededMillis` the wait it would have needed), taking no place in the limit. Without it, a call waits as long as
+   * the limit needs (within `rateLimitBudget` for the server's pauses).
+   */
+  readonly maxWait?: Duration.DurationInput | undefined
 }
 
 /**
@@ -337,3 +345,39 @@ export const layerConfig = (
   config: Config.Config.Wrap<Options> = ErpConfig.fromEnv
 ): Layer.Layer<ErpClient, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
   Layer.effect(ErpClient, Effect.flatMap(Config.unwrap(config), make))
+
+/**
+ * The bound on waiting for the rate limit of the calls in its scope (see `withMaxWait`), in milliseconds.
+ *
+ * @since 0.1.0
+ * @category References
+ */
+export const currentMaxWait: FiberRef.FiberRef<number | undefined> = Executor.currentMaxWait
+
+/**
+ * Bounds how long every call in `effect` may wait for the rate limit, ours and the server's pauses together (say, a
+ * second in a web request): a call the limit would keep longer fails at once with `RateLimited` (its `maxWaitMillis`,
+ * and in `neededMillis` the wait it would have needed), taking no place in the limit. A call's own `maxWait`
+ * (`GetOptions`) wins.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Partners } from "@erp-client/streams"
+ * import { Effect } from "effect"
+ *
+ * // At checkout: the partner within a second, or a RateLimited to answer with "try again".
+ * const partner = Partners.get(7).pipe(ErpClient.withMaxWait("1 second"))
+ * ```
+ *
+ * @since 0.1.0
+ * @category Combinators
+ */
+export const withMaxWait: {
+  (maxWait: Duration.DurationInput): <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(effect: Effect.Effect<A, E, R>, maxWait: Duration.DurationInput): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(effect: Effect.Effect<A, E, R>, maxWait: Duration.DurationInput): Effect.Effect<A, E, R> =>
+    Effect.locally(effect, Executor.currentMaxWait, Duration.toMillis(maxWait))
+)

@@ -110,6 +110,21 @@ export const PauseBeyondDeadline = Internal.PauseBeyondDeadline
 export type PauseBeyondDeadline = Internal.PauseBeyondDeadline
 
 /**
+ * A bounded `acquire` could not start its request by its bound: `startsAt` (epoch ms) is the earliest it could have.
+ * It took no place in the limit.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const WaitBeyondBound = Internal.WaitBeyondBound
+
+/**
+ * @since 0.1.0
+ * @category Errors
+ */
+export type WaitBeyondBound = Internal.WaitBeyondBound
+
+/**
  * The limiter's store failed (only possible with a remote store).
  *
  * @since 0.1.0
@@ -134,8 +149,14 @@ export interface Service {
   /**
    * Waits until a request under `key` may start, then returns. `deadline` (epoch ms) bounds how long it waits for
    * server-requested pauses; our own spacing is not bounded by it (it is bounded by the queue in front of us).
+   * `bound` (epoch ms) bounds the whole wait: a request that could not start by then fails at once with
+   * `WaitBeyondBound`, taking no place in the limit.
    */
-  readonly acquire: (key: string, deadline?: number) => Effect.Effect<Acquired, PauseBeyondDeadline | StoreFailure>
+  readonly acquire: (
+    key: string,
+    deadline?: number,
+    bound?: number
+  ) => Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure>
   /** Pauses `key` until `untilMillis` (epoch ms); a later pause wins over an earlier one. */
   readonly pause: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
   /**

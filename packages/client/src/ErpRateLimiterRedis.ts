@@ -238,14 +238,14 @@ export const make = (
       limit: remote.limit,
       window: remote.window,
       margin: remote.margin,
-      acquire: (key, deadline) =>
+      acquire: (key, deadline, bound) =>
         guarded(
-          Effect.map(remote.acquire(key, deadline), (acquired) => ({
+          Effect.map(remote.acquire(key, deadline, bound), (acquired) => ({
             ...acquired,
             release: (endedMillis: number) =>
               guarded(acquired.release(endedMillis), (error) => local === undefined ? Effect.fail(error) : Effect.void)
           })),
-          (error) => local === undefined ? Effect.fail(error) : local.acquire(key, deadline)
+          (error) => local === undefined ? Effect.fail(error) : local.acquire(key, deadline, bound)
         ),
       pause: (key, untilMillis) =>
         local === undefined

@@ -79,9 +79,19 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@erp-client/co
   waitedMillis: Schema.Number,
   /** How much longer the call would have had to wait, in milliseconds, when known. */
   neededMillis: Schema.optional(Schema.Number),
+  /**
+   * The call's own bound on waiting for the limit (`maxWait`), when it had one and the limit would have kept it
+   * longer: it failed at once, taking no place in the limit.
+   */
+  maxWaitMillis: Schema.optional(Schema.Number),
   ...Attempts
 }) {
   override get message(): string {
+    if (this.maxWaitMillis !== undefined) {
+      return `${this.endpoint}: rate limited: the call may wait ${Math.round(this.maxWaitMillis)} ms for the limit${
+        this.neededMillis === undefined ? "" : ` and would have waited ${Math.round(this.neededMillis)} ms`
+      }; nothing was sent`
+    }
     const said = [
       `limit ${this.limit ?? "?"}`,
       `remaining ${this.remaining ?? "?"}`,

@@ -6,12 +6,14 @@
  *
  * @since 0.1.0
  */
+import * as ErpClientModule from "@erp-client/client/ErpClient"
 import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
 import { InvalidRequest } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Lookups from "./internal/lookups.js"
@@ -163,7 +165,8 @@ export const query = (
 /**
  * One record by a selector's value; `NotFound` when there is none. A resource without a get endpoint is an
  * `InvalidRequest`. Identical lookups in flight share one request (with a `Lookups.layer`: answers are kept for its
- * time to live).
+ * time to live). Under `ErpClient.withMaxWait`, a lookup the rate limit would keep longer fails at once with
+ * `RateLimited`; lookups under different bounds do not share a request.
  *
  * @since 0.1.0
  * @category Accessors
@@ -176,10 +179,22 @@ export const get = <A, S>(
   const endpoint = resource.get
   return endpoint === undefined
     ? Effect.fail(new InvalidRequest({ endpoint: resource.list, reason: `${resource.name} have no get endpoint` }))
-    : Effect.flatMap(ErpClient, (client) =>
-      Lookups.run(
-        Lookups.make(client, endpoint, resource.schema, selector.param, value, query(selector, value).selector)
-      ))
+    : Effect.flatMap(
+      ErpClient,
+      (client) =>
+        Effect.flatMap(FiberRef.get(ErpClientModule.currentMaxWait), (maxWaitMillis) =>
+          Lookups.run(
+            Lookups.make(
+              client,
+              endpoint,
+              resource.schema,
+              selector.param,
+              value,
+              query(selector, value).selector,
+              maxWaitMillis
+            )
+          ))
+    )
 }
 
 /**

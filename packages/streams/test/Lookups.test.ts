@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { ErpClient } from "@erp-client/client"
+import type { RateLimited } from "@erp-client/core/ErpError"
 import { Fault, Sandbox } from "@erp-client/sandbox"
 import { Lookups, Partners, Resource } from "@erp-client/streams"
 import { ErpTest } from "@erp-client/testing"
@@ -147,4 +149,52 @@ describe("Resource.getMany", () => {
       // All eight are in flight at once: one request per distinct id.
       expect((yield* asked).sort()).toEqual(["id=12", "id=3", "id=7", "id=999"])
     }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow }))))
+})
+
+describe("ErpClient.withMaxWait: a lookup that would rather fail than wait", () => {
+  // The client's own limit: 3 per 30 seconds.
+  const limited = ErpTest.layer({
+    sandbox: { partners: 50, rateLimit: false },
+    rateLimiter: { limit: 3, window: "30 seconds" }
+  })
+
+  it.effect("past the bound it fails at once with RateLimited saying the wait it needed, and takes no place", () =>
+    Effect.gen(function*() {
+      yield* Effect.forEach([1, 2, 3], (id) => Partners.get(id), { concurrency: 3 })
+      const refused = yield* Effect.flip(Partners.get(4).pipe(ErpClient.withMaxWait("1 second")))
+      expect(refused._tag).toBe("RateLimited")
+      const limitedError = refused as RateLimited
+      expect(limitedError.maxWaitMillis).toBe(1_000)
+      expect(limitedError.neededMillis).toBeGreaterThan(29_000)
+      expect(limitedError.message).toContain("nothing was sent")
+      expect(yield* asked).toEqual(["id=1", "id=2", "id=3"])
+      // It took no place in the limit: a window later, three lookups start together.
+      const three = yield* Effect.fork(Effect.forEach([4, 5, 6], (id) => Partners.get(id), { concurrency: 3 }))
+      yield* TestClock.adjust("31 seconds")
+      yield* Fiber.join(three)
+      const log = (yield* (yield* Sandbox.Sandbox).requests).filter((entry) => entry.endpoint === "/partner/get")
+      expect(log.length).toBe(6)
+      expect(new Set(log.slice(3).map((entry) => entry.timeMillis)).size).toBe(1)
+    }).pipe(Effect.provide(limited)))
+
+  it.effect("a wait within the bound is waited", () =>
+    Effect.gen(function*() {
+      yield* Effect.forEach([1, 2, 3], (id) => Partners.get(id), { concurrency: 3 })
+      yield* TestClock.adjust("29 seconds")
+      const fourth = yield* Effect.fork(Partners.get(4).pipe(ErpClient.withMaxWait("3 seconds")))
+      yield* TestClock.adjust("3 seconds")
+      expect((yield* Fiber.join(fourth)).id).toBe(4)
+    }).pipe(Effect.provide(limited)))
+
+  it.effect("a pause the server asked for, past the bound: RateLimited at once, nothing sent", () =>
+    Effect.gen(function*() {
+      // The server allows 2 per 30 s; the client was told 100. After the second, the server says none remain.
+      yield* Effect.forEach([1, 2], (id) => Partners.get(id))
+      const refused = yield* Effect.flip(Partners.get(3).pipe(ErpClient.withMaxWait("1 second")))
+      expect(refused._tag).toBe("RateLimited")
+      expect(yield* asked).toEqual(["id=1", "id=2"])
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: { partners: 20, rateLimit: { limit: 2, window: "30 seconds" } },
+      rateLimiter: { limit: 100, window: "30 seconds" }
+    }))))
 })

@@ -11,6 +11,7 @@ import { DecodeError, InvalidRequest } from "@erp-client/core/ErpError"
 import * as JsonText from "@erp-client/core/JsonText"
 import * as ListQuery from "@erp-client/core/ListQuery"
 import * as Page from "@erp-client/core/Page"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
@@ -74,7 +75,8 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
     method: "GET" | "POST",
     endpoint: string,
     params: Params,
-    body: string | undefined
+    body: string | undefined,
+    maxWaitMillis?: number
   ): Effect.Effect<readonly [Envelope.RawEnvelope, string], Executor.ExecuteError | InvalidRequest> =>
     Either.match(validateEndpoint(endpoint), {
       onLeft: Effect.fail,
@@ -84,7 +86,7 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
         if (method === "POST" && body !== undefined) {
           request = HttpClientRequest.bodyText(request, body, "application/json")
         }
-        return execute(request, { envelope: true }).pipe(
+        return execute(request, { envelope: true, maxWaitMillis }).pipe(
           // The executor checked the envelope of every 2xx answer it hands back; the body comes with it.
           Effect.map((exchange) => [exchange.envelope!, exchange.answer.text] as const),
           Effect.tap(([envelope]) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
@@ -102,7 +104,8 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
     options?: GetOptions & { readonly exact?: boolean | undefined }
   ) => {
     const decode = Decoder.make(schema)
-    return call("GET", endpoint, options?.params ?? [], undefined).pipe(
+    const maxWait = options?.maxWait === undefined ? undefined : Duration.toMillis(options.maxWait)
+    return call("GET", endpoint, options?.params ?? [], undefined, maxWait).pipe(
       Effect.flatMap(([envelope, text]): Either.Either<A | Exact<A>, CallError> => {
         const decoded = Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)
         return options?.exact === true ? Either.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded

@@ -19,6 +19,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type { RequestError } from "../ErpClient.js"
@@ -32,6 +33,11 @@ import type * as Transport from "./transport.js"
 export interface CallOptions {
   /** Check that a 2xx body is the envelope (every ERP endpoint); a broken one is retried like a reset connection. */
   readonly envelope: boolean
+  /**
+   * How long the call may wait for the rate limit in all (ours and the server's pauses), in milliseconds: past it,
+   * it fails at once with `RateLimited` (`maxWaitMillis`, `neededMillis`), taking no place in the limit.
+   */
+  readonly maxWaitMillis?: number | undefined
 }
 
 /** An answer, with the envelope parsed when the call asked for it. */
@@ -45,14 +51,14 @@ export type ExecuteError = RequestError | DecodeError
 
 /** `execute`: a call that checks the envelope can fail with a `DecodeError`; one that does not, never. */
 export interface Execute {
-  (request: HttpClientRequest.HttpClientRequest, options: { readonly envelope: true }): Effect.Effect<
-    Exchange,
-    RequestError | DecodeError
-  >
-  (request: HttpClientRequest.HttpClientRequest, options: { readonly envelope: false }): Effect.Effect<
-    Exchange,
-    RequestError
-  >
+  (
+    request: HttpClientRequest.HttpClientRequest,
+    options: { readonly envelope: true; readonly maxWaitMillis?: number | undefined }
+  ): Effect.Effect<Exchange, RequestError | DecodeError>
+  (
+    request: HttpClientRequest.HttpClientRequest,
+    options: { readonly envelope: false; readonly maxWaitMillis?: number | undefined }
+  ): Effect.Effect<Exchange, RequestError>
 }
 
 export interface Settings {
@@ -80,6 +86,12 @@ type Last =
     readonly answer: Transport.Answer
     readonly envelope: Either.Either<Envelope.RawEnvelope | undefined, DecodeError>
   }
+
+/**
+ * The bound on waiting for the rate limit of the calls in its scope, in milliseconds (`ErpClient.withMaxWait`); a
+ * call's own `maxWait` wins.
+ */
+export const currentMaxWait: FiberRef.FiberRef<number | undefined> = FiberRef.unsafeMake<number | undefined>(undefined)
 
 /**
  * The executor of a client: `execute(request, options)` runs one call. A GET is retried after a transient failure
@@ -110,179 +122,195 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
     const url = Option.getOrUndefined(HttpClientRequestModule.toUrl(request))
     const span = Observe.attemptSpan(target, url)
 
-    return Effect.flatMap(Clock.currentTimeMillis, (startMillis) => {
-      let attempts = 0
-      let failures = 0
-      let busy = 0
-      let waitedMillis = 0
-      let lastLimit: ServerLimit.ServerLimit | undefined = undefined
+    return Effect.flatMap(
+      Effect.zip(Clock.currentTimeMillis, FiberRef.get(currentMaxWait)),
+      ([startMillis, scoped]) => {
+        const maxWaitMillis = options.maxWaitMillis ?? scoped
+        let attempts = 0
+        let failures = 0
+        let busy = 0
+        let waitedMillis = 0
+        let lastLimit: ServerLimit.ServerLimit | undefined = undefined
 
-      const rateLimited = (nowMillis: number, neededMillis: number | undefined) =>
-        new RateLimited({
-          endpoint: target.endpoint,
-          waitedMillis,
-          attempts,
-          elapsedMillis: nowMillis - startMillis,
-          ...(neededMillis === undefined ? {} : { neededMillis }),
-          ...(lastLimit?.limit === undefined ? {} : { limit: lastLimit.limit }),
-          ...(lastLimit?.remaining === undefined ? {} : { remaining: lastLimit.remaining }),
-          ...(lastLimit?.reset === undefined ? {} : { serverReset: lastLimit.reset.raw, resetAt: lastLimit.reset.at })
-        })
-
-      // The error a call gives up with, saying its attempts.
-      const giveUp = (last: Last, nowMillis: number): ExecuteError => {
-        const tally = { attempts, elapsedMillis: nowMillis - startMillis }
-        if (last._tag === "Answer") {
-          const { answer } = last
-          if (answer.status >= 200 && answer.status < 300 && Either.isLeft(last.envelope)) {
-            return new DecodeError({ ...last.envelope.left, ...tally })
-          }
-          const retryAfter = answer.headers["retry-after"]
-          return new HttpStatusError({
-            ...target,
-            status: answer.status,
-            ...(retryAfter === undefined ? {} : { retryAfter }),
-            ...tally
+        const rateLimited = (nowMillis: number, neededMillis: number | undefined, maxWaitMillis?: number) =>
+          new RateLimited({
+            endpoint: target.endpoint,
+            ...(maxWaitMillis === undefined ? {} : { maxWaitMillis }),
+            waitedMillis,
+            attempts,
+            elapsedMillis: nowMillis - startMillis,
+            ...(neededMillis === undefined ? {} : { neededMillis }),
+            ...(lastLimit?.limit === undefined ? {} : { limit: lastLimit.limit }),
+            ...(lastLimit?.remaining === undefined ? {} : { remaining: lastLimit.remaining }),
+            ...(lastLimit?.reset === undefined ? {} : { serverReset: lastLimit.reset.raw, resetAt: lastLimit.reset.at })
           })
-        }
-        const error = last.error
-        switch (error._tag) {
-          case "TransportError":
-            return new TransportError({ ...error, ...tally })
-          case "TimeoutError":
-            return new TimeoutError({ ...error, ...tally })
-          default:
-            return error
-        }
-      }
 
-      const acquire = Effect.catchTags(limiter.acquire(key, startMillis + settings.rateLimitBudgetMillis), {
-        PauseBeyondDeadline: (pause) =>
-          Effect.flatMap(
-            Clock.currentTimeMillis,
-            (nowMillis) => Effect.fail(rateLimited(nowMillis, pause.pausedUntil - nowMillis))
-          ),
-        StoreFailure: (failure) =>
-          Effect.fail(new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description }))
-      })
-
-      // One attempt: the slot, the wire (in the attempt's span), the slot handed back with the time it ended.
-      const once = Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(restore(acquire), (acquired) => {
-          waitedMillis += acquired.spacedMillis + acquired.pausedMillis
-          const resend = attempts
-          attempts += 1
-          return restore(
-            Observe.recordWait(target.endpoint, acquired).pipe(
-              Effect.zipRight(Observe.observeAttempt(target, span(resend), settings.attempt(request, target))),
-              Effect.either
-            )
-          ).pipe(
-            Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(acquired.release(now))))
-          )
-        })
-      )
-
-      const loop: Effect.Effect<Exchange, ExecuteError> = Effect.flatMap(
-        once,
-        (result) =>
-          Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
-            let last: Last
-            let outcome: Policy.Outcome
-            if (Either.isLeft(result)) {
-              last = { _tag: "Error", error: result.left }
-              outcome = {
-                _tag: "NoAnswer",
-                transient: result.left._tag === "TransportError" || result.left._tag === "TimeoutError"
-              }
-            } else {
-              const answer = result.right
-              const ok = answer.status >= 200 && answer.status < 300
-              const envelope: Either.Either<Envelope.RawEnvelope | undefined, DecodeError> = ok && options.envelope
-                ? Envelope.parseBody(target.endpoint, answer.text)
-                : Either.right(undefined)
-              lastLimit = ServerLimit.parse(answer.headers, nowMillis, settings.maxServerWaitMillis)
-              last = { _tag: "Answer", answer, envelope }
-              outcome = {
-                _tag: "Answer",
-                status: answer.status,
-                limit: lastLimit,
-                retryAfterMillis: ServerLimit.retryAfter(answer.headers, nowMillis),
-                bodyOk: Either.isRight(envelope)
-              }
+        // The error a call gives up with, saying its attempts.
+        const giveUp = (last: Last, nowMillis: number): ExecuteError => {
+          const tally = { attempts, elapsedMillis: nowMillis - startMillis }
+          if (last._tag === "Answer") {
+            const { answer } = last
+            if (answer.status >= 200 && answer.status < 300 && Either.isLeft(last.envelope)) {
+              return new DecodeError({ ...last.envelope.left, ...tally })
             }
-            return Effect.flatMap(Random.nextRange(0.5, 1), (jitter) => {
-              const verdict = Policy.decide(policy, { startMillis, failures, busy }, outcome, nowMillis, jitter)
-              switch (verdict._tag) {
-                case "Accept": {
-                  const answered = last as Extract<Last, { _tag: "Answer" }>
-                  return Effect.as(
-                    pauseIfServerCountsMore(lastLimit!),
-                    { answer: answered.answer, envelope: Either.getOrUndefined(answered.envelope) }
-                  )
-                }
-                case "Pause":
-                  busy += 1
-                  return Effect.zipRight(
-                    Effect.zipRight(
-                      Effect.logInfo(
-                        `${target.method} ${target.endpoint}: the server answered 429${
-                          lastLimit?.reset === undefined
-                            ? ""
-                            : ` (${ServerLimit.describeReset(lastLimit.reset, nowMillis)})`
-                        }; trying again in ${Math.round(verdict.untilMillis - nowMillis)} ms`
-                      ),
-                      Effect.catchTag(
-                        limiter.pause(key, verdict.untilMillis),
-                        "StoreFailure",
-                        (failure) =>
-                          Effect.fail(
-                            new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description })
-                          )
-                      )
-                    ),
-                    loop
-                  )
-                case "Retry":
-                  failures += 1
-                  return Observe.retried.pipe(
-                    Effect.zipRight(Effect.logWarning(
-                      `${describeLast(target, last)}; retrying in ${Math.round(verdict.afterMillis)} ms (attempt ${
-                        attempts + 1
-                      })`
-                    )),
-                    Effect.zipRight(Effect.sleep(Duration.millis(verdict.afterMillis))),
-                    Effect.zipRight(loop)
-                  )
-                case "GiveUp":
-                  return Effect.fail(
-                    verdict.why === "rate-limit-budget" ? rateLimited(nowMillis, undefined) : giveUp(last, nowMillis)
-                  )
-              }
+            const retryAfter = answer.headers["retry-after"]
+            return new HttpStatusError({
+              ...target,
+              status: answer.status,
+              ...(retryAfter === undefined ? {} : { retryAfter }),
+              ...tally
             })
-          })
-      )
+          }
+          const error = last.error
+          switch (error._tag) {
+            case "TransportError":
+              return new TransportError({ ...error, ...tally })
+            case "TimeoutError":
+              return new TimeoutError({ ...error, ...tally })
+            default:
+              return error
+          }
+        }
 
-      // `X-RateLimit-Remaining: 0` pauses the endpoint until the reset when the server counts more than we sent.
-      const pauseIfServerCountsMore = (limit: ServerLimit.ServerLimit): Effect.Effect<void, RateLimiterUnavailable> =>
-        limit.remaining !== 0 || limit.reset === undefined || !limit.reset.usable
-          ? Effect.void
-          : Effect.flatMap(
-            limiter.inUse(key),
-            (inUse) =>
-              ServerLimit.pausesOnEmpty(limit, { limit: limiter.limit, inUse })
-                ? limiter.pause(key, limit.reset!.at)
-                : Effect.void
-          ).pipe(
-            Effect.catchTag(
-              "StoreFailure",
-              (failure) =>
-                Effect.fail(new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description }))
+        const bound = maxWaitMillis === undefined ? undefined : startMillis + maxWaitMillis
+        const acquire = Effect.catchTags(limiter.acquire(key, startMillis + settings.rateLimitBudgetMillis, bound), {
+          WaitBeyondBound: (beyond) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (nowMillis) => Effect.fail(rateLimited(nowMillis, beyond.startsAt - nowMillis, maxWaitMillis))
+            ),
+          PauseBeyondDeadline: (pause) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (nowMillis) => Effect.fail(rateLimited(nowMillis, pause.pausedUntil - nowMillis))
+            ),
+          StoreFailure: (failure) =>
+            Effect.fail(new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description }))
+        })
+
+        // One attempt: the slot, the wire (in the attempt's span), the slot handed back with the time it ended.
+        const once = Effect.uninterruptibleMask((restore) =>
+          Effect.flatMap(restore(acquire), (acquired) => {
+            waitedMillis += acquired.spacedMillis + acquired.pausedMillis
+            const resend = attempts
+            attempts += 1
+            return restore(
+              Observe.recordWait(target.endpoint, acquired).pipe(
+                Effect.zipRight(Observe.observeAttempt(target, span(resend), settings.attempt(request, target))),
+                Effect.either
+              )
+            ).pipe(
+              Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(acquired.release(now))))
             )
-          )
+          })
+        )
 
-      return loop
-    })
+        const loop: Effect.Effect<Exchange, ExecuteError> = Effect.flatMap(
+          once,
+          (result) =>
+            Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
+              let last: Last
+              let outcome: Policy.Outcome
+              if (Either.isLeft(result)) {
+                last = { _tag: "Error", error: result.left }
+                outcome = {
+                  _tag: "NoAnswer",
+                  transient: result.left._tag === "TransportError" || result.left._tag === "TimeoutError"
+                }
+              } else {
+                const answer = result.right
+                const ok = answer.status >= 200 && answer.status < 300
+                const envelope: Either.Either<Envelope.RawEnvelope | undefined, DecodeError> = ok && options.envelope
+                  ? Envelope.parseBody(target.endpoint, answer.text)
+                  : Either.right(undefined)
+                lastLimit = ServerLimit.parse(answer.headers, nowMillis, settings.maxServerWaitMillis)
+                last = { _tag: "Answer", answer, envelope }
+                outcome = {
+                  _tag: "Answer",
+                  status: answer.status,
+                  limit: lastLimit,
+                  retryAfterMillis: ServerLimit.retryAfter(answer.headers, nowMillis),
+                  bodyOk: Either.isRight(envelope)
+                }
+              }
+              return Effect.flatMap(Random.nextRange(0.5, 1), (jitter) => {
+                const verdict = Policy.decide(policy, { startMillis, failures, busy }, outcome, nowMillis, jitter)
+                switch (verdict._tag) {
+                  case "Accept": {
+                    const answered = last as Extract<Last, { _tag: "Answer" }>
+                    return Effect.as(
+                      pauseIfServerCountsMore(lastLimit!),
+                      { answer: answered.answer, envelope: Either.getOrUndefined(answered.envelope) }
+                    )
+                  }
+                  case "Pause":
+                    busy += 1
+                    return Effect.zipRight(
+                      Effect.zipRight(
+                        Effect.logInfo(
+                          `${target.method} ${target.endpoint}: the server answered 429${
+                            lastLimit?.reset === undefined
+                              ? ""
+                              : ` (${ServerLimit.describeReset(lastLimit.reset, nowMillis)})`
+                          }; trying again in ${Math.round(verdict.untilMillis - nowMillis)} ms`
+                        ),
+                        Effect.catchTag(
+                          limiter.pause(key, verdict.untilMillis),
+                          "StoreFailure",
+                          (failure) =>
+                            Effect.fail(
+                              new RateLimiterUnavailable({
+                                endpoint: target.endpoint,
+                                description: failure.description
+                              })
+                            )
+                        )
+                      ),
+                      loop
+                    )
+                  case "Retry":
+                    failures += 1
+                    return Observe.retried.pipe(
+                      Effect.zipRight(Effect.logWarning(
+                        `${describeLast(target, last)}; retrying in ${Math.round(verdict.afterMillis)} ms (attempt ${
+                          attempts + 1
+                        })`
+                      )),
+                      Effect.zipRight(Effect.sleep(Duration.millis(verdict.afterMillis))),
+                      Effect.zipRight(loop)
+                    )
+                  case "GiveUp":
+                    return Effect.fail(
+                      verdict.why === "rate-limit-budget" ? rateLimited(nowMillis, undefined) : giveUp(last, nowMillis)
+                    )
+                }
+              })
+            })
+        )
+
+        // `X-RateLimit-Remaining: 0` pauses the endpoint until the reset when the server counts more than we sent.
+        const pauseIfServerCountsMore = (limit: ServerLimit.ServerLimit): Effect.Effect<void, RateLimiterUnavailable> =>
+          limit.remaining !== 0 || limit.reset === undefined || !limit.reset.usable
+            ? Effect.void
+            : Effect.flatMap(
+              limiter.inUse(key),
+              (inUse) =>
+                ServerLimit.pausesOnEmpty(limit, { limit: limiter.limit, inUse })
+                  ? limiter.pause(key, limit.reset!.at)
+                  : Effect.void
+            ).pipe(
+              Effect.catchTag(
+                "StoreFailure",
+                (failure) =>
+                  Effect.fail(
+                    new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description })
+                  )
+              )
+            )
+
+        return loop
+      }
+    )
   }
 
   // The overloads say what the options decide: without the envelope check no DecodeError can come out.

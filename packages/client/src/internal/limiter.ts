@@ -13,6 +13,14 @@ export class PauseBeyondDeadline extends Data.TaggedError("PauseBeyondDeadline")
   readonly pausedUntil: number
 }> {}
 
+/**
+ * `acquire` was bounded (a caller that would rather fail than wait long, `ErpClient`'s `maxWait`) and the request
+ * could not start by then: it would start at `startsAt` at the earliest. No place in the limit was taken.
+ */
+export class WaitBeyondBound extends Data.TaggedError("WaitBeyondBound")<{
+  readonly startsAt: number
+}> {}
+
 /** The limiter's store failed (only possible with a remote store). */
 export class StoreFailure extends Data.TaggedError("StoreFailure")<{
   readonly description: string

@@ -35,6 +35,7 @@ import {
   pauseWaitMillis,
   spacingWaitMillis,
   StoreFailure,
+  WaitBeyondBound,
   WaitObserver,
   type WaitReason,
   waits
@@ -99,10 +100,42 @@ export const make = (
         Effect.mapError(storeFailure)
       )
 
+    // A bounded acquire takes its slot only if it may start at once: a slot that is spaced or busy is not reserved
+    // (only its ticket is spent, which skips the slot for this turn of the round-robin and keeps the limit: every
+    // start still uses a slot that was free for a window); it waits for the slot if that ends by the bound, or fails
+    // saying when the request could start.
+    const reserveBounded = (
+      key: string,
+      bound: number
+    ): Effect.Effect<{ readonly slot: string; readonly freeAt: number }, WaitBeyondBound | StoreFailure> =>
+      Effect.gen(function*() {
+        const [ticket] = yield* Effect.mapError(
+          store.fixedWindow({ key: `${key}:ticket`, tokens: 1, refillRate: slotWindow, limit: undefined }),
+          storeFailure
+        )
+        const slot = `${key}:slot:${slotOf(ticket, limit)}`
+        const now = yield* Clock.currentTimeMillis
+        const busyUntil = yield* holds.get(slot)
+        if (busyUntil > now) return { slot, freeAt: busyUntil }
+        const [count, ttl] = yield* Effect.mapError(
+          store.fixedWindow({ key: slot, tokens: 1, refillRate: slotWindow, limit: 1 }),
+          storeFailure
+        )
+        // Over its limit of one, the counter was left as it was: the slot is free again when it expires.
+        return { slot, freeAt: count > 1 ? now + ttl : now }
+      }).pipe(
+        Effect.flatMap((reserved) =>
+          reserved.freeAt > bound
+            ? Effect.fail(new WaitBeyondBound({ startsAt: reserved.freeAt }))
+            : Effect.succeed(reserved)
+        )
+      )
+
     const waitForPause = (
       key: string,
-      deadline: number | undefined
-    ): Effect.Effect<number, PauseBeyondDeadline | StoreFailure> =>
+      deadline: number | undefined,
+      bound: number | undefined
+    ): Effect.Effect<number, PauseBeyondDeadline | WaitBeyondBound | StoreFailure> =>
       Effect.gen(function*() {
         let paused = 0
         // Each pause is capped by whoever set it; the deadline bounds how many we sit through.
@@ -110,6 +143,7 @@ export const make = (
           const until = yield* holds.get(key)
           const now = yield* Clock.currentTimeMillis
           if (until <= now) return paused
+          if (bound !== undefined && until > bound) return yield* Effect.fail(new WaitBeyondBound({ startsAt: until }))
           if (deadline !== undefined && until > deadline) {
             return yield* Effect.fail(new PauseBeyondDeadline({ pausedUntil: until }))
           }
@@ -122,7 +156,11 @@ export const make = (
         }
       })
 
-    const acquire = (key: string, deadline?: number): Effect.Effect<Acquired, PauseBeyondDeadline | StoreFailure> =>
+    const acquire = (
+      key: string,
+      deadline?: number,
+      bound?: number
+    ): Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure> =>
       Effect.gen(function*() {
         let pausedMillis = 0
         let spacedMillis = 0
@@ -140,9 +178,22 @@ export const make = (
             spacedMillis += delay
           })
         while (true) {
-          pausedMillis += yield* waitForPause(key, deadline)
-          const { delay, slot } = yield* reserve(key)
-          if (delay > 0) yield* space(delay)
+          pausedMillis += yield* waitForPause(key, deadline, bound)
+          let slot: string
+          if (bound === undefined) {
+            const reserved = yield* reserve(key)
+            slot = reserved.slot
+            if (reserved.delay > 0) yield* space(reserved.delay)
+          } else {
+            const reserved = yield* reserveBounded(key, bound)
+            const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
+            // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
+            if (wait > 0) {
+              yield* space(wait)
+              continue
+            }
+            slot = reserved.slot
+          }
           // The slot's previous request may have ended (or started) late: it keeps the slot busy until a window
           // after that.
           while (true) {

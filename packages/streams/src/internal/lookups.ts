@@ -3,8 +3,8 @@
  * `RequestResolver` on the client. Identical lookups in flight share one request: they meet in a request cache, kept
  * here for the lookups that no cache was asked for (entries leave it when their answer arrives), or the cache of a
  * `Lookups.layer`, which keeps answers for its time to live. A lookup is identical to another when it asks the same
- * client, the same endpoint and schema, for the same value: the client is part of the key, so two clients in one
- * process (two servers, two keys) never share an answer.
+ * client, the same endpoint and schema, for the same value, with the same bound on waiting for the limit: the client
+ * is part of the key, so two clients in one process (two servers, two keys) never share an answer.
  */
 import type { CallError, Params, Service } from "@erp-client/client/ErpClient"
 import * as Context from "effect/Context"
@@ -29,6 +29,8 @@ export interface Lookup<A> extends Request.Request<A, CallError> {
   readonly value: string
   /** How `NotFound` names what was looked up (`id=42`). */
   readonly selector: string
+  /** The caller's bound on waiting for the rate limit (`GetOptions.maxWait`), in milliseconds. */
+  readonly maxWaitMillis: number | undefined
 }
 
 const lookup = Request.tagged<Lookup<any>>("ErpLookup")
@@ -40,8 +42,9 @@ export const make = <A>(
   schema: Schema.Schema<A, any>,
   param: string,
   value: string | number,
-  selector: string
-): Lookup<A> => lookup({ client, endpoint, schema, param, value: String(value), selector })
+  selector: string,
+  maxWaitMillis?: number
+): Lookup<A> => lookup({ client, endpoint, schema, param, value: String(value), selector, maxWaitMillis })
 
 const params = (request: Lookup<any>): Params => [[request.param, request.value]]
 
@@ -52,7 +55,11 @@ const params = (request: Lookup<any>): Params => [[request.param, request.value]
 const resolver: RequestResolver.RequestResolver<Lookup<any>> = RequestResolver.fromEffect((request: Lookup<any>) =>
   Effect.zipRight(
     Metric.increment(sent),
-    request.client.get(request.endpoint, request.schema, { params: params(request), selector: request.selector })
+    request.client.get(request.endpoint, request.schema, {
+      params: params(request),
+      selector: request.selector,
+      maxWait: request.maxWaitMillis
+    })
   )
 )
 
