@@ -210,6 +210,25 @@ describe("ErpRateLimiterRedis", () => {
       expect(beyond._tag).toBe("PauseBeyondDeadline")
     }))
 
+  it.scopedLive("a bounded acquire across processes: past its bound it fails at once and takes no place", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("bound")
+      const [a, b] = yield* Effect.all(
+        [0, 1].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 2, window: Duration.seconds(30) }))
+      )
+      const key = "erp:k:partner/get"
+      yield* a!.acquire(key)
+      yield* a!.acquire(key)
+      // Both places are taken for 30 s: the other process, bounded to one second, is refused at once.
+      const refused = yield* Effect.flip(b!.acquire(key, undefined, Date.now() + 1_000))
+      expect(refused._tag).toBe("WaitBeyondBound")
+      expect(refused._tag === "WaitBeyondBound" && refused.startsAt - Date.now()).toBeGreaterThan(25_000)
+      // No slot counter went past its one use: the refusal took nothing.
+      for (const slot of [0, 1]) {
+        expect(yield* Effect.promise(() => admin.get(`${prefix}${key}:slot:${slot}`))).toBe("1")
+      }
+    }))
+
   describe("when Redis cannot be reached", () => {
     it.scopedLive("\"fail\": acquire fails fast with StoreFailure, and the URL's password is nowhere", () => {
       const logs = captureLogs()
