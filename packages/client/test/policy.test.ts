@@ -56,13 +56,21 @@ describe("Policy.decide", () => {
       _tag: "Pause",
       untilMillis: now + 3_000
     })
-    for (const reset of [String(now / 1000 - 60), String(now / 1000 + 3600)]) {
+    // A reset in the past (epoch seconds behind, or a negative number of seconds from now) or an hour ahead: the
+    // server's window is unknown, so a whole window (jittered), from the first 429 on: every call meeting one starts
+    // over, and a share of the window each sent hundreds of 429s.
+    for (const reset of [String(now / 1000 - 60), String(now / 1000 + 3600), "-3590"]) {
       const first = Policy.decide(policy, fresh, answer(429, { "x-ratelimit-reset": reset }), now, 1)
-      // One request's share of the window (300 ms), doubling with each 429, up to a window.
-      expect(first).toEqual({ _tag: "Pause", untilMillis: now + 300 })
-      const later = Policy.decide(policy, { ...fresh, busy: 10 }, answer(429, { "x-ratelimit-reset": reset }), now, 1)
-      expect(later).toEqual({ _tag: "Pause", untilMillis: now + 30_000 })
+      expect(first).toEqual({ _tag: "Pause", untilMillis: now + 30_000 })
+      const jittered = Policy.decide(policy, fresh, answer(429, { "x-ratelimit-reset": reset }), now, 0.5)
+      expect(jittered).toEqual({ _tag: "Pause", untilMillis: now + 15_000 })
     }
+    // Without any reset: one request's share of the window (300 ms), doubling with each 429, up to a window.
+    expect(Policy.decide(policy, fresh, answer(429, {}), now, 1)).toEqual({ _tag: "Pause", untilMillis: now + 300 })
+    expect(Policy.decide(policy, { ...fresh, busy: 10 }, answer(429, {}), now, 1)).toEqual({
+      _tag: "Pause",
+      untilMillis: now + 30_000
+    })
     // A POST is tried again after a 429 too: the server refused before acting.
     expect(Policy.decide({ ...policy, idempotent: false }, fresh, answer(429, { "x-ratelimit-reset": "3" }), now, 1))
       .toMatchObject({ _tag: "Pause" })

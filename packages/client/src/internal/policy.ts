@@ -94,13 +94,19 @@ export const decide = (
   if (outcome._tag === "NoAnswer") return outcome.transient ? retry(undefined) : { _tag: "GiveUp", why: "final" }
   const { status } = outcome
   if (status === 429) {
-    // The server refused before acting: any method is tried again, once its window allows. A reset in the past or
-    // beyond the longest wait is unknown: back off from one request's share of the window, doubling up to a window.
+    // The server refused before acting: any method is tried again, once its window allows. A reset that is not ahead
+    // of now (in the past: a skewed clock; "now", which the 429 itself contradicts) or beyond the longest wait (a unit
+    // misread) says the server's window is unknown: back off by a whole window, so the calls waiting on the endpoint
+    // meet about one more 429 a window (pausing for a share of the window, each new call starting over, sent
+    // hundreds). Without any reset, back off from one request's share of the window, doubling up to a window.
     const reset = outcome.limit.reset
     const least = minPauseMillis(policy)
-    const backoff = Math.min(policy.windowMillis, least * 2 ** history.busy) * jitter
+    const known = reset !== undefined && reset.usable && reset.at > nowMillis
+    const backoff = reset !== undefined && !known
+      ? policy.windowMillis * jitter
+      : Math.min(policy.windowMillis, least * 2 ** history.busy) * jitter
     const untilMillis = Math.ceil(
-      reset !== undefined && reset.usable ? Math.max(reset.at, nowMillis + least) : nowMillis + Math.max(least, backoff)
+      known ? Math.max(reset.at, nowMillis + least) : nowMillis + Math.max(least, backoff)
     )
     return untilMillis - history.startMillis > policy.rateLimitBudgetMillis
       ? { _tag: "GiveUp", why: "rate-limit-budget" }

@@ -48,7 +48,8 @@ export const parse = (
   const raw = headerText(headers, "x-ratelimit-reset")
   const value = headerNumber(headers, "x-ratelimit-reset")
   let reset: Reset | undefined
-  if (raw !== undefined && value !== undefined && value >= 0) {
+  if (raw !== undefined && value !== undefined) {
+    // A negative value (seconds from now, skewed) is a reset in the past: unusable, like an epoch behind the clock.
     const at = value >= 1e12 ? value : value >= 1e9 ? value * 1000 : nowMillis + value * 1000
     // Epoch seconds are rounded up by most servers: a reset up to a second behind is the current second.
     reset = { raw, at, usable: at > nowMillis - 1000 && at <= nowMillis + maxWaitMillis }

@@ -1,0 +1,221 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Partner } from "@erp-client/core"
+import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
+import type { Paginate } from "@erp-client/streams"
+import { ListEndpoint, Partners } from "@erp-client/streams"
+import { ErpTest } from "@erp-client/testing"
+import { Chunk, Effect, Either, Stream } from "effect"
+
+// The library against the sandbox's own core, where the contract is silent and the server misbehaves: records
+// filtered after the cut, a page size that drops, a clamp, an ignored list_offset, outages with Retry-After, cut
+// bodies, numbers beyond a double, ids repeated by distinct records, a reset in the past. In memory, on the TestClock
+// (ErpTest.advancing moves it), so outages of tens of seconds cost milliseconds. The truth is what the sandbox says it
+// serves (`visiblePartners`): every record of it exactly once, or a typed error.
+
+const noLimit = { rateLimit: false } as const
+const ids = (records: ReadonlyArray<{ readonly id: unknown }>) => records.map((record) => Number(record.id))
+
+const collect = <A, E, R>(stream: Stream.Stream<A, E, R>) =>
+  Effect.map(ErpTest.advancing(Stream.runCollect(stream), { step: "1 second" }), Chunk.toReadonlyArray)
+
+const served = (where?: (record: Seed.ServedRecord) => boolean) =>
+  Effect.map(
+    Effect.flatMap(Sandbox.Sandbox, (sandbox) => sandbox.visiblePartners),
+    (records) => ids(records.filter((record) => where === undefined || where(record)))
+  )
+
+// As the server filters: 1, "1" and true are customers.
+const isCustomer = (record: Seed.ServedRecord) =>
+  record.is_customer === 1 || record.is_customer === "1" || record.is_customer === true
+
+const listRequests = Effect.map(
+  Effect.flatMap(Sandbox.Sandbox, (sandbox) => sandbox.requests),
+  (log) => log.filter((entry) => entry.endpoint === "/partner/list")
+)
+
+const modes = [
+  { name: "plain", safe: undefined },
+  { name: "drift-safe", safe: true as const }
+] as const
+
+describe("records filtered after the cut (short pages in the middle of the list)", () => {
+  const layer = ErpTest.layer({ sandbox: { partners: 1_000, hidden: { rate: 0.03, seed: 7 }, ...noLimit } })
+
+  for (const mode of modes) {
+    it.effect(`${mode.name}: every served partner exactly once, at concurrency 1 and 4, with and without a filter`, () =>
+      Effect.gen(function*() {
+        const all = yield* served()
+        expect(all.length).toBeLessThan(1_000)
+        for (const concurrency of [1, 4]) {
+          const got = yield* collect(Partners.stream({ pageSize: 100, concurrency, safe: mode.safe }))
+          expect(ids(got)).toEqual(all)
+        }
+        const customers = yield* collect(
+          Partners.stream({ pageSize: 100, concurrency: 4, safe: mode.safe, where: { is_customer: 1 } })
+        )
+        expect(ids(customers)).toEqual(yield* served(isCustomer))
+      }).pipe(Effect.provide(layer)))
+  }
+
+  it.effect("the short pages cost about one request each beyond the list's pages", () =>
+    Effect.gen(function*() {
+      const all = yield* served()
+      yield* collect(Partners.stream({ pageSize: 100, concurrency: 1 }))
+      const requests = (yield* listRequests).length
+      // 10 pages of positions, most of them short by a hidden record: each short page is settled by the next.
+      expect(all.length).toBeLessThan(1_000)
+      expect(requests).toBeGreaterThanOrEqual(11)
+      expect(requests).toBeLessThanOrEqual(22)
+    }).pipe(Effect.provide(layer)))
+})
+
+describe("a server whose page size changes or is clamped", () => {
+  for (const mode of modes) {
+    it.effect(`${mode.name}: the page size drops from 100 to 50 at the third request: every partner once`, () =>
+      Effect.gen(function*() {
+        const got = yield* collect(Partners.stream({ pageSize: 100, concurrency: 4, safe: mode.safe }))
+        expect(ids(got)).toEqual(yield* served())
+      }).pipe(Effect.provide(ErpTest.layer({
+        sandbox: { partners: 777, maxListCountSchedule: [{ fromRequest: 3, max: 50 }], ...noLimit }
+      }))))
+
+    it.effect(`${mode.name}: a server that serves at most 30 a page: every partner once, customers too`, () =>
+      Effect.gen(function*() {
+        expect(ids(yield* collect(Partners.stream({ concurrency: 4, safe: mode.safe })))).toEqual(yield* served())
+        const customers = yield* collect(Partners.stream({ safe: mode.safe, where: { is_customer: 1 } }))
+        expect(ids(customers)).toEqual(yield* served(isCustomer))
+      }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 400, maxListCount: 30, ...noLimit } }))))
+  }
+})
+
+describe("a server that ignores list_offset", () => {
+  for (const mode of modes) {
+    it.effect(`${mode.name}: fails with PagingLoop naming the offset, having emitted nothing twice, in few requests`, () =>
+      Effect.gen(function*() {
+        const emitted: Array<number> = []
+        const result = yield* ErpTest.advancing(
+          Stream.runForEach(
+            Partners.stream({ pageSize: 50, concurrency: 4, safe: mode.safe }),
+            (partner) => Effect.sync(() => emitted.push(partner.id))
+          ).pipe(Effect.either)
+        )
+        expect(Either.isLeft(result) && result.left._tag).toBe("PagingLoop")
+        const error = Either.isLeft(result) ? result.left : undefined
+        expect(error?.message).toMatch(/partner\/list: paging stopped at offset \d+/)
+        expect(new Set(emitted).size).toBe(emitted.length)
+        expect((yield* listRequests).length).toBeLessThanOrEqual(12)
+      }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 500, ignoreOffset: true, ...noLimit } }))))
+  }
+})
+
+describe("outages and broken bodies", () => {
+  it.effect("a 20 s outage of HTML 503s with Retry-After: 5 is ridden out; Retry-After is honoured", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      yield* sandbox.inject(
+        Fault.Fault.Outage({ duration: "20 seconds", retryAfter: "5" }),
+        { endpoint: "/partner/list", after: 3 }
+      )
+      const got = yield* collect(Partners.stream({ pageSize: 100, concurrency: 1 }))
+      expect(ids(got)).toEqual(yield* served())
+      const outage = (yield* listRequests).filter((entry) => entry.status === 503)
+      expect(outage.length).toBeGreaterThan(0)
+      // Retry-After: 5 is waited: no two attempts of the outage closer than 5 s.
+      for (let i = 1; i < outage.length; i++) {
+        expect(outage[i]!.timeMillis - outage[i - 1]!.timeMillis).toBeGreaterThanOrEqual(5_000)
+      }
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 600, ...noLimit } }))))
+
+  it.effect("an outage longer than the retry budget fails with an error that says its attempts and time", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      yield* sandbox.inject(Fault.Fault.Outage({ duration: "5 minutes", retryAfter: "5" }), { after: 2 })
+      const emitted: Array<number> = []
+      const result = yield* ErpTest.advancing(
+        Stream.runForEach(
+          Partners.stream({ pageSize: 100, concurrency: 1 }),
+          (partner) => Effect.sync(() => emitted.push(partner.id))
+        ).pipe(Effect.either),
+        { step: "1 second" }
+      )
+      expect(Either.isLeft(result) && result.left._tag).toBe("HttpStatusError")
+      const message = Either.isLeft(result) ? result.left.message : ""
+      expect(message).toMatch(/503/)
+      expect(message).toMatch(/\(\d+ attempts over \d+(\.\d)? s\)/)
+      // What came before the outage was emitted, in order, once.
+      expect(emitted).toEqual((yield* served()).slice(0, emitted.length))
+      expect(emitted.length).toBe(200)
+    }).pipe(
+      Effect.provide(ErpTest.layer({ sandbox: { partners: 600, ...noLimit }, client: { retryBudget: "20 seconds" } }))
+    ))
+
+  it.effect("bodies cut short or not JSON are retried: every partner once", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const list = { endpoint: "/partner/list" }
+      yield* sandbox.inject(Fault.Fault.MalformedJson(), { ...list, times: 2, after: 1 })
+      yield* sandbox.inject(Fault.Fault.DropMidBody({ fraction: 0.3 }), { ...list, times: 2, after: 3 })
+      const got = yield* collect(Partners.stream({ pageSize: 100, concurrency: 2 }))
+      expect(ids(got)).toEqual(yield* served())
+      expect((yield* sandbox.stats).faultsServed).toBe(4)
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 500, ...noLimit } }))))
+})
+
+describe("records as the server wrote them", () => {
+  it.effect("numbers beyond a double and decimals as written: each record's text is the sandbox's, exactly", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const pages = yield* collect(
+        ListEndpoint.pages(Partners.LIST, Partner.Partner, { pageSize: 50, concurrency: 2, exact: true })
+      )
+      const texts = pages.flatMap((page) => page.json ?? [])
+      const expected = (yield* sandbox.visiblePartners).map((record) => Seed.recordJson(record))
+      expect(texts).toEqual(expected)
+      expect(texts.some((text) => text.includes("12345678901234567890"))).toBe(true)
+      expect(texts.some((text) => text.includes("1.10"))).toBe(true)
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: {
+        partners: 300,
+        oddRecords: { rate: 0.3, kinds: ["number-beyond-double", "decimal-as-written"] },
+        ...noLimit
+      }
+    }))))
+
+  it.effect("drift-safe paging reports each distinct record it drops for an id already written, and keeps the rest", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const all = yield* sandbox.visiblePartners
+      const dropped: Array<Paginate.DriftEvent> = []
+      const got = yield* collect(
+        Partners.stream({
+          pageSize: 50,
+          safe: { onDrift: (event) => Effect.sync(() => void (event._tag === "Dropped" && dropped.push(event))) }
+        })
+      )
+      const distinctIds = new Set(all.map((record) => Number(record.id)))
+      expect(new Set(ids(got))).toEqual(distinctIds)
+      expect(got.length).toBe(distinctIds.size)
+      // Every record not written was reported, one event each.
+      expect(dropped.length).toBe(all.length - got.length)
+      expect(dropped.length).toBeGreaterThan(0)
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: { partners: 300, oddRecords: { rate: 0.1, kinds: ["duplicate-id"] }, ...noLimit }
+    }))))
+})
+
+describe("a reset the server sends in the past", () => {
+  it.effect("is treated as unknown: the client backs off by the window and never hammers", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const got = yield* collect(Partners.stream({ pageSize: 100, concurrency: 4 }))
+      expect(ids(got)).toEqual(yield* served())
+      // 31 pages at 10 per 10 s, the client told 100: each window's excess meets one 429, not a storm of them.
+      expect((yield* sandbox.stats).tooManyRequests).toBeLessThanOrEqual(40)
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: {
+        partners: 3_050,
+        rateLimit: { limit: 10, window: "10 seconds", resetUnit: "seconds", resetSkew: "-1 hour" }
+      },
+      rateLimiter: { limit: 100, window: "10 seconds" }
+    }))))
+})
