@@ -68,6 +68,11 @@ export class DriftSafe<A> {
    * record dropped for its id is reported when its content differs.
    */
   private readonly seen: Map<unknown, number | undefined>
+  /**
+   * The records reported as dropped, by id and hash of their text: one read again in the overlap of the next page is
+   * the same record, and is reported once.
+   */
+  private readonly dropped = new Set<string>()
   /** The last page taken, by absolute position of each id, to measure shifts. */
   private previous: Map<unknown, number> | undefined = undefined
   /** Where the records of the last page taken end (offset + received): what the next page is expected to repeat. */
@@ -200,7 +205,11 @@ export class DriftSafe<A> {
         // Seen before: the same record again (the overlap), or one that only shares its id.
         const before = seen.get(ids[i])
         if (before !== undefined && before !== text) {
-          events.push(DriftEvent.Dropped({ offset: page.offset + i, id: ids[i] }))
+          const record = `${String(ids[i])}\u0000${text}`
+          if (!this.dropped.has(record)) {
+            this.dropped.add(record)
+            events.push(DriftEvent.Dropped({ offset: page.offset + i, id: ids[i] }))
+          }
         }
       }
       const taken = fresh.size === ids.length ? page : PageOrder.keepWhere(page, (position) => fresh.has(position))
