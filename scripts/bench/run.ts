@@ -15,6 +15,7 @@ import { plainConcurrentLoop, plainLoop } from "./baseline.js"
 import { log, median, ROOT, round, type Row, runErp, startSandbox } from "./common.js"
 import { cost } from "./cost.js"
 import { lookups } from "./lookups.js"
+import { pages } from "./pages.js"
 import { startup } from "./startup.js"
 
 const ERP = Path.join(ROOT, "scripts/erp.js")
@@ -451,7 +452,10 @@ const benchmarks: Array<[string, () => Promise<void>]> = [
   ["overhead", clientOverhead],
   ["memory", memory],
   ["shared", sharedLimit],
-  ["pages", recordsPerRequest],
+  ["pages", async () => {
+    await recordsPerRequest()
+    rows.push(...(await pages()))
+  }],
   ["span", waitSpan],
   ["startup", async () => void rows.push(...(await startup()))],
   ["cost", async () => void rows.push(...(await cost()))],
