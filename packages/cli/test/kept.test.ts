@@ -297,6 +297,26 @@ describe("erp partners get, many lookups", () => {
   const ids = ["--concurrency", "1", "--id", "7", "--id", "3", "--id", "99999", "--id", "5"]
   const found = () => [slow.sandbox.partnerAt(2), slow.sandbox.partnerAt(4)].map((p) => JSON.stringify(p) + "\n")
 
+  it("one request per distinct partner: repeats share it, and every line is answered in its place", async () => {
+    await slow.run(slow.sandbox.resetStats)
+    const run = record(
+      await erp(["partners", "get", "--stdin", "--concurrency", "4"], {
+        env: slow.env,
+        stdin: "7\n7\n3\n7\n3\n12\n99999\n99999\n"
+      })
+    )
+    expect(run.code).toBe(4)
+    expect(run.stdout).toBe(
+      [7, 7, 3, 7, 3, 12].map((id) => JSON.stringify(slow.sandbox.partnerAt(id - 1)) + "\n").join("")
+    )
+    expect(lines(run.stderr)).toEqual([
+      "erp: partner/get: not found (id=99999)",
+      "erp: partner/get: not found (id=99999)"
+    ])
+    const asked = (await slow.run(slow.sandbox.requests)).filter((entry) => entry.endpoint === "/partner/get")
+    expect(asked.map((entry) => entry.query.map(([, value]) => value).join()).sort()).toEqual(["12", "3", "7", "99999"])
+  })
+
   it("an error the server reports for one lookup is said with its id; the batch goes on; exit 1 wins over 4", async () => {
     await slow.run(
       slow.sandbox.inject(Fault.Fault.UnknownCode({ code: 0, message: "Internal error" }), {

@@ -9,6 +9,8 @@ import * as Partner from "@erp-client/core/Partner"
 import * as Partners from "@erp-client/streams/Partners"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Equal from "effect/Equal"
+import * as Hash from "effect/Hash"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Sink from "../Sink.js"
@@ -96,6 +98,21 @@ export const inputOrder = (
  * One line of `--stdin`: only digits is an id, `name:` then anything is that company name (a name made of digits),
  * any other line is a company name as it is; a blank line is nothing.
  */
+// A lookup as `Effect.cachedFunction` keys it: by its query as NotFound names it (`id=7`, `company_name="…"`), so a
+// repeated id or name is one lookup, hashed by that text (an Equivalence alone would hash every key alike).
+class Wanted implements Equal.Equal {
+  readonly key: string
+  constructor(readonly by: Partners.Selector) {
+    this.key = Partners.query(by).selector
+  }
+  [Equal.symbol](that: Equal.Equal): boolean {
+    return that instanceof Wanted && that.key === this.key
+  }
+  [Hash.symbol](): number {
+    return Hash.string(this.key)
+  }
+}
+
 export const parseLine = (line: string, number: number): Either.Either<Partners.Selector | undefined, UsageError> => {
   if (line.trim() === "") return Either.right(undefined)
   if (line.startsWith("name:")) return Either.right({ companyName: line.slice("name:".length) })
@@ -171,8 +188,11 @@ export const partnersGet = Command.make(
             args.strict
               ? client.get(Partners.GET, Partner.StrictPartner, { ...Partners.query(by), exact: true })
               : client.get(Partners.GET, AnyRecord, { ...Partners.query(by), exact: true })
+          // One request per distinct partner: a repeated id or name (in flight or answered) shares the first one's
+          // answer, and every line is still answered in its place. Keyed by the query as NotFound names it (`id=7`).
+          const once = yield* Effect.cachedFunction((wanted: Wanted) => fetchPartner(wanted.by))
           const lookup = (by: Partners.Selector) =>
-            fetchPartner(by).pipe(
+            once(new Wanted(by)).pipe(
               Effect.map(Either.right),
               Effect.catchIf(isLookupFailure, (error) => Effect.succeed(Either.left({ error, by })))
             )
