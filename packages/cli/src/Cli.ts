@@ -18,12 +18,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import { apiGet, apiList, apiPost } from "./internal/api.js"
 import { Argv, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
 import type * as HelpPath from "./internal/helpPath.js"
-import { type LookupsFailed, partnersGet } from "./internal/partnersGet.js"
+import { LookupsFailed, partnersGet } from "./internal/partnersGet.js"
 import { partnersList } from "./internal/partnersList.js"
 import { sandbox } from "./internal/sandbox.js"
 import * as Settings from "./internal/settings.js"
@@ -238,25 +239,22 @@ export const describeFailure = (
     return { code: ExitCode.usage, line: `${Help.describeValidation(tree, args, error)} (${command} --help)` }
   }
   if (ConfigError.isConfigError(error)) return { code: ExitCode.usage, line: Settings.describeConfigError(error) }
-  const tagged = error as { readonly _tag?: unknown; readonly message?: unknown }
-  const said = typeof tagged.message === "string" && tagged.message !== "" ? tagged.message : String(error)
+  const said = Predicate.hasProperty(error, "message") && typeof error.message === "string" && error.message !== ""
+    ? error.message
+    : String(error)
   // Work kept for a later run is said in the same line, after what went wrong.
   const line = context.kept === undefined ? said : `${said}; ${Sink.describeKept(context.kept)}`
-  switch (tagged._tag) {
-    case "StdoutClosed":
-      // The reader has all it wanted (`erp partners list | head -1`): the export ends quietly, as a success.
-      return { code: ExitCode.ok, line: undefined }
-    case "LookupsFailed": {
-      // Each one has had its own line already. Not found only: 4; any other failure among them: 1, which wins (a
-      // partner that may exist was not shown).
-      const { failed } = error as LookupsFailed
-      return { code: failed > 0 ? ExitCode.failure : ExitCode.notFound, line: undefined }
-    }
-    case "Interrupted":
-      return {
-        code: (error as Interrupted).signal === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
-        line
-      }
+  // The reader has all it wanted (`erp partners list | head -1`): the export ends quietly, as a success.
+  if (error instanceof Sink.StdoutClosed) return { code: ExitCode.ok, line: undefined }
+  // Each lookup that failed has had its own line already. Not found only: 4; any other failure among them: 1, which
+  // wins (a partner that may exist was not shown).
+  if (error instanceof LookupsFailed) {
+    return { code: error.failed > 0 ? ExitCode.failure : ExitCode.notFound, line: undefined }
+  }
+  if (error instanceof InternalErrors.Interrupted) {
+    return { code: error.signal === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted, line }
+  }
+  switch (Predicate.hasProperty(error, "_tag") ? error._tag : undefined) {
     case "UsageError":
     case "ResumeRefused":
     case "InvalidRequest":

@@ -74,10 +74,10 @@ const INSERTED_STREAM = 0x1a5e47ed
 const conditionText = (value: unknown): string => typeof value === "boolean" ? (value ? "1" : "0") : String(value)
 
 const matchesAll = (record: Seed.ServedRecord, conditions: ReadonlyArray<readonly [string, string]>): boolean => {
-  const fields = record as unknown as Readonly<Record<string, unknown>>
   for (const [field, value] of conditions) {
-    // A field the record does not have never matches (not even the value "undefined").
-    if (!Object.hasOwn(fields, field) || conditionText(fields[field]) !== value) return false
+    // A field the record does not have never matches (not even the value "undefined"). The field is any name a
+    // condition gives, so it is read as a property of the record, not as one of its typed fields.
+    if (!Object.hasOwn(record, field) || conditionText(Reflect.get(record, field)) !== value) return false
   }
   return true
 }
