@@ -8,9 +8,10 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     // Most files wait on sockets, child processes and timers rather than compute: vitest's default of one worker per
-    // core but one (a single worker on CI's two cores) left the machine idle for most of the run. Three in turn:
-    // the suite in about 4 minutes instead of 8 to 9 on two cores, every test as before.
-    maxWorkers: 3,
+    // core but one (a single worker on CI's two cores) left the machine idle for most of the run. Two: the suite in
+    // about 5 minutes instead of 8 to 9 on two cores. Three were faster still, but the tests that measure real time
+    // (the Redis limiter's windows, the sandbox's timeouts) then met a starved event loop on a busy machine.
+    maxWorkers: 2,
     minWorkers: 1,
     // The CLI tests run the compiled command: build it from the sources under test first (about a second).
     globalSetup: ["scripts/build-cli.ts"],
