@@ -9,6 +9,7 @@ import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
+import * as Environment from "@erp-client/client/Environment"
 import * as Cause from "effect/Cause"
 import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
@@ -148,10 +149,17 @@ const tree: Help.Node = {
   ]
 }
 
+// Every settings variable, from the client's one table of them (Environment.ts): the two required ones first.
+const required: ReadonlyArray<string> = [Environment.client.baseUrl, Environment.client.apiKey]
+const optional = [
+  ...Object.values(Environment.limiter),
+  ...Object.values(Environment.client),
+  ...Object.values(Environment.redis)
+].filter((name) => !required.includes(name))
+
 const rootFooter = [
-  "Settings (environment): ERP_BASE_URL and ERP_API_KEY, required; ERP_RATE_LIMIT, ERP_RATE_WINDOW, ERP_TIMEOUT, " +
-  "ERP_RETRIES, ERP_RATE_LIMIT_BUDGET, ERP_MAX_BODY_BYTES, ERP_REDIS_URL, ERP_REDIS_PREFIX, ERP_REDIS_ON_FAILURE, " +
-  "ERP_REDIS_TIMEOUT. A duration is seconds (30) or has a unit (\"500 millis\").",
+  `Settings (environment): ${required.join(" and ")}, required; ${optional.join(", ")}. A duration is seconds (30) ` +
+  "or has a unit (\"500 millis\").",
   "Exit codes: 0 success (also when the reader of stdout stops early), 1 failure (for partners get: a lookup " +
   "failed for another reason than not found), 2 usage, 3 Unauthorized, 4 Not found, 5 rate limited, 130 interrupted " +
   "(Ctrl-C, SIGINT), 143 terminated (SIGTERM).",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cli } from "@erp-client/cli"
+import { Environment } from "@erp-client/client"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { colorEnabled } from "../src/internal/help.js"
@@ -68,6 +69,17 @@ describe("erp --help", () => {
     expect(root).toMatch(/Exit codes: 0 success/)
     expect(Cli.helpPage(["api"], { color: false })).toContain("\n  erp api post ")
     expect(Cli.helpPage(["partners", "list"], { color: false })).toBeUndefined()
+  })
+
+  it("the root page names every settings variable of the client's table", () => {
+    const root = Cli.helpPage(["--help"], { color: false })!.replace(/\s+/g, " ")
+    const names = [
+      ...Object.values(Environment.client),
+      ...Object.values(Environment.limiter),
+      ...Object.values(Environment.redis)
+    ]
+    expect(names.length).toBeGreaterThan(12)
+    for (const name of names) expect(root).toContain(`${name}`)
   })
 
   it("has escape codes only when asked for colour, which only a terminal without NO_COLOR gets", () => {
