@@ -5,6 +5,7 @@ import type { Paginate } from "@erp-client/streams"
 import { ListEndpoint, Partners } from "@erp-client/streams"
 import { ErpTest } from "@erp-client/testing"
 import { Chunk, Effect, Either, Stream } from "effect"
+import { testLayer } from "./harness.js"
 
 // The library against the sandbox's own core, where the contract is silent and the server misbehaves: records
 // filtered after the cut, a page size that drops, a clamp, an ignored list_offset, outages with Retry-After, cut
@@ -32,6 +33,10 @@ const listRequests = Effect.map(
   Effect.flatMap(Sandbox.Sandbox, (sandbox) => sandbox.requests),
   (log) => log.filter((entry) => entry.endpoint === "/partner/list")
 )
+
+// The offset of a list request, as the sandbox logged it.
+const offsetOf = (entry: Sandbox.RequestLogEntry) =>
+  Number(entry.query.find(([name]) => name === "list_offset")?.[1] ?? 0)
 
 const modes = [
   { name: "plain", safe: undefined },
@@ -100,54 +105,95 @@ describe("a server that ignores list_offset", () => {
           ).pipe(Effect.either)
         )
         expect(Either.isLeft(result) && result.left._tag).toBe("PagingLoop")
-        const error = Either.isLeft(result) ? result.left : undefined
-        expect(error?.message).toMatch(/partner\/list: paging stopped at offset \d+/)
+        const error = Either.isLeft(result) && result.left._tag === "PagingLoop" ? result.left : undefined
+        const log = yield* listRequests
+        // The offset named is one the client asked for past the first page, and answered with the first page again.
+        expect(error?.message).toContain(`partner/list: paging stopped at offset ${error?.offset}: `)
+        expect(error?.offset).toBeGreaterThan(0)
+        expect(log.map(offsetOf)).toContain(error?.offset)
+        // Nothing twice: what was emitted is the first page's records, the only ones the server serves.
         expect(new Set(emitted).size).toBe(emitted.length)
-        expect((yield* listRequests).length).toBeLessThanOrEqual(12)
+        expect(emitted).toEqual((yield* served()).slice(0, emitted.length))
+        expect(emitted.length).toBeLessThanOrEqual(50)
+        expect(log.length).toBeLessThanOrEqual(12)
       }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 500, ignoreOffset: true, ...noLimit } }))))
   }
 })
 
 describe("outages and broken bodies", () => {
-  it.effect("a 20 s outage of HTML 503s with Retry-After: 5 is ridden out; Retry-After is honoured", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* Sandbox.Sandbox
-      yield* sandbox.inject(
-        Fault.Fault.Outage({ duration: "20 seconds", retryAfter: "5" }),
-        { endpoint: "/partner/list", after: 3 }
-      )
-      const got = yield* collect(Partners.stream({ pageSize: 100, concurrency: 1 }))
-      expect(ids(got)).toEqual(yield* served())
-      const outage = (yield* listRequests).filter((entry) => entry.status === 503)
-      expect(outage.length).toBeGreaterThan(0)
-      // Retry-After: 5 is waited: no two attempts of the outage closer than 5 s.
-      for (let i = 1; i < outage.length; i++) {
-        expect(outage[i]!.timeMillis - outage[i - 1]!.timeMillis).toBeGreaterThanOrEqual(5_000)
-      }
-    }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 600, ...noLimit } }))))
+  for (const mode of modes) {
+    it.effect(`${mode.name}: a 20 s outage of HTML 503s with Retry-After: 5 is ridden out in 4 waits of 5 s`, () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox.Sandbox
+        yield* sandbox.inject(
+          Fault.Fault.Outage({ duration: "20 seconds", retryAfter: "5" }),
+          { endpoint: "/partner/list", after: 3 }
+        )
+        const got = yield* collect(Partners.stream({ pageSize: 100, concurrency: 1, safe: mode.safe }))
+        expect(ids(got)).toEqual(yield* served())
+        const log = yield* listRequests
+        const outage = log.filter((entry) => entry.status === 503)
+        // One call met the outage: its attempts are the 503s, every one Retry-After apart (the backoff alone would
+        // have tried again within a second), then the one that was answered once the 20 s were over.
+        expect(outage.map((entry) => entry.fault)).toEqual(["Outage", "Outage", "Outage", "Outage"])
+        expect(new Set(outage.map(offsetOf)).size).toBe(1)
+        for (let i = 1; i < outage.length; i++) {
+          expect(outage[i]!.timeMillis - outage[i - 1]!.timeMillis).toBe(5_000)
+        }
+        const answered = log.find((entry) => entry.timeMillis > outage[3]!.timeMillis)!
+        expect([answered.status, offsetOf(answered), answered.timeMillis - outage[0]!.timeMillis])
+          .toEqual([200, offsetOf(outage[0]!), 20_000])
+        // Nothing else was sent twice: every other request was answered at its first attempt.
+        expect(log.filter((entry) => entry.status !== 200 && entry.status !== 503)).toEqual([])
+      }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 600, ...noLimit } }))))
 
-  it.effect("an outage longer than the retry budget fails with an error that says its attempts and time", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* Sandbox.Sandbox
-      yield* sandbox.inject(Fault.Fault.Outage({ duration: "5 minutes", retryAfter: "5" }), { after: 2 })
-      const emitted: Array<number> = []
-      const result = yield* ErpTest.advancing(
-        Stream.runForEach(
-          Partners.stream({ pageSize: 100, concurrency: 1 }),
-          (partner) => Effect.sync(() => emitted.push(partner.id))
-        ).pipe(Effect.either),
-        { step: "1 second" }
-      )
-      expect(Either.isLeft(result) && result.left._tag).toBe("HttpStatusError")
-      const message = Either.isLeft(result) ? result.left.message : ""
-      expect(message).toMatch(/503/)
-      expect(message).toMatch(/\(\d+ attempts over \d+(\.\d)? s\)/)
-      // What came before the outage was emitted, in order, once.
-      expect(emitted).toEqual((yield* served()).slice(0, emitted.length))
-      expect(emitted.length).toBe(200)
-    }).pipe(
-      Effect.provide(ErpTest.layer({ sandbox: { partners: 600, ...noLimit }, client: { retryBudget: "20 seconds" } }))
-    ))
+    it.effect(`${mode.name}: an outage longer than the retry budget fails, saying the attempts the server saw`, () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox.Sandbox
+        yield* sandbox.inject(Fault.Fault.Outage({ duration: "5 minutes", retryAfter: "5" }), { after: 2 })
+        const emitted: Array<number> = []
+        const result = yield* ErpTest.advancing(
+          Stream.runForEach(
+            Partners.stream({ pageSize: 100, concurrency: 1, safe: mode.safe }),
+            (partner) => Effect.sync(() => emitted.push(partner.id))
+          ).pipe(Effect.either),
+          { step: "1 second" }
+        )
+        expect(Either.isLeft(result) && result.left._tag).toBe("HttpStatusError")
+        const error = Either.isLeft(result) && result.left._tag === "HttpStatusError" ? result.left : undefined
+        const log = yield* listRequests
+        const outage = log.filter((entry) => entry.status === 503)
+        // Tried at 0, 5, 10, 15 and 20 s of the 20 s budget; the next wait would end past it.
+        expect(outage).toHaveLength(5)
+        expect(error?.attempts).toBe(outage.length)
+        expect(error?.message).toMatch(/503/)
+        expect(error?.message).toContain(`(5 attempts over 20.0 s)`)
+        // What the two pages answered before the outage held was emitted, in order, once (drift-safe pages overlap).
+        const answered = log.filter((entry) => entry.status === 200)
+        expect(answered).toHaveLength(2)
+        const reached = Math.max(...answered.map((entry) => offsetOf(entry) + entry.records!))
+        expect(emitted).toEqual((yield* served()).slice(0, reached))
+      }).pipe(
+        Effect.provide(
+          ErpTest.layer({ sandbox: { partners: 600, ...noLimit }, client: { retryBudget: "20 seconds" } })
+        )
+      ))
+  }
+
+  for (const mode of modes) {
+    it.live(`${mode.name}, on a real socket: bodies cut mid-stream on a filtering server are retried, each record once`, () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox.Sandbox
+        const list = { endpoint: "/partner/list" }
+        // The connection closed after part of the body was sent, twice in a row, then a page that is not JSON.
+        yield* sandbox.inject(Fault.Fault.DropMidBody({ fraction: 0.5 }), { ...list, times: 2, after: 1 })
+        yield* sandbox.inject(Fault.Fault.MalformedJson(), { ...list, after: 3 })
+        const got = yield* Stream.runCollect(Partners.stream({ pageSize: 50, concurrency: 2, safe: mode.safe }))
+        expect(ids(Chunk.toReadonlyArray(got))).toEqual(yield* served())
+        const faults = (yield* sandbox.requests).flatMap((entry) => entry.fault === undefined ? [] : [entry.fault])
+        expect(faults.sort()).toEqual(["DropMidBody", "DropMidBody", "MalformedJson"])
+      }).pipe(Effect.provide(testLayer({ partners: 300, hidden: { rate: 0.05, seed: 5 }, ...noLimit }))))
+  }
 
   it.effect("bodies cut short or not JSON are retried: every partner once", () =>
     Effect.gen(function*() {
@@ -206,19 +252,29 @@ describe("records as the server wrote them", () => {
     }))))
 })
 
-describe("a reset the server sends in the past", () => {
-  it.effect("is treated as unknown: the client backs off by the window and never hammers", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* Sandbox.Sandbox
-      const got = yield* collect(Partners.stream({ pageSize: 100, concurrency: 4 }))
-      expect(ids(got)).toEqual(yield* served())
-      // 31 pages at 10 per 10 s, the client told 100: each window's excess meets one 429, not a storm of them.
-      expect((yield* sandbox.stats).tooManyRequests).toBeLessThanOrEqual(40)
-    }).pipe(Effect.provide(ErpTest.layer({
-      sandbox: {
-        partners: 3_050,
-        rateLimit: { limit: 10, window: "10 seconds", resetUnit: "seconds", resetSkew: "-1 hour" }
-      },
-      rateLimiter: { limit: 100, window: "10 seconds" }
-    }))))
+describe("a reset the server sends in the past or absurdly far ahead (clock skew)", () => {
+  for (const skew of ["-1 hour", "1 hour"] as const) {
+    for (const mode of modes) {
+      it.effect(`${mode.name}, skew ${skew}: treated as unknown: the client backs off by the window, never hammers`, () =>
+        Effect.gen(function*() {
+          const sandbox = yield* Sandbox.Sandbox
+          const got = yield* collect(Partners.stream({ pageSize: 100, concurrency: 4, safe: mode.safe }))
+          expect(ids(got)).toEqual(yield* served())
+          // 21 pages or more at 10 per 10 s, the client told 100: at most the 4 calls in flight meet a 429 each a
+          // window (3 windows), not a storm of them (a pause of a share of the window each: hundreds), nor a wait of
+          // an hour.
+          const stats = yield* sandbox.stats
+          expect(stats.tooManyRequests).toBeGreaterThan(0)
+          expect(stats.tooManyRequests).toBeLessThanOrEqual(12)
+          const log = yield* listRequests
+          expect(log.at(-1)!.timeMillis - log[0]!.timeMillis).toBeLessThan(120_000)
+        }).pipe(Effect.provide(ErpTest.layer({
+          sandbox: {
+            partners: 2_050,
+            rateLimit: { limit: 10, window: "10 seconds", resetUnit: "seconds", resetSkew: skew }
+          },
+          rateLimiter: { limit: 100, window: "10 seconds" }
+        }))))
+    }
+  }
 })
