@@ -4,6 +4,7 @@
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
+import type * as Paginate from "@erp-client/streams/Paginate"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -55,7 +56,11 @@ export const ResumeState = Schema.Struct({
     offset: Schema.Number,
     pageSize: Schema.Number,
     served: Schema.Number,
-    overlap: Schema.optional(Schema.Number)
+    overlap: Schema.optional(Schema.Number),
+    /** A short page not yet settled: its length. */
+    suspect: Schema.optional(Schema.Number),
+    /** After a short page: hashes of the last records written, which a filtering server serves again at `offset`. */
+    tail: Schema.optional(Schema.Array(Schema.Number))
   })),
   /** The length of `FILE.part` after that page: anything beyond is a page cut short. */
   bytes: Schema.Number,
@@ -67,6 +72,17 @@ export const ResumeState = Schema.Struct({
   /** Drift-safe paging: the length of `FILE.ids.part` (every id written, one JSON value a line) after that page. */
   idsBytes: Schema.optional(Schema.Number)
 })
+
+/**
+ * `next` is the library's resume point, every field of it: decoding drops a field the schema does not name, so a
+ * field missed here would be lost between a run and its resume (the tail was: a filtering server's repeats were
+ * written twice). Compile time checks both ways.
+ */
+type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false
+export const nextIsResumePoint: Same<
+  Required<NonNullable<typeof ResumeState.Type.next>>,
+  Required<Paginate.ResumePoint>
+> = true
 
 const decodeState = Schema.decodeUnknownEither(Schema.parseJson(ResumeState))
 
