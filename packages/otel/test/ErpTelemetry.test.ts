@@ -99,15 +99,15 @@ describe("ErpTelemetry", () => {
       const names = metrics.map((m) => m.descriptor.name)
       for (
         const name of [
-          "erp_client_requests",
-          "erp_client_request_duration_ms",
-          "erp_client_rate_limit_wait_ms",
-          "erp_client_records_streamed",
-          "erp_client_retries"
+          "erp.client.requests",
+          "http.client.request.duration",
+          "erp.client.rate_limit.wait",
+          "erp.client.records.streamed",
+          "erp.client.retries"
         ]
       ) expect(names).toContain(name)
-      const requests = metrics.find((m) => m.descriptor.name === "erp_client_requests")!
-      const outcomes = requests.dataPoints.map((p) => `${p.attributes.endpoint} ${p.attributes.outcome}`)
+      const requests = metrics.find((m) => m.descriptor.name === "erp.client.requests")!
+      const outcomes = requests.dataPoints.map((p) => `${p.attributes["erp.endpoint"]} ${p.attributes["erp.outcome"]}`)
       expect(outcomes).toContain("partner/list 5xx")
       expect(outcomes).toContain("partner/list 2xx")
 
