@@ -24,6 +24,7 @@ import type * as Scope from "effect/Scope"
 import * as Collector from "./internal/collector.js"
 import * as Settings from "./internal/settings.js"
 import * as Shape from "./internal/shape.js"
+import * as Variables from "./Variables.js"
 
 /**
  * This package's version: the resource's `telemetry.sdk.version`.
@@ -114,8 +115,8 @@ export interface Options {
  * @since 0.1.0
  * @category Settings
  */
-export const askedSignals = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<Signal> =>
-  Settings.askedSignals(env)
+export const askedSignals: (env: Readonly<Record<string, string | undefined>>) => ReadonlyArray<Signal> =
+  Variables.askedSignals
 
 const readEnvironment: Effect.Effect<Settings.Environment> = Effect.map(
   Effect.all(Settings.VARIABLES.map((name) => Effect.orDie(Config.option(Config.string(name))))),

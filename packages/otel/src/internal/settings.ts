@@ -5,6 +5,8 @@
  * reads the variables through Effect's `Config`, so a `ConfigProvider` can stand in for the environment.
  */
 
+import { type Signal, SIGNALS } from "../Variables.js"
+
 /** The variables read, by name. */
 export const VARIABLES = [
   "OTEL_SDK_DISABLED",
@@ -39,9 +41,7 @@ export type Variable = typeof VARIABLES[number]
 
 export type Environment = Partial<Record<Variable, string>>
 
-export type Signal = "traces" | "metrics" | "logs"
-
-export const SIGNALS: ReadonlyArray<Signal> = ["traces", "metrics", "logs"]
+export { type Signal, SIGNALS }
 
 export type Protocol = "http/protobuf" | "http/json"
 
@@ -183,18 +183,4 @@ export const resolve = (env: Environment, overrides: Overrides = {}): Settings =
     logIntervalMillis: positive(env.OTEL_BLRP_SCHEDULE_DELAY, 1_000),
     problems
   }
-}
-
-/**
- * Whether the environment asks a program that exports only when told (the `erp` command) for any signal: an OTLP
- * endpoint is set (the general one, or a signal's own whose exporter is not `none`), and the SDK is not disabled.
- * Which signals: those with an endpoint of their own, or all (but those turned off) when the general one is set.
- */
-export const askedSignals = (env: Environment): ReadonlyArray<Signal> => {
-  if (set(env.OTEL_SDK_DISABLED)?.toLowerCase() === "true") return []
-  const general = set(env.OTEL_EXPORTER_OTLP_ENDPOINT) !== undefined
-  return SIGNALS.filter((signal) =>
-    set(env[`OTEL_${upper(signal)}_EXPORTER`])?.toLowerCase() !== "none" &&
-    (general || set(env[`OTEL_EXPORTER_OTLP_${upper(signal)}_ENDPOINT`]) !== undefined)
-  )
 }
