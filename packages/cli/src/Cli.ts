@@ -160,7 +160,8 @@ const optional = [
 
 const rootFooter = [
   `Settings (environment): ${required.join(" and ")}, required; ${optional.join(", ")}. A duration is seconds (30) ` +
-  "or has a unit (\"500 millis\").",
+  "or has a unit (\"500 millis\"). OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables export the " +
+  "command's trace, metrics and warnings over OTLP/HTTP.",
   "Exit codes: 0 success (also when the reader of stdout stops early), 1 failure (for partners get: a lookup " +
   "failed for another reason than not found), 2 usage, 3 Unauthorized, 4 Not found, 5 rate limited, 130 interrupted " +
   "(Ctrl-C, SIGINT), 143 terminated (SIGTERM).",
