@@ -40,18 +40,21 @@ const codes: Record<string, string> = {
   UND_ERR_SOCKET: "connection closed"
 }
 
-// The cause of a failed fetch, as Node's fetch nests it (`TypeError: fetch failed`, its cause the socket's error).
+// The cause of a failed fetch, as Node's fetch nests it (`TypeError: fetch failed`, its cause the socket's error, or
+// fetch's own reason: `bad port`): a known code in words, else the innermost message.
 const describeTransport = (error: unknown): string => {
   let at: unknown = error
+  let message = "the connection failed"
   for (let depth = 0; depth < 4 && at !== undefined; depth++) {
     if (Predicate.hasProperty(at, "code") && typeof at.code === "string" && codes[at.code] !== undefined) {
       return codes[at.code]!
     }
+    if (Predicate.hasProperty(at, "message") && typeof at.message === "string" && at.message !== "") {
+      message = at.message
+    }
     at = Predicate.hasProperty(at, "cause") ? at.cause : undefined
   }
-  return Predicate.hasProperty(error, "message") && typeof error.message === "string" && error.message !== ""
-    ? error.message
-    : "the connection failed"
+  return message
 }
 
 const seconds = (millis: number) => `${Math.round(millis / 100) / 10} s`
