@@ -10,6 +10,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as Environment from "@erp-client/client/Environment"
+import { askedSignals } from "@erp-client/otel/Variables"
 import * as Cause from "effect/Cause"
 import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
@@ -159,7 +160,8 @@ const optional = [
 
 const rootFooter = [
   `Settings (environment): ${required.join(" and ")}, required; ${optional.join(", ")}. A duration is seconds (30) ` +
-  "or has a unit (\"500 millis\").",
+  "or has a unit (\"500 millis\"). OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables export the " +
+  "command's trace, metrics and warnings over OTLP/HTTP.",
   "Exit codes: 0 success (also when the reader of stdout stops early), 1 failure (for partners get: a lookup " +
   "failed for another reason than not found), 2 usage, 3 Unauthorized, 4 Not found, 5 rate limited, 130 interrupted " +
   "(Ctrl-C, SIGINT), 143 terminated (SIGTERM).",
@@ -332,7 +334,7 @@ export const main = (
         Effect.provideService(Leftover, leftover)
       )
     const run = options.signals === undefined ? command : stoppable(command, options.signals, leftover)
-    return run.pipe(
+    const exit = run.pipe(
       Effect.as(ExitCode.ok as number),
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
@@ -345,6 +347,13 @@ export const main = (
           }
         return Effect.as(line === undefined ? Effect.void : note(line), code)
       })
+    )
+    // Telemetry, when the standard OTEL_* variables ask for it: loaded only then (internal/telemetry.ts).
+    if (askedSignals(process.env).length === 0) return exit
+    const name = Help.locate(tree, args).path.map((node) => node.name).join(" ")
+    return Effect.flatMap(
+      Effect.promise(() => import("./internal/telemetry.js")),
+      (telemetry) => telemetry.observe(exit, { name, env: process.env })
     )
   })
 

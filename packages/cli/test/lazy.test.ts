@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url"
 import { erp, ROOT, startSandbox } from "./harness.js"
 
 // Which modules the compiled command loads, told by a module loader hook (node --import) that writes every URL it
-// loads to a file: the sandbox server and the Redis limiter are loaded on demand only.
+// loads to a file: the sandbox server, the Redis limiter and telemetry are loaded on demand only.
 type Started = Awaited<ReturnType<typeof startSandbox>>
 
 const HOOKS = `import { appendFileSync } from "node:fs"
@@ -72,6 +72,19 @@ describe("the compiled erp command loads what it needs only", () => {
     for (const file of outputsHolding("packages/sandbox/src/")) expect(loaded).not.toContain(file)
     for (const file of outputsHolding("packages/client/src/ErpRateLimiterRedis.ts")) expect(loaded).not.toContain(file)
     expect(loaded.filter((file) => file.includes("/ioredis/"))).toEqual([])
+    for (const file of outputsHolding("packages/cli/src/internal/telemetry.ts")) expect(loaded).not.toContain(file)
+  })
+
+  it("telemetry is a file of its own, loaded only when the OTEL_* variables ask for it", async () => {
+    const telemetry = outputsHolding("packages/cli/src/internal/telemetry.ts")
+    expect(telemetry).toHaveLength(1)
+    expect(outputsHolding("@effect/opentelemetry/")).toEqual(telemetry)
+    const { run, loaded } = await loadedBy("otel", ["partners", "get", "--id", "3"], {
+      env: { ...env.env, OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_SDK_DISABLED: "false" }
+    })
+    expect(run.code).toBe(0)
+    expect(run.stderr).toMatch(/^erp: telemetry not sent: http:\/\/127\.0\.0\.1:9\/v1\/traces: [^\n]+\n$/)
+    expect(loaded).toEqual(expect.arrayContaining(telemetry))
   })
 
   it("erp --version and erp --help load none of the command: no Effect, no client, no @effect/cli", async () => {

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type {
   ApiError,
@@ -31,6 +32,7 @@ import type * as Either from "effect/Either"
 import type * as FiberRef from "effect/FiberRef"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import * as ErpConfig from "./ErpConfig.js"
@@ -194,7 +196,8 @@ export interface Service {
 export class ErpClient extends Context.Tag("@erp-client/client/ErpClient")<ErpClient, Service>() {}
 
 /**
- * Requests sent, tagged by endpoint and outcome (`2xx`, `429`, `5xx`, `transport`, `timeout`, …).
+ * Requests sent (every attempt), `erp.client.requests`, unit `{request}`, monotonic, tagged `erp.endpoint` and
+ * `erp.outcome` (`2xx`, `429`, `5xx`, `transport`, `timeout`, …).
  *
  * @since 0.1.0
  * @category Metrics
@@ -202,7 +205,10 @@ export class ErpClient extends Context.Tag("@erp-client/client/ErpClient")<ErpCl
 export const requests = Observe.requests
 
 /**
- * Time from sending a request to having its whole body, in milliseconds, tagged by endpoint.
+ * `http.client.request.duration` of OpenTelemetry's HTTP conventions: the time from sending an attempt to having its
+ * whole body (or its failure), in seconds, with the conventions' bucket boundaries and attributes
+ * (`http.request.method`, `server.address`, `server.port`, `http.response.status_code`, `error.type`) and
+ * `erp.endpoint`.
  *
  * @since 0.1.0
  * @category Metrics
@@ -210,7 +216,8 @@ export const requests = Observe.requests
 export const requestDuration = Observe.requestDuration
 
 /**
- * Time one request waited for the rate limit (ours and the server's pauses), in milliseconds, tagged by endpoint.
+ * Time one attempt waited for the rate limit (ours and the server's pauses), `erp.client.rate_limit.wait`, in seconds,
+ * tagged `erp.endpoint`.
  *
  * @since 0.1.0
  * @category Metrics
@@ -218,7 +225,7 @@ export const requestDuration = Observe.requestDuration
 export const rateLimitWait = Observe.rateLimitWait
 
 /**
- * Retries after a transient failure.
+ * Retries after a transient failure, `erp.client.retries`, unit `{retry}`, monotonic.
  *
  * @since 0.1.0
  * @category Metrics
@@ -226,7 +233,7 @@ export const rateLimitWait = Observe.rateLimitWait
 export const retries = Observe.retries
 
 /**
- * 429 responses received.
+ * 429 responses received, `erp.client.too_many_requests`, unit `{response}`, monotonic.
  *
  * @since 0.1.0
  * @category Metrics
@@ -255,6 +262,15 @@ export interface Options extends ErpConfig.Options {
    * around it (docs/ARCHITECTURE.md, "Where to change what").
    */
   readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
+  /**
+   * Headers recorded on the span of every attempt, by name (`http.request.header.<name>`,
+   * `http.response.header.<name>`, as the HTTP conventions name them): none unless asked for. `X-API-KEY`,
+   * `Authorization` and cookies are never recorded, whatever is asked.
+   */
+  readonly spanHeaders?: {
+    readonly request?: ReadonlyArray<string> | undefined
+    readonly response?: ReadonlyArray<string> | undefined
+  } | undefined
 }
 
 /**
@@ -273,13 +289,21 @@ export const make = (
     const config = yield* ErpConfig.resolve(options, limiter)
     const keyId = yield* digest(Redacted.value(config.apiKey))
     const transform = options.transformClient ?? identity
-    const client = transform(
+    const headers = Observe.headerNames(options.spanHeaders)
+    const sent = transform(
       (yield* HttpClient.HttpClient).pipe(Transport.withErpRequest(config.baseUrl, config.apiKey))
     )
+    // The request headers asked for, as they go out (after `transformClient`), on the attempt's span.
+    const client = headers.request.length === 0
+      ? sent
+      : HttpClient.tapRequest(sent, (request) => Observe.annotateRequestHeaders(headers, request))
     const { execute } = Executor.make({
       limiter,
       keyOf: (target) => `erp:${keyId}:${target.endpoint}`,
       targetOf: Transport.targetOf(config.baseUrl),
+      urlOf: (request) =>
+        Option.getOrUndefined(HttpClientRequest.toUrl(HttpClientRequest.prependUrl(request, config.baseUrl))),
+      headers,
       attempt: Transport.attempt(client, { maxBytes: config.maxBodyBytes, timeout: config.timeout }),
       retries: config.retries,
       retryBudgetMillis: Duration.toMillis(config.retryBudget),

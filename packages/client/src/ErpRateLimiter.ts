@@ -196,23 +196,24 @@ export const WaitObserver = Internal.WaitObserver
 export type WaitObserver = Internal.WaitObserver
 
 /**
- * Time spent waiting for our own spacing, in milliseconds.
+ * Time spent waiting for our own spacing, `erp.client.rate_limit.spacing_wait`, in seconds, monotonic.
  *
  * @since 0.1.0
  * @category Metrics
  */
-export const spacingWaitMillis = Internal.spacingWaitMillis
+export const spacingWait = Internal.spacingWait
 
 /**
- * Time spent waiting for pauses the server asked for (429, `X-RateLimit-Remaining: 0`), in milliseconds.
+ * Time spent waiting for pauses the server asked for (429, `X-RateLimit-Remaining: 0`),
+ * `erp.client.rate_limit.pause_wait`, in seconds, monotonic.
  *
  * @since 0.1.0
  * @category Metrics
  */
-export const pauseWaitMillis = Internal.pauseWaitMillis
+export const pauseWait = Internal.pauseWait
 
 /**
- * Requests that had to wait at all.
+ * Requests that had to wait at all, `erp.client.rate_limit.waits`, unit `{request}`, monotonic.
  *
  * @since 0.1.0
  * @category Metrics

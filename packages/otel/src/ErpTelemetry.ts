@@ -1,41 +1,241 @@
 /**
- * Optional export of the client's spans and metrics to OpenTelemetry, through `@effect/opentelemetry`.
+ * Export of the program's spans, metrics and logs over OTLP/HTTP, set by the standard OpenTelemetry variables
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, …) and the options given in code, through
+ * `@effect/opentelemetry`'s own exporters (they ride on Effect's HttpClient: no OpenTelemetry SDK is loaded).
  *
  * @since 0.1.0
  */
-import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
-import type * as Resource from "@effect/opentelemetry/Resource"
-import type { MetricReader } from "@opentelemetry/sdk-metrics"
-import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import type * as Layer from "effect/Layer"
+import * as OtlpLogger from "@effect/opentelemetry/OtlpLogger"
+import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
+import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
+import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as RuntimeFlags from "effect/RuntimeFlags"
+import type * as Scope from "effect/Scope"
+import * as Collector from "./internal/collector.js"
+import * as Settings from "./internal/settings.js"
+import * as Shape from "./internal/shape.js"
+import * as Variables from "./Variables.js"
 
 /**
+ * This package's version: the resource's `telemetry.sdk.version`.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const VERSION = "0.1.0"
+
+/**
+ * A collector that could not take an export: where it went, and what went wrong in a few words (`connection
+ * refused`, `no answer within 10 s`, `HTTP 401`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ExportFailure = Collector.ExportFailure
+
+/**
+ * An OTLP/HTTP encoding: `http/protobuf` (the default) or `http/json`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Protocol = Settings.Protocol
+
+/**
+ * One of the three signals.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Signal = Settings.Signal
+
+/**
+ * The options of `layer`. Each wins over its standard variable; what is not given is read from the variables (through
+ * the current `ConfigProvider`, the environment by default), and past them the specification's defaults.
+ *
  * @since 0.1.0
  * @category Models
  */
 export interface Options {
-  readonly serviceName: string
+  /** `service.name`; else `OTEL_SERVICE_NAME`, `service.name` in `OTEL_RESOURCE_ATTRIBUTES`, `unknown_service:node`. */
+  readonly serviceName?: string | undefined
+  /** `service.version`; else `service.version` in `OTEL_RESOURCE_ATTRIBUTES`. */
   readonly serviceVersion?: string | undefined
-  /** Where spans go, e.g. `new BatchSpanProcessor(new OTLPTraceExporter())`. */
-  readonly spanProcessor?: SpanProcessor | ReadonlyArray<SpanProcessor> | undefined
-  /** Where metrics go, e.g. `new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() })`. */
-  readonly metricReader?: MetricReader | ReadonlyArray<MetricReader> | undefined
+  /** More resource attributes, over those of `OTEL_RESOURCE_ATTRIBUTES`. */
+  readonly attributes?: Readonly<Record<string, string | number | boolean>> | undefined
+  /**
+   * The collector's base URL, each signal sent to `/v1/traces`, `/v1/metrics`, `/v1/logs` under it; else
+   * `OTEL_EXPORTER_OTLP_ENDPOINT` (and a signal's own `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, … as it is), else
+   * `http://localhost:4318`.
+   */
+  readonly endpoint?: string | undefined
+  /** Else `OTEL_EXPORTER_OTLP_PROTOCOL` (or a signal's own), else `http/protobuf`. */
+  readonly protocol?: Protocol | undefined
+  /** Headers of every export (a collector's token), over those of `OTEL_EXPORTER_OTLP_HEADERS` (and a signal's own). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** `false` sends no spans; else unless `OTEL_TRACES_EXPORTER=none`. */
+  readonly traces?: boolean | undefined
+  /** `false` sends no metrics; else unless `OTEL_METRICS_EXPORTER=none`. */
+  readonly metrics?: boolean | undefined
+  /** `false` sends no log records; else unless `OTEL_LOGS_EXPORTER=none`. */
+  readonly logs?: boolean | undefined
+  /** The least level of the log records sent (default `Warning`: warnings, errors and fatal). */
+  readonly logLevel?: LogLevel.Literal | undefined
+  /** `true` sends nothing (as `OTEL_SDK_DISABLED=true`). */
+  readonly disabled?: boolean | undefined
+  /** Effect's fiber runtime metrics (`effect_fiber_*`), enabled and sent: not unless asked for. */
+  readonly runtimeMetrics?: boolean | undefined
+  /**
+   * How long the program's end may wait for the last exports, in all (default 1.5 seconds). A collector that does not
+   * answer within it is given up on, and said so (`onExportFailure`).
+   */
+  readonly shutdownTimeout?: Duration.DurationInput | undefined
+  /**
+   * Told once each time the collector is found failing (refused, silent past `OTEL_EXPORTER_OTLP_TIMEOUT`, or
+   * answering with an error status); exports are then dropped for a minute. Default: a warning in the program's log.
+   */
+  readonly onExportFailure?: ((failure: ExportFailure) => Effect.Effect<void>) | undefined
 }
 
 /**
- * Exports every Effect span (`ErpClient.get` / `list` / `post`, `http.client …`, `ListEndpoint.pages`) and metric
- * (`erp_client_*`) of the program it is provided to. Provide it once, at the edge of the application:
- * `program.pipe(Effect.provide(ErpTelemetry.layer({ serviceName: "crm-sync", spanProcessor, metricReader })))`.
+ * The signals an environment asks a program for that exports only when told (as the `erp` command does): an OTLP
+ * endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT` for all signals, a signal's own endpoint for that one), less those
+ * whose exporter is `none`; none when `OTEL_SDK_DISABLED=true`.
+ *
+ * @since 0.1.0
+ * @category Settings
+ */
+export const askedSignals: (env: Readonly<Record<string, string | undefined>>) => ReadonlyArray<Signal> =
+  Variables.askedSignals
+
+const readEnvironment: Effect.Effect<Settings.Environment> = Effect.map(
+  Effect.all(Settings.VARIABLES.map((name) => Effect.orDie(Config.option(Config.string(name))))),
+  (values) => {
+    const env: Record<string, string> = {}
+    values.forEach((value, i) => {
+      if (Option.isSome(value)) env[Settings.VARIABLES[i]!] = value.value
+    })
+    return env as Settings.Environment
+  }
+)
+
+const serializationOf = (protocol: Protocol) =>
+  Effect.provide(
+    OtlpSerialization.OtlpSerialization,
+    protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf
+  )
+
+// The exporters read OTEL_RESOURCE_ATTRIBUTES themselves and add its service.name once more: they are given the
+// resolved resource, and no variables.
+const noVariables = ConfigProvider.fromMap(new Map())
+
+/**
+ * Exports every span, metric and log of the program it is provided to over OTLP/HTTP, as the standard variables and
+ * `options` say (see `Options`): the client's attempt spans by the HTTP conventions under its calls and the export's
+ * span, `http.client.request.duration` and the `erp.client.*` metrics, warnings and errors as log records. Provide it
+ * once, at the edge of the application: `program.pipe(Effect.provide(ErpTelemetry.layer()))`. On the program's end it
+ * sends what is left, within `shutdownTimeout`. With `OTEL_SDK_DISABLED=true` (or `disabled`) it sends nothing and
+ * loads no exporter.
  *
  * @since 0.1.0
  * @category Layers
  */
-export const layer = (options: Options): Layer.Layer<Resource.Resource> =>
-  NodeSdk.layer(() => ({
-    resource: {
-      serviceName: options.serviceName,
-      ...(options.serviceVersion === undefined ? {} : { serviceVersion: options.serviceVersion })
-    },
-    spanProcessor: options.spanProcessor,
-    metricReader: options.metricReader
+export const layer = (options: Options = {}): Layer.Layer<never> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const settings = Settings.resolve(yield* readEnvironment, options)
+    const onFailure = options.onExportFailure ??
+      ((failure: ExportFailure) =>
+        Effect.logWarning(
+          `OpenTelemetry export to ${failure.url} failed (${failure.reason}); exports are dropped for a minute`
+        ))
+    for (const problem of settings.problems) yield* Effect.logWarning(`OpenTelemetry: ${problem}`)
+    if (settings.disabled) return Layer.empty
+    const shutdownMillis = Duration.toMillis(options.shutdownTimeout ?? Duration.millis(1_500))
+    const runtimeMetrics = options.runtimeMetrics === true
+    const resource = {
+      serviceName: settings.serviceName,
+      serviceVersion: settings.serviceVersion,
+      attributes: {
+        "telemetry.sdk.name": "@erp-client/otel",
+        "telemetry.sdk.language": "nodejs",
+        "telemetry.sdk.version": VERSION,
+        "service.instance.id": globalThis.crypto.randomUUID(),
+        ...settings.attributes
+      }
+    }
+    const collector = Collector.make({ onFailure })
+    const fetch = yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
+    const serving = (destination: Settings.Destination) =>
+      Effect.map(serializationOf(destination.protocol), (encode) =>
+        Layer.mergeAll(
+          Layer.succeed(HttpClient.HttpClient, collector.guard(fetch, destination.timeoutMillis)),
+          Layer.succeed(OtlpSerialization.OtlpSerialization, Shape.serialization(encode, { runtimeMetrics }))
+        ))
+    const common = {
+      resource,
+      // A backstop: the collector's guard gives up within the budget.
+      shutdownTimeout: Duration.millis(shutdownMillis + 500)
+    }
+    const build = <A>(
+      destination: Settings.Destination,
+      make: Effect.Effect<A, never, HttpClient.HttpClient | OtlpSerialization.OtlpSerialization | Scope.Scope>
+    ) =>
+      Effect.flatMap(
+        serving(destination),
+        (services) => make.pipe(Effect.provide(services), Effect.withConfigProvider(noVariables))
+      )
+
+    // Made in this order, they flush at the end in the reverse: spans first, then metrics, then log records.
+    const layers: Array<Layer.Layer<never>> = []
+    if (settings.logs !== undefined) {
+      const minimum = LogLevel.fromLiteral(options.logLevel ?? "Warning")
+      const logger = yield* build(
+        settings.logs,
+        OtlpLogger.make({
+          ...common,
+          url: settings.logs.url,
+          headers: settings.logs.headers,
+          exportInterval: Duration.millis(settings.logIntervalMillis)
+        })
+      )
+      layers.push(Logger.add(Logger.filterLogLevel(logger, LogLevel.greaterThanEqual(minimum))))
+    }
+    if (settings.metrics !== undefined) {
+      yield* build(
+        settings.metrics,
+        OtlpMetrics.make({
+          ...common,
+          url: settings.metrics.url,
+          headers: settings.metrics.headers,
+          exportInterval: Duration.millis(settings.metricIntervalMillis)
+        })
+      )
+      if (runtimeMetrics) layers.push(RuntimeFlags.enableRuntimeMetrics)
+    }
+    if (settings.traces !== undefined) {
+      const tracer = yield* build(
+        settings.traces,
+        OtlpTracer.make({
+          ...common,
+          url: settings.traces.url,
+          headers: settings.traces.headers,
+          exportInterval: Duration.millis(settings.traceIntervalMillis),
+          maxBatchSize: settings.traceBatchSize
+        })
+      )
+      layers.push(Layer.setTracer(tracer))
+    }
+    // Added last, run first when the program ends: from then on the last exports share the shutdown budget.
+    yield* Effect.addFinalizer(() => collector.shutdown(shutdownMillis))
+    return layers.length === 0 ? Layer.empty : Layer.mergeAll(layers[0]!, ...layers.slice(1))
   }))

@@ -38,25 +38,36 @@ export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
 }
 
 /**
- * Records streamed out of list endpoints, tagged by endpoint.
+ * Records streamed out of list endpoints, `erp.client.records.streamed`, unit `{record}`, monotonic, tagged
+ * `erp.endpoint`.
  *
  * @since 0.1.0
  * @category Metrics
  */
-export const recordsStreamed = Metric.counter("erp_client_records_streamed", {
-  description: "records streamed out of list endpoints"
-})
+export const recordsStreamed = Metric.tagged(
+  Metric.counter("erp.client.records.streamed", {
+    description: "records streamed out of list endpoints",
+    incremental: true
+  }),
+  "unit",
+  "{record}"
+)
 
 /**
- * Shifts, recoveries and dropped records noticed by drift-safe paging, tagged by endpoint and kind (`Shifted`,
- * `Recovered`, `Dropped`).
+ * Shifts, recoveries and dropped records noticed by drift-safe paging, `erp.client.paging.drift`, unit `{event}`,
+ * monotonic, tagged `erp.endpoint` and `erp.drift.kind` (`Shifted`, `Recovered`, `Dropped`).
  *
  * @since 0.1.0
  * @category Metrics
  */
-export const pagingDrift = Metric.counter("erp_client_paging_drift", {
-  description: "list shifts and recoveries noticed by drift-safe paging"
-})
+export const pagingDrift = Metric.tagged(
+  Metric.counter("erp.client.paging.drift", {
+    description: "list shifts and recoveries noticed by drift-safe paging",
+    incremental: true
+  }),
+  "unit",
+  "{event}"
+)
 
 const logDrift = (endpoint: string, event: Paginate.DriftEvent) => {
   // A shift is routine under change; a recovery costs requests, and a dropped record is not written: both are worth
@@ -98,7 +109,7 @@ export const pages = <A, I>(
   options: ListOptions = {}
 ): Stream.Stream<Paginate.ResumablePage<A>, ErpError.ErpError, ErpClient> =>
   Stream.unwrap(Effect.map(ErpClient, (client) => {
-    const streamed = Metric.tagged(recordsStreamed, "endpoint", endpoint)
+    const streamed = Metric.tagged(recordsStreamed, "erp.endpoint", endpoint)
     const onInvalid = options.onInvalidRecord
     const fetch = (offset: number, count: number) =>
       client.list(endpoint, schema, {
@@ -134,7 +145,9 @@ export const pages = <A, I>(
         ...safe,
         onDrift: (event) =>
           Effect.all([
-            Metric.increment(Metric.tagged(Metric.tagged(pagingDrift, "endpoint", endpoint), "kind", event._tag)),
+            Metric.increment(
+              Metric.tagged(Metric.tagged(pagingDrift, "erp.endpoint", endpoint), "erp.drift.kind", event._tag)
+            ),
             count(
               event._tag === "Shifted"
                 ? "erp.drift.shifts"

@@ -4,6 +4,7 @@
 import * as Options from "@effect/cli/Options"
 import type * as ErpClient from "@erp-client/client/ErpClient"
 import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
+import { askedSignals } from "@erp-client/otel/Variables"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -49,12 +50,20 @@ export interface CommonArgs {
 // Logs go to stderr only (stdout carries data), and only with --verbose, where retries and waits show: one logfmt
 // line each. A fiber of a stream that fails is not logged (the runtime would, at Debug, with the error's stack): its
 // failure reaches the command, which says it in its one line.
-const logging = (isVerbose: boolean) =>
-  Layer.mergeAll(
-    Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
-    Logger.minimumLogLevel(isVerbose ? LogLevel.Debug : LogLevel.Error),
+// When log records are exported (the OTEL_* variables ask for logs, internal/telemetry.ts), warnings reach the
+// exporter too, and stderr still shows only what it would.
+const logging = (isVerbose: boolean) => {
+  const exported = askedSignals(process.env).includes("logs")
+  const stderr = Logger.withConsoleError(Logger.logfmtLogger)
+  return Layer.mergeAll(
+    Logger.replace(
+      Logger.defaultLogger,
+      isVerbose || !exported ? stderr : Logger.filterLogLevel(stderr, LogLevel.greaterThanEqual(LogLevel.Error))
+    ),
+    Logger.minimumLogLevel(isVerbose ? LogLevel.Debug : exported ? LogLevel.Warning : LogLevel.Error),
     Layer.setUnhandledErrorLogLevel(Option.none())
   )
+}
 
 /** Runs a command's body with the client (and `observer` listening to the limiter's waits) and the logging asked for. */
 export const withClient = <A, E, R>(

@@ -5,7 +5,6 @@
  * limiter and the wire, and counts the attempts where they happen.
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientRequestModule from "@effect/platform/HttpClientRequest"
 import * as Envelope from "@erp-client/core/Envelope"
 import {
   DecodeError,
@@ -20,7 +19,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
-import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type { RequestError } from "../ErpClient.js"
 import type * as ErpRateLimiter from "../ErpRateLimiter.js"
@@ -66,6 +64,10 @@ export interface Settings {
   /** The limiter's key of a request: a digest of the API key and the endpoint (never the key). */
   readonly keyOf: (target: Transport.Target) => string
   readonly targetOf: (request: HttpClientRequest.HttpClientRequest) => Transport.Target
+  /** The whole URL a request goes to (its span's `url.full`, `server.address` and `server.port`). */
+  readonly urlOf: (request: HttpClientRequest.HttpClientRequest) => URL | undefined
+  /** The response headers that become attributes of the attempts' spans. */
+  readonly headers?: Observe.HeaderNames | undefined
   readonly attempt: (
     request: HttpClientRequest.HttpClientRequest,
     target: Transport.Target
@@ -119,8 +121,7 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
       windowMillis,
       limit: limiter.limit
     }
-    const url = Option.getOrUndefined(HttpClientRequestModule.toUrl(request))
-    const span = Observe.attemptSpan(target, url)
+    const span = Observe.attemptSpan(target, settings.urlOf(request))
 
     return Effect.flatMap(
       Effect.zip(Clock.currentTimeMillis, FiberRef.get(currentMaxWait)),
@@ -196,7 +197,9 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
             attempts += 1
             return restore(
               Observe.recordWait(target.endpoint, acquired).pipe(
-                Effect.zipRight(Observe.observeAttempt(target, span(resend), settings.attempt(request, target))),
+                Effect.zipRight(
+                  Observe.observeAttempt(target, span(resend), settings.attempt(request, target), settings.headers)
+                ),
                 Effect.either
               )
             ).pipe(

@@ -61,14 +61,30 @@ export const makeHoldStoreMemory: Effect.Effect<HoldStore["Type"]> = Effect.map(
     })
 )
 
-export const spacingWaitMillis = Metric.counter("erp_client_rate_limit_spacing_wait_ms", {
-  description: "time requests waited for the client-side rate limit"
-})
+// Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts.
+export const spacingWait = Metric.tagged(
+  Metric.counter("erp.client.rate_limit.spacing_wait", {
+    description: "time requests waited for the client-side rate limit",
+    incremental: true
+  }),
+  "unit",
+  "s"
+)
 
-export const pauseWaitMillis = Metric.counter("erp_client_rate_limit_pause_wait_ms", {
-  description: "time requests waited for pauses the server asked for"
-})
+export const pauseWait = Metric.tagged(
+  Metric.counter("erp.client.rate_limit.pause_wait", {
+    description: "time requests waited for pauses the server asked for",
+    incremental: true
+  }),
+  "unit",
+  "s"
+)
 
-export const waits = Metric.counter("erp_client_rate_limit_waits", {
-  description: "requests that waited for the rate limit"
-})
+export const waits = Metric.tagged(
+  Metric.counter("erp.client.rate_limit.waits", {
+    description: "requests that waited for the rate limit",
+    incremental: true
+  }),
+  "unit",
+  "{request}"
+)

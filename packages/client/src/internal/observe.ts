@@ -1,72 +1,201 @@
 /**
- * What the client tells an operator: its metrics, and one span per attempt by OpenTelemetry's HTTP client conventions
- * (name `{method} {endpoint}`, kind client, `http.request.method`, `server.address`, `server.port`, `url.full`,
- * `http.response.status_code`, `error.type` and an error status for 4xx, 5xx and failures without an answer,
- * `http.request.resend_count` on every resent attempt).
+ * What the client tells an operator: its metrics and one span per attempt, both by OpenTelemetry's stable HTTP client
+ * conventions (https://opentelemetry.io/docs/specs/semconv/http/).
+ *
+ * - The span of an attempt: named `{method} {endpoint}`, kind client, with `http.request.method`, `server.address`
+ *   (the host alone), `server.port`, `url.full` (the key travels in a header, never in it; a query parameter whose
+ *   name says it is a secret is written `REDACTED`), `http.response.status_code`, `error.type` and an error status
+ *   for a 4xx, a 5xx and a failure without an answer, `http.request.resend_count` on every attempt after the first
+ *   (whatever the reason: a retry or a 429). Headers are attributes only when asked for (`http.request.header.<name>`,
+ *   `http.response.header.<name>`), and never the key.
+ * - The metrics: `http.client.request.duration`, a histogram in seconds with the conventions' boundaries and
+ *   attributes, for every attempt; the ERP's own counters, monotonic, named `erp.client.…`. The unit of each is its
+ *   `unit` tag, which `@effect/opentelemetry` exports as the metric's unit.
  */
+import type * as Headers from "@effect/platform/Headers"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricLabel from "effect/MetricLabel"
 import type * as Tracer from "effect/Tracer"
 import type * as ErpRateLimiter from "../ErpRateLimiter.js"
 import type * as Transport from "./transport.js"
 
-export const requests = Metric.counter("erp_client_requests", {
-  description: "HTTP requests sent to the ERP, tagged by endpoint and outcome (2xx, 429, 5xx, transport, timeout, ...)"
-})
+/** `metric` with its unit (UCUM, or an annotation in braces: `{request}`), as the OTLP exporter reads it. */
+export const withUnit = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, unit: string) =>
+  Metric.tagged(metric, "unit", unit)
 
-export const requestDuration = Metric.histogram(
-  "erp_client_request_duration_ms",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 16 }),
-  "time from sending a request to having its whole body"
+/** The boundaries the HTTP conventions advise for `http.client.request.duration`, in seconds. */
+export const DURATION_BOUNDARIES: ReadonlyArray<number> = [
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.075,
+  0.1,
+  0.25,
+  0.5,
+  0.75,
+  1,
+  2.5,
+  5,
+  7.5,
+  10
+]
+
+export const requestDuration = withUnit(
+  Metric.histogram(
+    "http.client.request.duration",
+    MetricBoundaries.fromIterable(DURATION_BOUNDARIES),
+    "Duration of HTTP client requests."
+  ),
+  "s"
 )
 
-export const rateLimitWait = Metric.histogram(
-  "erp_client_rate_limit_wait_ms",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 20 }),
-  "time a request waited for the rate limit before it was sent"
+export const requests = withUnit(
+  Metric.counter("erp.client.requests", {
+    description: "requests sent to the ERP (every attempt), by erp.endpoint and erp.outcome (2xx, 429, 5xx, " +
+      "transport, timeout, ...)",
+    incremental: true
+  }),
+  "{request}"
 )
 
-export const retries = Metric.counter("erp_client_retries", { description: "retries after transient failures" })
+export const rateLimitWait = withUnit(
+  Metric.histogram(
+    "erp.client.rate_limit.wait",
+    MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 20 }),
+    "time an attempt waited for the rate limit (ours and the server's pauses) before it was sent"
+  ),
+  "s"
+)
 
-export const tooManyRequests = Metric.counter("erp_client_429", { description: "429 responses received" })
+export const retries = withUnit(
+  Metric.counter("erp.client.retries", { description: "retries after transient failures", incremental: true }),
+  "{retry}"
+)
+
+export const tooManyRequests = withUnit(
+  Metric.counter("erp.client.too_many_requests", { description: "429 responses received", incremental: true }),
+  "{response}"
+)
 
 /** One retry counted. */
 export const retried: Effect.Effect<void> = Metric.increment(retries)
 
-// Tagged metrics by endpoint (and outcome), made once: a tagged metric is a new key, and a key per request costs.
+// Tagged metrics, made once for each set of tags: a tagged metric is a new key, and a key per request costs.
 const tagged = new Map<Metric.Metric<any, any, any>, Map<string, Metric.Metric<any, any, any>>>()
 
-/** `metric` tagged with `endpoint` (and further tags), the same object for the same tags. */
-export const byEndpoint = <Type, In, Out>(
+/** `metric` with the `tags` (name, value), the same object for the same tags. */
+export const withTags = <Type, In, Out>(
   metric: Metric.Metric<Type, In, Out>,
-  endpoint: string,
-  outcome?: string
+  tags: ReadonlyArray<readonly [string, string]>
 ): Metric.Metric<Type, In, Out> => {
   let byKey = tagged.get(metric)
   if (byKey === undefined) tagged.set(metric, byKey = new Map())
-  const key = outcome === undefined ? endpoint : `${endpoint}\u0000${outcome}`
+  const key = tags.map(([name, value]) => `${name}\u0001${value}`).join("\u0000")
   let found = byKey.get(key)
   if (found === undefined) {
-    found = Metric.tagged(metric, "endpoint", endpoint)
-    if (outcome !== undefined) found = Metric.tagged(found, "outcome", outcome)
+    found = Metric.taggedWithLabels(metric, tags.map(([name, value]) => MetricLabel.make(name, value)))
     byKey.set(key, found)
   }
   return found as Metric.Metric<Type, In, Out>
 }
 
-/** The time one attempt waited for the limiter, recorded. */
-export const recordWait = (endpoint: string, acquired: ErpRateLimiter.Acquired): Effect.Effect<void> => {
-  const waited = acquired.spacedMillis + acquired.pausedMillis
-  return Metric.update(byEndpoint(rateLimitWait, endpoint), waited)
+/** `metric` tagged with `erp.endpoint` (and `erp.outcome`), the same object for the same tags. */
+export const byEndpoint = <Type, In, Out>(
+  metric: Metric.Metric<Type, In, Out>,
+  endpoint: string,
+  outcome?: string
+): Metric.Metric<Type, In, Out> =>
+  withTags(
+    metric,
+    outcome === undefined ? [["erp.endpoint", endpoint]] : [
+      ["erp.endpoint", endpoint],
+      ["erp.outcome", outcome]
+    ]
+  )
+
+/** The time one attempt waited for the limiter, recorded in seconds. */
+export const recordWait = (endpoint: string, acquired: ErpRateLimiter.Acquired): Effect.Effect<void> =>
+  Metric.update(byEndpoint(rateLimitWait, endpoint), (acquired.spacedMillis + acquired.pausedMillis) / 1000)
+
+/** Which headers become attributes of the attempts' spans, by lower-case name (the key never). */
+export interface HeaderNames {
+  readonly request: ReadonlyArray<string>
+  readonly response: ReadonlyArray<string>
 }
 
-/** The name and options of one attempt's span. */
+/** Headers that never become attributes, whatever was asked: the key and any other credential. */
+const NEVER = new Set(["x-api-key", "authorization", "proxy-authorization", "cookie", "set-cookie"])
+
+/** The names asked for, lower case, without the ones that never become attributes. */
+export const headerNames = (
+  asked:
+    | { readonly request?: ReadonlyArray<string> | undefined; readonly response?: ReadonlyArray<string> | undefined }
+    | undefined
+): HeaderNames => {
+  const clean = (names: ReadonlyArray<string> | undefined) =>
+    [...new Set((names ?? []).map((name) => name.trim().toLowerCase()))].filter((name) =>
+      name !== "" && !NEVER.has(name)
+    )
+  return { request: clean(asked?.request), response: clean(asked?.response) }
+}
+
+const headerAttributes = (
+  prefix: string,
+  names: ReadonlyArray<string>,
+  headers: Readonly<Record<string, string | undefined>>
+): Record<string, unknown> => {
+  const attributes: Record<string, unknown> = {}
+  for (const name of names) {
+    const value = headers[name]
+    // The conventions' value is the list of the header's values.
+    if (value !== undefined) attributes[`${prefix}.${name}`] = [value]
+  }
+  return attributes
+}
+
+/** The request headers asked for, as attributes of the current span (the attempt's). */
+export const annotateRequestHeaders = (
+  names: HeaderNames,
+  request: HttpClientRequest.HttpClientRequest
+): Effect.Effect<void> =>
+  names.request.length === 0
+    ? Effect.void
+    : Effect.annotateCurrentSpan(
+      headerAttributes("http.request.header", names.request, request.headers as Headers.Headers)
+    )
+
+// Query parameters whose values are secrets: the conventions' list (signatures of presigned URLs), and any name that
+// says so.
+const SECRET_PARAM = /^(awsaccesskeyid|signature|sig|x-goog-signature)$|key|token|secret|passw|auth/i
+
+/** `url` as `url.full` may carry it: credentials and secret query values written `REDACTED`. */
+export const fullUrl = (url: URL): string => {
+  const copy = new URL(url.toString())
+  if (copy.username !== "") copy.username = "REDACTED"
+  if (copy.password !== "") copy.password = "REDACTED"
+  let redacted = false
+  const params = new URLSearchParams()
+  for (const [name, value] of copy.searchParams) {
+    const secret = SECRET_PARAM.test(name)
+    redacted ||= secret
+    params.append(name, secret ? "REDACTED" : value)
+  }
+  if (redacted) copy.search = params.toString()
+  return copy.toString()
+}
+
+/** The name and options of one attempt's span, and the attributes of its metrics. */
 export interface AttemptSpan {
   readonly name: string
   readonly options: Tracer.SpanOptions
+  /** The tags the attempt's duration is recorded with before its outcome is known. */
+  readonly tags: ReadonlyArray<readonly [string, string]>
 }
 
 /** The span options of each attempt of one request (`resend`: how many attempts came before it). */
@@ -75,15 +204,20 @@ export const attemptSpan = (target: Transport.Target, url: URL | undefined) => {
     "http.request.method": target.method,
     "erp.endpoint": target.endpoint
   }
+  const tags: Array<readonly [string, string]> = [["http.request.method", target.method]]
   if (url !== undefined) {
-    base["server.address"] = url.hostname.replace(/^\[|\]$/g, "")
-    base["server.port"] = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port)
-    // The key travels in a header, never in the URL: the whole URL is no secret.
-    base["url.full"] = url.toString()
+    const address = url.hostname.replace(/^\[|\]$/g, "")
+    const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port)
+    base["server.address"] = address
+    base["server.port"] = port
+    base["url.full"] = fullUrl(url)
+    tags.push(["server.address", address], ["server.port", String(port)])
   }
+  tags.push(["erp.endpoint", target.endpoint])
   const name = `${target.method} ${target.endpoint}`
   return (resend: number): AttemptSpan => ({
     name,
+    tags,
     options: {
       kind: "client",
       captureStackTrace: false,
@@ -92,7 +226,10 @@ export const attemptSpan = (target: Transport.Target, url: URL | undefined) => {
   })
 }
 
-/** An answer with a 4xx or 5xx status, failing its attempt's span (the executor judges the answer itself). */
+/**
+ * An answer with a 4xx or 5xx status, failing its attempt's span (the conventions' error status; the executor judges
+ * the answer itself).
+ */
 class StatusAnswer extends Data.TaggedError("StatusAnswer")<{ readonly answer: Transport.Answer }> {
   override get message(): string {
     return `HTTP ${this.answer.status}`
@@ -102,42 +239,61 @@ class StatusAnswer extends Data.TaggedError("StatusAnswer")<{ readonly answer: T
 const outcomeOf = (error: Transport.AttemptError): string =>
   error._tag === "TimeoutError" ? "timeout" : error._tag === "TransportError" ? "transport" : "other"
 
+// `error.type` of a failure without an answer: the conventions' `timeout`, or the client's error's tag.
+const errorTypeOf = (error: Transport.AttemptError): string => error._tag === "TimeoutError" ? "timeout" : error._tag
+
 /**
- * One attempt in its span, counted by endpoint and outcome (`2xx`, `429`, `5xx`, `transport`, `timeout`, …), with how
- * long it took to have the whole body.
+ * One attempt in its span, counted by endpoint and outcome (`2xx`, `429`, `5xx`, `transport`, `timeout`, …), its
+ * duration recorded (until the whole body is in, or the failure) with the conventions' attributes.
  */
 export const observeAttempt = (
   target: Transport.Target,
   span: AttemptSpan,
-  attempt: Effect.Effect<Transport.Answer, Transport.AttemptError>
+  attempt: Effect.Effect<Transport.Answer, Transport.AttemptError>,
+  headers: HeaderNames = { request: [], response: [] }
 ): Effect.Effect<Transport.Answer, Transport.AttemptError> =>
-  Effect.flatMap(Clock.currentTimeMillis, (started) =>
-    attempt.pipe(
+  Effect.flatMap(Clock.currentTimeMillis, (started) => {
+    const duration = (tags: ReadonlyArray<readonly [string, string]>) =>
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => Metric.update(withTags(requestDuration, [...span.tags, ...tags]), (now - started) / 1000)
+      )
+    return attempt.pipe(
       Effect.tapBoth({
         onFailure: (error) =>
-          Effect.zipRight(
+          Effect.all([
+            duration([["error.type", errorTypeOf(error)]]),
             Metric.increment(byEndpoint(requests, target.endpoint, outcomeOf(error))),
-            Effect.annotateCurrentSpan("error.type", error._tag)
-          ),
-        onSuccess: (answer) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Effect.all([
-              Metric.update(byEndpoint(requestDuration, target.endpoint), now - started),
-              Metric.increment(
-                byEndpoint(
-                  requests,
-                  target.endpoint,
-                  answer.status === 429 ? "429" : `${Math.floor(answer.status / 100)}xx`
-                )
-              ),
-              answer.status === 429 ? Metric.increment(tooManyRequests) : Effect.void,
-              Effect.annotateCurrentSpan("http.response.status_code", answer.status),
-              answer.status >= 400 ? Effect.annotateCurrentSpan("error.type", String(answer.status)) : Effect.void
-            ], { discard: true }))
+            Effect.annotateCurrentSpan("error.type", errorTypeOf(error))
+          ], { discard: true }),
+        onSuccess: (answer) => {
+          const status = String(answer.status)
+          return Effect.all([
+            duration(
+              answer.status >= 400
+                ? [["http.response.status_code", status], ["error.type", status]]
+                : [["http.response.status_code", status]]
+            ),
+            Metric.increment(
+              byEndpoint(
+                requests,
+                target.endpoint,
+                answer.status === 429 ? "429" : `${Math.floor(answer.status / 100)}xx`
+              )
+            ),
+            answer.status === 429 ? Metric.increment(tooManyRequests) : Effect.void,
+            Effect.annotateCurrentSpan("http.response.status_code", answer.status),
+            answer.status >= 400 ? Effect.annotateCurrentSpan("error.type", status) : Effect.void,
+            headers.response.length === 0
+              ? Effect.void
+              : Effect.annotateCurrentSpan(headerAttributes("http.response.header", headers.response, answer.headers))
+          ], { discard: true })
+        }
       }),
       Effect.flatMap((answer) =>
         answer.status >= 400 ? Effect.fail(new StatusAnswer({ answer })) : Effect.succeed(answer)
       ),
       Effect.withSpan(span.name, span.options),
       Effect.catchTag("StatusAnswer", (status) => Effect.succeed(status.answer))
-    ))
+    )
+  })

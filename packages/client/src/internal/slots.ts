@@ -32,8 +32,8 @@ import type { Acquired, Resolved, Service } from "../ErpRateLimiter.js"
 import {
   HoldStore,
   PauseBeyondDeadline,
-  pauseWaitMillis,
-  spacingWaitMillis,
+  pauseWait,
+  spacingWait,
   StoreFailure,
   WaitBeyondBound,
   WaitObserver,
@@ -210,8 +210,8 @@ export const make = (
             yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
             if (spacedMillis > 0 || pausedMillis > 0) {
               yield* Metric.increment(waits)
-              yield* Metric.incrementBy(spacingWaitMillis, spacedMillis)
-              yield* Metric.incrementBy(pauseWaitMillis, pausedMillis)
+              yield* Metric.incrementBy(spacingWait, spacedMillis / 1000)
+              yield* Metric.incrementBy(pauseWait, pausedMillis / 1000)
             }
             return {
               spacedMillis,

@@ -67,22 +67,38 @@ const resolver: RequestResolver.RequestResolver<Lookup<any>> = RequestResolver.f
  * Lookups asked for (`erp.client.lookups`), sent to the server (`…sent`), answered by one already in flight
  * (`…shared`) or by the cache of a `Lookups.layer` (`…cached`).
  */
-export const lookups = Metric.counter("erp.client.lookups", {
-  description: "lookups asked for (Resource.get and getMany)",
-  incremental: true
-})
-export const sent = Metric.counter("erp.client.lookups.sent", {
-  description: "lookups sent to the server (one per distinct lookup in flight or not cached)",
-  incremental: true
-})
-export const shared = Metric.counter("erp.client.lookups.shared", {
-  description: "lookups answered by an identical one already in flight",
-  incremental: true
-})
-export const cached = Metric.counter("erp.client.lookups.cached", {
-  description: "lookups answered from the cache of Lookups.layer",
-  incremental: true
-})
+export const lookups = Metric.tagged(
+  Metric.counter("erp.client.lookups", {
+    description: "lookups asked for (Resource.get and getMany)",
+    incremental: true
+  }),
+  "unit",
+  "{lookup}"
+)
+export const sent = Metric.tagged(
+  Metric.counter("erp.client.lookups.sent", {
+    description: "lookups sent to the server (one per distinct lookup in flight or not cached)",
+    incremental: true
+  }),
+  "unit",
+  "{lookup}"
+)
+export const shared = Metric.tagged(
+  Metric.counter("erp.client.lookups.shared", {
+    description: "lookups answered by an identical one already in flight",
+    incremental: true
+  }),
+  "unit",
+  "{lookup}"
+)
+export const cached = Metric.tagged(
+  Metric.counter("erp.client.lookups.cached", {
+    description: "lookups answered from the cache of Lookups.layer",
+    incremental: true
+  }),
+  "unit",
+  "{lookup}"
+)
 
 /** Where lookups meet: a request cache, and whether it keeps answers after they arrive. */
 export interface Meeting {

@@ -1,0 +1,53 @@
+/**
+ * What the standard OpenTelemetry variables ask for, read without loading any exporter: for a program that exports
+ * only when told (the `erp` command), to decide before it loads `ErpTelemetry`.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * One of the three signals.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Signal = "traces" | "metrics" | "logs"
+
+/**
+ * The three signals, in the order they are listed.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const SIGNALS: ReadonlyArray<Signal> = ["traces", "metrics", "logs"]
+
+const set = (text: string | undefined): boolean => text !== undefined && text.trim() !== ""
+
+const upper = (signal: Signal) => signal.toUpperCase() as "TRACES" | "METRICS" | "LOGS"
+
+/**
+ * The signals an environment asks a program for that exports only when told: an OTLP endpoint is set
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT` for every signal, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, … for that one), less those
+ * whose exporter is `none` (`OTEL_TRACES_EXPORTER=none`, …); none at all with `OTEL_SDK_DISABLED=true`.
+ *
+ * @since 0.1.0
+ * @category Settings
+ */
+export const askedSignals = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<Signal> => {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return []
+  const general = set(env.OTEL_EXPORTER_OTLP_ENDPOINT)
+  return SIGNALS.filter((signal) =>
+    env[`OTEL_${upper(signal)}_EXPORTER`]?.trim().toLowerCase() !== "none" &&
+    (general || set(env[`OTEL_EXPORTER_OTLP_${upper(signal)}_ENDPOINT`]))
+  )
+}
+
+/**
+ * Whether the environment names the service (`OTEL_SERVICE_NAME`, or `service.name` in `OTEL_RESOURCE_ATTRIBUTES`):
+ * a program with a name of its own uses it only when not.
+ *
+ * @since 0.1.0
+ * @category Settings
+ */
+export const namesService = (env: Readonly<Record<string, string | undefined>>): boolean =>
+  set(env.OTEL_SERVICE_NAME) || /(^|,)\s*service\.name\s*=\s*[^\s,]/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? "")
