@@ -54,7 +54,7 @@ async function run() {
   process.on("SIGINT", () => hear("SIGINT"))
   process.on("SIGTERM", () => hear("SIGTERM"))
 
-  // Start-up (`pnpm bench startup`): the HTTP parser of undici, and of Node's own fetch that undici wakes, is
+  // Start-up (`pnpm bench startup`): the HTTP parser of Node's own fetch (undici) is
   // WebAssembly, and optimizing it costs a process about 30 MB of peak memory that a command sending a few requests
   // never earns back; the baseline compiler is enough for it. V8 reads the flag when the parser is compiled, so it is
   // set before anything else is loaded: hence the dynamic imports below.

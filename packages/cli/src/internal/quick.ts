@@ -2,7 +2,7 @@
  * What the executable answers without loading the command: `erp --version`, and the `--help` pages, which depend only
  * on the command tree and so are written at build time (scripts/build-cli.ts writes `dist/help.json` from
  * `Cli.helpIndex`, the same function `erp` renders them with). Loading the command costs most of a start (Effect,
- * @effect/cli, the client, undici: `pnpm bench startup`); these answers need none of it. Anything else, or a build
+ * @effect/cli, the client, fetch: `pnpm bench startup`); these answers need none of it. Anything else, or a build
  * without the pages, goes to the command, which says the same.
  */
 import { type HelpIndex, locate, wantsHelp } from "./helpPath.js"
