@@ -1,6 +1,6 @@
 /**
  * Lookups that spare the rate limit (README.md, "Lookups"). Every lookup (`Resource.get`, `Partners.get`,
- * `Partners.getByCompanyName`, `getMany`) is an Effect `Request`: identical lookups in flight share one request, always.
+ * `Partners.getByCompanyName`, `getMany`) meets the identical ones in flight: they share one request, always.
  * This module adds the opt-in cache: with `Lookups.layer({ timeToLive, capacity })` provided, an answer is kept for its
  * time to live and an identical lookup meanwhile sends nothing; `invalidate` forgets one.
  *
@@ -11,7 +11,6 @@ import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Request from "effect/Request"
 import * as Internal from "./internal/lookups.js"
 import * as Resource from "./Resource.js"
 
@@ -64,16 +63,12 @@ export type Lookups = Internal.Lookups
  * @category Layers
  */
 export const layer = (options: Options = {}): Layer.Layer<Lookups> =>
-  Layer.effect(
-    Lookups,
-    Effect.map(
-      Request.makeCache({
-        capacity: options.capacity ?? 10_000,
-        timeToLive: options.timeToLive ?? Duration.minutes(1)
-      }),
-      (cache) => ({ cache, keep: true })
-    )
-  )
+  Layer.sync(Lookups, () =>
+    Internal.makeMeeting({
+      keep: true,
+      timeToLiveMillis: Duration.toMillis(options.timeToLive ?? Duration.minutes(1)),
+      capacity: options.capacity ?? 10_000
+    }))
 
 /**
  * Forgets the cached answer for one value of a resource's selector (say, a partner that was just changed), so the
@@ -92,7 +87,8 @@ export const invalidate = <A, S>(
     if (found._tag === "None" || endpoint === undefined) return Effect.void
     const query = Resource.query(selector, value)
     return Effect.flatMap(ErpClient, (client) =>
-      found.value.cache.invalidate(
+      Internal.invalidate(
+        found.value,
         Internal.make(client, endpoint, resource.schema, selector.param, value, query.selector)
       ))
   })

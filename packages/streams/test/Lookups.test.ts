@@ -79,6 +79,32 @@ describe("lookups in flight", () => {
       expect(yield* asked).toEqual(["id=7"])
       expect(yield* theirAsked).toEqual(["id=7"])
     }).pipe(Effect.scoped, Effect.provide(ErpTest.layer({ sandbox: slow }))))
+
+  it.effect("the first caller interrupted, the others still get the answer of the one request", () =>
+    Effect.gen(function*() {
+      const first = yield* Effect.fork(Partners.get(7))
+      yield* TestClock.adjust("50 millis")
+      const second = yield* Effect.fork(Partners.get(7))
+      yield* TestClock.adjust("50 millis")
+      yield* Fiber.interrupt(first)
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(second)).id).toBe(7)
+      expect(yield* asked).toEqual(["id=7"])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow }))))
+
+  it.effect("every caller interrupted: the request is given up, and the next lookup asks again", () =>
+    Effect.gen(function*() {
+      const callers = yield* Effect.fork(
+        Effect.all([Partners.get(7), Partners.get(7)], { concurrency: "unbounded" })
+      )
+      yield* TestClock.adjust("50 millis")
+      yield* Fiber.interrupt(callers)
+      const again = yield* Effect.fork(Partners.get(7))
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(again)).id).toBe(7)
+      // Two requests: the given-up one (the server had it) and the new one, not shared with a request nobody awaits.
+      expect(yield* asked).toEqual(["id=7", "id=7"])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow }))))
 })
 
 describe("Lookups.layer: the opt-in cache", () => {
