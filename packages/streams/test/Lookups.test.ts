@@ -6,7 +6,7 @@ import { Lookups, Partners, Resource } from "@erp-client/streams"
 import { ErpTest } from "@erp-client/testing"
 import { Chunk, Effect, Either, Fiber, Layer, Metric, Stream, TestClock } from "effect"
 
-// Lookups as Effect Requests, on the in-memory sandbox and the TestClock: what the sandbox was asked is the truth.
+// Lookups, on the in-memory sandbox and the TestClock: what the sandbox was asked is the truth.
 
 const gets = Effect.map(
   Sandbox.Sandbox,
