@@ -28,7 +28,7 @@ import type * as Seed from "./Seed.js"
  * @since 0.1.0
  * @category Constants
  */
-export const endpoints = ["/partner/list", "/partner/get"] as const
+export const endpoints: readonly ["/partner/list", "/partner/get", "/invoice/list", "/invoice/get"] = Core.endpoints
 
 /**
  * @since 0.1.0
@@ -55,8 +55,14 @@ export interface Options {
    * position.
    */
   readonly partners?: number | ReadonlyArray<Readonly<Record<string, unknown>>> | undefined
-  /** Seed of the partners (default 1). */
+  /** Seed of the partners and invoices (default 1). */
   readonly seed?: number | undefined
+  /**
+   * How many seeded invoices `invoice/list` and `invoice/get` serve (default 100; see `Seed.InvoiceRecord`): a second
+   * kind of record, in the same envelope, paging (`list_offset`, `list_count`, `list_condition`, `maxListCount`),
+   * rate limit and faults as partners. `invoice/get` finds one by `id` or `number`. They do not drift or hide.
+   */
+  readonly invoices?: number | undefined
   /**
    * A seeded share of the partners stray from the contract's table the way real ERP data does (empty, null, absent
    * or VAT-form tax numbers, null names, the customer flag as a string or boolean, an extra nested object; see
@@ -261,6 +267,8 @@ export interface Service {
    * `index` as served (its fields are the ones you gave, whatever the type says; a `RangeError` past the last).
    */
   readonly partnerAt: (index: number) => Seed.ServedRecord
+  /** The seeded invoice at `index` (zero-based; its `id` is `index + 1`), as `invoice/list` and `invoice/get` serve it. */
+  readonly invoiceAt: (index: number) => Seed.InvoiceRecord
   /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `None`. */
   readonly oddKindAt: (index: number) => Option.Option<Seed.OddKind>
   /** Whether the seeded partner at `index` is hidden (`hidden`): held in the list, never served. */

@@ -71,6 +71,25 @@ export interface PartnerRecord {
 }
 
 /**
+ * A seeded invoice (`Sandbox.Options.invoices`): a second kind of record the sandbox serves, `invoice/list` and
+ * `invoice/get`, addressed to one of the partners (`partner_id`), dates as `YYYY-MM-DD`, `paid` 0 or 1.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface InvoiceRecord {
+  readonly id: number
+  /** `INV-YYYY-NNNNNN`: the year issued and the id. */
+  readonly number: string
+  readonly partner_id: number
+  readonly issued_on: string
+  readonly due_on: string
+  readonly currency: "HUF" | "EUR" | "USD"
+  readonly total: number
+  readonly paid: 0 | 1
+}
+
+/**
  * How an odd record strays from the contract's table (docs/erp-api-v2.md, "Partner record"), the way real ERP data
  * does. An odd record keeps the fields its kind does not touch.
  *

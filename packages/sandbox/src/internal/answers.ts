@@ -2,6 +2,7 @@ import * as Option from "effect/Option"
 import type * as Sandbox from "../Sandbox.js"
 import * as Envelope from "./envelope.js"
 import * as Exact from "./exactNumber.js"
+import type * as Invoices from "./invoices.js"
 import type * as PartnerStore from "./partnerStore.js"
 
 /**
@@ -11,6 +12,8 @@ import type * as PartnerStore from "./partnerStore.js"
  */
 export interface Config {
   readonly store: PartnerStore.PartnerStore
+  /** The invoices `invoice/list` and `invoice/get` serve (none when absent). */
+  readonly invoices?: Invoices.Table | undefined
   /** The largest page served. */
   readonly maxListCount: number
   /** The page served when `list_count` is absent; refused when `undefined`. */
@@ -102,7 +105,7 @@ export const make = (config: Config): Answer => {
 
   const fail = (message: string): Answered => ({ body: Envelope.failure(message) })
 
-  const list = (params: URLSearchParams): Answered => {
+  const list = (endpoint: Sandbox.Endpoint, params: URLSearchParams): Answered => {
     const offset = nonNegativeInt(params.get("list_offset"))
     const countParam = params.get("list_count")
     const count = countParam === null && config.defaultListCount !== undefined
@@ -111,6 +114,11 @@ export const make = (config: Config): Answer => {
     if (Option.isNone(offset)) return fail("list_offset is required and must be a non-negative integer")
     if (Option.isNone(count)) return fail("list_count is required and must be a non-negative integer")
     const conditions = conditionsOf(params)
+    if (endpoint === "/invoice/list") {
+      const from = config.ignoreOffset === true ? 0 : offset.value
+      const records = config.invoices?.page(from, Math.min(count.value, config.maxListCount), conditions) ?? []
+      return { body: Envelope.success(records), records: records.length, hidden: 0 }
+    }
     config.beforeList()
     if (store.version() !== bodiesVersion) {
       bodies.clear()
@@ -139,6 +147,23 @@ export const make = (config: Config): Answer => {
     return answered
   }
 
+  const getInvoice = (params: URLSearchParams): Answered => {
+    const id = params.get("id")
+    const number = params.get("number")
+    if (id === null && number === null) return fail("id or number is required")
+    const table = config.invoices
+    // Both selectors: the invoice of that number, if it has that id (as for partners).
+    const found = table === undefined
+      ? Option.none()
+      : number !== null
+      ? Option.filter(table.byNumber(number), (invoice) => id === null || String(invoice.id) === id)
+      : table.byId(id!)
+    return Option.match(found, {
+      onNone: () => fail(config.messages.notFound),
+      onSome: (invoice) => ({ body: Envelope.success(invoice) })
+    })
+  }
+
   const get = (params: URLSearchParams): Answered => {
     const id = params.get("id")
     const name = params.get("company_name")
@@ -162,6 +187,14 @@ export const make = (config: Config): Answer => {
 
   return (endpoint, params, keyValid) => {
     if (!keyValid) return fail(config.messages.unauthorized)
-    return endpoint === "/partner/list" ? list(params) : get(params)
+    switch (endpoint) {
+      case "/partner/list":
+      case "/invoice/list":
+        return list(endpoint, params)
+      case "/partner/get":
+        return get(params)
+      case "/invoice/get":
+        return getInvoice(params)
+    }
   }
 }

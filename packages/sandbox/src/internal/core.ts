@@ -15,6 +15,7 @@ import * as ApiKeys from "./apiKeys.js"
 import * as Drift from "./drift.js"
 import * as Envelope from "./envelope.js"
 import * as FaultQueue from "./faultQueue.js"
+import * as Invoices from "./invoices.js"
 import * as PartnerStore from "./partnerStore.js"
 import * as Prng from "./prng.js"
 import * as Replies from "./replies.js"
@@ -81,14 +82,19 @@ const makeLatency = (options: Sandbox.Options["latency"], seed: number): () => n
 }
 
 /**
+ * The endpoints the sandbox serves (`Sandbox.endpoints`).
+ *
+ * @internal
+ */
+export const endpoints = ["/partner/list", "/partner/get", "/invoice/list", "/invoice/get"] as const
+
+/**
  * The endpoint a request is for: GET or POST to one of `Sandbox.endpoints`; anything else is answered 404.
  *
  * @internal
  */
 export const endpointOf = (method: string, pathname: string): Sandbox.Endpoint | undefined =>
-  (method === "GET" || method === "POST") && (pathname === "/partner/list" || pathname === "/partner/get")
-    ? pathname
-    : undefined
+  method === "GET" || method === "POST" ? endpoints.find((endpoint) => endpoint === pathname) : undefined
 
 /** @internal */
 export const make = (options: Sandbox.Options = {}): Core => {
@@ -109,6 +115,8 @@ export const make = (options: Sandbox.Options = {}): Core => {
     ? PartnerStore.seeded(seed, partnerCount, oddRecords)
     : PartnerStore.given(given)
   const store = PartnerStore.fromInitial(seed, initial, options.hidden)
+  const invoiceCount = Math.max(0, Math.floor(options.invoices ?? 100))
+  const invoices = Invoices.make(seed, invoiceCount, partnerCount)
   const keys = ApiKeys.make(options.apiKeys ?? ["sandbox-key"])
   const faults = FaultQueue.make(options.randomFaults, seed)
   for (const { fault, ...injectOptions } of options.inject ?? []) faults.push(fault, injectOptions)
@@ -118,6 +126,7 @@ export const make = (options: Sandbox.Options = {}): Core => {
   const messages = Envelope.resolveMessages(options.messages)
   const answer = Answers.make({
     store,
+    invoices,
     maxListCount,
     defaultListCount,
     messages,
@@ -201,6 +210,12 @@ export const make = (options: Sandbox.Options = {}): Core => {
         throw new RangeError(`no partner was given at index ${index}`)
       }
       return initial.recordAt(index)
+    },
+    invoiceAt: (index) => {
+      if (!(Number.isInteger(index) && index >= 0 && index < invoiceCount)) {
+        throw new RangeError(`no invoice at index ${index}`)
+      }
+      return Invoices.invoiceAt(seed, index, partnerCount)
     },
     oddKindAt: (index) => Seeded.oddKindAt(seed, index, oddRecords),
     hiddenAt: (index) => index >= 0 && index < partnerCount && Seeded.hiddenAt(seed, index, options.hidden),

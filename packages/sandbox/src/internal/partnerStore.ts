@@ -73,7 +73,12 @@ const INSERTED_STREAM = 0x1a5e47ed
 // An exact number is compared by its text, as written.
 const conditionText = (value: unknown): string => typeof value === "boolean" ? (value ? "1" : "0") : String(value)
 
-const matchesAll = (record: Seed.ServedRecord, conditions: ReadonlyArray<readonly [string, string]>): boolean => {
+/**
+ * Whether a record has every condition's field with that value (as a server compares them: see `conditionText`).
+ *
+ * @internal
+ */
+export const matchesAll = (record: object, conditions: ReadonlyArray<readonly [string, string]>): boolean => {
   for (const [field, value] of conditions) {
     // A field the record does not have never matches (not even the value "undefined"). The field is any name a
     // condition gives, so it is read as a property of the record, not as one of its typed fields.
