@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Sink from "../Sink.js"
-import { redis, repeatable, verbose, withClient } from "./common.js"
+import { AnyRecord, parsePairs, redis, repeatable, verbose, withClient } from "./common.js"
 import { InputError, UsageError } from "./errors.js"
 import { runExport } from "./exportList.js"
 import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
@@ -32,15 +32,8 @@ const params = Options.text("param").pipe(
   repeatable
 )
 
-const parseParams = (items: ReadonlyArray<string>): Either.Either<ErpClient.Params, UsageError> => {
-  const out: Array<readonly [string, string]> = []
-  for (const item of items) {
-    const eq = item.indexOf("=")
-    if (eq < 1) return Either.left(new UsageError({ reason: `-p ${JSON.stringify(item)}: expected NAME=VALUE` }))
-    out.push([item.slice(0, eq), item.slice(eq + 1)])
-  }
-  return Either.right(out)
-}
+const parseParams = (items: ReadonlyArray<string>): Either.Either<ErpClient.Params, UsageError> =>
+  parsePairs("-p", "NAME=VALUE", items)
 
 // ENDPOINT is checked first, by the client's own rule, before any setting is read: a bad one is a usage error (2).
 const checkEndpoint = ErpClient.validateEndpoint
@@ -64,9 +57,6 @@ export const apiGet = Command.make("get", { endpoint, params, redis, verbose }, 
         ))
     )
   })).pipe(Command.withDescription("GET ENDPOINT; prints the envelope's data as JSON, exactly as the server sent it."))
-
-// A record of a list endpoint: any JSON object, kept as sent (an object schema only checks).
-const ListRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 export const apiList = Command.make(
   "list",
@@ -104,7 +94,7 @@ export const apiList = Command.make(
         table: "fields",
         idField,
         pages: (start) =>
-          ListEndpoint.pages(path, ListRecord, {
+          ListEndpoint.pages(path, AnyRecord, {
             where,
             params: query,
             pageSize: pageSizeOf(args),

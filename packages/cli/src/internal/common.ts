@@ -8,13 +8,40 @@ import { askedSignals } from "@erp-client/otel/Variables"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type * as Sink from "../Sink.js"
 import { clientLayer } from "./clientLayer.js"
+import { UsageError } from "./errors.js"
+
+/**
+ * Any JSON object: what the command line decodes a record with, so that it is written as the server sent it (an
+ * object schema only checks) and checked against a contract on the side, if at all.
+ */
+export const AnyRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * `NAME=VALUE` items of a repeatable flag (`-p`, `--where`) as pairs, in order: the name is what comes before the first
+ * `=` (not empty), the value everything after it. `flag` and `shape` name the flag and its form in the error.
+ */
+export const parsePairs = (
+  flag: string,
+  shape: string,
+  items: ReadonlyArray<string>
+): Either.Either<Array<readonly [string, string]>, UsageError> => {
+  const pairs: Array<readonly [string, string]> = []
+  for (const item of items) {
+    const eq = item.indexOf("=")
+    if (eq < 1) return Either.left(new UsageError({ reason: `${flag} ${JSON.stringify(item)}: expected ${shape}` }))
+    pairs.push([item.slice(0, eq), item.slice(eq + 1)])
+  }
+  return Either.right(pairs)
+}
 
 /** The default, said in `--help` (which shows no default of its own for a plain value). */
 export const shownDefault = <A>(value: A, shown: string = String(value)) => (self: Options.Options<A>) =>

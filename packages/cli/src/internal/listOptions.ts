@@ -7,7 +7,7 @@ import * as ListQuery from "@erp-client/core/ListQuery"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Output from "../Output.js"
-import { repeatable, shownDefault } from "./common.js"
+import { parsePairs, repeatable, shownDefault } from "./common.js"
 import { UsageError } from "./errors.js"
 
 export const listOptions = {
@@ -105,18 +105,14 @@ export const pageSizeOf = (args: Pick<ListArgs, "pageSize">): "auto" | number | 
 export const parseWhere = (
   endpoint: string,
   items: ReadonlyArray<string>
-): Either.Either<Record<string, string>, UsageError> => {
-  const where: Record<string, string> = {}
-  for (const item of items) {
-    const eq = item.indexOf("=")
-    if (eq < 1) return Either.left(new UsageError({ reason: `--where ${JSON.stringify(item)}: expected FIELD=VALUE` }))
-    where[item.slice(0, eq)] = item.slice(eq + 1)
-  }
-  return Either.mapBoth(ListQuery.validateConditions(endpoint, where), {
-    onLeft: (error) => new UsageError({ reason: `--where: ${error.reason}` }),
-    onRight: () => where
+): Either.Either<Record<string, string>, UsageError> =>
+  Either.flatMap(parsePairs("--where", "FIELD=VALUE", items), (pairs) => {
+    const where = Object.fromEntries(pairs)
+    return Either.mapBoth(ListQuery.validateConditions(endpoint, where), {
+      onLeft: (error) => new UsageError({ reason: `--where: ${error.reason}` }),
+      onRight: () => where
+    })
   })
-}
 
 /** Conditions as a saved export keeps them: `FIELD=VALUE`, sorted, so the order they were given in does not matter. */
 export const whereFlag = (where: ListQuery.Conditions): ReadonlyArray<string> =>

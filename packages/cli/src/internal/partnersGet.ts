@@ -14,15 +14,10 @@ import * as Hash from "effect/Hash"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Sink from "../Sink.js"
-import { Argv, note, redis, repeatable, shownDefault, verbose, withClient } from "./common.js"
+import { AnyRecord, Argv, note, redis, repeatable, shownDefault, verbose, withClient } from "./common.js"
 import { contractOf, strictFlag } from "./contract.js"
 import { UsageError } from "./errors.js"
 import * as Stdin from "./stdin.js"
-
-// Checked against Partner (or the contract, with --strict) by the client, written as the server sent it.
-// Any object: a partner is written as the server wrote it and checked against the contract on the side (an id past
-// 2^53 - 1 too: written as sent, reported). With --strict the client checks it against the contract and fails.
-const AnyRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 /**
  * Some of the lookups of a batch failed, each with its line on stderr already: `notFound` do not exist, `failed` failed

@@ -8,14 +8,10 @@ import * as Partner from "@erp-client/core/Partner"
 import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
 import * as Partners from "@erp-client/streams/Partners"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
-import { redis, verbose } from "./common.js"
+import { AnyRecord, redis, verbose } from "./common.js"
 import { contractOf, strictFlag } from "./contract.js"
 import { runExport } from "./exportList.js"
 import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
-
-// Any object: every record is written as the server sent it, and checked against the contract on the side.
-const AsSent = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 export const partnersList = Command.make(
   "list",
@@ -57,7 +53,7 @@ export const partnersList = Command.make(
           }
           return args.strict
             ? ListEndpoint.pages(Partners.LIST, Partner.StrictPartner, options)
-            : ListEndpoint.pages(Partners.LIST, AsSent, options)
+            : ListEndpoint.pages(Partners.LIST, AnyRecord, options)
         }
       })
     })
