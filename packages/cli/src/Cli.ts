@@ -1,6 +1,6 @@
 /**
- * The `erp` command (`partners list | get`, `api get | list | post`, `sandbox`): its help, its exit codes, and one
- * line for every failure.
+ * The `erp` command (`<resource> list | get` for every declared resource, `api get | list | post`, `sandbox`): its help,
+ * its exit codes, and one line for every failure.
  *
  * @since 0.1.0
  */
@@ -11,6 +11,8 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as Environment from "@erp-client/client/Environment"
 import { askedSignals } from "@erp-client/otel/Variables"
+import * as Partners from "@erp-client/streams/Partners"
+import type * as Resource from "@erp-client/streams/Resource"
 import * as Cause from "effect/Cause"
 import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
@@ -26,8 +28,8 @@ import { Argv, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
 import type * as HelpPath from "./internal/helpPath.js"
-import { LookupsFailed, partnersGet } from "./internal/partnersGet.js"
-import { partnersList } from "./internal/partnersList.js"
+import { getCommand, getSummary, LookupsFailed } from "./internal/resourceGet.js"
+import { listCommand, listSummary } from "./internal/resourceList.js"
 import { sandbox } from "./internal/sandbox.js"
 import * as Settings from "./internal/settings.js"
 import * as Sink from "./Sink.js"
@@ -87,11 +89,18 @@ export const UsageError = InternalErrors.UsageError
  */
 export type UsageError = InternalErrors.UsageError
 
+/**
+ * The kinds of record `erp` has commands for, one declaration each (`@erp-client/streams/Resource`): every one gets
+ * `erp <name> list` and, with a get endpoint and selectors, `erp <name> get`, their help and their output. A new kind
+ * of record is its declaration and one line here.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const resources: ReadonlyArray<Resource.Resource<any, any>> = [Partners.resource]
+
 const summaries = {
   erp: "ERP REST API v2 from the shell (reads ERP_BASE_URL and ERP_API_KEY)",
-  partners: "export and look up partners",
-  partnersList: "export partners: NDJSON (default), CSV or a table, to stdout or a file",
-  partnersGet: "look up partners by id or company name (many in one run), one JSON object a line",
   api: "any endpoint of the service, by its path",
   apiGet: "GET an endpoint; prints its data as JSON",
   apiList: "every record of a list endpoint, with the options of partners list",
@@ -99,19 +108,9 @@ const summaries = {
   sandbox: "run the built-in ERP sandbox server (prints its base URL and key)"
 }
 
-const partners = Command.make("partners").pipe(
-  Command.withDescription(summaries.partners),
-  Command.withSubcommands([partnersList, partnersGet])
-)
-
 const api = Command.make("api").pipe(
   Command.withDescription(summaries.api),
   Command.withSubcommands([apiGet, apiList, apiPost])
-)
-
-const erp = Command.make("erp").pipe(
-  Command.withDescription(summaries.erp),
-  Command.withSubcommands([partners, api, sandbox])
 )
 
 const leaf = (name: string, summary: string, command: Help.Node["command"]): Help.Node => ({
@@ -121,34 +120,66 @@ const leaf = (name: string, summary: string, command: Help.Node["command"]): Hel
   children: []
 })
 
-// The same commands, as `--help` walks them.
-const tree: Help.Node = {
-  name: "erp",
-  summary: summaries.erp,
-  command: erp,
-  children: [
-    {
-      name: "partners",
-      summary: summaries.partners,
-      command: partners,
-      children: [
-        leaf("list", summaries.partnersList, partnersList),
-        leaf("get", summaries.partnersGet, partnersGet)
-      ]
-    },
-    {
-      name: "api",
-      summary: summaries.api,
-      command: api,
-      children: [
-        leaf("get", summaries.apiGet, apiGet),
-        leaf("list", summaries.apiList, apiList),
-        leaf("post", summaries.apiPost, apiPost)
-      ]
-    },
-    leaf("sandbox", summaries.sandbox, sandbox)
-  ]
+// A resource's commands, as the parser and `--help` walk them.
+const resourceNode = (resource: Resource.Resource<any, any>) => {
+  const list = listCommand(resource)
+  const get = resource.get === undefined || resource.selectors.length === 0
+    ? undefined
+    : getCommand(resource, resource.get)
+  const command = Command.make(resource.name).pipe(
+    Command.withDescription(resource.description),
+    Command.withSubcommands(get === undefined ? [list] : [list, get])
+  )
+  const node: Help.Node = {
+    name: resource.name,
+    summary: resource.description,
+    command,
+    children: [
+      leaf("list", listSummary(resource), list),
+      ...(get === undefined ? [] : [leaf("get", getSummary(resource), get)])
+    ]
+  }
+  return { command, node }
 }
+
+// The package's version, written in by the build (scripts/build-cli.ts); "dev" when run from source.
+declare const ERP_CLI_VERSION: string | undefined
+
+// The commands, as the parser (`cli`) and `--help` (`tree`) walk them.
+const commandsOf = (resources: ReadonlyArray<Resource.Resource<any, any>>) => {
+  const nodes = resources.map(resourceNode)
+  const erp = Command.make("erp").pipe(
+    Command.withDescription(summaries.erp),
+    Command.withSubcommands([api, sandbox, ...nodes.map((n) => n.command)])
+  )
+  const tree: Help.Node = {
+    name: "erp",
+    summary: summaries.erp,
+    command: erp,
+    children: [
+      ...nodes.map((n) => n.node),
+      {
+        name: "api",
+        summary: summaries.api,
+        command: api,
+        children: [
+          leaf("get", summaries.apiGet, apiGet),
+          leaf("list", summaries.apiList, apiList),
+          leaf("post", summaries.apiPost, apiPost)
+        ]
+      },
+      leaf("sandbox", summaries.sandbox, sandbox)
+    ]
+  }
+  const cli = Command.run(erp, {
+    name: "erp",
+    version: typeof ERP_CLI_VERSION === "string" ? ERP_CLI_VERSION : "dev"
+  })
+  return { tree, cli }
+}
+
+const standard = commandsOf(resources)
+const tree = standard.tree
 
 // Every settings variable, from the client's one table of them (Environment.ts): the two required ones first.
 const required: ReadonlyArray<string> = [Environment.client.baseUrl, Environment.client.apiKey]
@@ -173,11 +204,6 @@ const rootFooter = [
   "(--resume continues, --restart starts over); on success only FILE is left."
 ]
 
-// The package's version, written in by the build (scripts/build-cli.ts); "dev" when run from source.
-declare const ERP_CLI_VERSION: string | undefined
-
-const cli = Command.run(erp, { name: "erp", version: typeof ERP_CLI_VERSION === "string" ? ERP_CLI_VERSION : "dev" })
-
 /**
  * The `--help` page `args` (the arguments after the executable) ask for: with `--help` or `-h`, or naming a group of
  * commands without one of its commands; `undefined` when they ask for none. `color` adds bold headings.
@@ -186,6 +212,9 @@ const cli = Command.run(erp, { name: "erp", version: typeof ERP_CLI_VERSION === 
  * @category Programs
  */
 export const helpPage = (args: ReadonlyArray<string>, options: { readonly color: boolean }): string | undefined =>
+  pageOf(tree, args, options)
+
+const pageOf = (tree: Help.Node, args: ReadonlyArray<string>, options: { readonly color: boolean }) =>
   Help.wantsHelp(tree, args)
     ? Help.page(tree, args, {
       color: options.color,
@@ -316,14 +345,19 @@ export const againAfter = (firstMillis: number, nowMillis: number): "copy" | "at
  */
 export const main = (
   argv: ReadonlyArray<string>,
-  options: { readonly signals?: Signals | undefined } = {}
+  options: {
+    readonly signals?: Signals | undefined
+    /** The kinds of record with commands of their own, if not `resources`. */
+    readonly resources?: ReadonlyArray<Resource.Resource<any, any>> | undefined
+  } = {}
 ): Effect.Effect<number, never, FileSystem.FileSystem | Path.Path | CliApp.CliApp.Environment> =>
   Effect.suspend(() => {
     Sink.watchStdout()
+    const { cli, tree } = options.resources === undefined ? standard : commandsOf(options.resources)
     const args = argv.slice(2)
     const leftover = Leftover.make()
     const color = Help.colorEnabled(process.stdout.isTTY, process.env)
-    const help = helpPage(args, { color })
+    const help = pageOf(tree, args, { color })
     const missing = Help.missingValue(tree, args)
     const command = help !== undefined
       ? Sink.writeStdout(help)

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as JsonText from "@erp-client/core/JsonText"
-import * as Partner from "@erp-client/core/Partner"
+import type * as Resource from "@erp-client/streams/Resource"
 import * as Either from "effect/Either"
 
 /**
@@ -48,7 +48,7 @@ export interface Encoder {
    * from it. Without it, records are written from their parsed values (`JSON.stringify`, `String`).
    */
   readonly page: (records: ReadonlyArray<unknown>, json?: ReadonlyArray<string> | undefined) => string
-  /** The layout so far, for a resume (none for NDJSON and the partner table, whose layout is fixed). */
+  /** The layout so far, for a resume (none for NDJSON and a resource's table, whose layout is fixed). */
   readonly layout: () => Layout | undefined
   /** CSV cells written as they are although a spreadsheet would read them as a formula (see `isFormulaLike`). */
   readonly formulaCells: () => number
@@ -65,11 +65,11 @@ export interface EncoderOptions {
   readonly resumed?: Layout | undefined
   /** CSV: write formula-like cells as text for spreadsheets (a leading `'`, see `csvCell`). */
   readonly spreadsheet?: boolean | undefined
-  /** Table columns: the partner's known fields, or the first page's first fields (any records). */
-  readonly table?: "partners" | "fields" | undefined
+  /** Table columns: a resource's declared columns, or the first page's first fields (`"fields"`, the default). */
+  readonly table?: ReadonlyArray<Resource.Column> | "fields" | undefined
+  /** CSV: the fields the first columns are, in this order (a resource's declared fields); the rest as they come. */
+  readonly fields?: ReadonlyArray<string> | undefined
 }
-
-const KNOWN = ["id", "company_name", "tax_number", "is_customer"]
 
 /**
  * The CSV column holding, as a JSON object, any field a later record has that the header (taken from the first
@@ -164,7 +164,7 @@ const csvText = (raw: string, spreadsheet: boolean): string => {
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text
 }
 
-const csv = (resumed: Layout | undefined, spreadsheet: boolean): Encoder => {
+const csv = (resumed: Layout | undefined, spreadsheet: boolean, fields: ReadonlyArray<string>): Encoder => {
   let columns = resumed?.columns
   let formulaCells = 0
   const cell = (text: string) => {
@@ -177,7 +177,7 @@ const csv = (resumed: Layout | undefined, spreadsheet: boolean): Encoder => {
     page: (records, json) => {
       let out = ""
       if (columns === undefined) {
-        const seen = new Set<string>(KNOWN)
+        const seen = new Set<string>(fields)
         for (let i = 0; i < records.length; i++) for (const key of keysOf(records[i], json?.[i])) seen.add(key)
         columns = [...seen, OTHER_FIELDS]
         out += columns.map(cell).join(",") + "\r\n"
@@ -204,28 +204,33 @@ const row = (cells: ReadonlyArray<string>, widths: ReadonlyArray<number>) =>
 
 const rule = (widths: ReadonlyArray<number>) => widths.map((w) => "-".repeat(w)).join("  ")
 
-const PARTNER_WIDTHS = [10, 48, 16, 8]
-const PARTNER_COLUMNS = ["id", "company_name", "tax_number"]
-const PARTNER_INDEX = indexOf(PARTNER_COLUMNS)
-
-const partnerTable = (started: boolean): Encoder => ({
-  layout: () => undefined,
-  formulaCells: () => 0,
-  page: (records, json) => {
-    let out = ""
-    if (!started) {
-      started = true
-      out += row(["id", "company_name", "tax_number", "customer"], PARTNER_WIDTHS) + "\n"
-      out += rule(PARTNER_WIDTHS) + "\n"
+// A resource's declared columns: a field's cell as the server wrote it, or a value shown from the record.
+const columnsTable = (declared: ReadonlyArray<Resource.Column>, started: boolean): Encoder => {
+  const widths = declared.map((column) => column.width)
+  const fields = declared.flatMap((column) => column.field === undefined ? [] : [column.field])
+  const index = indexOf(fields)
+  return {
+    layout: () => undefined,
+    formulaCells: () => 0,
+    page: (records, json) => {
+      let out = ""
+      if (!started) {
+        started = true
+        out += row(declared.map((column) => column.header), widths) + "\n"
+        out += rule(widths) + "\n"
+      }
+      for (let i = 0; i < records.length; i++) {
+        const { cells } = cellsOf(records[i], json?.[i], fields, index, false)
+        let f = 0
+        const shown = declared.map((column) =>
+          column.field === undefined ? column.show?.(asRecord(records[i])) ?? "" : cells[f++]!
+        )
+        out += row(shown, widths) + "\n"
+      }
+      return out
     }
-    for (let i = 0; i < records.length; i++) {
-      const { cells } = cellsOf(records[i], json?.[i], PARTNER_COLUMNS, PARTNER_INDEX, false)
-      cells.push(Partner.isCustomer(asRecord(records[i]) as Partner.Partner) ? "yes" : "no")
-      out += row(cells, PARTNER_WIDTHS) + "\n"
-    }
-    return out
   }
-})
+}
 
 const MAX_COLUMNS = 6
 const MIN_WIDTH = 8
@@ -291,7 +296,9 @@ const ndjson = (): Encoder => ({
  */
 export const encoder = (format: Format, options: EncoderOptions = {}): Encoder =>
   format === "csv"
-    ? csv(options.resumed, options.spreadsheet === true)
+    ? csv(options.resumed, options.spreadsheet === true, options.fields ?? [])
     : format === "table"
-    ? options.table === "fields" ? fieldsTable(options.resumed) : partnerTable(options.resumed !== undefined)
+    ? options.table === undefined || options.table === "fields"
+      ? fieldsTable(options.resumed)
+      : columnsTable(options.table, options.resumed !== undefined)
     : ndjson()

@@ -6,7 +6,7 @@ import { Effect, Exit, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { describeLookupFailure, LookupsFailed } from "../src/internal/partnersGet.js"
+import { describeLookupFailure, LookupsFailed } from "../src/internal/resourceGet.js"
 
 const kept: Sink.Kept = { part: "out.ndjson.part", records: 400, mode: "none" }
 

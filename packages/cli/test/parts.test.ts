@@ -2,9 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Output } from "@erp-client/cli"
 import { ErpConfig, ErpRateLimiter } from "@erp-client/client"
 import { Seed } from "@erp-client/sandbox"
+import * as Partners from "@erp-client/streams/Partners"
 import type { ConfigError } from "effect"
 import { Config, ConfigProvider, Duration, Effect, Either, Redacted } from "effect"
-import { inputOrder, parseLine } from "../src/internal/partnersGet.js"
+import { inputOrder, parseLine } from "../src/internal/resourceGet.js"
 import { oddKindNames } from "../src/internal/sandbox.js"
 import { flagDifference } from "../src/internal/savedExport.js"
 import { describeConfigError } from "../src/internal/settings.js"
@@ -99,20 +100,27 @@ describe("settings", () => {
 })
 
 describe("partners get's lookups", () => {
+  const selectors = Partners.resource.selectors
+  const id = (value: number) => ({ selector: Partners.byId, value })
+  const name = (value: string) => ({ selector: Partners.byCompanyName, value })
+
   it("keep the order --id and --company-name were given in", () => {
     const argv = ["partners", "get", "--company-name", "--id", "--id", "3", "--verbose", "--id", "5"]
-    expect(inputOrder(argv, [3, 5], ["--id"])).toEqual([{ companyName: "--id" }, { id: 3 }, { id: 5 }])
-    // When the arguments cannot account for the values, ids come first.
-    expect(inputOrder(["--ID"], [3, 5], ["x"])).toEqual([{ id: 3 }, { id: 5 }, { companyName: "x" }])
+    expect(inputOrder(argv, selectors, [[3, 5], ["--id"]])).toEqual([name("--id"), id(3), id(5)])
+    // When the arguments cannot account for the values, they come selector by selector: ids first.
+    expect(inputOrder(["--ID"], selectors, [[3, 5], ["x"]])).toEqual([id(3), id(5), name("x")])
   })
 
   it("read --stdin lines: digits are an id, name: a company name, blank lines nothing", () => {
-    expect(parseLine("42", 1)).toEqual(Either.right({ id: 42 }))
-    expect(parseLine(" 42 ", 1)).toEqual(Either.right({ id: 42 }))
-    expect(parseLine("name:42", 1)).toEqual(Either.right({ companyName: "42" }))
-    expect(parseLine("A+B=C Kft. 7", 1)).toEqual(Either.right({ companyName: "A+B=C Kft. 7" }))
-    expect(parseLine("  ", 1)).toEqual(Either.right(undefined))
-    expect(Either.isLeft(parseLine("99999999999999999999", 3))).toBe(true)
+    expect(parseLine(selectors, "42", 1)).toEqual(Either.right(id(42)))
+    expect(parseLine(selectors, " 42 ", 1)).toEqual(Either.right(id(42)))
+    expect(parseLine(selectors, "name:42", 1)).toEqual(Either.right(name("42")))
+    expect(parseLine(selectors, "A+B=C Kft. 7", 1)).toEqual(Either.right(name("A+B=C Kft. 7")))
+    expect(parseLine(selectors, "  ", 1)).toEqual(Either.right(undefined))
+    const tooLarge = parseLine(selectors, "99999999999999999999", 3)
+    expect(Either.isLeft(tooLarge) && tooLarge.left.reason).toBe(
+      "stdin line 3: 99999999999999999999 is too large for an id"
+    )
   })
 })
 

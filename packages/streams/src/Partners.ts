@@ -63,6 +63,7 @@ export const resource: Resource.Resource<Partner.Partner, Partner.StrictPartner>
   get: GET,
   schema: Partner.Partner,
   strict: Partner.StrictPartner,
+  contract: "a tax number of hyphenated digit groups, a company name",
   idField: "id",
   fields: ["id", "company_name", "tax_number", "is_customer"],
   selectors: [byId, byCompanyName],

@@ -87,6 +87,8 @@ export interface Resource<A, S = A> {
   readonly schema: Schema.Schema<A, any>
   /** The contract to the letter: records that stray are reported, and `--strict` fails at the first. */
   readonly strict?: Schema.Schema<S, any> | undefined
+  /** What the contract asks, in a few words, for `--strict`'s help (`a tax number of hyphenated digit groups, …`). */
+  readonly contract?: string | undefined
   /** The field that tells records apart (drift-safe paging). */
   readonly idField: string
   /** The fields the contract shows, in order: a CSV export's first columns. */

@@ -5,6 +5,7 @@
 import type * as ErpClient from "@erp-client/client/ErpClient"
 import type * as Page from "@erp-client/core/Page"
 import type * as Paginate from "@erp-client/streams/Paginate"
+import type * as Resource from "@erp-client/streams/Resource"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -36,7 +37,10 @@ export const runExport = <E>(options: {
   readonly args: ListArgs & CommonArgs
   /** The flags a resume must repeat (see `Sink.ResumeFlags`). */
   readonly flags: Sink.ResumeFlags
-  readonly table: "partners" | "fields"
+  /** The table's columns: a resource's declared ones, or the first page's first fields. */
+  readonly table: ReadonlyArray<Resource.Column> | "fields"
+  /** The first CSV columns (a resource's declared fields). */
+  readonly fields?: ReadonlyArray<string> | undefined
   /** The field `--safe` tells records apart by. */
   readonly idField: string
   /**
@@ -62,7 +66,8 @@ export const runExport = <E>(options: {
     const encoder = Output.encoder(args.format, {
       resumed: resumed && { columns: resumed.columns, widths: resumed.widths },
       spreadsheet: args.spreadsheet,
-      table: options.table
+      table: options.table,
+      fields: options.fields
     })
     const shown = yield* progress.start
     let records = resumed?.records ?? 0
