@@ -39,8 +39,9 @@ export default tseslint.config(
     }
   },
   {
-    // Tests and scripts may import barrels; library source imports modules (docs/ARCHITECTURE.md, "Which file holds what").
-    files: ["**/test/**/*.ts", "scripts/**/*.ts", "vitest.config.ts"],
+    // Tests, scripts and the examples (written as an application writes them) may import barrels; library source
+    // imports modules (docs/ARCHITECTURE.md, "Which file holds what").
+    files: ["**/test/**/*.ts", "scripts/**/*.ts", "examples/**/*.ts", "vitest.config.ts"],
     rules: { "@effect/no-import-from-barrel-package": "off" }
   }
 )

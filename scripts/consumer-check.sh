@@ -2,8 +2,8 @@
 # The consumer check (`pnpm consumer-check`, run by .ci/run): our packages as a new user gets them. Builds, packs every
 # package, checks what the tarballs hold, installs them into a fresh npm app outside the workspace with exactly the
 # Effect versions README.md's "Install" section names, compiles README.md's "Use" example there with the app's own
-# tsconfig (strict, NodeNext) with every package README's examples, runs the example of @erp-client/testing's README
-# (a test file) with vitest, runs the Use example with plain node against a sandbox started by the installed `erp`
+# tsconfig (strict, NodeNext) with every package README's examples and the examples of examples/, runs the example of
+# @erp-client/testing's README (a test file) and the examples' tests with vitest, runs the Use example with plain node against a sandbox started by the installed `erp`
 # bin, checks that the app has one copy of each Effect package, and that an app on an older Effect 3 minor is refused
 # at install.
 # Everything it makes is removed at the end; every step is bounded in time. The last line says passed or FAILED.
@@ -120,7 +120,7 @@ for name in effect @effect/platform @effect/experimental @effect/platform-node; 
 done
 npm ls effect >/dev/null 2>&1 || { echo "npm ls effect reports a problem"; false; }
 
-step "README.md's Use example and the packages' README examples compile (strict, NodeNext)"
+step "README.md's Use example, the packages' README examples and examples/ compile (strict, NodeNext)"
 # src/main.ts: the first ```ts block under "## Use" in README.md (run below); src/readme/: every ```ts block of the
 # packages' READMEs (compiled only).
 node - "$ROOT" <<'EOF'
@@ -140,6 +140,12 @@ for (const dir of fs.readdirSync(path.join(root, "packages"))) {
   if (blocks.length > 0) console.log(`packages/${dir}/README.md: ${blocks.length} example(s)`)
 }
 EOF
+# src/examples/NAME/: each example of examples/ (a service and its tests), as an application holds it.
+for example in "$ROOT"/examples/*/; do
+  mkdir -p "src/examples/$(basename "$example")"
+  cp "$example"src/*.ts "src/examples/$(basename "$example")/"
+  echo "examples/$(basename "$example"): $(ls "$example"src | tr '\n' ' ')"
+done
 cat > tsconfig.json <<'EOF'
 {
   "compilerOptions": {
@@ -163,6 +169,9 @@ step "the README example of @erp-client/testing runs as a test (vitest, in memor
 mkdir -p test
 cp src/readme/testing-1.ts test/testing-readme.test.ts
 timeout 120 npx --no vitest run --reporter=dot test/testing-readme.test.ts 2>&1 | tail -5
+
+step "the tests of examples/ run (vitest, in memory: no port)"
+timeout 120 npx --no vitest run --reporter=dot src/examples 2>&1 | tail -5
 
 step "the installed erp bin starts a sandbox"
 setsid npx --no erp sandbox --port 0 --partners 500 > "$WORK/sandbox.out" 2> "$WORK/sandbox.err" &
