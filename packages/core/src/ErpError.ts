@@ -32,6 +32,10 @@ export const Attempts = {
 /**
  * The server refused the API key (`result.code = 0`, `result.message = "Unauthorized"`).
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ *
  * @since 0.1.0
  * @category Errors
  */
@@ -46,12 +50,16 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("@erp-client/
 /**
  * The record does not exist (`result.code = 0`, `result.message = "Not found"`).
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `selector` (string, optional): what was looked up, e.g. `id=42`.
+ *
  * @since 0.1.0
  * @category Errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>("@erp-client/core/NotFound")("NotFound", {
   endpoint: Schema.String,
-  /** What was looked up, e.g. `id=42`. */
   selector: Schema.optional(Schema.String)
 }) {
   override get message(): string {
@@ -62,27 +70,33 @@ export class NotFound extends Schema.TaggedError<NotFound>("@erp-client/core/Not
 /**
  * The server kept answering 429 (or `X-RateLimit-Remaining: 0`) for longer than the client's retry budget.
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `limit` (number, optional): `X-RateLimit-Limit` of the last response, when the server sent it.
+ * - `remaining` (number, optional): `X-RateLimit-Remaining` of the last response, when the server sent it.
+ * - `resetAt` (number, optional): when the server said its window resets, in epoch milliseconds (as read from
+ *   `serverReset`).
+ * - `serverReset` (string, optional): `X-RateLimit-Reset` of the last response exactly as the server wrote it (its
+ *   unit is not given).
+ * - `waitedMillis` (number): how long the call already waited for the server's limit.
+ * - `neededMillis` (number, optional): how much longer the call would have had to wait, when known.
+ * - `maxWaitMillis` (number, optional): the call's own bound on waiting for the limit (`maxWait`), when it had one
+ *   and the limit would have kept it longer: it failed at once, taking no place in the limit.
+ * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one).
+ * - `elapsedMillis` (number, optional): milliseconds from the call's first attempt to giving up.
+ *
  * @since 0.1.0
  * @category Errors
  */
 export class RateLimited extends Schema.TaggedError<RateLimited>("@erp-client/core/RateLimited")("RateLimited", {
   endpoint: Schema.String,
-  /** `X-RateLimit-Limit` of the last response, when the server sent it. */
   limit: Schema.optional(Schema.Number),
-  /** `X-RateLimit-Remaining` of the last response, when the server sent it. */
   remaining: Schema.optional(Schema.Number),
-  /** When the server said its window resets (epoch milliseconds, as read from `serverReset`). */
   resetAt: Schema.optional(Schema.Number),
-  /** `X-RateLimit-Reset` of the last response exactly as the server wrote it (its unit is not given). */
   serverReset: Schema.optional(Schema.String),
-  /** How long this call already waited for the server's limit, in milliseconds. */
   waitedMillis: Schema.Number,
-  /** How much longer the call would have had to wait, in milliseconds, when known. */
   neededMillis: Schema.optional(Schema.Number),
-  /**
-   * The call's own bound on waiting for the limit (`maxWait`), when it had one and the limit would have kept it
-   * longer: it failed at once, taking no place in the limit.
-   */
   maxWaitMillis: Schema.optional(Schema.Number),
   ...Attempts
 }) {
@@ -114,6 +128,12 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@erp-client/co
  * The server answered with `result.code = 0` and a message other than `Unauthorized` / `Not found`, or with a
  * `result.code` the contract does not define.
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `code` (number): `result.code` as the server sent it.
+ * - `serverMessage` (string or null): `result.message` as the server sent it.
+ *
  * @since 0.1.0
  * @category Errors
  */
@@ -130,6 +150,16 @@ export class ApiError extends Schema.TaggedError<ApiError>("@erp-client/core/Api
 /**
  * The body was not JSON, not the envelope, or its data did not match the schema. `path` points into the body
  * (`data[3].tax_number`); for list records, `offset` is the record's position in the whole list.
+ *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `path` (string): where in the body decoding failed, e.g. `data[3].tax_number` (empty: the whole body).
+ * - `reason` (string): what was wrong there.
+ * - `offset` (number, optional): for a list record, its position in the whole list.
+ * - `recordId` (unknown, optional): for a list record, its `id` when it had one.
+ * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one).
+ * - `elapsedMillis` (number, optional): milliseconds from the call's first attempt to giving up.
  *
  * @since 0.1.0
  * @category Errors
@@ -155,6 +185,14 @@ export class DecodeError extends Schema.TaggedError<DecodeError>("@erp-client/co
 /**
  * The request never got a complete answer: connection refused or reset, or the body broke off.
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `method` (string): the HTTP method, `GET` or `POST`.
+ * - `description` (string): what broke (connection refused or reset, a body cut off), as the transport said it.
+ * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one).
+ * - `elapsedMillis` (number, optional): milliseconds from the call's first attempt to giving up.
+ *
  * @since 0.1.0
  * @category Errors
  */
@@ -177,6 +215,14 @@ export class TransportError extends Schema.TaggedError<TransportError>("@erp-cli
 /**
  * The request (including reading its body) took longer than the configured timeout.
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `method` (string): the HTTP method, `GET` or `POST`.
+ * - `timeoutMillis` (number): the timeout an attempt had.
+ * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one).
+ * - `elapsedMillis` (number, optional): milliseconds from the call's first attempt to giving up.
+ *
  * @since 0.1.0
  * @category Errors
  */
@@ -196,6 +242,15 @@ export class TimeoutError extends Schema.TaggedError<TimeoutError>("@erp-client/
 /**
  * The server answered with an HTTP status the contract does not use (a 5xx past the retries, a 404, ...).
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `method` (string): the HTTP method, `GET` or `POST`.
+ * - `status` (number): the HTTP status of the last answer.
+ * - `retryAfter` (string, optional): `Retry-After` of the last answer, as the server wrote it.
+ * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one).
+ * - `elapsedMillis` (number, optional): milliseconds from the call's first attempt to giving up.
+ *
  * @since 0.1.0
  * @category Errors
  */
@@ -205,7 +260,6 @@ export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-c
     endpoint: Schema.String,
     method: Schema.String,
     status: Schema.Number,
-    /** `Retry-After` of the last answer, as the server wrote it. */
     retryAfter: Schema.optional(Schema.String),
     ...Attempts
   }
@@ -223,6 +277,12 @@ export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-c
 
 /**
  * The response body was larger than the configured cap: it was not buffered, and the request is not retried.
+ *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `method` (string): the HTTP method, `GET` or `POST`.
+ * - `limitBytes` (number): the cap the body went past.
  *
  * @since 0.1.0
  * @category Errors
@@ -244,6 +304,11 @@ export class ResponseTooLarge extends Schema.TaggedError<ResponseTooLarge>("@erp
  * A request that was refused before anything was sent: a condition field outside `[A-Za-z0-9_]`, a bad page
  * size, an endpoint path that is not a relative path.
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `reason` (string): what was refused, and why.
+ *
  * @since 0.1.0
  * @category Errors
  */
@@ -264,6 +329,12 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@erp-cli
  * the records already read, even after `requests` extra requests looking for one. Nothing was emitted twice and no
  * record was skipped silently; restart the export, or page with a larger overlap.
  *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `offset` (number): where paging lost its place.
+ * - `requests` (number): the extra requests made looking for an overlapping page.
+ *
  * @since 0.1.0
  * @category Errors
  */
@@ -282,6 +353,12 @@ export class PagingDrift extends Schema.TaggedError<PagingDrift>("@erp-client/co
  * Paging stopped because the server does not move through the list: a page holds exactly the records of the page
  * before it at a later offset (the server ignores `list_offset`), or page after page brings nothing not already read.
  * Going on would loop forever, and ending would pass a partial list off as whole. `offset` is where it stopped.
+ *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `offset` (number): where paging stopped.
+ * - `reason` (string): what the server did.
  *
  * @since 0.1.0
  * @category Errors
@@ -320,6 +397,11 @@ export type ErpError =
 /**
  * The shared rate-limit state could not be read or written (e.g. its Redis store is unreachable): the request was
  * not sent, since sending it blind could break the server's limit.
+ *
+ * **Fields**
+ *
+ * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `description` (string): what the store said.
  *
  * @since 0.1.0
  * @category Errors
