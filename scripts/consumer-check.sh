@@ -31,6 +31,12 @@ quiet() { grep -v 'Unknown user config' || true; }
 
 step "build"
 timeout 300 pnpm --silent build
+# The API reference each package ships (docs/reference, from `pnpm run docs`; .ci/run builds it fresh before this
+# check; a local run without it builds it here, and otherwise packs it as last built).
+if ! ls packages/*/docs/reference/README.md >/dev/null 2>&1 ||
+  [ "$(ls packages/*/docs/reference/README.md | wc -l)" -ne "$(ls -d packages/*/ | wc -l)" ]; then
+  timeout 600 pnpm --silent run docs >/dev/null
+fi
 
 step "pack every package"
 mkdir -p "$WORK/tarballs"
@@ -63,6 +69,9 @@ for (const file of fs.readdirSync(dir).sort()) {
     if (pkg.exports?.["./internal/*"] !== null) problems.push("internal modules exported")
     if (!entries.includes("package/dist/index.js") || !entries.includes("package/dist/index.d.ts")) problems.push("no dist/index")
   }
+  // The API reference its README links: an index and a page per module.
+  const pages = entries.filter((e) => /^package\/docs\/reference\/[A-Za-z]+\.md$/.test(e))
+  if (!entries.includes("package/docs/reference/README.md") || pages.length < 2) problems.push("no API reference in docs/reference")
   const peers = Object.entries(pkg.peerDependencies ?? {}).map(([n, r]) => `${n}@${r}`).join(" ")
   console.log(`${pkg.name}: ${entries.length} files; peers: ${peers || "none"}; dependencies: ${Object.keys(pkg.dependencies ?? {}).join(" ") || "none"}${problems.length ? "; PROBLEMS: " + problems.join("; ") : ""}`)
   failed ||= problems.length > 0
