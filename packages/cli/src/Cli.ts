@@ -208,6 +208,16 @@ const rootFooter = [
  * The `--help` page `args` (the arguments after the executable) ask for: with `--help` or `-h`, or naming a group of
  * commands without one of its commands; `undefined` when they ask for none. `color` adds bold headings.
  *
+ * @example
+ * ```ts
+ * import { Cli } from "@erp-client/cli"
+ *
+ * const page = Cli.helpPage(["partners", "list", "--help"], { color: false })
+ * console.log(page?.split("\n")[0]) // => erp partners list
+ * // Arguments that run a command ask for no page
+ * console.log(Cli.helpPage(["partners", "list", "--customers"], { color: false })) // => undefined
+ * ```
+ *
  * @since 0.1.0
  * @category Programs
  */
@@ -235,6 +245,16 @@ export type HelpIndex = HelpPath.HelpIndex
  * Every `--help` page of the command, plain and with colour, keyed by the command's path, with the tree of command
  * names that `--help` arguments are located in: what the build writes to `dist/help.json`, so that the executable
  * answers `--help` without loading the command (`internal/quick.ts`).
+ *
+ * @example
+ * ```ts
+ * import { Cli } from "@erp-client/cli"
+ *
+ * const index = Cli.helpIndex()
+ * console.log(Object.keys(index.pages).length) // => 9
+ * console.log(index.pages["erp partners get"]?.plain === Cli.helpPage(["partners", "get", "--help"], { color: false }))
+ * // => true
+ * ```
  *
  * @since 0.1.0
  * @category Programs
@@ -264,6 +284,21 @@ export interface FailureContext {
 /**
  * The exit code and the one line to print for a failure (none when there is nothing to say). The one place failures
  * become exit codes and lines.
+ *
+ * @example
+ * ```ts
+ * import { Cli } from "@erp-client/cli"
+ *
+ * // Ctrl-C during `erp partners list --output partners.csv`, after 4000 partners were written
+ * const { code, line } = Cli.describeFailure(new Cli.Interrupted({ signal: "SIGINT" }), {
+ *   args: ["partners", "list", "--output", "partners.csv"],
+ *   kept: { part: "partners.csv.part", records: 4000, mode: "none" }
+ * })
+ * console.log(code) // => 130
+ * console.log(line)
+ * // => interrupted (SIGINT); kept 4000 records in partners.csv.part: run the same command with --resume to
+ * //    continue, or --restart to start over
+ * ```
  *
  * @since 0.1.0
  * @category Errors
@@ -327,6 +362,15 @@ export interface Signals {
  * the first is a copy of it (`timeout` signals the command, then its process group; `pnpm` passes on the Ctrl-C the
  * terminal already sent), and changes nothing; a later one ends the process at once.
  *
+ * @example
+ * ```ts
+ * import { Cli } from "@erp-client/cli"
+ *
+ * // The first SIGINT came at 10 s: a copy of it 400 ms later changes nothing, a Ctrl-C 2 s later ends the process
+ * console.log(Cli.againAfter(10_000, 10_400)) // => copy
+ * console.log(Cli.againAfter(10_000, 12_000)) // => at once
+ * ```
+ *
  * @since 0.1.0
  * @category Models
  */
@@ -339,6 +383,16 @@ export const againAfter = (firstMillis: number, nowMillis: number): "copy" | "at
  * With `signals`, the first SIGINT or SIGTERM stops the command in order: its requests are cancelled, its finalizers
  * run (an export to a file keeps its complete pages, see `Sink.file`), and it ends as `Interrupted`, 130 or 143, with
  * one line. A later signal ends the process at once (see `againAfter`), with a line saying so and what is kept.
+ *
+ * @example
+ * ```ts
+ * import { Cli } from "@erp-client/cli"
+ *
+ * // `erp partners list --customers --format csv --output customers.csv`, as a program that ends with the exit code
+ * // (argv as `process.argv` has it; run it with `NodeContext.layer` of @effect/platform-node, as bin.ts does)
+ * const argv = ["node", "erp", "partners", "list", "--customers", "--format", "csv", "--output", "customers.csv"]
+ * const program = Cli.main(argv)
+ * ```
  *
  * @since 0.1.0
  * @category Programs
@@ -421,6 +475,16 @@ const stoppable = <A, E, R>(
 /**
  * Maps how the main fiber ended to the process exit code: its value (`main` says every failure and signal in it), or
  * 130 if it was interrupted from outside all the same.
+ *
+ * @example
+ * ```ts
+ * import { Cli } from "@erp-client/cli"
+ * import { Exit } from "effect"
+ *
+ * // The exit code `main` returned (4: not found), and a failure that escaped it (bin.ts passes `process.exit`)
+ * Cli.teardown(Exit.succeed(4), (code) => console.log(code)) // => 4
+ * Cli.teardown(Exit.die(new Error("out of memory")), (code) => console.log(code)) // => 1
+ * ```
  *
  * @since 0.1.0
  * @category Programs

@@ -142,6 +142,15 @@ const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
  * Whether a spreadsheet program would read a cell as a formula (CSV injection): it starts with `=`, `+`, `-`, `@`, a
  * tab or a carriage return, and is not a plain number (`-12.5` is read as a number, and stays one).
  *
+ * @example
+ * ```ts
+ * import { Output } from "@erp-client/cli"
+ *
+ * console.log(Output.isFormulaLike("=HYPERLINK(\"https://example.com\", \"Acme\")")) // => true
+ * console.log(Output.isFormulaLike("+36 1 234 5678")) // => true
+ * console.log(Output.isFormulaLike("-12.5")) // => false
+ * ```
+ *
  * @since 0.1.0
  * @category Encoding
  */
@@ -151,6 +160,15 @@ export const isFormulaLike = (text: string): boolean => /^[=+\-@\t\r]/.test(text
  * One CSV cell (RFC 4180): quoted when it holds a comma, quote, CR or LF or starts or ends with a space; objects and
  * arrays as JSON; null and absent as empty. With `spreadsheet`, a formula-like cell gets a leading `'`, which
  * spreadsheet programs take as "this is text" and do not show.
+ *
+ * @example
+ * ```ts
+ * import { Output } from "@erp-client/cli"
+ *
+ * console.log(Output.csvCell("Kovács & Társa, Kft.")) // => "Kovács & Társa, Kft."
+ * console.log(Output.csvCell({ city: "Budapest" })) // => "{""city"":""Budapest""}"
+ * console.log(Output.csvCell("=SUM(A1:A9)", { spreadsheet: true })) // => '=SUM(A1:A9)
+ * ```
  *
  * @since 0.1.0
  * @category Encoding
@@ -290,6 +308,18 @@ const ndjson = (): Encoder => ({
 
 /**
  * An encoder for `format`.
+ *
+ * @example
+ * ```ts
+ * import { Output } from "@erp-client/cli"
+ *
+ * // CSV from the records' texts as the server wrote them: the id keeps every digit (parsed, it would not)
+ * const csv = Output.encoder("csv", { fields: ["id", "company_name"] })
+ * const text = '{"id":12345678901234567890,"company_name":"Acme GmbH","city":"Wien"}'
+ * process.stdout.write(csv.page([JSON.parse(text)], [text]))
+ * // => id,company_name,city,other_fields
+ * //    12345678901234567890,Acme GmbH,Wien,
+ * ```
  *
  * @since 0.1.0
  * @category Constructors

@@ -45,6 +45,16 @@ export interface Snapshot {
  * The progress line at `nowMillis` for an export that started at `startMillis`. The page size is labelled as such:
  * the number of pages to come is not known.
  *
+ * @example
+ * ```ts
+ * import { Progress } from "@erp-client/cli"
+ *
+ * // 3000 partners in 3 pages, 3.2 s after the export started
+ * const snapshot = { records: 3000, pages: 3, pageSize: 1000, wait: undefined }
+ * console.log(Progress.progressLine(snapshot, 1_700_000_000_000, 1_700_000_003_200))
+ * // => records 3000 · pages 3 · page size 1000 · 938 rec/s · 3.2 s
+ * ```
+ *
  * @since 0.1.0
  * @category Models
  */
@@ -65,7 +75,24 @@ export const progressLine = (snapshot: Snapshot, startMillis: number, nowMillis:
 type State = { -readonly [K in keyof Snapshot]: Snapshot[K] }
 
 /**
- * The shared state the limiter reports waits into, as a layer for the client.
+ * A progress display: `observer`, the layer (`WaitObserver`) the rate limiter reports its waits into, to provide
+ * with the client; and `start`, which in a scope starts the display (redrawn every 200 ms on stderr when `enabled`,
+ * else only counting) and gives the `Progress` to tell of each page.
+ *
+ * @example
+ * ```ts
+ * import { Progress } from "@erp-client/cli"
+ * import { Effect } from "effect"
+ *
+ * // Shown only when stderr is a terminal
+ * const progress = Progress.make({ enabled: process.stderr.isTTY === true })
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const shown = yield* progress.start
+ *   shown.page(1000, 1000) // a page of 1000 partners; paging goes on with pages of 1000
+ *   shown.page(0) // the last, empty page
+ *   yield* shown.done
+ * }))
+ * ```
  *
  * @since 0.1.0
  * @category Constructors

@@ -105,6 +105,15 @@ export interface Kept {
  * What a kept export is and how to go on, for the end of the failure line:
  * `kept 400 records in F.part: run the same command with --resume to continue, or --restart to start over`.
  *
+ * @example
+ * ```ts
+ * import { Sink } from "@erp-client/cli"
+ *
+ * console.log(Sink.describeKept({ part: "partners.csv.part", records: 4000, mode: "resume" }))
+ * // => kept 4000 records in partners.csv.part: run the same command again to continue, or with --restart instead of
+ * //    --resume to start over
+ * ```
+ *
  * @since 0.1.0
  * @category Models
  */
@@ -160,6 +169,14 @@ export const watchStdout: () => void = Stdout.watch
 /**
  * Writes `text` to stdout, handed to the OS before the effect ends (a slow reader holds the writer back instead of
  * filling memory). A reader that closed the pipe fails it with `StdoutClosed`.
+ *
+ * @example
+ * ```ts
+ * import { Sink } from "@erp-client/cli"
+ *
+ * // One NDJSON line; fails with `StdoutClosed` when the reader has gone (`erp partners list | head -1`)
+ * const write = Sink.writeStdout(`${JSON.stringify({ id: 7, company_name: "Acme GmbH" })}\n`)
+ * ```
  *
  * @since 0.1.0
  * @category Constructors
@@ -218,6 +235,23 @@ const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema
  * host); at the contract's rate limit a page comes every 300 ms.
  *
  * With `keepIds` (drift-safe paging), the ids written also go to `FILE.ids.part`, which the resume needs.
+ *
+ * @example
+ * ```ts
+ * import { Sink } from "@erp-client/cli"
+ * import { Effect } from "effect"
+ *
+ * // partners.ndjson appears only when complete; a saved export made with the same flags is continued
+ * // (needs `FileSystem` and `Path`: `NodeContext.layer` of @effect/platform-node)
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const sink = yield* Sink.file("partners.ndjson", {
+ *     mode: "resume",
+ *     flags: { command: "erp partners list", "--format": "ndjson" }
+ *   })
+ *   yield* sink.write(`${JSON.stringify({ id: 7, company_name: "Acme GmbH" })}\n`, { records: 1, pages: 1 })
+ *   yield* sink.commit
+ * }))
+ * ```
  *
  * @since 0.1.0
  * @category Constructors

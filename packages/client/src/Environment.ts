@@ -68,6 +68,15 @@ export const durations: ReadonlyArray<string> = [
  * The variable an option of any settings module is read from, by the option's name as settings errors give it
  * (`redis.timeout` for the Redis limiter's own timeout), or `undefined`.
  *
+ * @example
+ * ```ts
+ * import { Environment } from "@erp-client/client"
+ *
+ * // The variable to set when a settings error names an option
+ * console.log(Environment.variableOf("retryBudget")) // => ERP_RETRY_BUDGET
+ * console.log(Environment.variableOf("redis.timeout")) // => ERP_REDIS_TIMEOUT
+ * ```
+ *
  * @since 0.1.0
  * @category Variables
  */

@@ -278,6 +278,23 @@ export interface Options extends ErpConfig.Options {
  * executor (`src/internal/executor.ts`), which owns the call's budgets, its retries and its pauses for the server's
  * limit (docs/ARCHITECTURE.md, "The data path"). A setting that fails its check is a `ConfigError` naming it.
  *
+ * @example
+ * ```ts
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { ErpClient, ErpRateLimiter } from "@erp-client/client"
+ * import { Partner } from "@erp-client/core"
+ * import { Effect, Redacted } from "effect"
+ *
+ * // The service as a value, for a one-off job: partner 7
+ * const program = Effect.gen(function*() {
+ *   const erp = yield* ErpClient.make({
+ *     baseUrl: "https://erp.example.com/api/",
+ *     apiKey: Redacted.make("sk-live-4f9a2c")
+ *   })
+ *   return yield* erp.get("partner/get", Partner.Partner, { params: [["id", "7"]], selector: "id=7" })
+ * }).pipe(Effect.provide([ErpRateLimiter.layer(), FetchHttpClient.layer]))
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -347,6 +364,23 @@ const digest = (value: string): Effect.Effect<string> =>
  * `Layer.provide(ErpRateLimiter.layer())` (or `ErpRateLimiterRedis.layer(…)`) and
  * `Layer.provide(NodeHttpClient.layerUndici)`.
  *
+ * @example
+ * ```ts
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { ErpClient, ErpRateLimiter } from "@erp-client/client"
+ * import { Layer, Redacted } from "effect"
+ *
+ * // The client at the application's edge: the limit in this process's memory, requests through fetch
+ * const ErpLive = ErpClient.layer({
+ *   baseUrl: "https://erp.example.com/api/",
+ *   apiKey: Redacted.make("sk-live-4f9a2c"),
+ *   timeout: "10 seconds"
+ * }).pipe(
+ *   Layer.provide(ErpRateLimiter.layer()),
+ *   Layer.provide(FetchHttpClient.layer)
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category Layers
  */
@@ -361,6 +395,25 @@ export const layer = (
  * `{ baseUrl: Config.string("CRM_ERP_URL"), apiKey: Config.redacted("CRM_ERP_KEY") }`. Like `layer`, it needs the
  * limiter and the HttpClient: for everything from the environment, the limit in memory,
  * `ErpClient.layerConfig().pipe(Layer.provide(ErpRateLimiter.layerConfig()))`.
+ *
+ * @example
+ * ```ts
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { ErpClient, ErpRateLimiter } from "@erp-client/client"
+ * import { Config, Layer } from "effect"
+ *
+ * // Everything from the environment: ERP_BASE_URL, ERP_API_KEY, ERP_RATE_LIMIT, …
+ * const ErpLive = ErpClient.layerConfig().pipe(
+ *   Layer.provide(ErpRateLimiter.layerConfig()),
+ *   Layer.provide(FetchHttpClient.layer)
+ * )
+ *
+ * // Or from variables of your own
+ * const CrmErp = ErpClient.layerConfig({
+ *   baseUrl: Config.string("CRM_ERP_URL"),
+ *   apiKey: Config.redacted("CRM_ERP_KEY")
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category Layers

@@ -73,6 +73,19 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
  * Checks a base URL: absolute, https (or http to a loopback address, where nothing crosses a network), no query,
  * no fragment, no credentials. Returns it ending with `/`.
  *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/client"
+ * import { Either } from "effect"
+ *
+ * // Returned ending with "/", so endpoint paths append to it
+ * console.log(Either.getOrThrow(ErpConfig.validateBaseUrl("https://erp.example.com/api")))
+ * // => https://erp.example.com/api/
+ *
+ * // Plain http only to a loopback address
+ * console.log(Either.isLeft(ErpConfig.validateBaseUrl("http://erp.example.com/api"))) // => true
+ * ```
+ *
  * @since 0.1.0
  * @category Validation
  */
@@ -105,6 +118,16 @@ export const validateBaseUrl = (input: string | URL): Either.Either<string, Conf
  * Checks an API key without ever putting it in a message: not empty, no control characters (CR/LF would let it
  * forge header lines), no surrounding spaces.
  *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/client"
+ * import { Either, Redacted } from "effect"
+ *
+ * // A key pasted with its line break is refused, and the message does not show it
+ * const checked = ErpConfig.validateApiKey(Redacted.make("sk-live-4f9a2c\n"))
+ * if (Either.isLeft(checked)) console.log(checked.left.message) // => the API key contains control characters
+ * ```
+ *
  * @since 0.1.0
  * @category Validation
  */
@@ -125,6 +148,21 @@ export const validateApiKey = (
 /**
  * Checks options and fills in every default, here and nowhere else. `window` is the rate limiter's: a single wait for
  * the server's reset is capped at two of them unless `maxServerWait` says otherwise.
+ *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/client"
+ * import { Duration, Either, Redacted } from "effect"
+ *
+ * const settings = Either.getOrThrow(
+ *   ErpConfig.resolve(
+ *     { baseUrl: "https://erp.example.com/api", apiKey: Redacted.make("sk-live-4f9a2c") },
+ *     { window: Duration.seconds(30) }
+ *   )
+ * )
+ * console.log(settings.baseUrl, settings.retries, Duration.format(settings.maxServerWait))
+ * // => https://erp.example.com/api/ 8 1m
+ * ```
  *
  * @since 0.1.0
  * @category Constructors

@@ -51,6 +51,16 @@ const defaultMargin = (window: Duration.Duration): Duration.Duration =>
 /**
  * Checks options and fills in the defaults: 100 requests per 30 seconds, the contract's limit.
  *
+ * @example
+ * ```ts
+ * import { ErpRateLimiter } from "@erp-client/client"
+ * import { Duration, Either } from "effect"
+ *
+ * // The margin defaults to 2% of the window
+ * const limits = Either.getOrThrow(ErpRateLimiter.resolve({ limit: 50, window: "10 seconds" }))
+ * console.log(limits.limit, Duration.format(limits.margin)) // => 50 200ms
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -231,6 +241,21 @@ const memoryStores = Layer.fresh(
  * the server's window alignment, shared by the fibers that use it (`internal/slots.ts` tells how, and
  * docs/ARCHITECTURE.md, "Rate limit", why a token bucket or a fixed window would not do).
  *
+ * @example
+ * ```ts
+ * import { ErpRateLimiter } from "@erp-client/client"
+ * import { Clock, Effect } from "effect"
+ *
+ * // Requests of your own under the limit: acquire a place, send, hand it back
+ * const program = Effect.gen(function*() {
+ *   const limiter = yield* ErpRateLimiter.make({ limit: 10, window: "1 second" })
+ *   const { release } = yield* limiter.acquire("reports:partner/list")
+ *   // … send the request …
+ *   yield* release(yield* Clock.currentTimeMillis)
+ *   return yield* limiter.inUse("reports:partner/list")
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -241,6 +266,22 @@ export const make = (options: Options = {}): Effect.Effect<Service, ConfigError.
  * The limiter in this process's memory, shared by every fiber of the client it is provided to. For several processes
  * on one API key, use `ErpRateLimiterRedis` instead.
  *
+ * @example
+ * ```ts
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { ErpClient, ErpRateLimiter } from "@erp-client/client"
+ * import { Layer, Redacted } from "effect"
+ *
+ * // 60 of the contract's 100 requests per 30 seconds, leaving the rest to another tool on the same key
+ * const ErpLive = ErpClient.layer({
+ *   baseUrl: "https://erp.example.com/api/",
+ *   apiKey: Redacted.make("sk-live-4f9a2c")
+ * }).pipe(
+ *   Layer.provide(ErpRateLimiter.layer({ limit: 60, window: "30 seconds" })),
+ *   Layer.provide(FetchHttpClient.layer)
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category Layers
  */
@@ -249,6 +290,18 @@ export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, Config
 
 /**
  * The limiter in memory, its limit read through `Config` (from the environment by default: see `fromEnv`).
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiter } from "@erp-client/client"
+ * import { Config } from "effect"
+ *
+ * // ERP_RATE_LIMIT and ERP_RATE_WINDOW, or the contract's 100 per 30 seconds without them
+ * const RateLimitLive = ErpRateLimiter.layerConfig()
+ *
+ * // Or a variable of your own
+ * const CrmRateLimit = ErpRateLimiter.layerConfig({ limit: Config.integer("CRM_ERP_RATE_LIMIT") })
+ * ```
  *
  * @since 0.1.0
  * @category Layers

@@ -68,6 +68,17 @@ export interface Resolved extends ErpRateLimiter.Resolved {
  * Checks a Redis URL without ever putting it in a message (it may hold a password): `redis://` or `rediss://`, a
  * host, and nothing after the database number but ioredis options in the query.
  *
+ * @example
+ * ```ts
+ * import { ErpRateLimiterRedis } from "@erp-client/client"
+ * import { Either } from "effect"
+ *
+ * // The URL comes back Redacted: its password never shows
+ * const url = ErpRateLimiterRedis.validateUrl("redis://:s3cret@redis.internal:6379/2")
+ * console.log(String(Either.getOrThrow(url))) // => <redacted>
+ * console.log(Either.isLeft(ErpRateLimiterRedis.validateUrl("http://redis.internal:6379"))) // => true
+ * ```
+ *
  * @since 0.1.0
  * @category Validation
  */
@@ -96,6 +107,18 @@ export const validateUrl = (
 
 /**
  * Checks options and fills in the defaults.
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiterRedis } from "@erp-client/client"
+ * import { Duration, Either, Redacted } from "effect"
+ *
+ * const settings = Either.getOrThrow(
+ *   ErpRateLimiterRedis.resolve({ url: Redacted.make("redis://redis.internal:6379/0"), onFailure: "local" })
+ * )
+ * console.log(settings.prefix, settings.onFailure, settings.limit, Duration.format(settings.timeout))
+ * // => erp-client: local 100 1s
+ * ```
  *
  * @since 0.1.0
  * @category Constructors
@@ -162,6 +185,24 @@ interface Outage {
  * `RateLimiterUnavailable`), so nothing is sent blind; `"local"` uses an in-process memory limiter instead, which
  * keeps the limit for this process only. Either way one warning is logged per outage (never the URL or its
  * password), Redis is tried again at most once a second, and its return is logged.
+ *
+ * @example
+ * ```ts
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { ErpClient, ErpRateLimiter, ErpRateLimiterRedis } from "@erp-client/client"
+ * import { Partner } from "@erp-client/core"
+ * import { Effect, Redacted } from "effect"
+ *
+ * // A short job on the shared limit: connect, look up partner 7, disconnect
+ * const job = Effect.gen(function*() {
+ *   const limiter = yield* ErpRateLimiterRedis.make({ url: Redacted.make("redis://redis.internal:6379/0") })
+ *   const erp = yield* ErpClient.make({
+ *     baseUrl: "https://erp.example.com/api/",
+ *     apiKey: Redacted.make("sk-live-4f9a2c")
+ *   }).pipe(Effect.provideService(ErpRateLimiter.ErpRateLimiter, limiter))
+ *   return yield* erp.get("partner/get", Partner.Partner, { params: [["id", "7"]], selector: "id=7" })
+ * }).pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
+ * ```
  *
  * @since 0.1.0
  * @category Constructors
@@ -262,6 +303,24 @@ export const make = (
 /**
  * The shared limiter as a Layer; its Redis connection is closed when the layer is released.
  *
+ * @example
+ * ```ts
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { ErpClient, ErpRateLimiterRedis } from "@erp-client/client"
+ * import { Layer, Redacted } from "effect"
+ *
+ * // Every process on this API key shares one budget per endpoint; while Redis is down, each keeps its own
+ * const ErpLive = ErpClient.layer({
+ *   baseUrl: "https://erp.example.com/api/",
+ *   apiKey: Redacted.make("sk-live-4f9a2c")
+ * }).pipe(
+ *   Layer.provide(
+ *     ErpRateLimiterRedis.layer({ url: Redacted.make("redis://redis.internal:6379/0"), onFailure: "local" })
+ *   ),
+ *   Layer.provide(FetchHttpClient.layer)
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category Layers
  */
@@ -270,6 +329,19 @@ export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimit
 
 /**
  * The shared limiter, its settings read through `Config` (from the environment by default: see `fromEnv`).
+ *
+ * @example
+ * ```ts
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { ErpClient, ErpRateLimiterRedis } from "@erp-client/client"
+ * import { Layer } from "effect"
+ *
+ * // Everything from the environment: ERP_BASE_URL, ERP_API_KEY, ERP_REDIS_URL, ERP_REDIS_ON_FAILURE, …
+ * const ErpLive = ErpClient.layerConfig().pipe(
+ *   Layer.provide(ErpRateLimiterRedis.layerConfig()),
+ *   Layer.provide(FetchHttpClient.layer)
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Layers

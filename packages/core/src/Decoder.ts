@@ -19,6 +19,16 @@ export type Decoder<A> = (u: unknown) => Either.Either<A, ParseResult.ParseError
  * Whether decoding with this AST can only check, never change, its input: no transformation, declaration or
  * recursion anywhere in it (those are treated as "may transform", to be safe).
  *
+ * @example
+ * ```ts
+ * import { Decoder, Partner } from "@erp-client/core"
+ * import { Schema } from "effect"
+ *
+ * // Partner only checks its input; a date read from a string changes it
+ * console.log(Decoder.isCheckOnly(Partner.Partner.ast)) // => true
+ * console.log(Decoder.isCheckOnly(Schema.DateFromString.ast)) // => false
+ * ```
+ *
  * @since 0.1.0
  * @category Decoding
  */
@@ -51,6 +61,18 @@ const cache = new WeakMap<Schema.Schema.Any, Decoder<any>>()
  * value), a valid input is returned as it is: same object, same key order, no copy per record, and it is checked by
  * a check compiled from the schema (equal to `Schema.is`, several times faster). Only an invalid input pays for the
  * full decoder, which builds the error.
+ *
+ * @example
+ * ```ts
+ * import { Decoder, Partner } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // Built once, outside the loop over records; a valid record comes back as it was sent, unknown fields and all
+ * const decodePartner = Decoder.make(Partner.Partner)
+ * const record = { id: 7, company_name: "Kovács Kft.", tax_number: "12345678-2-42", email: "info@kovacs.hu" }
+ * const partner = Either.getOrThrow(decodePartner(record))
+ * console.log(Object.keys(partner)) // => [ 'id', 'company_name', 'tax_number', 'email' ]
+ * ```
  *
  * @since 0.1.0
  * @category Constructors

@@ -28,6 +28,19 @@ export type Result = typeof Result.Type
 /**
  * The envelope around `data`: `{ result: { code, message }, data }`.
  *
+ * @example
+ * ```ts
+ * import { Envelope, Partner } from "@erp-client/core"
+ * import { Schema } from "effect"
+ *
+ * // The whole body of partner/get, with its data checked as a partner record
+ * const body = Schema.decodeUnknownSync(Envelope.Envelope(Partner.Partner))({
+ *   result: { code: 1, message: null },
+ *   data: { id: 7, company_name: "Kovács Kft.", tax_number: "12345678-2-42" }
+ * })
+ * console.log(body.data.company_name) // => Kovács Kft.
+ * ```
+ *
  * @since 0.1.0
  * @category Schemas
  */
@@ -71,6 +84,17 @@ export const CODE_ERROR = 0
  * Turns a decoded envelope into its data or the error it reports: `Unauthorized`, `Not found`, any other message
  * or any code other than 0 and 1 become `Unauthorized`, `NotFound` and `ApiError`.
  *
+ * @example
+ * ```ts
+ * import { Envelope } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // partner/get for an id that does not exist: the envelope's report becomes a NotFound
+ * const envelope = { result: { code: 0, message: "Not found" }, data: null }
+ * const result = Envelope.toData("partner/get", envelope, "id=9")
+ * if (Either.isLeft(result)) console.log(result.left.message) // => partner/get: not found (id=9)
+ * ```
+ *
  * @since 0.1.0
  * @category Decoding
  */
@@ -95,6 +119,14 @@ export const toData = (
 /**
  * Formats the path of a parse issue the way a reader finds it in the body: `data[3].tax_number`.
  *
+ * @example
+ * ```ts
+ * import { Envelope } from "@erp-client/core"
+ *
+ * // Where the tax number of the fourth record of a partner/list body is
+ * console.log(Envelope.formatPath("data", [3, "tax_number"])) // => data[3].tax_number
+ * ```
+ *
  * @since 0.1.0
  * @category Decoding
  */
@@ -109,6 +141,20 @@ export const formatPath = (prefix: string, path: ReadonlyArray<PropertyKey>): st
 
 /**
  * Builds a `DecodeError` from a parse error: the first issue's path (under `prefix`) and message.
+ *
+ * @example
+ * ```ts
+ * import { Envelope, Partner } from "@erp-client/core"
+ * import { Either, Schema } from "effect"
+ *
+ * // A partner/get record that strays from the contract, named by its path in the body
+ * const record = { id: 7, company_name: "Kovács Kft.", tax_number: "HU12345678" }
+ * const checked = Schema.decodeUnknownEither(Partner.StrictPartner)(record)
+ * if (Either.isLeft(checked)) {
+ *   const error = Envelope.decodeErrorFrom("partner/get", "data", checked.left)
+ *   console.log(error.path) // => data.tax_number
+ * }
+ * ```
  *
  * @since 0.1.0
  * @category Decoding
@@ -136,6 +182,25 @@ const decodeRawEnvelope = Schema.decodeUnknownEither(RawEnvelope, { onExcessProp
  * value, and a hostile body nested a hundred thousand levels deep overflows the stack there: that must end as a
  * typed error like any other bad body, not as an exception.
  *
+ * @example
+ * ```ts
+ * import { Envelope, Partner } from "@erp-client/core"
+ * import { Either, Schema } from "effect"
+ *
+ * // A company name nested 100,000 arrays deep overflows the stack while the error is written:
+ * // a DecodeError all the same, not an exception
+ * let companyName: unknown = "Kovács Kft."
+ * for (let i = 0; i < 100_000; i++) companyName = [companyName]
+ * const decodePartner = Schema.decodeUnknownEither(Partner.Partner)
+ * const result = Envelope.catchThrows("partner/get", "data", () =>
+ *   Either.mapLeft(
+ *     decodePartner({ id: 7, company_name: companyName }),
+ *     (error) => Envelope.decodeErrorFrom("partner/get", "data", error)
+ *   ))
+ * if (Either.isLeft(result)) console.log(result.left.message)
+ * // => partner/get: cannot decode data: the value cannot be checked (Maximum call stack size exceeded)
+ * ```
+ *
  * @since 0.1.0
  * @category Decoding
  */
@@ -160,6 +225,21 @@ export const catchThrows = <A>(
 /**
  * Parses a response body as JSON and checks it is the envelope. A body that is not JSON or not the envelope is a
  * `DecodeError`; the envelope's own error report is not judged here (see `toData`).
+ *
+ * @example
+ * ```ts
+ * import { Envelope } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // The first step of every response: JSON, in the envelope's shape; data is left as it came
+ * const body = JSON.stringify({ result: { code: 1, message: null }, data: { id: 7, company_name: "Kovács Kft." } })
+ * const envelope = Envelope.parseBody("partner/get", body)
+ * console.log(Either.isRight(envelope) && envelope.right.result.code) // => 1
+ *
+ * // A proxy's error page is a DecodeError, not an exception
+ * const page = Envelope.parseBody("partner/get", "<html>502 Bad Gateway</html>")
+ * console.log(Either.isLeft(page) && page.left._tag) // => DecodeError
+ * ```
  *
  * @since 0.1.0
  * @category Decoding
@@ -188,6 +268,20 @@ export const parseBody = (endpoint: string, body: string): Either.Either<RawEnve
 /**
  * The data of a parsed envelope, decoded: the error the envelope reports, or `data` checked against the decoder.
  *
+ * @example
+ * ```ts
+ * import { Decoder, Envelope, Partner } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // The second step: the envelope's report, then data as a partner record
+ * const body = JSON.stringify({ result: { code: 1, message: null }, data: { id: 7, company_name: "Kovács Kft." } })
+ * const partner = Either.flatMap(
+ *   Envelope.parseBody("partner/get", body),
+ *   (envelope) => Envelope.decodeEnvelope("partner/get", envelope, Decoder.make(Partner.Partner), "id=7")
+ * )
+ * console.log(Either.isRight(partner) && partner.right.company_name) // => Kovács Kft.
+ * ```
+ *
  * @since 0.1.0
  * @category Decoding
  */
@@ -209,6 +303,24 @@ export const decodeEnvelope = <A>(
 
 /**
  * A body decoded all the way: JSON, envelope, error report, then `data` against `schema`.
+ *
+ * @example
+ * ```ts
+ * import { Decoder, Envelope, Partner } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * const decodePartner = Decoder.make(Partner.Partner)
+ *
+ * // A partner/get body, all the way to the partner
+ * const found = JSON.stringify({ result: { code: 1, message: null }, data: { id: 7, company_name: "Kovács Kft." } })
+ * const partner = Envelope.decodeBody("partner/get", found, decodePartner, "id=7")
+ * console.log(Either.isRight(partner) && partner.right.company_name) // => Kovács Kft.
+ *
+ * // The answer to a refused API key
+ * const refused = JSON.stringify({ result: { code: 0, message: "Unauthorized" }, data: null })
+ * const error = Envelope.decodeBody("partner/get", refused, decodePartner, "id=7")
+ * console.log(Either.isLeft(error) && error.left._tag) // => Unauthorized
+ * ```
  *
  * @since 0.1.0
  * @category Decoding

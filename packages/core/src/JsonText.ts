@@ -89,6 +89,16 @@ const taken = (scanner: Scan.Scanner, start: number): string => {
  * The text of one JSON value, compact (whitespace outside strings removed), otherwise as written; or why it is not
  * JSON. Whitespace around the value is allowed; anything else after it is not.
  *
+ * @example
+ * ```ts
+ * import { JsonText } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // Whitespace goes; the numbers stay as written (JSON.parse reads 1500.5 and 12345678901234567000)
+ * const text = JsonText.compact(`{ "id": 7, "credit_limit": 1500.50, "bank_account": 12345678901234567890 }`)
+ * console.log(Either.getOrThrow(text)) // => {"id":7,"credit_limit":1500.50,"bank_account":12345678901234567890}
+ * ```
+ *
  * @since 0.1.0
  * @category Reading
  */
@@ -154,6 +164,20 @@ const readWholeObject = (scanner: Scan.Scanner, member: (key: string) => boolean
 /**
  * The members of one object, from its text, in the order written (a repeated key appears each time; `JSON.parse`
  * keeps the last): for CSV and tables that must show numbers as the server wrote them.
+ *
+ * @example
+ * ```ts
+ * import { JsonText } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // A partner record as table cells, its numbers as the server wrote them
+ * const cells = JsonText.members(`{"id":7,"company_name":"Kovács Kft.","credit_limit":1500.50,"fax":null}`)
+ * for (const { cell, key } of Either.getOrThrow(cells)) console.log(key, cell)
+ * // => id 7
+ * // => company_name Kovács Kft.
+ * // => credit_limit 1500.50
+ * // => fax null
+ * ```
  *
  * @since 0.1.0
  * @category Reading
@@ -266,6 +290,15 @@ const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text)
  * So the client's exact mode always reads the text; this is for a caller that holds parsed values and wants to know
  * whether writing them back is faithful.
  *
+ * @example
+ * ```ts
+ * import { JsonText } from "@erp-client/core"
+ *
+ * // Would JSON.stringify(JSON.parse(text)) write this record as the server did?
+ * console.log(JsonText.isPlain(`{"id":7,"company_name":"Kovács Kft."}`)) // => true
+ * console.log(JsonText.isPlain(`{"id":7,"credit_limit":1500.50}`)) // => false
+ * ```
+ *
  * @since 0.1.0
  * @category Reading
  */
@@ -277,6 +310,17 @@ export const isPlain = (text: string): boolean =>
  * The `data` of a response body (`{ "result": …, "data": … }`) as the server wrote it: its text, and when it is an
  * array, the text of each element (one record each), all compact but otherwise as sent. A repeated `data` key counts
  * once, the last time, as with `JSON.parse`. One pass over the body.
+ *
+ * @example
+ * ```ts
+ * import { JsonText } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // The records of a partner/list body as the server wrote them: one NDJSON line each
+ * const body = `{"result":{"code":1,"message":null},"data":[{"id":7, "credit_limit":1500.50}, {"id":8}]}`
+ * const { elements } = Either.getOrThrow(JsonText.dataText(body))
+ * console.log(elements) // => [ '{"id":7,"credit_limit":1500.50}', '{"id":8}' ]
+ * ```
  *
  * @since 0.1.0
  * @category Reading

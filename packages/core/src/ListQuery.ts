@@ -37,6 +37,15 @@ const FIELD = /^[A-Za-z0-9_]+$/
 /**
  * Encodes a condition value the way the server compares it.
  *
+ * @example
+ * ```ts
+ * import { ListQuery } from "@erp-client/core"
+ *
+ * // A boolean goes out as the contract's 1 / 0; text and numbers as they are
+ * console.log(ListQuery.conditionValue(true)) // => 1
+ * console.log(ListQuery.conditionValue("Kovács Kft.")) // => Kovács Kft.
+ * ```
+ *
  * @since 0.1.0
  * @category Encoding
  */
@@ -47,6 +56,20 @@ export const conditionValue = (value: ConditionValue): string =>
  * Checks conditions before anything is sent (docs/ARCHITECTURE.md, "Queries"): field names are restricted to
  * `[A-Za-z0-9_]` so a name can never add or change a parameter; values may hold anything and are URL-encoded by the
  * URL builder.
+ *
+ * @example
+ * ```ts
+ * import { ListQuery } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // Customers only
+ * const params = ListQuery.validateConditions("partner/list", { is_customer: true })
+ * console.log(Either.getOrThrow(params)) // => [ [ 'list_condition[is_customer]', '1' ] ]
+ *
+ * // A field name that would smuggle in a parameter of its own is refused before anything is sent
+ * const smuggled = ListQuery.validateConditions("partner/list", { "is_customer]=1&list_count": 1 })
+ * console.log(Either.isLeft(smuggled) && smuggled.left._tag) // => InvalidRequest
+ * ```
  *
  * @since 0.1.0
  * @category Validation
@@ -77,6 +100,16 @@ export const validateConditions = (
 /**
  * Checks a page request: a non-negative integer offset and a positive integer count.
  *
+ * @example
+ * ```ts
+ * import { ListQuery } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // A page of no records cannot be asked for
+ * const paging = ListQuery.validatePaging("partner/list", 0, 0)
+ * if (Either.isLeft(paging)) console.log(paging.left.reason) // => list_count must be an integer >= 1, got 0
+ * ```
+ *
  * @since 0.1.0
  * @category Validation
  */
@@ -97,6 +130,21 @@ export const validatePaging = (
 /**
  * The query parameters of one page, in the order the contract lists them. `list_offset` and `list_count` are
  * always sent (docs/erp-api-v2.md, "Paging rules", 3).
+ *
+ * @example
+ * ```ts
+ * import { ListQuery } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // The third page of customers, 25 a page
+ * const params = ListQuery.toParams("partner/list", { offset: 50, count: 25, where: { is_customer: 1 } })
+ * console.log(Either.getOrThrow(params))
+ * // => [
+ * //   [ 'list_offset', '50' ],
+ * //   [ 'list_count', '25' ],
+ * //   [ 'list_condition[is_customer]', '1' ]
+ * // ]
+ * ```
  *
  * @since 0.1.0
  * @category Encoding

@@ -64,6 +64,17 @@ export interface Page<A> {
  * Whether the server sent fewer records than asked. That is not by itself the end of the list: a server may clamp
  * its pages below the size asked (the contract does not give its largest page); `Paginate` decides.
  *
+ * @example
+ * ```ts
+ * import { Decoder, Page, Partner } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // 25 records asked for at offset 50, 2 sent: a short page (the end of the list, or a server that clamps its pages)
+ * const data = [{ id: 51, company_name: "Kovács Kft." }, { id: 52, company_name: "Nagy Építő Zrt." }]
+ * const page = Page.decodePage("partner/list", Decoder.make(Partner.Partner), data, 50, 25, "fail")
+ * console.log(Either.isRight(page) && Page.isShort(page.right)) // => true
+ * ```
+ *
  * @since 0.1.0
  * @category Accessors
  */
@@ -86,6 +97,25 @@ const idOf = (raw: unknown, json: string | undefined): unknown => {
  * (`Schema.decodeUnknownEither(schema)`), not per call: this runs for every record. `json`, when given, is the text of
  * each element of `data` as the server wrote it (`JsonText.dataText`): the page then carries the valid records' texts
  * (`Page.json`) and each invalid record's (`InvalidRecord.json`).
+ *
+ * @example
+ * ```ts
+ * import { Decoder, Page, Partner } from "@erp-client/core"
+ * import { Either } from "effect"
+ *
+ * // The data of partner/list at offset 50: the record without an id is set aside, the others kept
+ * const data = [
+ *   { id: 51, company_name: "Kovács Kft.", tax_number: "12345678-2-42" },
+ *   { company_name: "Szabó és Társa Bt." },
+ *   { id: 53, company_name: "Nagy Építő Zrt." }
+ * ]
+ * const page = Page.decodePage("partner/list", Decoder.make(Partner.Partner), data, 50, 25, "collect")
+ * if (Either.isRight(page)) {
+ *   console.log(page.right.records.length) // => 2
+ *   console.log(page.right.invalid[0]?.error.message)
+ *   // => partner/list: cannot decode data[1].id (record at offset 51): is missing
+ * }
+ * ```
  *
  * @since 0.1.0
  * @category Decoding

@@ -143,6 +143,19 @@ export const StrictPartner = Schema.Struct(
 export type StrictPartner = typeof StrictPartner.Type
 
 /**
+ * Whether the partner is a customer, whichever form the flag came in: `1`, `true` and `"1"` are; `0`, `false`, `"0"`,
+ * `null` and an absent flag are not.
+ *
+ * @example
+ * ```ts
+ * import { Partner } from "@erp-client/core"
+ * import { Schema } from "effect"
+ *
+ * // A server that sends the flag as a string
+ * const partner = Schema.decodeUnknownSync(Partner.Partner)({ id: 7, company_name: "Kovács Kft.", is_customer: "1" })
+ * console.log(Partner.isCustomer(partner)) // => true
+ * ```
+ *
  * @since 0.1.0
  * @category Accessors
  */
@@ -154,6 +167,20 @@ export const isCustomer = (partner: Partner): boolean => {
 /**
  * The tax number as text, when there is one: a number is written out, surrounding spaces trimmed, an empty or absent
  * one is none. Its form is as sent (`TaxNumber` checks the contract's).
+ *
+ * @example
+ * ```ts
+ * import { Partner } from "@erp-client/core"
+ * import { Option, Schema } from "effect"
+ *
+ * const decodePartner = Schema.decodeUnknownSync(Partner.Partner)
+ *
+ * // Spaces around it are trimmed; an empty one (a private person) is none
+ * const company = decodePartner({ id: 7, company_name: "Kovács Kft.", tax_number: " 12345678-2-42 " })
+ * const person = decodePartner({ id: 8, company_name: null, tax_number: "" })
+ * console.log(Option.getOrElse(Partner.taxNumberOf(company), () => "none")) // => 12345678-2-42
+ * console.log(Option.getOrElse(Partner.taxNumberOf(person), () => "none")) // => none
+ * ```
  *
  * @since 0.1.0
  * @category Accessors

@@ -112,6 +112,18 @@ export interface Options {
  * endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT` for all signals, a signal's own endpoint for that one), less those
  * whose exporter is `none`; none when `OTEL_SDK_DISABLED=true`.
  *
+ * @example
+ * ```ts
+ * import { ErpTelemetry } from "@erp-client/otel"
+ *
+ * // Only a traces endpoint is set: only spans are asked for
+ * const traces = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://localhost:4318/v1/traces" }
+ * console.log(ErpTelemetry.askedSignals(traces)) // => [ 'traces' ]
+ *
+ * // OTEL_SDK_DISABLED=true turns everything off
+ * console.log(ErpTelemetry.askedSignals({ ...traces, OTEL_SDK_DISABLED: "true" })) // => []
+ * ```
+ *
  * @since 0.1.0
  * @category Settings
  */
@@ -146,6 +158,18 @@ const noVariables = ConfigProvider.fromMap(new Map())
  * once, at the edge of the application: `program.pipe(Effect.provide(ErpTelemetry.layer()))`. On the program's end it
  * sends what is left, within `shutdownTimeout`. With `OTEL_SDK_DISABLED=true` (or `disabled`) it sends nothing and
  * loads no exporter.
+ *
+ * @example
+ * ```ts
+ * import { ErpTelemetry } from "@erp-client/otel"
+ * import { Effect } from "effect"
+ *
+ * // A nightly sync's spans, metrics and warnings, sent to a local collector as "partner-sync"
+ * const sync = Effect.logWarning("3 partner records set aside").pipe(Effect.withSpan("partner-sync"))
+ * const program = sync.pipe(
+ *   Effect.provide(ErpTelemetry.layer({ serviceName: "partner-sync", endpoint: "http://localhost:4318" }))
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Layers

@@ -312,6 +312,19 @@ export class Sandbox extends Context.Tag("@erp-client/sandbox/Sandbox")<Sandbox,
 /**
  * Builds the sandbox on an `HttpServer` already provided, serving until the scope closes.
  *
+ * @example
+ * ```ts
+ * import { NodeHttpServer } from "@effect/platform-node"
+ * import { Sandbox } from "@erp-client/sandbox"
+ * import { Layer } from "effect"
+ * import { createServer } from "node:http"
+ *
+ * // On a Node server you configure yourself: here one that gives up on a request after 5 seconds
+ * const SandboxLive = Layer.scoped(Sandbox.Sandbox, Sandbox.make({ partners: 200 })).pipe(
+ *   Layer.provide(NodeHttpServer.layer(() => createServer({ requestTimeout: 5_000 }), { port: 0, host: "127.0.0.1" }))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -321,6 +334,18 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
 /**
  * The sandbox on its own Node HTTP server, listening on `host` (default 127.0.0.1) and `port` (default 0: the OS
  * picks one, read it from `baseUrl`). The server closes when the layer is released.
+ *
+ * @example
+ * ```ts
+ * import { Sandbox } from "@erp-client/sandbox"
+ * import { Console, Effect } from "effect"
+ *
+ * // 2,500 partners at 10 requests per second, on a port the OS picks
+ * const program = Effect.gen(function*() {
+ *   const sandbox = yield* Sandbox.Sandbox
+ *   yield* Console.log(`ERP_BASE_URL=${sandbox.baseUrl} ERP_API_KEY=${sandbox.apiKey}`)
+ * }).pipe(Effect.provide(Sandbox.layer({ partners: 2500, rateLimit: { limit: 10, window: "1 second" } })))
+ * ```
  *
  * @since 0.1.0
  * @category Layers
@@ -371,6 +396,23 @@ export const inMemoryBaseUrl = "https://sandbox.erp.invalid"
  * A `TestClock` starts at 0 (1970): there an epoch `X-RateLimit-Reset` (the default unit) is a small number, which a
  * client may read as seconds from now; choose `rateLimit.resetUnit: "seconds"`, or set the clock to today first.
  *
+ * @example
+ * ```ts
+ * import { Sandbox } from "@erp-client/sandbox"
+ * import { Effect } from "effect"
+ *
+ * // A raw request to the sandbox in memory, the API key in its header
+ * const program = Effect.gen(function*() {
+ *   const { httpClient, sandbox } = yield* Sandbox.makeHttpClient({ partners: 10 })
+ *   const response = yield* httpClient.get(`${sandbox.baseUrl}/partner/get?id=7`, {
+ *     headers: { "X-API-KEY": sandbox.apiKey }
+ *   })
+ *   return response.status
+ * }).pipe(Effect.scoped)
+ *
+ * Effect.runPromise(program).then(console.log) // => 200
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -391,6 +433,26 @@ export const makeHttpClient = (
  * The sandbox in memory, for tests: an `HttpClient` answered by it (no port is opened) and the `Sandbox` service to
  * steer and inspect it (`inject`, `requests`, `stats`). Point the client under test at `baseUrl` with `apiKey`. See
  * `makeHttpClient` for what a client sees.
+ *
+ * @example
+ * ```ts
+ * import { HttpClient } from "@effect/platform"
+ * import { Sandbox } from "@erp-client/sandbox"
+ * import { Effect } from "effect"
+ *
+ * // Code that takes an HttpClient, answered by the sandbox; then what the sandbox saw
+ * const program = Effect.gen(function*() {
+ *   const sandbox = yield* Sandbox.Sandbox
+ *   const client = yield* HttpClient.HttpClient
+ *   yield* client.get(`${sandbox.baseUrl}/partner/list?list_offset=0&list_count=25`, {
+ *     headers: { "X-API-KEY": sandbox.apiKey }
+ *   })
+ *   const [entry] = yield* sandbox.requests
+ *   return `${entry.endpoint} ${entry.status}, ${entry.records} records`
+ * }).pipe(Effect.provide(Sandbox.layerHttpClient({ partners: 100 })))
+ *
+ * Effect.runPromise(program).then(console.log) // => /partner/list 200, 25 records
+ * ```
  *
  * @since 0.1.0
  * @category Layers

@@ -12,6 +12,14 @@ import * as Sandbox from "./Sandbox.js"
 /**
  * Serves the sandbox, prints its address and key on stdout, and runs until interrupted.
  *
+ * @example
+ * ```ts
+ * import { Serve } from "@erp-client/sandbox"
+ *
+ * // A sandbox for a demo on port 8080 with 5,000 partners; run it with `NodeRuntime.runMain(demo)`
+ * const demo = Serve.serve({ port: 8080, partners: 5000 })
+ * ```
+ *
  * @since 0.1.0
  * @category Programs
  */

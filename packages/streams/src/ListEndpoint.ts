@@ -100,6 +100,21 @@ const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
 /**
  * Pages of a list endpoint of the ERP, each record decoded with `schema`, each page with where to resume after it.
  *
+ * @example
+ * ```ts
+ * import { ListEndpoint } from "@erp-client/streams"
+ * import { Console, Schema, Stream } from "effect"
+ *
+ * // Invoices, page by page: invoices that do not match the schema are logged, not fatal
+ * const Invoice = Schema.Struct({ id: Schema.Number, number: Schema.String, total: Schema.Number })
+ * const program = ListEndpoint.pages("invoice/list", Invoice, {
+ *   where: { paid: 0 },
+ *   onInvalidRecord: (invalid) => Console.error(`invoice at offset ${invalid.offset}: ${invalid.error.message}`)
+ * }).pipe(
+ *   Stream.runForEach((page) => Console.log(`${page.records.length} invoices, next:`, JSON.stringify(page.next)))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -185,6 +200,19 @@ export const pages = <A, I>(
 /**
  * Every record of a list endpoint, in offset order: each exactly once while the list does not change (plain paging),
  * or, with `safe`, each id at most once and none skipped while it does.
+ *
+ * @example
+ * ```ts
+ * import { ListEndpoint } from "@erp-client/streams"
+ * import { Schema, Stream } from "effect"
+ *
+ * // An endpoint with no declaration of its own, read with your own schema and query parameters
+ * const Product = Schema.Struct({ id: Schema.Number, name: Schema.String })
+ * const names = ListEndpoint.stream("product/list", Product, { where: { active: 1 }, params: [["lang", "hu"]] }).pipe(
+ *   Stream.map((product) => product.name),
+ *   Stream.runCollect
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Constructors

@@ -74,6 +74,20 @@ export const layer = (options: Options = {}): Layer.Layer<Lookups> =>
  * Forgets the cached answer for one value of a resource's selector (say, a partner that was just changed), so the
  * next lookup of it asks the server. Without a `Lookups.layer`, there is nothing to forget.
  *
+ * @example
+ * ```ts
+ * import { Lookups, Partners } from "@erp-client/streams"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const before = yield* Partners.get(7)
+ *   // … partner 7 is changed …
+ *   yield* Lookups.invalidate(Partners.resource, Partners.byId, 7)
+ *   const after = yield* Partners.get(7) // asks the server again, not the cache
+ *   return [before.company_name, after.company_name]
+ * }).pipe(Effect.provide(Lookups.layer({ timeToLive: "5 minutes" })))
+ * ```
+ *
  * @since 0.1.0
  * @category Combinators
  */

@@ -181,6 +181,25 @@ const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Setup<E>, In
  * Records are compared by their JSON text (`page.json` when the fetcher gives it): two records are the same only
  * when every field is.
  *
+ * @example
+ * ```ts
+ * import { Paginate } from "@erp-client/streams"
+ * import { Chunk, Effect, Stream } from "effect"
+ *
+ * // Any offset-paged source: here 25 company names in memory, 10 a page
+ * const names = Array.from({ length: 25 }, (_, i) => `Partner ${i + 1} Kft.`)
+ * const fetch = (offset: number, count: number) => {
+ *   const records = names.slice(offset, offset + count)
+ *   return Effect.succeed({ offset, count, received: records.length, records, raw: records, invalid: [] })
+ * }
+ * const pages = Paginate.pages(fetch, { pageSize: 10 }).pipe(
+ *   Stream.map((page) => `${page.offset}+${page.records.length}`),
+ *   Stream.runCollect
+ * )
+ * // The short page at 20 does not end the list: the empty one at 25 does
+ * console.log(Chunk.toArray(Effect.runSync(pages))) // => [ '0+10', '10+10', '20+5', '25+0' ]
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -218,6 +237,27 @@ export const pages = <A, E, R>(
  *
  * Emitted pages keep the server's `offset` and `received` and hold only records not emitted before. To resume an
  * interrupted export, keep the ids it emitted and the last page's `next` (see `resumeAfter`).
+ *
+ * @example
+ * ```ts
+ * import { Paginate } from "@erp-client/streams"
+ * import { Effect, Stream } from "effect"
+ *
+ * // 25 partners; partner 3 is deleted once the first page is read. Plain paging would skip partner 11.
+ * let partners = Array.from({ length: 25 }, (_, i) => ({ id: i + 1, company_name: `Partner ${i + 1} Kft.` }))
+ * const fetch = (offset: number, count: number) =>
+ *   Effect.sync(() => {
+ *     const records = partners.slice(offset, offset + count)
+ *     if (offset === 0) partners = partners.filter((partner) => partner.id !== 3)
+ *     return { offset, count, received: records.length, records, raw: records, invalid: [] }
+ *   })
+ * const ids = Paginate.safePages(fetch, { pageSize: 10, idField: "id" }).pipe(
+ *   Paginate.records,
+ *   Stream.map((partner) => partner.id),
+ *   Stream.runCollect
+ * )
+ * console.log(Effect.runSync(ids).length) // => 25
+ * ```
  *
  * @since 0.1.0
  * @category Constructors
@@ -288,6 +328,18 @@ const safeRun = <A, E, R>(
 
 /**
  * The records of a stream of pages, in order.
+ *
+ * @example
+ * ```ts
+ * import { Paginate, Partners } from "@erp-client/streams"
+ * import { Console, Stream } from "effect"
+ *
+ * // Log each page as it comes, then go on with its partners one by one
+ * const partners = Partners.pages().pipe(
+ *   Stream.tap((page) => Console.log(`page at ${page.offset}: ${page.records.length} partners`)),
+ *   Paginate.records
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Combinators

@@ -80,6 +80,19 @@ export const resource: Resource.Resource<Partner.Partner, Partner.StrictPartner>
  * Pages of partners, for callers that track progress by page: each says where an export resumed after it starts
  * (`page.next`, for `resume`).
  *
+ * @example
+ * ```ts
+ * import { Partners } from "@erp-client/streams"
+ * import { Console, Stream } from "effect"
+ *
+ * // Each page of partners, with where an interrupted export would go on after it (store it, pass it as `resume`)
+ * const program = Partners.pages({ pageSize: 500 }).pipe(
+ *   Stream.runForEach((page) =>
+ *     Console.log(`${page.offset}: ${page.records.length} partners, next:`, JSON.stringify(page.next))
+ *   )
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category Accessors
  */
@@ -91,6 +104,18 @@ export const pages = (
 /**
  * Every partner matching `where`, in offset order: each exactly once while the list does not change, or with
  * `safe`, each at most once and none skipped while it does (see `Paginate.safePages`).
+ *
+ * @example
+ * ```ts
+ * import { Partners } from "@erp-client/streams"
+ * import { Stream } from "effect"
+ *
+ * // Every customer's company name, drift-safe while partners are added and removed during the export
+ * const names = Partners.stream({ where: { is_customer: 1 }, safe: true }).pipe(
+ *   Stream.map((partner) => partner.company_name),
+ *   Stream.runCollect
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Accessors
@@ -110,6 +135,14 @@ export type Selector = { readonly id: number } | { readonly companyName: string 
 /**
  * The `partner/get` query for a selector, and how `NotFound` names it.
  *
+ * @example
+ * ```ts
+ * import { Partners } from "@erp-client/streams"
+ *
+ * console.log(Partners.query({ id: 42 }).selector) // => id=42
+ * console.log(Partners.query({ companyName: "Acme GmbH" }).params) // => [ [ 'company_name', 'Acme GmbH' ] ]
+ * ```
+ *
  * @since 0.1.0
  * @category Accessors
  */
@@ -118,6 +151,18 @@ export const query = (by: Selector): { readonly params: Params; readonly selecto
 
 /**
  * One partner by id; `NotFound` when there is none.
+ *
+ * @example
+ * ```ts
+ * import { Partners } from "@erp-client/streams"
+ * import { Effect } from "effect"
+ *
+ * // Partner 7's company name, or `undefined` when there is no partner 7
+ * const program = Partners.get(7).pipe(
+ *   Effect.map((partner) => partner.company_name),
+ *   Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Accessors
@@ -128,6 +173,15 @@ export const get = (id: number): Effect.Effect<Partner.Partner, CallError, ErpCl
 /**
  * One partner by company name (sent URL-encoded; `&`, `+`, `=`, `%` and accents are safe); `NotFound` when there
  * is none.
+ *
+ * @example
+ * ```ts
+ * import { Partners } from "@erp-client/streams"
+ * import { Effect } from "effect"
+ *
+ * // The name is sent as written: `&` and accents included
+ * const program = Partners.getByCompanyName("Kovács & Társa Kft.").pipe(Effect.map((partner) => partner.id))
+ * ```
  *
  * @since 0.1.0
  * @category Accessors

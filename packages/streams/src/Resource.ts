@@ -104,6 +104,25 @@ export interface Resource<A, S = A> {
 /**
  * A declaration, with the defaults: `idField` `"id"`, no strict schema, no selectors, columns or filters.
  *
+ * @example
+ * ```ts
+ * import { Resource } from "@erp-client/streams"
+ * import { Schema } from "effect"
+ *
+ * // Invoices, declared once: streams, lookups and (in `Cli.resources`) `erp invoices list | get` come from it
+ * const Invoice = Schema.Struct({ id: Schema.Number, number: Schema.String, partner_id: Schema.Number })
+ * const invoices = Resource.make({
+ *   name: "invoices",
+ *   description: "export and look up invoices",
+ *   list: "invoice/list",
+ *   get: "invoice/get",
+ *   schema: Invoice,
+ *   fields: ["id", "number", "partner_id"],
+ *   selectors: [{ param: "number", kind: "text", flag: "number", description: "An invoice's number." }]
+ * })
+ * console.log(invoices.idField, invoices.filters) // => id []
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -123,6 +142,17 @@ export const make = <A, S = A>(
 /**
  * Pages of the resource's list, each record decoded with its schema (see `ListEndpoint.pages`).
  *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/streams"
+ * import { Console, Stream } from "effect"
+ *
+ * // Each page of customers, with where an interrupted export would go on after it (`resume: page.next`)
+ * const program = Resource.pages(Partners.resource, { where: { is_customer: 1 } }).pipe(
+ *   Stream.runForEach((page) => Console.log(`${page.records.length} partners, next:`, JSON.stringify(page.next)))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category Accessors
  */
@@ -134,6 +164,18 @@ export const pages = <A, S>(
 
 /**
  * Every record of the resource's list, in offset order (see `ListEndpoint.stream`).
+ *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/streams"
+ * import { Stream } from "effect"
+ *
+ * // Every customer's company name; `safe: true` tells partners apart by the resource's `idField`
+ * const names = Resource.stream(Partners.resource, { where: { is_customer: 1 }, safe: true }).pipe(
+ *   Stream.map((partner) => partner.company_name),
+ *   Stream.runCollect
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Accessors
@@ -153,6 +195,15 @@ const withIdField = <A, S>(resource: Resource<A, S>, options: ListEndpoint.ListO
 /**
  * The get endpoint's query for a selector and a value, and how `NotFound` names it (`id=42`).
  *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/streams"
+ *
+ * const { params, selector } = Resource.query(Partners.byCompanyName, "Kovács & Társa Kft.")
+ * console.log(params) // => [ [ 'company_name', 'Kovács & Társa Kft.' ] ]
+ * console.log(selector) // => company_name="Kovács & Társa Kft."
+ * ```
+ *
  * @since 0.1.0
  * @category Accessors
  */
@@ -169,6 +220,18 @@ export const query = (
  * `InvalidRequest`. Identical lookups in flight share one request (with a `Lookups.layer`: answers are kept for its
  * time to live). Under `ErpClient.withMaxWait`, a lookup the rate limit would keep longer fails at once with
  * `RateLimited`; lookups under different bounds do not share a request.
+ *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/streams"
+ * import { Effect } from "effect"
+ *
+ * // One partner by its exact company name, or `undefined` when there is none
+ * const program = Resource.get(Partners.resource, Partners.byCompanyName, "Kovács & Társa Kft.").pipe(
+ *   Effect.map((partner) => partner.id),
+ *   Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Accessors
@@ -204,6 +267,22 @@ export const get = <A, S>(
  * as they come in order. Lookups of equal values share one request while it is in flight (with a `Lookups.layer`,
  * for its time to live), so a batch with repeats costs one request per distinct value within that reach; up to
  * `concurrency` (default 4) are asked at once, the limiter deciding when each goes.
+ *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/streams"
+ * import { Either, Stream } from "effect"
+ *
+ * // Partners by company name, two lookups at a time; each name with its partner's id or why there is none
+ * const lines = Resource.getMany(Partners.resource, Partners.byCompanyName, ["Acme GmbH", "Globex Kft."], {
+ *   concurrency: 2
+ * }).pipe(
+ *   Stream.map(({ result, value }) =>
+ *     Either.isRight(result) ? `${value}: partner ${result.right.id}` : `${value}: ${result.left._tag}`
+ *   ),
+ *   Stream.runCollect
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category Accessors

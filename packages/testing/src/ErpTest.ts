@@ -70,6 +70,18 @@ export const clientDefaults: Partial<ErpClient.Options> = {
  * from now (docs/erp-api-v2.md, "Limits", does not give the unit); to test epoch resets, choose the unit and move the
  * clock to today first (`TestClock.setTime`).
  *
+ * @example
+ * ```ts
+ * import { ErpTest } from "@erp-client/testing"
+ *
+ * console.log(ErpTest.resetFromNow({ partners: 50, rateLimit: { limit: 3, window: "30 seconds" } }).rateLimit)
+ * // => { limit: 3, window: '30 seconds', resetUnit: 'seconds' }
+ *
+ * // A unit you choose is kept
+ * console.log(ErpTest.resetFromNow({ rateLimit: { resetUnit: "epoch-millis" } }).rateLimit)
+ * // => { resetUnit: 'epoch-millis' }
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -91,6 +103,26 @@ export const defaultStallWarning: Duration.Duration = Duration.seconds(1)
  * inspect it: no socket, no port, time on the Effect `Clock` of the test (`TestClock` under `it.effect`). Each build
  * is a fresh sandbox and limiter: provide it per test (`Effect.provide(ErpTest.layer())`), or share one with
  * `it.layer` where its state may be shared.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Sandbox } from "@erp-client/sandbox"
+ * import { ErpTest } from "@erp-client/testing"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Partner = Schema.Struct({ id: Schema.Number, company_name: Schema.String })
+ *
+ * // Partner 7 of 10 seeded ones, and what the ERP saw (in a test: `it.effect("…", () => program)`)
+ * const program = Effect.gen(function*() {
+ *   const erp = yield* ErpClient.ErpClient
+ *   const partner = yield* erp.get("partner/get", Partner, { params: [["id", "7"]], selector: "id=7" })
+ *   const [request] = yield* (yield* Sandbox.Sandbox).requests
+ *   return `${partner.company_name}: ${request.endpoint} ${request.status}`
+ * }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 10 } })))
+ *
+ * Effect.runPromise(program).then(console.log) // => Harbor Machinery 7 Zrt.: /partner/get 200
+ * ```
  *
  * @since 0.1.0
  * @category Layers
@@ -130,6 +162,29 @@ export const layer = (
  * call or an export whose waits (rate limit, pauses, retries) you do not want to count out by hand. At most `upTo` of
  * clock time (default 10 minutes); past it the effect is interrupted and this dies saying so. Under the live clock, it
  * just runs `effect`.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { ErpTest } from "@erp-client/testing"
+ * import { Clock, Effect, Schema, TestContext } from "effect"
+ *
+ * const Partner = Schema.Struct({ id: Schema.Number, company_name: Schema.String })
+ *
+ * // Five lookups at 2 requests per 30 seconds: a minute of ERP time, no real waiting
+ * const program = Effect.gen(function*() {
+ *   const erp = yield* ErpClient.ErpClient
+ *   const ids = yield* Effect.forEach([1, 2, 3, 4, 5], (id) =>
+ *     Effect.map(erp.get("partner/get", Partner, { params: [["id", String(id)]] }), (partner) => partner.id))
+ *   return `${ids.join(",")} by ${yield* Clock.currentTimeMillis} ms`
+ * }).pipe(
+ *   ErpTest.advancing,
+ *   Effect.provide(ErpTest.layer({ sandbox: { partners: 10, rateLimit: { limit: 2, window: "30 seconds" } } })),
+ *   Effect.provide(TestContext.TestContext) // what `it.effect` provides
+ * )
+ *
+ * Effect.runPromise(program).then(console.log) // => 1,2,3,4,5 by 61200 ms
+ * ```
  *
  * @since 0.1.0
  * @category Combinators
