@@ -3,8 +3,8 @@
  * reference a user can read). docgen's own `enforceExamples` asks one of every export (interfaces, types, tags, schema
  * constants too) and stops at a module's first kind of miss, so this check names what a reader calls: in each public
  * module (`packages/<name>/src/*.ts`, not `internal/`, not `index.ts` or `bin.ts`), every exported
- * `function`, and every exported `const` whose value is written as a function (`(…) => …`, `function …`) or built by
- * `dual(…)` / `Effect.fn(…)`. docgen itself type-checks and runs the examples (`pnpm docs`).
+ * `function`, and every exported `const` whose value is written as a function (`(…) => …`, `function …`), built by
+ * `dual(…)` / `Effect.fn(…)`, or declared with a function type (`const f: (a: A) => B = other.f`). docgen itself type-checks and runs the examples (`pnpm docs`).
  *
  * Prints one line per miss, `packages/streams/src/Partners.ts: get`, and fails when there is one; `--list` prints
  * every function it counts, with or without an example.
@@ -58,7 +58,8 @@ for (const file of publicModules) {
       found.push({ name: statement.name.text, documented: statement })
     } else if (ts.isVariableStatement(statement)) {
       for (const declaration of statement.declarationList.declarations) {
-        if (ts.isIdentifier(declaration.name) && isFunctionValue(declaration.initializer)) {
+        const typedAsFunction = declaration.type !== undefined && ts.isFunctionTypeNode(declaration.type)
+        if (ts.isIdentifier(declaration.name) && (typedAsFunction || isFunctionValue(declaration.initializer))) {
           // JSDoc sits on the variable statement; getJSDocTags reads it through the declaration.
           found.push({ name: declaration.name.text, documented: declaration })
         }
