@@ -161,6 +161,19 @@ export interface Sink {
  * Watches stdout for a reader that closes it, for the rest of the process: the next write then ends the export
  * quietly (`StdoutClosed`), and no error on stdout crashes the process. `stdout` calls it on first use.
  *
+ * @example
+ * ```ts
+ * import { Sink } from "@erp-client/cli"
+ * import { Effect } from "effect"
+ *
+ * // Lines for `erp … | head -1`: once head has read its line and gone, the next write ends the command quietly
+ * // with StdoutClosed instead of an EPIPE crash
+ * Sink.watchStdout()
+ * const program = Effect.forEach(["7\tKovács Kft.", "8\tMüller GmbH"], (line) => Sink.writeStdout(`${line}\n`), {
+ *   discard: true
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */

@@ -244,6 +244,18 @@ export const tooManyRequests = Observe.tooManyRequests
  * Checks an endpoint path (`partner/list`): relative, made of `[A-Za-z0-9_-]` segments, so it can never leave the
  * base URL or smuggle a query.
  *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Either } from "effect"
+ *
+ * console.log(Either.getOrThrow(ErpClient.validateEndpoint("partner/list"))) // => partner/list
+ *
+ * // A path that would leave the base URL is refused before anything is sent
+ * const refused = ErpClient.validateEndpoint("../admin/users")
+ * if (Either.isLeft(refused)) console.log(refused.left._tag) // => InvalidRequest
+ * ```
+ *
  * @since 0.1.0
  * @category Validation
  */
