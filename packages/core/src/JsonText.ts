@@ -20,6 +20,11 @@ import * as Scan from "./internal/jsonScan.js"
 /**
  * A text that is not JSON, or not of the shape asked for: where (a character index into the text) and why.
  *
+ * **Fields**
+ *
+ * - `position` (number): the index of the character where reading stopped.
+ * - `reason` (string): what was expected there.
+ *
  * @since 0.1.0
  * @category Errors
  */
