@@ -65,12 +65,35 @@ export const defaults: Resolved = internal.defaults
  * A duration in milliseconds that may be negative (`Duration` itself has no negative durations): a number is
  * milliseconds as given, a string starting with `-` is the negated duration of the rest.
  *
+ * @example
+ * ```ts
+ * import { RateLimit } from "@erp-client/sandbox"
+ *
+ * console.log(RateLimit.signedMillis("2 seconds")) // => 2000
+ * console.log(RateLimit.signedMillis("-5 seconds")) // => -5000
+ * console.log(RateLimit.signedMillis(-1500)) // => -1500
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
 export const signedMillis: (input: Duration.DurationInput) => number = internal.signedMillis
 
 /**
+ * The options with the contract's `defaults` filled in: `limit` rounded down and at least 1, the window at
+ * least 1 millisecond, `resetSkew` in signed milliseconds (`signedMillis`).
+ *
+ * @example
+ * ```ts
+ * import { RateLimit } from "@erp-client/sandbox"
+ *
+ * // A stricter limit than the contract's, from a server whose clock is 5 seconds slow
+ * const resolved = RateLimit.resolve({ limit: 10, window: "1 minute", resetSkew: "-5 seconds" })
+ * console.log(resolved.limit, resolved.windowMillis, resolved.resetUnit, resolved.resetSkewMillis)
+ * // => 10 60000 epoch-seconds -5000
+ * console.log(RateLimit.resolve(undefined).windowMillis) // => 30000
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -110,6 +133,22 @@ export interface SlidingWindowLog {
 }
 
 /**
+ * An empty `SlidingWindowLog` allowing `limit` requests per key in any `windowMillis` milliseconds.
+ *
+ * @example
+ * ```ts
+ * import { RateLimit } from "@erp-client/sandbox"
+ *
+ * // Two requests per second per key; the caller passes the time in epoch milliseconds
+ * const log = RateLimit.makeSlidingWindowLog(2, 1000)
+ * const key = "sk-live-4f9a2c partner/list"
+ * log.check(key, 0)
+ * console.log(log.check(key, 100).remaining) // => 0
+ * console.log(log.check(key, 200)) // => { allowed: false, limit: 2, remaining: 0, resetAtMillis: 1000 }
+ * // At 1000 the request made at 0 has left the window
+ * console.log(log.check(key, 1000).allowed) // => true
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -119,6 +158,17 @@ export const makeSlidingWindowLog: (limit: number, windowMillis: number) => Slid
 /**
  * The value of `X-RateLimit-Reset` for a reset at `resetAtMillis`, seen at `nowMillis`.
  *
+ * @example
+ * ```ts
+ * import { RateLimit } from "@erp-client/sandbox"
+ *
+ * // A window resetting 30 seconds from now, in each unit
+ * const now = 1_700_000_000_000
+ * console.log(RateLimit.resetValue("epoch-seconds", now + 30_000, now)) // => 1700000030
+ * console.log(RateLimit.resetValue("epoch-millis", now + 30_000, now)) // => 1700000030000
+ * console.log(RateLimit.resetValue("seconds", now + 30_000, now)) // => 30
+ * ```
+ *
  * @since 0.1.0
  * @category Encoding
  */
@@ -127,6 +177,17 @@ export const resetValue: (unit: ResetUnit, resetAtMillis: number, nowMillis: num
 /**
  * The three `X-RateLimit-*` headers of a decision, the reset shifted by `skewMillis` (default 0; see
  * `Options.resetSkew`).
+ *
+ * @example
+ * ```ts
+ * import { RateLimit } from "@erp-client/sandbox"
+ *
+ * // The first request of a window, its reset in seconds from now and sent 5 seconds early
+ * const now = 1_700_000_000_000
+ * const decision = { allowed: true, limit: 100, remaining: 99, resetAtMillis: now + 30_000 }
+ * const headers = RateLimit.headers(decision, "seconds", now, -5000)
+ * console.log(headers["x-ratelimit-remaining"], headers["x-ratelimit-reset"]) // => 99 25
+ * ```
  *
  * @since 0.1.0
  * @category Encoding

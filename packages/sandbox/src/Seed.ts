@@ -20,6 +20,17 @@ export type Prng = () => number
 /**
  * mulberry32: a tiny, fast 32-bit PRNG. Good enough for test data and seeded jitter, not for secrets.
  *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // Seeded jitter for a test: the same seed gives the same numbers on every run
+ * const next = Seed.mulberry32(42)
+ * const jitterMillis = Math.round(next() * 100)
+ * console.log(jitterMillis) // => 60
+ * console.log(Seed.mulberry32(42)() === Seed.mulberry32(42)()) // => true
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -27,6 +38,16 @@ export const mulberry32: (seed: number) => Prng = Prngs.mulberry32
 
 /**
  * Mixes a seed and an index into one 32-bit seed (murmur3 finalizer), so neighbouring indices get unrelated streams.
+ *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // A stream of its own per partner index, the way the seeded partners are drawn
+ * const streamOf = (index: number) => Seed.mulberry32(Seed.derive(42, index))
+ * console.log(Seed.derive(42, 0), Seed.derive(42, 1)) // => 4125585456 174949175
+ * console.log(streamOf(7)() === streamOf(7)()) // => true
+ * ```
  *
  * @since 0.1.0
  * @category Constructors
@@ -193,6 +214,17 @@ export type HiddenRecords =
 /**
  * Whether the seeded partner at `index` is hidden under `options` (none without options). Pure, like `oddKindAt`.
  *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // Which of seed 42's first ten partners a server hiding a 20% share holds back
+ * const indices = Array.from({ length: 10 }, (_, index) => index)
+ * console.log(indices.filter((index) => Seed.hiddenAt(42, index, { rate: 0.2 }))) // => [ 4, 7 ]
+ * console.log(Seed.hiddenAt(42, 3, { positions: [3, 7] })) // => true
+ * console.log(Seed.hiddenAt(42, 3, undefined)) // => false
+ * ```
+ *
  * @since 0.1.0
  * @category Lookups
  */
@@ -215,6 +247,18 @@ export interface ExactNumber {
 }
 
 /**
+ * Whether a value is an `ExactNumber`, such as the id of an `id-beyond-double` record.
+ *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // An `id-beyond-double` partner's id is an ExactNumber; an ordinary id is a number
+ * const partner = Seed.servedPartnerAt(42, 0, { rate: 1, kinds: ["id-beyond-double"] })
+ * console.log(Seed.isExactNumber(partner.id), String(partner.id)) // => true 12345678901234567890
+ * console.log(Seed.isExactNumber(Seed.partnerAt(42, 0).id)) // => false
+ * ```
+ *
  * @since 0.1.0
  * @category Predicates
  */
@@ -223,6 +267,16 @@ export const isExactNumber: (u: unknown) => u is ExactNumber = Exact.isExactNumb
 /**
  * The JSON text the sandbox writes for a value holding served records: `JSON.stringify`, with every `ExactNumber`
  * written exactly as its text. What a client that keeps records as sent must write back.
+ *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // A served id beyond a double: JSON.stringify rounds it, recordJson writes the digits the server sent
+ * const partner = Seed.servedPartnerAt(42, 0, { rate: 1, kinds: ["id-beyond-double"] })
+ * console.log(JSON.stringify({ id: partner.id })) // => {"id":12345678901234567000}
+ * console.log(Seed.recordJson({ id: partner.id })) // => {"id":12345678901234567890}
+ * ```
  *
  * @since 0.1.0
  * @category Encoding
@@ -274,6 +328,15 @@ export const CUSTOMER_SHARE: number = internal.CUSTOMER_SHARE
  * The partner at `index` (zero-based; its `id` is `index + 1`) of the set generated from `seed`. Pure: the same
  * arguments give an equal record, and no partner is kept in memory.
  *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // Partner 1 of seed 42: the same record on every run, so a test can name what it expects
+ * const partner = Seed.partnerAt(42, 0)
+ * console.log(partner.id, partner.company_name, partner.tax_number) // => 1 Danube Furniture 1 BV 45326685-0-00
+ * ```
+ *
  * @since 0.1.0
  * @category Constructors
  */
@@ -281,6 +344,15 @@ export const partnerAt: (seed: number, index: number) => PartnerRecord = interna
 
 /**
  * The first `count` partners of `seed`, generated lazily one at a time.
+ *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // The company names of seed 42's first three partners, generated one at a time
+ * const names = Array.from(Seed.partners(42, 3), (partner) => partner.company_name)
+ * console.log(names.join(" | ")) // => Danube Furniture 1 BV | Ørsted Å/S 2 | Redwood Foods 3 Ltd.
+ * ```
  *
  * @since 0.1.0
  * @category Constructors
@@ -291,6 +363,15 @@ export const partners: (seed: number, count: number) => Generator<PartnerRecord,
  * Whether a company name holds something beyond letters, digits, spaces, `.` and `-`: a character that must be
  * URL-encoded, quoted in CSV, or is outside ASCII.
  *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * console.log(Seed.isAwkward("Redwood Foods 3 Ltd.")) // => false
+ * console.log(Seed.isAwkward("Smith, Jones, and Partners 5")) // => true
+ * console.log(Seed.isAwkward("Ørsted Å/S 2")) // => true
+ * ```
+ *
  * @since 0.1.0
  * @category Predicates
  */
@@ -298,6 +379,14 @@ export const isAwkward: (name: string) => boolean = internal.isAwkward
 
 /**
  * The awkward company names among the first `count` partners of `seed`, in id order.
+ *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // Names to test URL encoding and CSV quoting with, from seed 42's first ten partners
+ * console.log(Seed.awkwardNames(42, 10)) // => [ 'Ørsted Å/S 2', 'Smith, Jones, and Partners 5', 'Café ☕ 7 🍰' ]
+ * ```
  *
  * @since 0.1.0
  * @category Constructors
@@ -309,6 +398,16 @@ export const awkwardNames: (seed: number, count: number) => ReadonlyArray<string
  * digit run of its own, so this tries each digit run of the name and checks the name it generates: constant memory,
  * even for a million partners, and exact for every awkward name.
  *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ * import { Option } from "effect"
+ *
+ * // Which of seed 42's 1,000 partners a name belongs to: partner 7 (index 6), and none
+ * console.log(Option.getOrNull(Seed.indexOfName(42, 1000, "Café ☕ 7 🍰"))) // => 6
+ * console.log(Option.getOrNull(Seed.indexOfName(42, 1000, "Acme Trading 7 Ltd."))) // => null
+ * ```
+ *
  * @since 0.1.0
  * @category Lookups
  */
@@ -317,6 +416,17 @@ export const indexOfName: (seed: number, count: number, name: string) => Option.
 /**
  * How the partner at `index` strays from the contract under `options`, or `None` when it does not (or without
  * options): what tests count odd records by.
+ *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ * import { Option } from "effect"
+ *
+ * // How seed 42's first eight partners stray when 30% do, drawn from the default kinds
+ * const kinds = Array.from({ length: 8 }, (_, index) => Seed.oddKindAt(42, index, { rate: 0.3 }))
+ * console.log(kinds.filter(Option.isSome).map((kind) => kind.value))
+ * // => [ 'company-name-empty', 'tax-number-absent', 'company-name-null' ]
+ * ```
  *
  * @since 0.1.0
  * @category Lookups
@@ -327,6 +437,15 @@ export const oddKindAt: (seed: number, index: number, options: OddRecords | unde
 /**
  * The partner at `index` as the sandbox serves it with `oddRecords: options`: `partnerAt(seed, index)`, strayed
  * the way `oddKindAt` says. Pure, like `partnerAt`.
+ *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/sandbox"
+ *
+ * // Partner 1 of seed 42 from a server that sends null tax numbers; the other fields as `partnerAt` gives them
+ * const served = Seed.servedPartnerAt(42, 0, { rate: 1, kinds: ["tax-number-null"] })
+ * console.log(served.tax_number, served.company_name) // => null Danube Furniture 1 BV
+ * ```
  *
  * @since 0.1.0
  * @category Constructors
