@@ -20,7 +20,7 @@ const schemaFields = (fields: Schema.Struct.Fields): Array<string> =>
     .filter((property) => property.name !== "_tag")
     .map((property) => `${String(property.name)}${property.isOptional ? "?" : ""}`)
 
-const classes = Object.entries(ErpError).filter(
+const classes = Object.entries(ErpError as Record<string, unknown>).filter(
   (entry): entry is [string, { readonly fields: Schema.Struct.Fields }] =>
     typeof entry[1] === "function" && "fields" in entry[1]
 )
