@@ -5,13 +5,13 @@
  *   lookups in flight together share a request) and with `Lookups.layer`; the baseline is one request per lookup.
  *   On the in-memory sandbox (its request log is the count), no limit in play.
  * - The test kit: a test whose lookups meet three windows of the server (3 requests per 30 s, the client told 100),
- *   run on `ErpTest.layer` under a `TestClock` moved a window at a time: its wall time, beside the minute and a half
- *   of ERP time it covers.
+ *   run on `ErpTest.layer` under a `TestClock` moved a window at a time, in what `it.effect` gives a test (the test
+ *   services, no default logger): its wall time, beside the minute and a half of ERP time it covers.
  */
 import { Sandbox } from "@erp-client/sandbox"
 import { Lookups, Partners } from "@erp-client/streams"
 import { ErpTest } from "@erp-client/testing"
-import { Effect, Fiber, Random, TestClock, TestContext } from "effect"
+import { Effect, Fiber, Layer, Logger, Random, TestClock, TestContext } from "effect"
 import { log, median, round, type Row } from "./common.js"
 
 const REPS = Number(process.env.BENCH_REPS ?? 3)
@@ -40,6 +40,9 @@ const requestsFor = (cache: boolean) =>
     Effect.runPromise
   )
 
+// What `it.effect` of @effect/vitest runs a test in: the test services (TestClock, …) and no default logger.
+const itEffectEnvironment = TestContext.TestContext.pipe(Layer.provide(Logger.remove(Logger.defaultLogger)))
+
 // Twelve lookups against a server allowing 3 per 30 s, on the TestClock: three windows waited out, none slept.
 const testKitRun = async () => {
   const start = performance.now()
@@ -60,7 +63,7 @@ const testKitRun = async () => {
         stallWarning: false
       })
     ),
-    Effect.provide(TestContext.TestContext),
+    Effect.provide(itEffectEnvironment),
     Effect.runPromise
   )
   return { millis: performance.now() - start, tooMany }

@@ -13,6 +13,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import * as Deadlines from "./deadlines.js"
 
 /** Which call a request belongs to, for errors, metrics and limiter keys: the endpoint path and the method. */
 export interface Target {
@@ -112,7 +113,7 @@ export const transportError = (
 
 /**
  * One attempt: the request sent on `client` (the configured HttpClient, see `withErpRequest`), its whole body read
- * within `maxBytes`, all within `timeout`. Redirects are refused, never followed: a fetch-based client would carry
+ * within `maxBytes`, all within `timeout` (the client's attempts share one watcher of their deadlines: `deadlines.ts`). Redirects are refused, never followed: a fetch-based client would carry
  * `X-API-KEY` to any origin (the status then fails the call as `HttpStatusError`).
  */
 export const attempt = (
@@ -120,20 +121,22 @@ export const attempt = (
   options: { readonly maxBytes: number; readonly timeout: Duration.Duration }
 ) => {
   const timeoutMillis = Duration.toMillis(options.timeout)
+  const deadlines = Deadlines.make()
   return (request: HttpClientRequest.HttpClientRequest, target: Target): Effect.Effect<Answer, AttemptError> =>
-    client.execute(request).pipe(
-      Effect.flatMap((response) =>
-        Effect.map(readCapped(response, options.maxBytes, target), (text): Answer => ({
-          status: response.status,
-          headers: response.headers,
-          text
-        }))
+    deadlines.within(
+      client.execute(request).pipe(
+        Effect.flatMap((response) =>
+          Effect.map(readCapped(response, options.maxBytes, target), (text): Answer => ({
+            status: response.status,
+            headers: response.headers,
+            text
+          }))
+        ),
+        Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" })
       ),
-      Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
-      Effect.timeoutFail({
-        duration: options.timeout,
-        onTimeout: () => new TimeoutError({ ...target, timeoutMillis })
-      }),
+      timeoutMillis,
+      () => new TimeoutError({ ...target, timeoutMillis })
+    ).pipe(
       Effect.catchIf(HttpClientError.isHttpClientError, (error) => Effect.fail(transportError(error, target)))
     )
 }

@@ -1,0 +1,118 @@
+/**
+ * The attempts' timeouts of one client, watched together: one fiber sleeps until the earliest deadline, instead of a
+ * sleeping fiber per attempt (`Effect.timeout` races the attempt against its own `sleep`).
+ *
+ * Written by hand because the per-attempt sleep costs where the client is used most. Each attempt forked a second
+ * fiber and set a timer that it almost always cancels. And under a `TestClock` a cancelled sleep is never forgotten:
+ * Effect 3's `TestClock` keeps it and, when a test moves the clock past it, spends a scheduling round on it (three
+ * `setTimeout(0)` turns) as for a live one, so a test of a few dozen requests paid for each of them again (the test
+ * kit's benchmark: 57 such turns where 21 are its own waits).
+ *
+ * The rules, as plain data (`Book`) so another edition can share them: an attempt adds its deadline and removes it
+ * when it ends; the watcher, woken at the earliest deadline, expires what is due and sleeps until the next one, and
+ * ends when nothing is pending. An attempt whose deadline is earlier than the one the watcher sleeps to (a clock that
+ * moved back) wakes it. On a live clock the watcher is also stopped as soon as nothing is pending, so no timer of ours
+ * keeps the process alive after its last request; on a `TestClock` (where a stopped sleep would be kept anyway) it
+ * sleeps on to its deadline, once for many attempts.
+ */
+import type * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+
+/** The pending deadlines of one client: what the watcher decides from. */
+export interface Book {
+  readonly pending: Map<number, { readonly at: number; readonly expire: () => void }>
+  nextId: number
+  /** The deadline the watcher sleeps until, `Infinity` without a watcher. */
+  watchingUntil: number
+}
+
+export const makeBook = (): Book => ({ pending: new Map(), nextId: 0, watchingUntil: Number.POSITIVE_INFINITY })
+
+/** Expires every deadline due at `now`; what is left's earliest deadline (`Infinity`: none). */
+export const expireDue = (book: Book, now: number): number => {
+  let earliest = Number.POSITIVE_INFINITY
+  for (const [id, entry] of book.pending) {
+    if (entry.at <= now) {
+      book.pending.delete(id)
+      entry.expire()
+    } else if (entry.at < earliest) {
+      earliest = entry.at
+    }
+  }
+  return earliest
+}
+
+// A TestClock is told by its `adjust` (as `ErpTest.advancing` does): Effect 3 has no other public mark of it.
+const isTestClock = (clock: Clock.Clock): boolean =>
+  typeof (clock as unknown as { readonly adjust?: unknown }).adjust === "function"
+
+/** A client's deadlines: `within` runs an attempt that fails with `onTimeout()` once `millis` have passed. */
+export const make = () => {
+  const book = makeBook()
+  let watcher: Fiber.RuntimeFiber<void> | undefined
+
+  const watch = (clock: Clock.Clock): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const earliest = expireDue(book, now)
+      book.watchingUntil = earliest
+      if (earliest === Number.POSITIVE_INFINITY) {
+        watcher = undefined
+        return Effect.void
+      }
+      return Effect.zipRight(clock.sleep(Duration.millis(earliest - now)), watch(clock))
+    })
+
+  const stopWatcher = () => {
+    if (watcher !== undefined) watcher.unsafeInterruptAsFork(FiberId.none)
+    watcher = undefined
+    book.watchingUntil = Number.POSITIVE_INFINITY
+  }
+
+  const add = (clock: Clock.Clock, at: number, expire: () => void): number => {
+    const id = book.nextId++
+    book.pending.set(id, { at, expire })
+    if (at < book.watchingUntil) {
+      // No watcher, or one sleeping past this deadline: (re)start it. Its own root fiber, on the caller's clock.
+      stopWatcher()
+      book.watchingUntil = at
+      watcher = Effect.runFork(watch(clock))
+    }
+    return id
+  }
+
+  const remove = (clock: Clock.Clock, id: number): void => {
+    book.pending.delete(id)
+    if (book.pending.size === 0 && !isTestClock(clock)) stopWatcher()
+  }
+
+  /** `self` in a fiber of its own, interrupted at the deadline and then failing with `onTimeout()`. */
+  const within = <A, E, E2>(
+    self: Effect.Effect<A, E>,
+    millis: number,
+    onTimeout: () => E2
+  ): Effect.Effect<A, E | E2> =>
+    Effect.clockWith((clock) =>
+      Effect.flatMap(Effect.fork(self), (fiber) => {
+        let timedOut = false
+        const id = add(clock, clock.unsafeCurrentTimeMillis() + millis, () => {
+          timedOut = true
+          fiber.unsafeInterruptAsFork(FiberId.none)
+        })
+        return Fiber.await(fiber).pipe(
+          // Interrupted while it waits (a race lost, a stopped stream): the attempt is stopped with it, at once.
+          Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+          Effect.ensuring(Effect.sync(() => remove(clock, id))),
+          Effect.flatMap((exit): Effect.Effect<A, E | E2> =>
+            timedOut && Exit.isFailure(exit) ? Effect.fail(onTimeout()) : Effect.zipRight(fiber.inheritAll, exit)
+          )
+        )
+      })
+    )
+
+  return { within, book }
+}
