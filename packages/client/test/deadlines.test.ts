@@ -2,7 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Either, Exit, Fiber, TestClock } from "effect"
 import * as Deadlines from "../src/internal/deadlines.js"
 
-// The attempts' timeouts of one client, watched by one fiber (internal/deadlines.ts).
+// The attempts' timeouts of one client, watched together (internal/deadlines.ts).
+
+// Effect's own clock, as a program without a TestClock runs on.
+const liveClock = Effect.runSync(Effect.clock)
 
 const timedOut = () => "timed out" as const
 
@@ -93,6 +96,17 @@ describe("deadlines: within", () => {
       expect(Chunk.size(yield* TestClock.sleeps()) - before).toBe(1)
       yield* TestClock.adjust("10 seconds")
       expect(Chunk.size(yield* TestClock.sleeps())).toBe(before)
+    }))
+
+  it.effect("a client's attempts under a TestClock, then on the live clock: the live deadline is watched live", () =>
+    Effect.gen(function*() {
+      const { book, within } = Deadlines.make()
+      // Under the TestClock (time near 0), the watcher lingers to its deadline, 10 s of test time away.
+      yield* within(Effect.void, 10_000, timedOut)
+      expect(book.watchingUntil).toBe(10_000)
+      // On the live clock (time near now) a hung attempt must still time out, in real milliseconds.
+      const live = yield* Effect.either(within(Effect.never, 30, timedOut)).pipe(Effect.withClock(liveClock))
+      expect(live).toEqual(Either.left("timed out"))
     }))
 
   it.live("on the live clock, the watcher stops with the last attempt: no timer of ours outlives the requests", () =>

@@ -11,9 +11,10 @@
  * The rules, as plain data (`Book`) so another edition can share them: an attempt adds its deadline and removes it
  * when it ends; the watcher, woken at the earliest deadline, expires what is due and sleeps until the next one, and
  * ends when nothing is pending. An attempt whose deadline is earlier than the one the watcher sleeps to (a clock that
- * moved back) wakes it. On a live clock the watcher is also stopped as soon as nothing is pending, so no timer of ours
- * keeps the process alive after its last request; on a `TestClock` (where a stopped sleep would be kept anyway) it
- * sleeps on to its deadline, once for many attempts.
+ * moved back) wakes it. On Effect's own clock the watcher is a plain timer (no fiber), cleared as soon as nothing is
+ * pending, so no timer of ours keeps the process alive after its last request; on another clock it is a fiber
+ * sleeping on that clock, stopped the same way, except on a `TestClock`, where a stopped sleep would be kept anyway:
+ * there it sleeps on to its deadline, once for many attempts.
  */
 import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -50,10 +51,38 @@ export const expireDue = (book: Book, now: number): number => {
 const isTestClock = (clock: Clock.Clock): boolean =>
   typeof (clock as unknown as { readonly adjust?: unknown }).adjust === "function"
 
+// Effect's own clock, the one every runtime has unless a program provides another: its time is `Date.now()` and its
+// sleeps are `setTimeout`s, so its deadlines are watched by a timer of ours, with no fiber at all.
+const liveClock: Clock.Clock = Effect.runSync(Effect.clock)
+
+// The longest delay `setTimeout` keeps (about 24.8 days); a deadline beyond it is looked at again then.
+const maxTimerMillis = 2_147_483_647
+
 /** A client's deadlines: `within` runs an attempt that fails with `onTimeout()` once `millis` have passed. */
 export const make = () => {
   const book = makeBook()
+  // Who watches: a timer on Effect's own clock, else a fiber sleeping on the clock the attempts run on.
+  let watchedOn: Clock.Clock | undefined
   let watcher: Fiber.RuntimeFiber<void> | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+
+  const stop = () => {
+    if (watcher !== undefined) watcher.unsafeInterruptAsFork(FiberId.none)
+    if (timer !== undefined) clearTimeout(timer)
+    watcher = undefined
+    timer = undefined
+    watchedOn = undefined
+    book.watchingUntil = Number.POSITIVE_INFINITY
+  }
+
+  const onTimer = () => {
+    timer = undefined
+    const now = liveClock.unsafeCurrentTimeMillis()
+    const earliest = expireDue(book, now)
+    book.watchingUntil = earliest
+    if (earliest === Number.POSITIVE_INFINITY) watchedOn = undefined
+    else timer = setTimeout(onTimer, Math.min(earliest - now, maxTimerMillis))
+  }
 
   const watch = (clock: Clock.Clock): Effect.Effect<void> =>
     Effect.suspend(() => {
@@ -62,32 +91,34 @@ export const make = () => {
       book.watchingUntil = earliest
       if (earliest === Number.POSITIVE_INFINITY) {
         watcher = undefined
+        watchedOn = undefined
         return Effect.void
       }
       return Effect.zipRight(clock.sleep(Duration.millis(earliest - now)), watch(clock))
     })
 
-  const stopWatcher = () => {
-    if (watcher !== undefined) watcher.unsafeInterruptAsFork(FiberId.none)
-    watcher = undefined
-    book.watchingUntil = Number.POSITIVE_INFINITY
-  }
-
   const add = (clock: Clock.Clock, at: number, expire: () => void): number => {
     const id = book.nextId++
     book.pending.set(id, { at, expire })
-    if (at < book.watchingUntil) {
-      // No watcher, or one sleeping past this deadline: (re)start it. Its own root fiber, on the caller's clock.
-      stopWatcher()
+    // Nobody watching, a watcher on another clock (a client used under a TestClock, then live), or one sleeping past
+    // this deadline: (re)start it.
+    if (clock !== watchedOn || at < book.watchingUntil) {
+      stop()
+      watchedOn = clock
       book.watchingUntil = at
-      watcher = Effect.runFork(watch(clock))
+      if (clock === liveClock) {
+        timer = setTimeout(onTimer, Math.min(Math.max(0, at - clock.unsafeCurrentTimeMillis()), maxTimerMillis))
+      } else {
+        // Its own root fiber, sleeping on the attempts' clock.
+        watcher = Effect.runFork(watch(clock))
+      }
     }
     return id
   }
 
-  const remove = (clock: Clock.Clock, id: number): void => {
+  const remove = (id: number): void => {
     book.pending.delete(id)
-    if (book.pending.size === 0 && !isTestClock(clock)) stopWatcher()
+    if (book.pending.size === 0 && !(watchedOn !== undefined && isTestClock(watchedOn))) stop()
   }
 
   /** `self` in a fiber of its own, interrupted at the deadline and then failing with `onTimeout()`. */
@@ -106,7 +137,7 @@ export const make = () => {
         return Fiber.await(fiber).pipe(
           // Interrupted while it waits (a race lost, a stopped stream): the attempt is stopped with it, at once.
           Effect.onInterrupt(() => Fiber.interrupt(fiber)),
-          Effect.ensuring(Effect.sync(() => remove(clock, id))),
+          Effect.ensuring(Effect.sync(() => remove(id))),
           Effect.flatMap((exit): Effect.Effect<A, E | E2> =>
             timedOut && Exit.isFailure(exit) ? Effect.fail(onTimeout()) : Effect.zipRight(fiber.inheritAll, exit)
           )
