@@ -4,6 +4,7 @@
  * the body travelling with the answer it belongs to.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -66,12 +67,12 @@ const textDecoder = new TextDecoder()
  */
 const readCapped = (
   response: HttpClientResponse.HttpClientResponse,
+  headers: Headers.Headers,
   maxBytes: number,
   target: Target
 ): Effect.Effect<string, ResponseTooLarge | HttpClientError.ResponseError> =>
   Effect.suspend(() => {
     const tooLarge = () => new ResponseTooLarge({ ...target, limitBytes: maxBytes })
-    const headers = response.headers
     const declared = Number(headers["content-length"] ?? Number.NaN)
     if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge())
     const encoding = headers["content-encoding"]
@@ -125,13 +126,15 @@ export const attempt = (
   return (request: HttpClientRequest.HttpClientRequest, target: Target): Effect.Effect<Answer, AttemptError> =>
     deadlines.within(
       client.execute(request).pipe(
-        Effect.flatMap((response) =>
-          Effect.map(readCapped(response, options.maxBytes, target), (text): Answer => ({
+        Effect.flatMap((response) => {
+          // Read once: a platform response builds its headers anew at every read.
+          const headers = response.headers
+          return Effect.map(readCapped(response, headers, options.maxBytes, target), (text): Answer => ({
             status: response.status,
-            headers: response.headers,
+            headers,
             text
           }))
-        ),
+        }),
         Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" })
       ),
       timeoutMillis,
