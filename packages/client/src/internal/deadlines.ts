@@ -65,8 +65,11 @@ export const make = () => {
   let watchedOn: Clock.Clock | undefined
   let watcher: Fiber.RuntimeFiber<void> | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
+  // Which watcher is the current one: a stopped fiber that had already woken must not touch what its successor keeps.
+  let generation = 0
 
   const stop = () => {
+    generation += 1
     if (watcher !== undefined) watcher.unsafeInterruptAsFork(FiberId.none)
     if (timer !== undefined) clearTimeout(timer)
     watcher = undefined
@@ -84,8 +87,9 @@ export const make = () => {
     else timer = setTimeout(onTimer, Math.min(earliest - now, maxTimerMillis))
   }
 
-  const watch = (clock: Clock.Clock): Effect.Effect<void> =>
+  const watch = (clock: Clock.Clock, own: number): Effect.Effect<void> =>
     Effect.suspend(() => {
+      if (own !== generation) return Effect.void
       const now = clock.unsafeCurrentTimeMillis()
       const earliest = expireDue(book, now)
       book.watchingUntil = earliest
@@ -94,7 +98,7 @@ export const make = () => {
         watchedOn = undefined
         return Effect.void
       }
-      return Effect.zipRight(clock.sleep(Duration.millis(earliest - now)), watch(clock))
+      return Effect.zipRight(clock.sleep(Duration.millis(earliest - now)), watch(clock, own))
     })
 
   const add = (clock: Clock.Clock, at: number, expire: () => void): number => {
@@ -110,7 +114,7 @@ export const make = () => {
         timer = setTimeout(onTimer, Math.min(Math.max(0, at - clock.unsafeCurrentTimeMillis()), maxTimerMillis))
       } else {
         // Its own root fiber, sleeping on the attempts' clock.
-        watcher = Effect.runFork(watch(clock))
+        watcher = Effect.runFork(watch(clock, generation))
       }
     }
     return id
