@@ -54,6 +54,14 @@ describe("deadlines: within", () => {
       expect(yield* Deferred.isDone(stopped)).toBe(true)
     }))
 
+  it.effect("a caller that cannot be interrupted still has its hung attempt stopped at the deadline", () =>
+    Effect.gen(function*() {
+      const { within } = Deadlines.make()
+      const fiber = yield* Effect.fork(Effect.uninterruptible(Effect.either(within(Effect.never, 10_000, timedOut))))
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Fiber.join(fiber)).toEqual(Either.left("timed out"))
+    }))
+
   it.effect("concurrent attempts: each meets its own deadline, the others are untouched", () =>
     Effect.gen(function*() {
       const { within } = Deadlines.make()

@@ -125,14 +125,18 @@ export const make = () => {
     if (book.pending.size === 0 && !(watchedOn !== undefined && isTestClock(watchedOn))) stop()
   }
 
-  /** `self` in a fiber of its own, interrupted at the deadline and then failing with `onTimeout()`. */
+  /**
+   * `self` in a fiber of its own, interrupted at the deadline and then failing with `onTimeout()`. The attempt can be
+   * stopped at its deadline even when its caller cannot be interrupted (`Effect.timeout` would wait for it): the
+   * deadline is the client's own, not an interruption of the caller.
+   */
   const within = <A, E, E2>(
     self: Effect.Effect<A, E>,
     millis: number,
     onTimeout: () => E2
   ): Effect.Effect<A, E | E2> =>
     Effect.clockWith((clock) =>
-      Effect.flatMap(Effect.fork(self), (fiber) => {
+      Effect.flatMap(Effect.fork(Effect.interruptible(self)), (fiber) => {
         let timedOut = false
         const id = add(clock, clock.unsafeCurrentTimeMillis() + millis, () => {
           timedOut = true
