@@ -4,7 +4,8 @@
  * constants too) and stops at a module's first kind of miss, so this check names what a reader calls: in each public
  * module (`packages/<name>/src/*.ts`, not `internal/`, not `index.ts` or `bin.ts`), every exported
  * `function`, and every exported `const` whose value is written as a function (`(…) => …`, `function …`), built by
- * `dual(…)` / `Effect.fn(…)`, or declared with a function type (`const f: (a: A) => B = other.f`). docgen itself type-checks and runs the examples (`pnpm docs`).
+ * `dual(…)` / `Effect.fn(…)`, or declared with a function type (`const f: (a: A) => B = other.f`). docgen itself
+ * type-checks and runs the examples (`pnpm run docs`).
  *
  * Prints one line per miss, `packages/streams/src/Partners.ts: get`, and fails when there is one; `--list` prints
  * every function it counts, with or without an example.

@@ -43,9 +43,11 @@ for (const dir of Fs.readdirSync(Path.join(root, "packages")).sort()) {
   Fs.rmSync(reference, { recursive: true, force: true })
   Fs.mkdirSync(reference, { recursive: true })
   const entries: Array<string> = []
+  let firstModule: string | undefined
   for (const file of Fs.readdirSync(modules).sort()) {
     if (!file.endsWith(".ts.md") || file === "index.ts.md") continue
     const module = file.slice(0, -".ts.md".length)
+    firstModule ??= module
     const text = body(Fs.readFileSync(Path.join(modules, file), "utf8"), `packages/${dir}/docs/modules/${file}`)
     Fs.writeFileSync(
       Path.join(reference, `${module}.md`),
@@ -57,9 +59,8 @@ for (const dir of Fs.readdirSync(Path.join(root, "packages")).sort()) {
   Fs.writeFileSync(
     Path.join(reference, "README.md"),
     `# ${manifest.name}: API reference\n\n${manifest.description}. Version ${manifest.version}; every module is also ` +
-      `exported from the package's index (\`import { ${
-        entries.length > 0 ? /\[(\w+)\]/.exec(entries[0]!)![1] : ""
-      } } from "${manifest.name}"\`).\n\n${entries.join("\n")}\n`
+      `exported from the package's index (\`import { ${firstModule ?? ""} } from "${manifest.name}"\`).\n\n` +
+      `${entries.join("\n")}\n`
   )
   Fs.cpSync(reference, Path.join(site, dir), { recursive: true })
   packages.push({ dir, name: manifest.name, description: manifest.description })

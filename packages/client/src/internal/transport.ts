@@ -114,8 +114,9 @@ export const transportError = (
 
 /**
  * One attempt: the request sent on `client` (the configured HttpClient, see `withErpRequest`), its whole body read
- * within `maxBytes`, all within `timeout` (the client's attempts share one watcher of their deadlines: `deadlines.ts`). Redirects are refused, never followed: a fetch-based client would carry
- * `X-API-KEY` to any origin (the status then fails the call as `HttpStatusError`).
+ * within `maxBytes`, all within `timeout` (the client's attempts share one watcher of their deadlines: `deadlines.ts`).
+ * Redirects are refused, never followed: a fetch-based client would carry `X-API-KEY` to any origin (the status then
+ * fails the call as `HttpStatusError`).
  */
 export const attempt = (
   client: HttpClient.HttpClient,
