@@ -4,7 +4,6 @@
  *
  * @since 0.1.0
  */
-import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -15,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Environment from "./Environment.js"
 import * as Checks from "./internal/checks.js"
 import * as Internal from "./internal/limiter.js"
+import * as Memory from "./internal/memory.js"
 import * as Slots from "./internal/slots.js"
 
 /**
@@ -230,12 +230,6 @@ export const pauseWait = Internal.pauseWait
  */
 export const waits = Internal.waits
 
-// The memory stores, new for each limiter: Effect shares a layer value between builds alive at the same time, so the
-// constant `RateLimiter.layerStoreMemory` would hand two limiters (other settings, other TestClock) one counter map.
-const memoryStores = Layer.fresh(
-  Layer.merge(RateLimiter.layerStoreMemory, Layer.effect(Internal.HoldStore, Internal.makeHoldStoreMemory))
-)
-
 /**
  * A limiter in this process's memory: at most `limit` request starts per key in ANY interval of `window`, whatever
  * the server's window alignment, shared by the fibers that use it (`internal/slots.ts` tells how, and
@@ -260,7 +254,7 @@ const memoryStores = Layer.fresh(
  * @category Constructors
  */
 export const make = (options: Options = {}): Effect.Effect<Service, ConfigError.ConfigError> =>
-  Effect.flatMap(resolve(options), (resolved) => Effect.provide(Slots.make(resolved), memoryStores))
+  Effect.flatMap(resolve(options), (resolved) => Effect.provide(Slots.make(resolved), Memory.layer))
 
 /**
  * The limiter in this process's memory, shared by every fiber of the client it is provided to. For several processes

@@ -5,7 +5,7 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 
 /** `acquire` would have to wait past the caller's deadline for a pause the server asked for. */
@@ -38,8 +38,8 @@ export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter
 
 /**
  * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
- * of its slots busy until a window after its last request ended. In memory by default (one process shares it across
- * its fibers); in Redis for the shared limiter, so every process sees it.
+ * of its slots busy until a window after its last request ended. In memory by default (`memory.ts`: one process shares
+ * it across its fibers); in Redis for the shared limiter, so every process sees it.
  */
 export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/HoldStore")<HoldStore, {
   /** Epoch ms until which `key` is held, 0 when it is not. */
@@ -47,19 +47,6 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
   /** Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. */
   readonly extend: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
 }>() {}
-
-/** A `HoldStore` in this process's memory. */
-export const makeHoldStoreMemory: Effect.Effect<HoldStore["Type"]> = Effect.map(
-  Effect.sync(() => new Map<string, number>()),
-  (holds) =>
-    HoldStore.of({
-      get: (key) => Effect.sync(() => holds.get(key) ?? 0),
-      extend: (key, untilMillis) =>
-        Effect.sync(() => {
-          if ((holds.get(key) ?? 0) < untilMillis) holds.set(key, untilMillis)
-        })
-    })
-)
 
 // Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts.
 export const spacingWait = Metric.tagged(

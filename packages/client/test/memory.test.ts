@@ -1,0 +1,191 @@
+import { RateLimiter } from "@effect/experimental"
+import { describe, expect, it } from "@effect/vitest"
+import type { ErpRateLimiter } from "@erp-client/client"
+import {
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  FastCheck as fc,
+  Fiber,
+  Layer,
+  Logger,
+  LogLevel,
+  TestClock,
+  TestContext
+} from "effect"
+import * as Memory from "../src/internal/memory.js"
+import * as Slots from "../src/internal/slots.js"
+
+// The memory limiter's plain state: the same counters as @effect/experimental's memory store, and a synchronous path
+// for the requests that need not wait that takes exactly the places the limiter's steps would take.
+
+// The limiter's own log lines (a pause waited for) are not what these tests read.
+const run = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.runPromise(effect.pipe(Effect.provide(TestContext.TestContext), Logger.withMinimumLogLevel(LogLevel.None)))
+
+describe("memory stores", () => {
+  it("property: fixedWindow and tokenBucket answer as @effect/experimental's memory store does, call for call", () =>
+    fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            after: fc.integer({ min: 0, max: 3_000 }),
+            key: fc.constantFrom("a", "b"),
+            tokens: fc.integer({ min: 1, max: 3 }),
+            refill: fc.integer({ min: 1, max: 1_000 }),
+            limit: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+            bucket: fc.boolean(),
+            overflow: fc.boolean()
+          }),
+          { minLength: 1, maxLength: 60 }
+        ),
+        async (calls) => {
+          const [theirs, ours] = await run(
+            Effect.gen(function*() {
+              const experimental = yield* Layer.build(RateLimiter.layerStoreMemory)
+              const store = Context.get(Memory.context(Memory.makeState()), RateLimiter.RateLimiterStore)
+              const reference = Context.get(experimental, RateLimiter.RateLimiterStore)
+              const answers = (s: RateLimiter.RateLimiterStore["Type"]) => (call: (typeof calls)[number]) =>
+                call.bucket
+                  ? s.tokenBucket({
+                    key: call.key,
+                    tokens: call.tokens,
+                    limit: call.limit ?? 3,
+                    refillRate: Duration.millis(call.refill),
+                    allowOverflow: call.overflow
+                  })
+                  : s.fixedWindow({
+                    key: call.key,
+                    tokens: call.tokens,
+                    refillRate: Duration.millis(call.refill),
+                    limit: call.limit
+                  })
+              const theirs: Array<unknown> = []
+              const ours: Array<unknown> = []
+              for (const call of calls) {
+                yield* TestClock.adjust(Duration.millis(call.after))
+                theirs.push(yield* answers(reference)(call))
+                ours.push(yield* answers(store)(call))
+              }
+              return [theirs, ours] as const
+            }).pipe(Effect.scoped)
+          )
+          expect(ours).toEqual(theirs)
+        }
+      ),
+      { numRuns: 100 }
+    ))
+
+  it("holds: a later hold wins over an earlier one, never the reverse", () => {
+    const state = Memory.makeState()
+    expect(Memory.holdOf(state, "k")).toBe(0)
+    Memory.extendHold(state, "k", 500)
+    Memory.extendHold(state, "k", 300)
+    expect(Memory.holdOf(state, "k")).toBe(500)
+    Memory.extendHold(state, "k", 900)
+    expect(Memory.holdOf(state, "k")).toBe(900)
+  })
+})
+
+// One request of a schedule: when it asks (ms after the start), bounded or not, and how long it runs once started.
+// `pause` asks the limiter to pause the key instead, until that many ms after the request's own time.
+interface Request {
+  readonly at: number
+  readonly bound: number | undefined
+  readonly runs: number
+  readonly pause: number | undefined
+}
+
+// What each request of `schedule` got from `limiter`: when it started (or its failure), what it says it waited, in
+// the order of the schedule.
+const outcomes = (limiter: ErpRateLimiter.Service, schedule: ReadonlyArray<Request>) =>
+  Effect.gen(function*() {
+    const t0 = yield* Clock.currentTimeMillis
+    const fibers = yield* Effect.forEach(schedule, (request) =>
+      Effect.fork(
+        Effect.sleep(Duration.millis(request.at)).pipe(
+          Effect.zipRight<
+            { readonly started: number; readonly spaced: number; readonly paused: number } | "paused",
+            ErpRateLimiter.PauseBeyondDeadline | ErpRateLimiter.WaitBeyondBound | ErpRateLimiter.StoreFailure,
+            never
+          >(
+            request.pause === undefined
+              ? Effect.gen(function*() {
+                const acquired = yield* limiter.acquire(
+                  "k",
+                  undefined,
+                  request.bound === undefined ? undefined : t0 + request.at + request.bound
+                )
+                const started = (yield* Clock.currentTimeMillis) - t0
+                yield* Effect.sleep(Duration.millis(request.runs))
+                yield* acquired.release(yield* Clock.currentTimeMillis)
+                return { started, spaced: acquired.spacedMillis, paused: acquired.pausedMillis }
+              })
+              : Effect.as(limiter.pause("k", t0 + request.at + request.pause), "paused")
+          ),
+          Effect.exit
+        )
+      ))
+    yield* TestClock.adjust(Duration.hours(24))
+    return yield* Effect.forEach(fibers, (fiber) =>
+      Effect.map(Fiber.join(fiber), (exit) =>
+        Exit.isSuccess(exit) ? exit.value : String(Exit.causeOption(exit))))
+  })
+
+// The limiter over the memory stores, with its synchronous path (`Memory` in the context) or with the steps only.
+const limiterOf = (resolved: ErpRateLimiter.Resolved, fast: boolean) =>
+  Effect.provide(
+    Slots.make(resolved),
+    fast ? Memory.context(Memory.makeState()) : Context.omit(Memory.Memory)(Memory.context(Memory.makeState()))
+  )
+
+describe("the memory limiter's synchronous path", () => {
+  it("property: every request starts when, and waits as long as, it would through the limiter's steps alone", () =>
+    fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(
+          fc.record({
+            at: fc.integer({ min: 0, max: 4_000 }),
+            // A bound already passed: a retry whose caller's bound on waiting ran out meanwhile.
+            bound: fc.option(fc.integer({ min: -500, max: 2_500 }), { nil: undefined }),
+            runs: fc.integer({ min: 0, max: 1_500 }),
+            pause: fc.option(fc.integer({ min: 0, max: 2_000 }), { nil: undefined, freq: 8 })
+          }),
+          { minLength: 1, maxLength: 30 }
+        ),
+        async (limit, schedule) => {
+          const resolved = { limit, window: Duration.millis(1_000), margin: Duration.millis(50) }
+          const [fast, steps] = await Promise.all([
+            run(Effect.flatMap(limiterOf(resolved, true), (limiter) => outcomes(limiter, schedule))),
+            run(Effect.flatMap(limiterOf(resolved, false), (limiter) => outcomes(limiter, schedule)))
+          ])
+          expect(fast).toEqual(steps)
+        }
+      ),
+      { numRuns: 100 }
+    ))
+
+  it.effect("takes the synchronous path when nothing is waited for, and the steps otherwise", () =>
+    Effect.gen(function*() {
+      const state = Memory.makeState()
+      const limiter = yield* Effect.provide(
+        Slots.make({ limit: 2, window: Duration.millis(1_000), margin: Duration.millis(50) }),
+        Memory.context(state)
+      )
+      // Two places at once, then a third a window (and the margin) later.
+      const first = yield* limiter.acquire("k")
+      const second = yield* limiter.acquire("k")
+      expect([first.spacedMillis, second.spacedMillis]).toEqual([0, 0])
+      expect(Memory.holdOf(state, "k:slot:0")).toBe(1_050)
+      expect(Memory.holdOf(state, "k:slot:1")).toBe(1_050)
+      const third = yield* Effect.fork(limiter.acquire("k"))
+      yield* TestClock.adjust(Duration.millis(1_050))
+      expect((yield* Fiber.join(third)).spacedMillis).toBe(1_050)
+      // A request that ended late keeps its slot busy a window after its end.
+      yield* first.release(1_500)
+      expect(Memory.holdOf(state, "k:slot:0")).toBe(2_500)
+    }))
+})
