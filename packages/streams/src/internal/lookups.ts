@@ -20,6 +20,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Metric from "effect/Metric"
+import * as MetricKey from "effect/MetricKey"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 
@@ -70,42 +71,24 @@ export const make = <A>(
 
 const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
 
+// A counter with its unit in its key, made with `Metric.fromMetricKey` rather than `Metric.tagged`, which would join
+// the tags anew at every update (the client's observe.ts tells the cost).
+const counter = (name: string, description: string) =>
+  Metric.fromMetricKey(
+    MetricKey.tagged(MetricKey.counter(name, { description, incremental: true }), "unit", "{lookup}")
+  )
+
 /**
  * Lookups asked for (`erp.client.lookups`), sent to the server (`…sent`), answered by one already in flight
  * (`…shared`) or by the cache of a `Lookups.layer` (`…cached`).
  */
-export const lookups = Metric.tagged(
-  Metric.counter("erp.client.lookups", {
-    description: "lookups asked for (Resource.get and getMany)",
-    incremental: true
-  }),
-  "unit",
-  "{lookup}"
+export const lookups = counter("erp.client.lookups", "lookups asked for (Resource.get and getMany)")
+export const sent = counter(
+  "erp.client.lookups.sent",
+  "lookups sent to the server (one per distinct lookup in flight or not cached)"
 )
-export const sent = Metric.tagged(
-  Metric.counter("erp.client.lookups.sent", {
-    description: "lookups sent to the server (one per distinct lookup in flight or not cached)",
-    incremental: true
-  }),
-  "unit",
-  "{lookup}"
-)
-export const shared = Metric.tagged(
-  Metric.counter("erp.client.lookups.shared", {
-    description: "lookups answered by an identical one already in flight",
-    incremental: true
-  }),
-  "unit",
-  "{lookup}"
-)
-export const cached = Metric.tagged(
-  Metric.counter("erp.client.lookups.cached", {
-    description: "lookups answered from the cache of Lookups.layer",
-    incremental: true
-  }),
-  "unit",
-  "{lookup}"
-)
+export const shared = counter("erp.client.lookups.shared", "lookups answered by an identical one already in flight")
+export const cached = counter("erp.client.lookups.cached", "lookups answered from the cache of Lookups.layer")
 
 /** A lookup on its way, or answered and kept. */
 interface Entry {
