@@ -128,7 +128,8 @@ export const make = () => {
   /**
    * `self` in a fiber of its own, interrupted at the deadline and then failing with `onTimeout()`. The attempt can be
    * stopped at its deadline even when its caller cannot be interrupted (`Effect.timeout` would wait for it): the
-   * deadline is the client's own, not an interruption of the caller.
+   * deadline is the client's own, not an interruption of the caller. What `self` sets on its fiber (its fiber refs)
+   * stays there: it is not joined back into the caller's fiber.
    */
   const within = <A, E, E2>(
     self: Effect.Effect<A, E>,
@@ -147,7 +148,7 @@ export const make = () => {
           Effect.onInterrupt(() => Fiber.interrupt(fiber)),
           Effect.ensuring(Effect.sync(() => remove(id))),
           Effect.flatMap((exit): Effect.Effect<A, E | E2> =>
-            timedOut && Exit.isFailure(exit) ? Effect.fail(onTimeout()) : Effect.zipRight(fiber.inheritAll, exit)
+            timedOut && Exit.isFailure(exit) ? Effect.fail(onTimeout()) : exit
           )
         )
       })

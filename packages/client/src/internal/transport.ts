@@ -10,8 +10,11 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { InvalidRequest, ResponseTooLarge, TimeoutError, TransportError } from "@erp-client/core/ErpError"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Deadlines from "./deadlines.js"
@@ -30,8 +33,8 @@ export const targetOf = (baseUrl: string) => (request: HttpClientRequest.HttpCli
 
 /**
  * The request every call sends (docs/erp-api-v2.md, "Authentication" and "Endpoints"): under the base URL, with
- * `X-API-KEY` and `Content-Type: application/json`, asking for JSON. No trace headers go to the third party, and the
- * platform's own span is off: the executor makes one span per attempt, by the HTTP conventions.
+ * `X-API-KEY` and `Content-Type: application/json`, asking for JSON. (No trace headers go to the third party, and the
+ * platform's own span is off: `attempt` sets both on the attempt's fiber.)
  */
 export const withErpRequest =
   (baseUrl: string, apiKey: Redacted.Redacted<string>) =>
@@ -44,9 +47,7 @@ export const withErpRequest =
           HttpClientRequest.setHeader("Content-Type", "application/json"),
           HttpClientRequest.acceptJson
         )
-      ),
-      HttpClient.withTracerPropagation(false),
-      HttpClient.withTracerDisabledWhen(() => true)
+      )
     )
 
 /** An answer with its whole body. */
@@ -112,6 +113,33 @@ export const transportError = (
         : error.description ?? "the connection failed"
     })
 
+// What the platform reads from the fiber that sends a request: no trace headers to the third party, no span of the
+// platform's (the executor makes one per attempt, by the HTTP conventions), and no redirect followed by a fetch-based
+// client. Set on the attempt's own fiber (`Deadlines.within` runs each attempt in a fiber of its own, whose fiber refs
+// are not joined back into the caller's), so nothing needs restoring: `HttpClient.withTracerPropagation` and
+// `Effect.provideService` set and restored them around every request, a copy of the fiber's refs each way.
+const attemptFiberRefs: Effect.Effect<void> = Effect.updateFiberRefs((fiberId, refs) =>
+  FiberRefs.updateAs(
+    FiberRefs.updateAs(
+      FiberRefs.updateAs(refs, {
+        fiberId,
+        fiberRef: HttpClient.currentTracerPropagation,
+        value: false
+      }),
+      { fiberId, fiberRef: HttpClient.currentTracerDisabledWhen, value: () => true }
+    ),
+    {
+      fiberId,
+      fiberRef: FiberRef.currentContext,
+      value: Context.add(
+        FiberRefs.getOrDefault(refs, FiberRef.currentContext),
+        FetchHttpClient.RequestInit,
+        { redirect: "manual" }
+      )
+    }
+  )
+)
+
 /**
  * One attempt: the request sent on `client` (the configured HttpClient, see `withErpRequest`), its whole body read
  * within `maxBytes`, all within `timeout` (the client's attempts share one watcher of their deadlines: `deadlines.ts`).
@@ -126,8 +154,9 @@ export const attempt = (
   const deadlines = Deadlines.make()
   return (request: HttpClientRequest.HttpClientRequest, target: Target): Effect.Effect<Answer, AttemptError> =>
     deadlines.within(
-      client.execute(request).pipe(
-        Effect.flatMap((response) => {
+      Effect.zipRight(
+        attemptFiberRefs,
+        Effect.flatMap(client.execute(request), (response) => {
           // Read once: a platform response builds its headers anew at every read.
           const headers = response.headers
           return Effect.map(readCapped(response, headers, options.maxBytes, target), (text): Answer => ({
@@ -135,8 +164,7 @@ export const attempt = (
             headers,
             text
           }))
-        }),
-        Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" })
+        })
       ),
       timeoutMillis,
       () => new TimeoutError({ ...target, timeoutMillis })
