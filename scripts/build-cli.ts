@@ -1,16 +1,18 @@
 /**
- * Builds the `erp` command: `packages/cli/src/bin.ts` and everything it imports (our packages from source, Effect,
- * @effect/cli, undici…) bundled by esbuild into `packages/cli/dist/`, ESM for plain node. One bundle loads in a
- * fraction of the time a tree of hundreds of modules takes, and carries one copy of each Effect package whatever the
- * application beside it installed. What is loaded only on demand stays apart: `erp sandbox` (a chunk of its own)
- * and ioredis (not bundled, a dependency of the package, loaded only with `--redis`).
+ * Builds the `erp` command into `packages/cli/dist/`: the executable `bin.js` (ESM: the quick answers and the loader)
+ * and the command `erp.cjs` (`src/internal/entry.ts` and everything it imports: our packages from source, Effect,
+ * @effect/cli, ws… bundled by esbuild). One bundle loads in a fraction of the time a tree of hundreds of modules
+ * takes, and carries one copy of each Effect package whatever the application beside it installed. ioredis is not
+ * bundled: a dependency of the package, loaded only with `--redis`.
  *
  * Run by `pnpm install` (the root `prepare`), `pnpm build`, and before the tests (vitest's global set-up). Also
  * writes `packages/cli/build/bundle.json` (which output holds which source, for the tests and `scripts/erp.js`) and
  * `packages/cli/dist/THIRD-PARTY-LICENSES.md` (the licences of the bundled packages).
  */
 import * as esbuild from "esbuild"
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
+import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
@@ -18,6 +20,10 @@ const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const CLI = Path.join(ROOT, "packages/cli")
 export const DIST = Path.join(CLI, "dist")
 export const BIN = Path.join(DIST, "bin.js")
+/** The command itself, loaded by the executable when it must run. */
+export const ENTRY = Path.join(DIST, "erp.cjs")
+/** Its source map (not shipped). */
+export const ENTRY_MAP = Path.join(CLI, "build/erp.cjs.map")
 export const BUNDLE_INFO = Path.join(CLI, "build/bundle.json")
 
 /** What `build/bundle.json` holds: for each output file (relative to the root), the sources it holds. */
@@ -56,48 +62,65 @@ const licences = (inputs: ReadonlyArray<string>): string => {
 
 export const buildCli = async (): Promise<BundleInfo> => {
   Fs.rmSync(DIST, { recursive: true, force: true })
-  const result = await esbuild.build({
+  const version = JSON.parse(Fs.readFileSync(Path.join(CLI, "package.json"), "utf8")).version
+  const common = {
     absWorkingDir: ROOT,
-    entryPoints: [Path.join(CLI, "src/bin.ts")],
-    outdir: DIST,
-    chunkNames: "chunks/[name]-[hash]",
     bundle: true,
-    splitting: true,
-    format: "esm",
     platform: "node",
     target: "node20",
     minify: true,
     // `erp --version` says the version of the package it ships in.
-    define: {
-      ERP_CLI_VERSION: JSON.stringify(JSON.parse(Fs.readFileSync(Path.join(CLI, "package.json"), "utf8")).version)
-    },
     // No keepNames: it wraps every function and class of the bundle in a call that sets its name at load, about a fifth
     // of `erp partners get`'s start on Node 24 (`pnpm bench startup`). Failures are said by their tags and messages,
     // which minifying leaves as they are.
     legalComments: "none",
-    // Loaded only by `--redis`; installed beside the command as its dependency.
-    external: ["ioredis"],
-    // Bundled CommonJS packages (undici, ws) require Node's built-in modules.
-    banner: {
-      js: "import { createRequire as __erpCreateRequire } from \"node:module\"; " +
-        "const require = __erpCreateRequire(import.meta.url);"
-    },
     metafile: true,
     logLevel: "warning"
+  } as const
+  // The command: one CommonJS file, which the executable runs with a V8 code cache made after a run
+  // (packages/cli/src/internal/codeCache.ts says why CommonJS). What only some commands use (the sandbox server, the
+  // Redis limiter, telemetry) is in it, evaluated only when imported: esbuild wraps a module reached by `import()` in
+  // a function of its own, so it costs nothing until then.
+  const command = await esbuild.build({
+    ...common,
+    entryPoints: [Path.join(CLI, "src/internal/entry.ts")],
+    outfile: ENTRY,
+    format: "cjs",
+    define: { ERP_CLI_VERSION: JSON.stringify(version) },
+    // Loaded only by `--redis`; installed beside the command as its dependency. Its `import()` becomes a `require`
+    // (ioredis is CommonJS): a script run through `vm` could `import()` only with an experimental loader option.
+    external: ["ioredis"],
+    supported: { "dynamic-import": false },
+    // For the tests only (packages/cli/test/lazy.test.ts maps V8's coverage of the bundle back to our sources): moved
+    // out of `dist/` below, so it is not shipped.
+    sourcemap: "external",
+    sourcesContent: false
+  })
+  Fs.mkdirSync(Path.dirname(ENTRY_MAP), { recursive: true })
+  Fs.renameSync(`${ENTRY}.map`, ENTRY_MAP)
+  // The executable: the quick answers (`--version`, `--help`) and the loader, none of the command.
+  const bundleHash = Crypto.createHash("sha256").update(Fs.readFileSync(ENTRY)).digest("hex").slice(0, 16)
+  const executable = await esbuild.build({
+    ...common,
+    entryPoints: [Path.join(CLI, "src/bin.ts")],
+    outfile: BIN,
+    format: "esm",
+    define: { ERP_CLI_VERSION: JSON.stringify(version), ERP_BUNDLE_HASH: JSON.stringify(bundleHash) }
   })
   const outputs: Record<string, Array<string>> = {}
-  for (const [file, output] of Object.entries(result.metafile.outputs)) {
-    outputs[Path.relative(ROOT, Path.resolve(ROOT, file))] = Object.keys(output.inputs)
+  for (const result of [executable, command]) {
+    for (const [file, output] of Object.entries(result.metafile.outputs)) {
+      if (!file.endsWith(".map")) outputs[Path.relative(ROOT, Path.resolve(ROOT, file))] = Object.keys(output.inputs)
+    }
   }
-  const inputs = Object.keys(result.metafile.inputs)
+  const inputs = [...new Set([...Object.keys(command.metafile.inputs), ...Object.keys(executable.metafile.inputs)])]
   const info: BundleInfo = { outputs, sources: inputs.filter((file) => !file.includes("node_modules/")) }
   Fs.mkdirSync(Path.dirname(BUNDLE_INFO), { recursive: true })
   Fs.writeFileSync(BUNDLE_INFO, JSON.stringify(info, null, 2) + "\n")
   Fs.writeFileSync(Path.join(DIST, "THIRD-PARTY-LICENSES.md"), licences(inputs))
-  // The `--help` pages, rendered by the command just built (its module, as the executable loads it), for the executable
+  // The `--help` pages, rendered by the command just built (its bundle, as the executable loads it), for the executable
   // to answer `--help` without loading the command (packages/cli/src/internal/quick.ts).
-  const cli = Object.entries(outputs).find(([, sources]) => sources.includes("packages/cli/src/Cli.ts"))![0]
-  const { helpIndex } = await import(pathToFileURL(Path.join(ROOT, cli)).href)
+  const { helpIndex } = createRequire(import.meta.url)(ENTRY)
   Fs.writeFileSync(Path.join(DIST, "help.json"), JSON.stringify(helpIndex()))
   return info
 }

@@ -128,7 +128,8 @@ export const startup = async (): Promise<Array<StartupRow>> => {
         Name,
         Array<Sample>
       >
-      // One warm-up round (file system cache, Node's compile cache), not counted.
+      // One warm-up round (file system cache, the command's code cache: packages/cli/src/internal/codeCache.ts), not
+      // counted.
       for (const { argv, check } of Object.values(commands)) await measure(argv, env, check)
       for (let rep = 0; rep < REPS; rep++) {
         for (const [name, { argv, check }] of Object.entries(commands) as Array<[Name, (typeof commands)[Name]]>) {

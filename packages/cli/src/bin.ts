@@ -5,15 +5,19 @@
  * @since 0.1.0
  */
 import * as Fs from "node:fs"
-import * as Module from "node:module"
+import { fileURLToPath } from "node:url"
 import * as V8 from "node:v8"
 // Types only: erased, so nothing is loaded before the signals are heard.
 import type { Signals } from "./Cli.js"
+import * as CodeCache from "./internal/codeCache.js"
+import type * as Entry from "./internal/entry.js"
 import { colorEnabled, type HelpIndex } from "./internal/helpPath.js"
 import { quickAnswer } from "./internal/quick.js"
 
-// The package's version, written in by the build (scripts/build-cli.ts).
+// The package's version and the hash of the command's bundle (`erp.cjs`), written in by the build
+// (scripts/build-cli.ts).
 declare const ERP_CLI_VERSION: string
+declare const ERP_BUNDLE_HASH: string
 
 // `erp --version` and `--help` need nothing of the command (`internal/quick.ts`): answered here, they take about what
 // node itself takes to start (`pnpm bench startup`). A reader that closes stdout early is no failure.
@@ -29,18 +33,13 @@ const quick = quickAnswer(process.argv.slice(2), {
   help: readHelp(),
   color: colorEnabled(process.stdout.isTTY, process.env)
 })
-if (quick === undefined) await run()
+if (quick === undefined) run()
 else {
   process.stdout.on("error", () => {})
   process.stdout.write(quick)
 }
 
-async function run() {
-  // Node's module compile cache (Node 22.1 and later; in the system's temporary directory, NODE_COMPILE_CACHE and
-  // NODE_DISABLE_COMPILE_CACHE as Node documents them): a later start reads the bundle's compiled code instead of
-  // compiling it again (`pnpm bench startup`). Enabled before the command is loaded, which is what it caches.
-  // (`engines` says Node 20, whose types do not have it.)
-  ;(Module as { readonly enableCompileCache?: () => unknown }).enableCompileCache?.()
+function run() {
   // Signals are heard from the first moment. Loading the command below takes a few hundred milliseconds, and a SIGINT
   // or SIGTERM then met Node's default action: the process died of the signal, without a word. They wait here until
   // the command listens (Cli.main), which then stops in order. The listeners stay until the process exits: Node's
@@ -59,9 +58,10 @@ async function run() {
   // time (`erp partners get --id 5`: 68 MB and 390 ms with the baseline compiler only, 99 MB and 523 ms without); on
   // Node 22 and 24 the flag saves no memory (80 and 88 MB either way) and costs time (Node 24: 319 ms with it, 277 ms
   // without; Node 22: 392 ms against 345 ms), so it is set on Node 20 only. V8 reads it when the parser is compiled, so
-  // it is set before anything else is loaded: hence the dynamic imports below.
+  // it is set before the command is loaded (below).
   const nodeMajor = Number(process.versions.node.split(".")[0])
-  if (nodeMajor < 22) V8.setFlagsFromString("--liftoff-only")
+  const flags: Array<string> = []
+  if (nodeMajor < 22) flags.push("--liftoff-only")
   // Memory (`pnpm bench memory`): an export holds a few pages at a time, but V8 grows its heap lazily and an export of a
   // million partners peaked near 190 MB. Favouring size keeps it under 100 MB and flat (1,000,000 partners against
   // 100,000: 1.07), for about 60% more CPU, which the rate limit (a page a request, 100 requests per 30 s) never lets
@@ -70,13 +70,14 @@ async function run() {
   // start about 33 ms (`erp partners get --id 5`, Node 24: 277 ms without, 310 ms with, 88 MB either way); on Node 20
   // it costs nothing there and saves 4 MB, so it stays.
   const shortCommand = /^(get|post)$/.test(process.argv[3] ?? "")
-  if (nodeMajor < 22 || !shortCommand) V8.setFlagsFromString("--optimize-for-size")
+  if (nodeMajor < 22 || !shortCommand) flags.push("--optimize-for-size")
+  for (const flag of flags) V8.setFlagsFromString(flag)
 
-  const [NodeContext, Effect, Cli] = await Promise.all([
-    import("@effect/platform-node/NodeContext"),
-    import("effect/Effect"),
-    import("./Cli.js")
-  ])
+  // The command (`internal/entry.ts`), one CommonJS bundle loaded with the code of an earlier run (`codeCache.ts`).
+  const entry = CodeCache.load<typeof Entry>(fileURLToPath(new URL("./erp.cjs", import.meta.url)), {
+    bundleHash: ERP_BUNDLE_HASH,
+    flags
+  })
 
   const signals: Signals = {
     listen: (listener) => {
@@ -86,18 +87,10 @@ async function run() {
     exitNow: (code) => process.exit(code)
   }
 
-  // The run of NodeRuntime.runMain, with the signals above: an unref'd process would end while the command waits on a
-  // timer that Effect keeps, hence the interval; every failure has been said by Cli.main (no error reporting), and no
-  // pretty logger (it prints to stdout, which carries data only; Cli.ts sends logs to stderr itself).
-  const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
-  const fiber = Effect.runFork(Cli.main(process.argv, { signals }).pipe(Effect.provide(NodeContext.layer)))
-  fiber.addObserver((exit) => {
-    clearInterval(keepAlive)
-    Cli.teardown(exit, (code) => {
-      // A success ends when Node has nothing left to do (stdout drained), and a signal meanwhile ends it at once;
-      // anything else ends now, with its code.
-      hear = () => process.exit(code)
-      if (code !== 0) process.exit(code)
-    })
+  entry.start(process.argv, signals, (code) => {
+    // A success ends when Node has nothing left to do (stdout drained), and a signal meanwhile ends it at once;
+    // anything else ends now, with its code.
+    hear = () => process.exit(code)
+    if (code !== 0) process.exit(code)
   })
 }

@@ -1,24 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Fs from "node:fs"
+import { SourceMap } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
+import { WRAPPER_START } from "../src/internal/codeCache.js"
 import { erp, ROOT, startSandbox } from "./harness.js"
 
-// Which modules the compiled command loads, told by a module loader hook (node --import) that writes every URL it
-// loads to a file: the sandbox server, the Redis limiter and telemetry are loaded on demand only.
+// What the compiled command runs, told by V8's coverage of the run (NODE_V8_COVERAGE): the files it loaded, and in
+// its bundle (`dist/erp.cjs`, which holds all of the command) the functions that ran, mapped back to our sources
+// through the bundle's source map (written by the build, not shipped). A module the bundle holds but the run never
+// imported has no function that ran: esbuild wraps a module reached by `import()` in a function of its own.
 type Started = Awaited<ReturnType<typeof startSandbox>>
 
-const HOOKS = `import { appendFileSync } from "node:fs"
-export async function load(url, context, nextLoad) {
-  appendFileSync(process.env.ERP_TEST_LOADED, url + "\\n")
-  return nextLoad(url, context)
-}
-`
+const ENTRY = Path.join(ROOT, "packages/cli/dist/erp.cjs")
+const ENTRY_MAP = Path.join(ROOT, "packages/cli/build/erp.cjs.map")
 
 let env: Started
 let dir: string
-let register: string
 
 // The compiled files (relative to the root) that hold any source whose path contains `source`.
 const outputsHolding = (source: string): Array<string> => {
@@ -28,24 +27,62 @@ const outputsHolding = (source: string): Array<string> => {
     .map(([output]) => output)
 }
 
-const loadedBy = async (name: string, args: ReadonlyArray<string>, options: Parameters<typeof erp>[1] = {}) => {
-  const log = Path.join(dir, `${name}.loaded`)
-  Fs.writeFileSync(log, "")
-  const run = await erp(args, {
-    ...options,
-    via: "node",
-    env: { ...options.env, ERP_TEST_LOADED: log, NODE_OPTIONS: `--import ${pathToFileURL(register).href}` }
-  })
-  const loaded = Fs.readFileSync(log, "utf8").trim().split("\n").filter((url) => url.startsWith("file:"))
-  return { run, loaded: loaded.map((url) => Path.relative(ROOT, new URL(url).pathname)) }
+interface Coverage {
+  readonly url: string
+  readonly functions: ReadonlyArray<
+    { readonly ranges: ReadonlyArray<{ readonly startOffset: number; readonly count: number }> }
+  >
 }
+
+// Offsets in the bundle as lines and columns (zero-based, as source maps count them).
+const positionIn = (text: string) => {
+  const starts = [0]
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) starts.push(i + 1)
+  return (offset: number) => {
+    let lo = 0
+    let hi = starts.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if (starts[mid]! <= offset) lo = mid
+      else hi = mid - 1
+    }
+    return { line: lo, column: offset - starts[lo]! }
+  }
+}
+
+const ran = async (name: string, args: ReadonlyArray<string>, options: Parameters<typeof erp>[1] = {}) => {
+  const coverage = Path.join(dir, name)
+  const run = await erp(args, { ...options, via: "node", env: { ...options.env, NODE_V8_COVERAGE: coverage } })
+  const results: Array<Coverage> = Fs.readdirSync(coverage).flatMap((file) =>
+    JSON.parse(Fs.readFileSync(Path.join(coverage, file), "utf8")).result as Array<Coverage>
+  )
+  const pathOf = (url: string) => url.startsWith("file:") ? fileURLToPath(url) : url
+  // Files loaded (relative to the root), Node's own modules left out.
+  const loaded = results.map((r) => pathOf(r.url)).filter((p) => Path.isAbsolute(p)).map((p) => Path.relative(ROOT, p))
+  // Our sources in the bundle with a function that ran.
+  const sources = new Set<string>()
+  const bundle = results.find((r) => pathOf(r.url) === ENTRY)
+  if (bundle !== undefined) {
+    const map = new SourceMap(JSON.parse(Fs.readFileSync(ENTRY_MAP, "utf8")))
+    const at = positionIn(Fs.readFileSync(ENTRY, "utf8"))
+    for (const fn of bundle.functions) {
+      const own = fn.ranges[0]
+      if (own === undefined || own.count === 0 || own.startOffset < WRAPPER_START.length) continue
+      const { line, column } = at(own.startOffset - WRAPPER_START.length)
+      const entry = map.findEntry(line, column) as { readonly originalSource?: string }
+      if (entry.originalSource !== undefined) {
+        sources.add(Path.relative(ROOT, Path.resolve(Path.dirname(ENTRY_MAP), entry.originalSource)))
+      }
+    }
+  }
+  return { run, loaded, sources: [...sources] }
+}
+
+const anyFrom = (sources: ReadonlyArray<string>, prefix: string) => sources.some((source) => source.startsWith(prefix))
 
 beforeAll(async () => {
   env = await startSandbox({ partners: 20 })
   dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "erp-lazy-"))
-  Fs.writeFileSync(Path.join(dir, "hooks.mjs"), HOOKS)
-  register = Path.join(dir, "register.mjs")
-  Fs.writeFileSync(register, `import { register } from "node:module"\nregister("./hooks.mjs", import.meta.url)\n`)
 })
 
 afterAll(async () => {
@@ -53,57 +90,54 @@ afterAll(async () => {
   if (dir !== undefined) Fs.rmSync(dir, { recursive: true, force: true })
 })
 
-describe("the compiled erp command loads what it needs only", () => {
-  it("is one bundle: the sandbox and the Redis limiter in files of their own", () => {
-    expect(outputsHolding("packages/sandbox/src/").length).toBeGreaterThan(0)
-    expect(outputsHolding("packages/sandbox/src/")).not.toContain("packages/cli/dist/bin.js")
-    expect(outputsHolding("packages/client/src/ErpRateLimiterRedis.ts").length).toBe(1)
-    expect(outputsHolding("packages/cli/src/Cli.ts").length).toBe(1)
+describe("the compiled erp command runs what it needs only", () => {
+  it("is two files: the executable, and the command in one bundle (no ioredis, no npm undici)", () => {
+    expect(outputsHolding("packages/cli/src/bin.ts")).toEqual(["packages/cli/dist/bin.js"])
+    for (const source of ["packages/cli/src/Cli.ts", "packages/sandbox/src/", "packages/client/src/", "@effect/cli"]) {
+      expect(outputsHolding(source), source).toEqual(["packages/cli/dist/erp.cjs"])
+    }
+    expect(outputsHolding("/ioredis/")).toEqual([])
     // Requests go through Node's own fetch: the npm undici (560 KB, a fifth of a lookup's start) is not bundled.
     expect(outputsHolding("node_modules/undici/")).toEqual([])
   })
 
-  it("erp partners get loads neither the sandbox server nor the Redis limiter or ioredis", async () => {
-    const { run, loaded } = await loadedBy("get", ["partners", "get", "--id", "3"], { env: env.env })
+  it("erp partners get runs neither the sandbox server nor the Redis limiter or telemetry, and loads no ioredis", async () => {
+    const { run, loaded, sources } = await ran("get", ["partners", "get", "--id", "3"], { env: env.env })
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
     expect(JSON.parse(run.stdout).id).toBe(3)
-    // The hook saw the command load: its entry and its commands.
-    expect(loaded).toContain("packages/cli/dist/bin.js")
-    expect(loaded).toEqual(expect.arrayContaining(outputsHolding("packages/cli/src/Cli.ts")))
-    for (const file of outputsHolding("packages/sandbox/src/")) expect(loaded).not.toContain(file)
-    for (const file of outputsHolding("packages/client/src/ErpRateLimiterRedis.ts")) expect(loaded).not.toContain(file)
+    // The run is seen: the command's entry and the client ran.
+    expect(loaded).toContain("packages/cli/dist/erp.cjs")
+    expect(sources).toContain("packages/cli/src/internal/entry.ts")
+    expect(anyFrom(sources, "packages/client/src/")).toBe(true)
+    expect(anyFrom(sources, "packages/sandbox/src/")).toBe(false)
+    expect(sources).not.toContain("packages/client/src/ErpRateLimiterRedis.ts")
+    expect(sources).not.toContain("packages/cli/src/internal/telemetry.ts")
     expect(loaded.filter((file) => file.includes("/ioredis/"))).toEqual([])
-    for (const file of outputsHolding("packages/cli/src/internal/telemetry.ts")) expect(loaded).not.toContain(file)
   })
 
-  it("telemetry is a file of its own, loaded only when the OTEL_* variables ask for it", async () => {
-    const telemetry = outputsHolding("packages/cli/src/internal/telemetry.ts")
-    expect(telemetry).toHaveLength(1)
-    expect(outputsHolding("@effect/opentelemetry/")).toEqual(telemetry)
-    const { run, loaded } = await loadedBy("otel", ["partners", "get", "--id", "3"], {
+  it("telemetry runs only when the OTEL_* variables ask for it", async () => {
+    const { run, sources } = await ran("otel", ["partners", "get", "--id", "3"], {
       env: { ...env.env, OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_SDK_DISABLED: "false" }
     })
     expect(run.code).toBe(0)
     expect(run.stderr).toMatch(/^erp: telemetry not sent: http:\/\/127\.0\.0\.1:9\/v1\/traces: [^\n]+\n$/)
-    expect(loaded).toEqual(expect.arrayContaining(telemetry))
+    expect(sources).toContain("packages/cli/src/internal/telemetry.ts")
   })
 
   it("erp --version and erp --help load none of the command: no Effect, no client, no @effect/cli", async () => {
     for (const args of [["--version"], ["--help"], ["partners", "list", "--help"]]) {
-      const { run, loaded } = await loadedBy(`quick-${args.length}`, args)
+      const { run, loaded } = await ran(`quick-${args.length}`, args)
       expect(run.code, args.join(" ")).toBe(0)
       expect(loaded).toContain("packages/cli/dist/bin.js")
-      for (const source of ["packages/cli/src/Cli.ts", "packages/client/src/", "node_modules/effect/", "@effect/cli"]) {
-        for (const file of outputsHolding(source)) expect(loaded, `${args.join(" ")}: ${source}`).not.toContain(file)
-      }
+      expect(loaded, args.join(" ")).not.toContain("packages/cli/dist/erp.cjs")
     }
   })
 
-  it("erp sandbox loads the sandbox server", async () => {
+  it("erp sandbox runs the sandbox server", async () => {
     let listening: () => void = () => {}
     const started = new Promise<void>((resolve) => (listening = resolve))
-    const { run, loaded } = await loadedBy("sandbox", ["sandbox", "--port", "0"], {
+    const { run, sources } = await ran("sandbox", ["sandbox", "--port", "0"], {
       onStdout: (stdout) => {
         if (stdout.includes("export ERP_API_KEY=")) listening()
       },
@@ -111,11 +145,11 @@ describe("the compiled erp command loads what it needs only", () => {
     })
     expect(run.stdout).toContain("export ERP_BASE_URL=http://127.0.0.1:")
     expect(run.code).toBe(130)
-    for (const file of outputsHolding("packages/sandbox/src/")) expect(loaded).toContain(file)
+    expect(sources).toContain("packages/sandbox/src/Serve.ts")
   })
 
-  it("erp partners get --redis loads the Redis limiter and ioredis", async () => {
-    const { run, loaded } = await loadedBy(
+  it("erp partners get --redis runs the Redis limiter and loads ioredis", async () => {
+    const { run, loaded, sources } = await ran(
       "redis",
       ["partners", "get", "--id", "3", "--redis", "redis://127.0.0.1:1"],
       {
@@ -123,7 +157,7 @@ describe("the compiled erp command loads what it needs only", () => {
       }
     )
     expect(run.code).toBe(1)
-    expect(loaded).toEqual(expect.arrayContaining(outputsHolding("packages/client/src/ErpRateLimiterRedis.ts")))
+    expect(sources).toContain("packages/client/src/ErpRateLimiterRedis.ts")
     expect(loaded.filter((file) => file.includes("/ioredis/")).length).toBeGreaterThan(0)
   })
 })
