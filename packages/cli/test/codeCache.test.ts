@@ -18,12 +18,17 @@ describe("where the code cache lives", () => {
     expect(cacheDir({}, "")).toBeUndefined()
   })
 
-  it("one file per bundle, Node version, architecture and V8 flags", () => {
+  it("one file per bundle (its content and its place), Node version, architecture and V8 flags", () => {
     const runtime = { version: "v24.1.0", arch: "x64" }
-    expect(cacheName("abc", runtime, [])).toBe("abc-v24.1.0-x64.v8cache")
-    expect(cacheName("abc", runtime, ["--optimize-for-size"])).toBe("abc-v24.1.0-x64-optimizeforsize.v8cache")
-    expect(cacheName("abd", runtime, [])).not.toBe(cacheName("abc", runtime, []))
-    expect(cacheName("abc", { ...runtime, version: "v22.1.0" }, [])).not.toBe(cacheName("abc", runtime, []))
+    const bundle = { hash: "abc", path: "/usr/lib/node_modules/@erp-client/cli/dist/erp.cjs" }
+    expect(cacheName(bundle, runtime, [])).toMatch(/^abc-[0-9a-f]{8}-v24\.1\.0-x64\.v8cache$/)
+    expect(cacheName(bundle, runtime, ["--optimize-for-size"])).toMatch(/-x64-optimizeforsize\.v8cache$/)
+    const name = cacheName(bundle, runtime, [])
+    expect(cacheName({ ...bundle, hash: "abd" }, runtime, [])).not.toBe(name)
+    expect(cacheName({ ...bundle, path: "/home/ana/app/node_modules/@erp-client/cli/dist/erp.cjs" }, runtime, []))
+      .not.toBe(name)
+    expect(cacheName(bundle, { ...runtime, version: "v22.1.0" }, [])).not.toBe(name)
+    expect(cacheName(bundle, runtime, [])).toBe(name)
   })
 })
 
@@ -53,7 +58,7 @@ describe("the compiled command's code cache", () => {
     expect(first.code).toBe(0)
     expect(JSON.parse(first.stdout).id).toBe(3)
     const [file] = filesIn(dir)
-    expect(file).toMatch(/^[0-9a-f]{16}-v\d+\.\d+\.\d+-[a-z0-9]+(-[a-z]+)*\.v8cache$/)
+    expect(file).toMatch(/^[0-9a-f]{16}-[0-9a-f]{8}-v\d+\.\d+\.\d+-[a-z0-9]+(-[a-z]+)*\.v8cache$/)
     expect(Fs.statSync(dir).mode & 0o777).toBe(0o700)
     expect(Fs.statSync(Path.join(dir, file!)).mode & 0o777).toBe(0o600)
     const written = Fs.statSync(Path.join(dir, file!)).mtimeMs

@@ -36,14 +36,30 @@ export const cacheDir = (env: NodeJS.ProcessEnv, home: string): string | undefin
   return base === undefined ? undefined : Path.join(base, "erp-client", "code-cache")
 }
 
-/** The cache's file name: the bundle's content hash, Node's version, the architecture and the V8 flags set. */
+// FNV-1a, 32 bits, in hex: a short name for a path (no `node:crypto`, which costs a start a few milliseconds).
+const shortHash = (text: string): string => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+  return (hash >>> 0).toString(16).padStart(8, "0")
+}
+
+/**
+ * The cache's file name: the bundle's content hash and place (V8 before Node 22 names a script after the file its
+ * cache was made from: two installations of one version would name each other's file in stack traces), Node's
+ * version, the architecture and the V8 flags set.
+ */
 export const cacheName = (
-  bundleHash: string,
+  bundle: { readonly hash: string; readonly path: string },
   runtime: { readonly version: string; readonly arch: string },
   flags: ReadonlyArray<string>
 ): string =>
-  [bundleHash, runtime.version, runtime.arch, ...flags.map((flag) => flag.replace(/[^A-Za-z0-9]+/g, ""))].join("-") +
-  ".v8cache"
+  [
+    bundle.hash,
+    shortHash(bundle.path),
+    runtime.version,
+    runtime.arch,
+    ...flags.map((flag) => flag.replace(/[^A-Za-z0-9]+/g, ""))
+  ].join("-") + ".v8cache"
 
 // A file (or directory) only this user may have written: code read from it runs.
 const ownedBySelf = (stats: Fs.Stats): boolean =>
@@ -87,7 +103,14 @@ export const load = <Exports>(bundle: string, options: {
   const dir = cacheDir(process.env, Os.homedir())
   const file = dir === undefined
     ? undefined
-    : Path.join(dir, cacheName(options.bundleHash, { version: process.version, arch: process.arch }, options.flags))
+    : Path.join(
+      dir,
+      cacheName(
+        { hash: options.bundleHash, path: bundle },
+        { version: process.version, arch: process.arch },
+        options.flags
+      )
+    )
   const cachedData = dir === undefined || file === undefined ? undefined : readCache(dir, file)
   const wrapped = `${WRAPPER_START}${source}\n});`
   const script = new Vm.Script(wrapped, {
