@@ -15,6 +15,7 @@ import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import * as Vm from "node:vm"
 
 const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const CLI = Path.join(ROOT, "packages/cli")
@@ -22,6 +23,9 @@ export const DIST = Path.join(CLI, "dist")
 export const BIN = Path.join(DIST, "bin.js")
 /** The command itself, loaded by the executable when it must run. */
 export const ENTRY = Path.join(DIST, "erp.cjs")
+// The function Node wraps a CommonJS module in (`Module.wrap`), written around the command's code: the executable
+// compiles the file as it is (packages/cli/src/internal/codeCache.ts).
+const WRAPPER = { start: "(function (exports, require, module, __filename, __dirname) { ", end: "\n});" }
 /** Its source map (not shipped). */
 export const ENTRY_MAP = Path.join(CLI, "build/erp.cjs.map")
 export const BUNDLE_INFO = Path.join(CLI, "build/bundle.json")
@@ -94,7 +98,10 @@ export const buildCli = async (): Promise<BundleInfo> => {
     // For the tests only (packages/cli/test/lazy.test.ts maps V8's coverage of the bundle back to our sources): moved
     // out of `dist/` below, so it is not shipped.
     sourcemap: "external",
-    sourcesContent: false
+    sourcesContent: false,
+    // The function a CommonJS module runs in, written into the file (internal/codeCache.ts says why).
+    banner: { js: WRAPPER.start },
+    footer: { js: WRAPPER.end }
   })
   Fs.mkdirSync(Path.dirname(ENTRY_MAP), { recursive: true })
   Fs.renameSync(`${ENTRY}.map`, ENTRY_MAP)
@@ -120,7 +127,15 @@ export const buildCli = async (): Promise<BundleInfo> => {
   Fs.writeFileSync(Path.join(DIST, "THIRD-PARTY-LICENSES.md"), licences(inputs))
   // The `--help` pages, rendered by the command just built (its bundle, as the executable loads it), for the executable
   // to answer `--help` without loading the command (packages/cli/src/internal/quick.ts).
-  const { helpIndex } = createRequire(import.meta.url)(ENTRY)
+  const module = { exports: {} as { helpIndex: () => unknown } }
+  Vm.runInThisContext(Fs.readFileSync(ENTRY, "utf8"), { filename: ENTRY })(
+    module.exports,
+    createRequire(ENTRY),
+    module,
+    ENTRY,
+    DIST
+  )
+  const { helpIndex } = module.exports
   Fs.writeFileSync(Path.join(DIST, "help.json"), JSON.stringify(helpIndex()))
   return info
 }

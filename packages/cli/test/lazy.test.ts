@@ -4,7 +4,6 @@ import { SourceMap } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { WRAPPER_START } from "../src/internal/codeCache.js"
 import { erp, ROOT, startSandbox } from "./harness.js"
 
 // What the compiled command runs, told by V8's coverage of the run (NODE_V8_COVERAGE): the files it loaded, and in
@@ -67,8 +66,8 @@ const ran = async (name: string, args: ReadonlyArray<string>, options: Parameter
     const at = positionIn(Fs.readFileSync(ENTRY, "utf8"))
     for (const fn of bundle.functions) {
       const own = fn.ranges[0]
-      if (own === undefined || own.count === 0 || own.startOffset < WRAPPER_START.length) continue
-      const { line, column } = at(own.startOffset - WRAPPER_START.length)
+      if (own === undefined || own.count === 0) continue
+      const { line, column } = at(own.startOffset)
       const entry = map.findEntry(line, column) as { readonly originalSource?: string }
       if (entry.originalSource !== undefined) {
         sources.add(Path.relative(ROOT, Path.resolve(Path.dirname(ENTRY_MAP), entry.originalSource)))

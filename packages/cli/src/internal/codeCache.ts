@@ -22,9 +22,6 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Vm from "node:vm"
 
-/** The start of the function Node wraps a CommonJS module in (`Module.wrap`): the bundle's code follows it. */
-export const WRAPPER_START = "(function (exports, require, module, __filename, __dirname) { "
-
 /** Where the caches live, or `undefined` when there is no cache (switched off, or no home to keep it in). */
 export const cacheDir = (env: NodeJS.ProcessEnv, home: string): string | undefined => {
   if (env.NODE_DISABLE_COMPILE_CACHE !== undefined && env.NODE_DISABLE_COMPILE_CACHE !== "") return undefined
@@ -93,7 +90,9 @@ const writeCache = (dir: string, file: string, data: Buffer): void => {
 
 /**
  * Runs the CommonJS bundle `bundle` and returns its exports, with the code cache when there is one (see the module's
- * comment); a cache that was missing or refused is written when the process exits.
+ * comment); a cache that was missing or refused is written when the process exits. The build writes the bundle's code
+ * inside the function Node wraps a CommonJS module in (`Module.wrap`), so the file is compiled as it is, with no copy
+ * of it joined to a wrapper (its text stays in memory while the process runs: 0.7 MB).
  */
 export const load = <Exports>(bundle: string, options: {
   readonly bundleHash: string
@@ -112,8 +111,7 @@ export const load = <Exports>(bundle: string, options: {
       )
     )
   const cachedData = dir === undefined || file === undefined ? undefined : readCache(dir, file)
-  const wrapped = `${WRAPPER_START}${source}\n});`
-  const script = new Vm.Script(wrapped, {
+  const script = new Vm.Script(source, {
     filename: bundle,
     ...(cachedData === undefined ? {} : { cachedData })
   })
