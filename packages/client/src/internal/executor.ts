@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as Random from "effect/Random"
+import type * as Tracer from "effect/Tracer"
 import type { RequestError } from "../ErpClient.js"
 import type * as ErpRateLimiter from "../ErpRateLimiter.js"
 import * as Observe from "./observe.js"
@@ -68,9 +69,11 @@ export interface Settings {
   readonly urlOf: (request: HttpClientRequest.HttpClientRequest) => URL | undefined
   /** The response headers that become attributes of the attempts' spans. */
   readonly headers?: Observe.HeaderNames | undefined
+  /** One attempt, in its span (`span`: the parent of what the attempt traces). */
   readonly attempt: (
     request: HttpClientRequest.HttpClientRequest,
-    target: Transport.Target
+    target: Transport.Target,
+    span: Tracer.Span
   ) => Effect.Effect<Transport.Answer, Transport.AttemptError>
   readonly retries: number
   readonly retryBudgetMillis: number
@@ -198,7 +201,12 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
             return restore(
               Observe.recordWait(target.endpoint, acquired).pipe(
                 Effect.zipRight(
-                  Observe.observeAttempt(target, span(resend), settings.attempt(request, target), settings.headers)
+                  Observe.observeAttempt(
+                    target,
+                    span(resend),
+                    (current) => settings.attempt(request, target, current),
+                    settings.headers
+                  )
                 ),
                 Effect.either
               )

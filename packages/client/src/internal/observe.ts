@@ -276,19 +276,19 @@ const errorTypeOf = (error: Transport.AttemptError): string => error._tag === "T
 /**
  * One attempt in its span, counted by endpoint and outcome (`2xx`, `429`, `5xx`, `transport`, `timeout`, …), its
  * duration recorded (until the whole body is in, or the failure) with the conventions' attributes. Its metrics and
- * the span's attributes are set in one step at its end.
+ * the span's attributes are set in one step at its end. `attempt` gets the span, the parent of what it traces.
  */
 export const observeAttempt = (
   target: Transport.Target,
   span: AttemptSpan,
-  attempt: Effect.Effect<Transport.Answer, Transport.AttemptError>,
+  attempt: (span: Tracer.Span) => Effect.Effect<Transport.Answer, Transport.AttemptError>,
   headers: HeaderNames = { request: [], response: [] }
 ): Effect.Effect<Transport.Answer, Transport.AttemptError> =>
   Effect.useSpan(span.name, span.options, (current) =>
     Effect.clockWith((clock) => {
       const started = clock.unsafeCurrentTimeMillis()
       const seconds = () => (clock.unsafeCurrentTimeMillis() - started) / 1000
-      return Effect.withParentSpan(attempt, current).pipe(
+      return attempt(current).pipe(
         Effect.tapBoth({
           onFailure: (error) =>
             recording((labels) => {

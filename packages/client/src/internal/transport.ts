@@ -17,6 +17,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import * as Deadlines from "./deadlines.js"
 
 /** Which call a request belongs to, for errors, metrics and limiter keys: the endpoint path and the method. */
@@ -115,33 +116,34 @@ export const transportError = (
 
 // What the platform reads from the fiber that sends a request: no trace headers to the third party, no span of the
 // platform's (the executor makes one per attempt, by the HTTP conventions), and no redirect followed by a fetch-based
-// client. Set on the attempt's own fiber (`Deadlines.within` runs each attempt in a fiber of its own, whose fiber refs
-// are not joined back into the caller's), so nothing needs restoring: `HttpClient.withTracerPropagation` and
-// `Effect.provideService` set and restored them around every request, a copy of the fiber's refs each way.
-const attemptFiberRefs: Effect.Effect<void> = Effect.updateFiberRefs((fiberId, refs) =>
-  FiberRefs.updateAs(
+// client; and the attempt's span as the parent of anything the HttpClient traces. Set on the attempt's own fiber
+// (`Deadlines.within` runs each attempt in a fiber of its own, whose fiber refs are not joined back into the caller's),
+// so nothing needs restoring: `HttpClient.withTracerPropagation`, `Effect.provideService` and `Effect.withParentSpan`
+// set and restored them around every request, a copy of the fiber's refs each way.
+const attemptFiberRefs = (span: Tracer.AnySpan): Effect.Effect<void> =>
+  Effect.updateFiberRefs((fiberId, refs) =>
     FiberRefs.updateAs(
-      FiberRefs.updateAs(refs, {
+      FiberRefs.updateAs(
+        FiberRefs.updateAs(refs, {
+          fiberId,
+          fiberRef: HttpClient.currentTracerPropagation,
+          value: false
+        }),
+        { fiberId, fiberRef: HttpClient.currentTracerDisabledWhen, value: () => true }
+      ),
+      {
         fiberId,
-        fiberRef: HttpClient.currentTracerPropagation,
-        value: false
-      }),
-      { fiberId, fiberRef: HttpClient.currentTracerDisabledWhen, value: () => true }
-    ),
-    {
-      fiberId,
-      fiberRef: FiberRef.currentContext,
-      value: Context.add(
-        FiberRefs.getOrDefault(refs, FiberRef.currentContext),
-        FetchHttpClient.RequestInit,
-        { redirect: "manual" }
-      )
-    }
+        fiberRef: FiberRef.currentContext,
+        value: FiberRefs.getOrDefault(refs, FiberRef.currentContext).pipe(
+          Context.add(FetchHttpClient.RequestInit, { redirect: "manual" }),
+          Context.add(Tracer.ParentSpan, span)
+        )
+      }
+    )
   )
-)
 
 /**
- * One attempt: the request sent on `client` (the configured HttpClient, see `withErpRequest`), its whole body read
+ * One attempt, in the span `span`: the request sent on `client` (the configured HttpClient, see `withErpRequest`), its whole body read
  * within `maxBytes`, all within `timeout` (the client's attempts share one watcher of their deadlines: `deadlines.ts`).
  * Redirects are refused, never followed: a fetch-based client would carry `X-API-KEY` to any origin (the status then
  * fails the call as `HttpStatusError`).
@@ -152,10 +154,14 @@ export const attempt = (
 ) => {
   const timeoutMillis = Duration.toMillis(options.timeout)
   const deadlines = Deadlines.make()
-  return (request: HttpClientRequest.HttpClientRequest, target: Target): Effect.Effect<Answer, AttemptError> =>
+  return (
+    request: HttpClientRequest.HttpClientRequest,
+    target: Target,
+    span: Tracer.AnySpan
+  ): Effect.Effect<Answer, AttemptError> =>
     deadlines.within(
       Effect.zipRight(
-        attemptFiberRefs,
+        attemptFiberRefs(span),
         Effect.flatMap(client.execute(request), (response) => {
           // Read once: a platform response builds its headers anew at every read.
           const headers = response.headers
