@@ -9,10 +9,11 @@
  * a script's code after it ran (`vm.Script#createCachedData`), and Node exposes that for scripts, not for ES modules:
  * hence a CommonJS bundle, run here as Node runs a CommonJS module.
  *
- * The cache is a file per bundle, Node version, architecture and V8 flags (V8 refuses a cache made under other
- * flags), in the user's cache directory (`$XDG_CACHE_HOME/erp-client/code-cache`, else `~/.cache/…`), never in a
- * directory others can write to: code read from it runs. It is written once, when the run that needed it ends (none
- * yet, or V8 refused it), to a temporary file renamed into place, so a process never reads half a cache.
+ * The cache is a file per bundle (its content and its place), Node version, architecture and V8 flags (V8 refuses a
+ * cache made under other flags), in the user's cache directory (`$XDG_CACHE_HOME/erp-client/code-cache`, else
+ * `~/.cache/…`), never in a directory others can write to: code read from it runs. It is written once, when the run
+ * that needed it ends (none yet, or V8 refused it), to a temporary file renamed into place, so a process never reads
+ * half a cache.
  * `NODE_DISABLE_COMPILE_CACHE` (Node's own switch) turns it off. Any failure to read or write it only costs the time
  * it would have saved.
  */
@@ -88,6 +89,15 @@ const writeCache = (dir: string, file: string, data: Buffer): void => {
   }
 }
 
+// The user's home, or "" where the system knows none (`os.homedir` throws when the user has no entry to read).
+const homeDir = (): string => {
+  try {
+    return Os.homedir()
+  } catch {
+    return ""
+  }
+}
+
 /**
  * Runs the CommonJS bundle `bundle` and returns its exports, with the code cache when there is one (see the module's
  * comment); a cache that was missing or refused is written when the process exits. The build writes the bundle's code
@@ -99,7 +109,7 @@ export const load = <Exports>(bundle: string, options: {
   readonly flags: ReadonlyArray<string>
 }): Exports => {
   const source = Fs.readFileSync(bundle, "utf8")
-  const dir = cacheDir(process.env, Os.homedir())
+  const dir = cacheDir(process.env, homeDir())
   const file = dir === undefined
     ? undefined
     : Path.join(
