@@ -23,12 +23,13 @@ export const DIST = Path.join(CLI, "dist")
 export const BIN = Path.join(DIST, "bin.js")
 /** The command itself, loaded by the executable when it must run. */
 export const ENTRY = Path.join(DIST, "erp.cjs")
-// The function Node wraps a CommonJS module in (`Module.wrap`), written around the command's code: the executable
-// compiles the file as it is (packages/cli/src/internal/codeCache.ts).
-const WRAPPER = { start: "(function (exports, require, module, __filename, __dirname) { ", end: "\n});" }
 /** Its source map (not shipped). */
 export const ENTRY_MAP = Path.join(CLI, "build/erp.cjs.map")
 export const BUNDLE_INFO = Path.join(CLI, "build/bundle.json")
+
+// The function Node wraps a CommonJS module in (`Module.wrap`), written around the command's code: the executable
+// compiles the file as it is (packages/cli/src/internal/codeCache.ts).
+const WRAPPER = { start: "(function (exports, require, module, __filename, __dirname) { ", end: "\n});" }
 
 /** What `build/bundle.json` holds: for each output file (relative to the root), the sources it holds. */
 export interface BundleInfo {
