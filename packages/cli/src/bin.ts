@@ -40,11 +40,12 @@ else {
 }
 
 function run() {
-  // Signals are heard from the first moment. Loading the command below takes a few hundred milliseconds, and a SIGINT
-  // or SIGTERM then met Node's default action: the process died of the signal, without a word. They wait here until
-  // the command listens (Cli.main), which then stops in order. The listeners stay until the process exits: Node's
-  // default action never ends a stop half-way (NodeRuntime.runMain removed its own at the first signal, so the copy that
-  // `timeout` sends to the process group a moment later killed the process while it was removing or keeping its files).
+  // Signals are heard from the first moment. Loading the command below takes tens of milliseconds (more on a first run,
+  // before the code cache is written), and a SIGINT or SIGTERM then met Node's default action: the process died of the
+  // signal, without a word. They wait here until the command listens (Cli.main), which then stops in order. The
+  // listeners stay until the process exits: Node's default action never ends a stop half-way (NodeRuntime.runMain
+  // removed its own at the first signal, so the copy that `timeout` sends to the process group a moment later killed
+  // the process while it was removing or keeping its files).
   type StopSignal = "SIGINT" | "SIGTERM"
   const heard: Array<StopSignal> = []
   let hear = (signal: StopSignal) => {

@@ -100,7 +100,7 @@ describe("the compiled erp command runs what it needs only", () => {
     expect(outputsHolding("node_modules/undici/")).toEqual([])
   })
 
-  it("erp partners get runs neither the sandbox server nor the Redis limiter or telemetry, and loads no ioredis", async () => {
+  it("erp partners get runs no sandbox server, Redis limiter or telemetry, and loads no ioredis", async () => {
     const { run, loaded, sources } = await ran("get", ["partners", "get", "--id", "3"], { env: env.env })
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)

@@ -143,8 +143,9 @@ const attemptFiberRefs = (span: Tracer.AnySpan): Effect.Effect<void> =>
   )
 
 /**
- * One attempt, in the span `span`: the request sent on `client` (the configured HttpClient, see `withErpRequest`), its whole body read
- * within `maxBytes`, all within `timeout` (the client's attempts share one watcher of their deadlines: `deadlines.ts`).
+ * One attempt, in the span `span`: the request sent on `client` (the configured HttpClient, see `withErpRequest`), its
+ * whole body read within `maxBytes`, all within `timeout` (the client's attempts share one watcher of their deadlines:
+ * `deadlines.ts`).
  * Redirects are refused, never followed: a fetch-based client would carry `X-API-KEY` to any origin (the status then
  * fails the call as `HttpStatusError`).
  */
