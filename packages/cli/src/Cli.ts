@@ -481,7 +481,7 @@ const stoppable = <A, E, R>(
  * import { Cli } from "@erp-client/cli"
  * import { Exit } from "effect"
  *
- * // The exit code `main` returned (4: not found), and a failure that escaped it (bin.ts passes `process.exit`)
+ * // The exit code `main` returned (4: not found), and a failure that escaped it (bin.ts sets `process.exitCode`)
  * Cli.teardown(Exit.succeed(4), (code) => console.log(code)) // => 4
  * Cli.teardown(Exit.die(new Error("out of memory")), (code) => console.log(code)) // => 1
  * ```

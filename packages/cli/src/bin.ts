@@ -89,9 +89,15 @@ function run() {
   }
 
   entry.start(process.argv, signals, (code) => {
-    // A success ends when Node has nothing left to do (stdout drained), and a signal meanwhile ends it at once;
-    // anything else ends now, with its code.
+    // The command has ended and closed what it opened: the process ends when Node has nothing left to do (stdout
+    // written), with `code`, and not by `process.exit`. `process.exit` shuts V8's worker threads down while the main
+    // thread still holds the heap, and a worker compiling in the background that waits for the main thread to collect
+    // garbage then waits forever, and so does the exit (nodejs/node#54918, open in Node 24.21): about one Ctrl-C'd
+    // export in ten on Node 24 hung after its last line (CI: telemetry.test.ts). An ending event loop disposes of the
+    // heap first, which wakes such a worker. Should anything still hold the process a second later, it ends then, once
+    // stdout is written; a signal meanwhile ends it at once.
+    process.exitCode = code
     hear = () => process.exit(code)
-    if (code !== 0) process.exit(code)
+    setTimeout(() => process.stdout.write("", () => process.exit(code)), 1_000).unref()
   })
 }

@@ -112,6 +112,10 @@ export const connect = (
           enableOfflineQueue: false,
           autoResendUnfulfilledCommands: false,
           retryStrategy: (times) => Math.min(50 * 2 ** times, 2_000),
+          // `disconnect` (at release, after `quit` had its time) ends the socket and destroys it if still open after
+          // this long. ioredis's 2 s timer stays even when the socket had already closed (a Redis that was never
+          // reached), and kept a failed command's process alive for those 2 s: `quit` already waited, so at once.
+          disconnectTimeout: 0,
           // Shows in CLIENT LIST who holds the connection.
           connectionName: `erp-client:${prefix.replace(/[^\x21-\x7e]/g, "_")}`
         }) as RedisWithScripts
