@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { cacheDir, cacheName } from "../src/internal/codeCache.js"
-import { erp, startSandbox } from "./harness.js"
+import { cacheDir, cacheName, replacedBy } from "../src/internal/codeCache.js"
+import { BIN, erp, startSandbox } from "./harness.js"
 
 // The code cache of the compiled command (src/internal/codeCache.ts): where it lives, when it is written, and that a
 // cache it cannot trust or use costs nothing but time.
@@ -29,6 +29,32 @@ describe("where the code cache lives", () => {
       .not.toBe(name)
     expect(cacheName(bundle, { ...runtime, version: "v22.1.0" }, [])).not.toBe(name)
     expect(cacheName(bundle, runtime, [])).toBe(name)
+  })
+
+  it("a new cache replaces those of the same place made from another bundle, and no others", () => {
+    const runtime = { version: "v24.1.0", arch: "x64" }
+    const here = "/usr/lib/node_modules/@erp-client/cli/dist/erp.cjs"
+    const current = cacheName({ hash: "b2", path: here }, runtime, [])
+    const older = cacheName({ hash: "b1", path: here }, runtime, [])
+    const olderFlags = cacheName({ hash: "b1", path: here }, runtime, ["--optimize-for-size"])
+    const olderNode = cacheName({ hash: "b1", path: here }, { ...runtime, version: "v22.1.0" }, [])
+    const sameOtherNode = cacheName({ hash: "b2", path: here }, { ...runtime, version: "v22.1.0" }, [])
+    const elsewhere = cacheName(
+      { hash: "b1", path: "/home/ana/app/node_modules/@erp-client/cli/dist/erp.cjs" },
+      runtime,
+      []
+    )
+    const listing = [
+      current,
+      older,
+      olderFlags,
+      olderNode,
+      `${older}.4242.tmp`,
+      sameOtherNode,
+      elsewhere,
+      "notes.txt"
+    ]
+    expect(replacedBy(current, listing)).toEqual([older, olderFlags, olderNode, `${older}.4242.tmp`])
   })
 })
 
@@ -67,6 +93,22 @@ describe("the compiled command's code cache", () => {
     expect(second.stdout).toBe(first.stdout)
     expect(Fs.statSync(Path.join(dir, file!)).mtimeMs).toBe(written)
     expect(filesIn(dir)).toEqual([file])
+  })
+
+  it("writing a cache removes the caches this place's earlier bundles left, and keeps those of other places", async () => {
+    const cacheHome = Path.join(home, "upgraded")
+    const dir = Path.join(cacheHome, "erp-client/code-cache")
+    Fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const runtime = { version: process.version, arch: process.arch }
+    const bundle = Path.join(Path.dirname(BIN), "erp.cjs")
+    const earlier = cacheName({ hash: "0123456789abcdef", path: bundle }, runtime, [])
+    const elsewhere = cacheName({ hash: "0123456789abcdef", path: "/opt/erp/dist/erp.cjs" }, runtime, [])
+    for (const name of [earlier, elsewhere]) Fs.writeFileSync(Path.join(dir, name), "an earlier cache", { mode: 0o600 })
+    expect((await lookup(cacheHome)).code).toBe(0)
+    const files = filesIn(dir)
+    expect(files).toHaveLength(2)
+    expect(files).toContain(elsewhere)
+    expect(files).not.toContain(earlier)
   })
 
   it("a cache V8 refuses (damaged) is replaced, and the run answers as ever", async () => {
