@@ -43,7 +43,8 @@ import * as Observe from "./internal/observe.js"
 import * as Transport from "./internal/transport.js"
 
 /**
- * How a request can fail before its body is judged.
+ * How a request can fail before its body is judged (an HTTP 401 or 403 is the key's refusal, `Unauthorized`, as the
+ * envelope's is).
  *
  * @since 0.1.0
  * @category Errors
@@ -52,6 +53,7 @@ export type RequestError =
   | TransportError
   | TimeoutError
   | HttpStatusError
+  | Unauthorized
   | RateLimited
   | RateLimiterUnavailable
   | ResponseTooLarge
@@ -469,4 +471,46 @@ export const withMaxWait: {
   2,
   <A, E, R>(effect: Effect.Effect<A, E, R>, maxWait: Duration.DurationInput): Effect.Effect<A, E, R> =>
     Effect.locally(effect, Executor.currentMaxWait, Duration.toMillis(maxWait))
+)
+
+/**
+ * The places for requests in flight of the calls in its scope (see `withMaxInFlight`), if bounded.
+ *
+ * @since 0.1.0
+ * @category References
+ */
+export const currentInFlight: FiberRef.FiberRef<Effect.Semaphore | undefined> = Executor.currentInFlight
+
+/**
+ * At most `max` requests of the calls in `effect` in flight at once (waiting for the rate limit or on the wire), all
+ * its fibers together. A call waiting to try again after a failure holds no place meanwhile, so in a batch of many
+ * calls run side by side with more concurrency than `max` (`Resource.getMany`, `erp partners get --stdin`), one that
+ * keeps failing is retried beside the others instead of holding a place for its whole retry budget: the batch takes
+ * about the time it takes without faults plus one retry budget, not one budget per failing call.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Partners } from "@erp-client/streams"
+ * import { Effect } from "effect"
+ *
+ * // 500 lookups side by side, 8 requests in flight at a time
+ * const ids = Array.from({ length: 500 }, (_, i) => i + 1)
+ * const partners = Effect.forEach(ids, (id) => Effect.either(Partners.get(id)), { concurrency: 500 }).pipe(
+ *   ErpClient.withMaxInFlight(8)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Combinators
+ */
+export const withMaxInFlight: {
+  (max: number): <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(effect: Effect.Effect<A, E, R>, max: number): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(effect: Effect.Effect<A, E, R>, max: number): Effect.Effect<A, E, R> =>
+    Effect.suspend(() =>
+      Effect.locally(effect, Executor.currentInFlight, Effect.unsafeMakeSemaphore(Math.max(1, Math.floor(max))))
+    )
 )

@@ -15,6 +15,7 @@ import * as Environment from "./Environment.js"
 import * as Checks from "./internal/checks.js"
 import * as Internal from "./internal/limiter.js"
 import * as Memory from "./internal/memory.js"
+import type * as ServerLimit from "./internal/serverLimit.js"
 import * as Slots from "./internal/slots.js"
 
 /**
@@ -96,6 +97,12 @@ export const fromEnv: Config.Config<Options> = Config.all({
 export interface Acquired {
   readonly spacedMillis: number
   readonly pausedMillis: number
+  /** When the request was let go (epoch ms). */
+  readonly startedMillis: number
+  /** The limit the request was admitted under: the limiter's own, or a lower one learned from the server. */
+  readonly limit: number
+  /** The limit learned from the server for the key when the request was admitted, if any (see `learn`). */
+  readonly learned: Learned | undefined
   /**
    * Call once the request has ended, with the time (epoch ms) it ended: its answer read, or it failed or was
    * abandoned. The server saw the request at the latest then, so the slot stays busy for one window after it:
@@ -149,6 +156,24 @@ export const StoreFailure = Internal.StoreFailure
 export type StoreFailure = Internal.StoreFailure
 
 /**
+ * A limit learned from the server for a key, lower than the limiter's own: `limit`, since when (epoch ms), and how
+ * long it holds unless heard again.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Learned = ServerLimit.Learned
+
+/**
+ * What one answer said of the server's limit: `X-RateLimit-Limit` when sent, whether it was a 429, and when its
+ * request started (epoch ms).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Heard = ServerLimit.Heard
+
+/**
  * @since 0.1.0
  * @category Models
  */
@@ -167,6 +192,12 @@ export interface Service {
     deadline?: number,
     bound?: number
   ) => Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure>
+  /**
+   * Tells the limiter what the answer to a request it admitted (`acquired`) said of the server's limit. A limit lower
+   * than its own (`X-RateLimit-Limit`, or guessed by halving at a 429 that does not say it) is kept for `key`, shared
+   * like the rest of its store, and requests are dealt to that many slots (docs/ARCHITECTURE.md, "Rate limit").
+   */
+  readonly learn: (key: string, acquired: Acquired, heard: Heard) => Effect.Effect<void, StoreFailure>
   /** Pauses `key` until `untilMillis` (epoch ms); a later pause wins over an earlier one. */
   readonly pause: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
   /**

@@ -288,6 +288,8 @@ export const make = (
           })),
           (error) => local === undefined ? Effect.fail(error) : local.acquire(key, deadline, bound)
         ),
+      // A limit not learned while Redis is down costs a 429 later, never the answer at hand.
+      learn: (key, acquired, heard) => guarded(remote.learn(key, acquired, heard), () => Effect.void),
       pause: (key, untilMillis) =>
         local === undefined
           ? guarded(remote.pause(key, untilMillis), Effect.fail)

@@ -228,7 +228,10 @@ describe("outages, slow servers and odd resets", () => {
       const error = yield* call
       // 0, 5, 10, 15 s: a fifth attempt at 20 s would start past the 16 s budget.
       expect(error).toMatchObject({ _tag: "HttpStatusError", status: 503, attempts: 4, retryAfter: "5" })
-      expect(error.message).toBe("GET thing/get: unexpected HTTP status 503 (Retry-After: 5) (4 attempts over 15.0 s)")
+      expect(error.message).toBe(
+        "GET thing/get: unexpected HTTP status 503 (Retry-After: 5); the server asked to wait 5 s, which would end " +
+          "past the retry budget of 16 s: not waited for (4 attempts over 15.0 s)"
+      )
     }).pipe(Effect.provide(clientOn(fake, { retryBudget: "16 seconds" })))
   })
 

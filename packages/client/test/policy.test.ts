@@ -40,7 +40,14 @@ describe("Policy.decide", () => {
       _tag: "Retry",
       afterMillis: 5_000
     })
+    // The server's own wait past the budget: given up at once, saying when it asked to come back.
     expect(Policy.decide(policy, fresh, answer(503, { "retry-after": "61" }), now, 1)).toEqual({
+      _tag: "GiveUp",
+      why: "retry-budget",
+      untilMillis: now + 61_000
+    })
+    // Our own backoff past the budget: no wait of the server's to tell.
+    expect(Policy.decide(policy, { ...fresh, startMillis: now - 59_900 }, answer(503), now, 1)).toEqual({
       _tag: "GiveUp",
       why: "retry-budget"
     })
@@ -74,6 +81,31 @@ describe("Policy.decide", () => {
     // A POST is tried again after a 429 too: the server refused before acting.
     expect(Policy.decide({ ...policy, idempotent: false }, fresh, answer(429, { "x-ratelimit-reset": "3" }), now, 1))
       .toMatchObject({ _tag: "Pause" })
+  })
+
+  it("believes Retry-After on a 429 as on a 503: waited for within the budget, given up at once past it", () => {
+    // Seconds or an HTTP date; the later of it and a usable reset.
+    expect(Policy.decide(policy, fresh, answer(429, { "retry-after": "20" }), now, 1)).toEqual({
+      _tag: "Pause",
+      untilMillis: now + 20_000
+    })
+    expect(
+      Policy.decide(policy, fresh, answer(429, { "retry-after": new Date(now + 40_000).toUTCString() }), now, 1)
+    ).toEqual({ _tag: "Pause", untilMillis: now + 40_000 })
+    expect(
+      Policy.decide(policy, fresh, answer(429, { "retry-after": "2", "x-ratelimit-reset": "9" }), now, 1)
+    ).toEqual({ _tag: "Pause", untilMillis: now + 9_000 })
+    // Retry-After: 0 still leaves one request's share of the window.
+    expect(Policy.decide(policy, fresh, answer(429, { "retry-after": "0" }), now, 1)).toEqual({
+      _tag: "Pause",
+      untilMillis: now + 300
+    })
+    // An hour: past the five minutes' budget, so the call fails now instead of knocking for five minutes.
+    expect(Policy.decide(policy, fresh, answer(429, { "retry-after": "3600" }), now, 1)).toEqual({
+      _tag: "GiveUp",
+      why: "rate-limit-budget",
+      untilMillis: now + 3_600_000
+    })
   })
 
   it("property: every wait is bounded, no two 429s in a row closer than one request's share, budgets kept", () =>

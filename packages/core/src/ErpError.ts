@@ -30,20 +30,29 @@ export const Attempts = {
 }
 
 /**
- * The server refused the API key (`result.code = 0`, `result.message = "Unauthorized"`).
+ * The server refused the API key (`result.code = 0`, `result.message = "Unauthorized"`), or an HTTP 401 or 403
+ * answered the request (a gateway in front of the service refusing it).
  *
  * **Fields**
  *
  * - `endpoint` (string): the endpoint of the call, e.g. `partner/get`.
+ * - `status` (number, optional): the HTTP status, when the refusal was a 401 or 403 rather than the envelope's.
+ * - `serverMessage` (string, optional): what the refusal's body said (the envelope's `result.message`), when it said
+ *   more than `Unauthorized`.
  *
  * @since 0.1.0
  * @category Errors
  */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("@erp-client/core/Unauthorized")("Unauthorized", {
-  endpoint: Schema.String
+  endpoint: Schema.String,
+  status: Schema.optional(Schema.Number),
+  serverMessage: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `${this.endpoint}: the API key was refused (Unauthorized)`
+    const said = this.serverMessage === undefined ? "" : `: ${this.serverMessage}`
+    return this.status === undefined
+      ? `${this.endpoint}: the API key was refused (Unauthorized)${said}`
+      : `${this.endpoint}: the API key was refused (HTTP ${this.status}${said})`
   }
 }
 
@@ -68,7 +77,9 @@ export class NotFound extends Schema.TaggedError<NotFound>("@erp-client/core/Not
 }
 
 /**
- * The server kept answering 429 (or `X-RateLimit-Remaining: 0`) for longer than the client's retry budget.
+ * The server kept answering 429 (or `X-RateLimit-Remaining: 0`) for longer than the client's retry budget, asked for
+ * a wait past it (`Retry-After`, a reset), or a call bounded by `maxWait` could not start, or meet the server's
+ * pause, within its bound.
  *
  * **Fields**
  *
@@ -79,11 +90,16 @@ export class NotFound extends Schema.TaggedError<NotFound>("@erp-client/core/Not
  *   `serverReset`).
  * - `serverReset` (string, optional): `X-RateLimit-Reset` of the last response exactly as the server wrote it (its
  *   unit is not given).
- * - `waitedMillis` (number): how long the call already waited for the server's limit.
+ * - `retryAfter` (string, optional): `Retry-After` of the last 429, exactly as the server wrote it.
+ * - `waitedMillis` (number): how long the call already waited for the limit.
  * - `neededMillis` (number, optional): how much longer the call would have had to wait, when known.
+ * - `budgetMillis` (number, optional): the retry budget for the server's waits (`rateLimitBudget`) that the wait
+ *   would have gone past.
  * - `maxWaitMillis` (number, optional): the call's own bound on waiting for the limit (`maxWait`), when it had one
- *   and the limit would have kept it longer: it failed at once, taking no place in the limit.
- * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one).
+ *   and the limit would have kept it longer: it failed at once.
+ * - `tooManyRequests` (number, optional): how many of the call's attempts the server answered 429.
+ * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one; 0: nothing was
+ *   sent).
  * - `elapsedMillis` (number, optional): milliseconds from the call's first attempt to giving up.
  *
  * @since 0.1.0
@@ -95,33 +111,63 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@erp-client/co
   remaining: Schema.optional(Schema.Number),
   resetAt: Schema.optional(Schema.Number),
   serverReset: Schema.optional(Schema.String),
+  retryAfter: Schema.optional(Schema.String),
   waitedMillis: Schema.Number,
   neededMillis: Schema.optional(Schema.Number),
+  budgetMillis: Schema.optional(Schema.Number),
   maxWaitMillis: Schema.optional(Schema.Number),
+  tooManyRequests: Schema.optional(Schema.Number),
   ...Attempts
 }) {
   override get message(): string {
+    const needed = this.neededMillis === undefined ? undefined : Math.round(this.neededMillis)
     if (this.maxWaitMillis !== undefined) {
+      // Whether anything went out, and what came back: a bounded call fails at once, before or after a 429.
+      const sent = this.attempts === 0
+        ? "nothing was sent"
+        : `${plural(this.attempts ?? 1, "request was", "requests were")} sent${
+          this.tooManyRequests === undefined || this.tooManyRequests === 0
+            ? ""
+            : `, ${this.tooManyRequests === (this.attempts ?? 1) ? "" : `${this.tooManyRequests} `}answered 429; ${
+              serverSaid(this)
+            }`
+        }`
       return `${this.endpoint}: rate limited: the call may wait ${Math.round(this.maxWaitMillis)} ms for the limit${
-        this.neededMillis === undefined ? "" : ` and would have waited ${Math.round(this.neededMillis)} ms`
-      }; nothing was sent`
+        needed === undefined ? "" : ` and would have waited ${needed} ms`
+      }; ${sent}`
     }
-    const said = [
-      `limit ${this.limit ?? "?"}`,
-      `remaining ${this.remaining ?? "?"}`,
-      ...(this.serverReset === undefined
-        ? []
-        : [
-          `X-RateLimit-Reset: ${this.serverReset}${
-            this.resetAt === undefined ? "" : ` (read as ${new Date(this.resetAt).toISOString()})`
-          }`
-        ])
-    ].join(", ")
-    const needed = this.neededMillis === undefined ? "" : `, would have waited ${Math.round(this.neededMillis)} ms more`
-    return `${this.endpoint}: rate limited past the retry budget after waiting ${
-      Math.round(this.waitedMillis)
-    } ms${needed}${attemptsNote(this.attempts, this.elapsedMillis)}; the server said: ${said}`
+    if (this.retryAfter !== undefined && needed !== undefined && this.budgetMillis !== undefined) {
+      return `${this.endpoint}: rate limited: the server asked to wait ${
+        Math.round(needed / 1000)
+      } s (Retry-After: ${this.retryAfter}), past the rate-limit budget of ${
+        Math.round(this.budgetMillis / 1000)
+      } s: not waited for${attemptsNote(this.attempts, this.elapsedMillis)}`
+    }
+    return `${this.endpoint}: rate limited past the retry budget after waiting ${Math.round(this.waitedMillis)} ms${
+      needed === undefined ? "" : `, would have waited ${needed} ms more`
+    }${attemptsNote(this.attempts, this.elapsedMillis)}; ${serverSaid(this)}`
   }
+}
+
+const plural = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`
+
+/** What the server said of its limit, only what it said: `the server said: limit 10, remaining 0, …`. */
+const serverSaid = (error: RateLimited): string => {
+  const said = [
+    ...(error.retryAfter === undefined ? [] : [`Retry-After: ${error.retryAfter}`]),
+    ...(error.limit === undefined ? [] : [`limit ${error.limit}`]),
+    ...(error.remaining === undefined ? [] : [`remaining ${error.remaining}`]),
+    ...(error.serverReset === undefined
+      ? []
+      : [
+        `X-RateLimit-Reset: ${error.serverReset}${
+          error.resetAt === undefined ? "" : ` (read as ${new Date(error.resetAt).toISOString()})`
+        }`
+      ])
+  ]
+  return said.length === 0
+    ? "the server did not say its limit or when to come back"
+    : `the server said: ${said.join(", ")}`
 }
 
 /**
@@ -248,6 +294,11 @@ export class TimeoutError extends Schema.TaggedError<TimeoutError>("@erp-client/
  * - `method` (string): the HTTP method, `GET` or `POST`.
  * - `status` (number): the HTTP status of the last answer.
  * - `retryAfter` (string, optional): `Retry-After` of the last answer, as the server wrote it.
+ * - `serverMessage` (string, optional): the message of the answer's body, when it was the envelope
+ *   (`result.message`, e.g. `database unavailable`).
+ * - `neededMillis` (number, optional): the wait the server asked for (`Retry-After`) when it would have ended past
+ *   the retry budget, so the call gave up instead of waiting.
+ * - `budgetMillis` (number, optional): that retry budget (`retryBudget`).
  * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one).
  * - `elapsedMillis` (number, optional): milliseconds from the call's first attempt to giving up.
  *
@@ -261,15 +312,24 @@ export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-c
     method: Schema.String,
     status: Schema.Number,
     retryAfter: Schema.optional(Schema.String),
+    serverMessage: Schema.optional(Schema.String),
+    neededMillis: Schema.optional(Schema.Number),
+    budgetMillis: Schema.optional(Schema.Number),
     ...Attempts
   }
 ) {
   override get message(): string {
+    const asked = this.neededMillis === undefined || this.budgetMillis === undefined
+      ? ""
+      : `; the server asked to wait ${Math.round(this.neededMillis / 1000)} s, which would end past the retry ` +
+        `budget of ${Math.round(this.budgetMillis / 1000)} s: not waited for`
     return `${this.method} ${this.endpoint}: unexpected HTTP status ${this.status}${
+      this.serverMessage === undefined ? "" : ` (the server said: ${this.serverMessage})`
+    }${
       this.status >= 300 && this.status < 400
         ? " (redirects are not followed: the API key stays with the base URL)"
         : ""
-    }${this.retryAfter === undefined ? "" : ` (Retry-After: ${this.retryAfter})`}${
+    }${this.retryAfter === undefined ? "" : ` (Retry-After: ${this.retryAfter})`}${asked}${
       attemptsNote(this.attempts, this.elapsedMillis)
     }`
   }

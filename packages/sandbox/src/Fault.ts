@@ -16,8 +16,8 @@ type NoFields = Record<never, never>
  * - `Status`: an HTTP `status` (500, 502, 503, 504, ...) with a small non-envelope body, as a proxy sends it, and
  *   `Retry-After` when `retryAfter` is given.
  * - `TooManyRequests`: a 429 whatever the window says; `headers` (default true) sends `X-RateLimit-*` with
- *   `X-RateLimit-Reset` `resetAfter` (default 1 second) from now in `resetUnit` (default the server's unit).
- *   It is not counted in the window.
+ *   `X-RateLimit-Reset` `resetAfter` (default 1 second) from now in `resetUnit` (default the server's unit), and
+ *   `Retry-After` when `retryAfter` is given (with or without the other headers). It is not counted in the window.
  * - `DropBeforeResponse`: the socket is destroyed before any byte of a response.
  * - `DropMidBody`: status 200, the headers (with the full `Content-Length`) and the first `fraction` (default 0.5)
  *   of the real body, then the socket is destroyed.
@@ -49,6 +49,7 @@ export type Fault = Data.TaggedEnum<{
     readonly headers?: boolean | undefined
     readonly resetAfter?: Duration.DurationInput | undefined
     readonly resetUnit?: RateLimit.ResetUnit | undefined
+    readonly retryAfter?: RetryAfter | undefined
   }
   DropBeforeResponse: NoFields
   DropMidBody: { readonly fraction?: number | undefined }

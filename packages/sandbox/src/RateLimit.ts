@@ -8,12 +8,13 @@ import * as internal from "./internal/window.js"
 
 /**
  * The unit of `X-RateLimit-Reset` (the contract does not give it): epoch seconds (rounded up), epoch
- * milliseconds, or seconds from now (rounded up).
+ * milliseconds, seconds from now (rounded up), or a date: ISO 8601 (`2026-11-26T10:00:30Z`) or an HTTP date
+ * (`Thu, 26 Nov 2026 10:00:30 GMT`), to the second, rounded up.
  *
  * @since 0.1.0
  * @category Models
  */
-export type ResetUnit = "epoch-seconds" | "epoch-millis" | "seconds"
+export type ResetUnit = "epoch-seconds" | "epoch-millis" | "seconds" | "iso" | "http-date"
 
 /**
  * @since 0.1.0
@@ -36,6 +37,8 @@ export interface Options {
    * reset in the past is sent as 0.
    */
   readonly resetSkew?: Duration.DurationInput | undefined
+  /** Whether the window's 429s also carry `Retry-After`, in seconds until the window allows again (default false). */
+  readonly retryAfter?: boolean | undefined
 }
 
 /**
@@ -51,6 +54,7 @@ export interface Resolved {
   readonly headers: boolean
   /** Added to the reset in `X-RateLimit-Reset`; may be negative. */
   readonly resetSkewMillis: number
+  readonly retryAfter: boolean
 }
 
 /**
@@ -167,16 +171,19 @@ export const makeSlidingWindowLog: (limit: number, windowMillis: number) => Slid
  * console.log(RateLimit.resetValue("epoch-seconds", now + 30_000, now)) // => 1700000030
  * console.log(RateLimit.resetValue("epoch-millis", now + 30_000, now)) // => 1700000030000
  * console.log(RateLimit.resetValue("seconds", now + 30_000, now)) // => 30
+ * console.log(RateLimit.resetValue("iso", now + 30_000, now)) // => 2023-11-14T22:13:50Z
+ * console.log(RateLimit.resetValue("http-date", now + 30_000, now)) // => Tue, 14 Nov 2023 22:13:50 GMT
  * ```
  *
  * @since 0.1.0
  * @category Encoding
  */
-export const resetValue: (unit: ResetUnit, resetAtMillis: number, nowMillis: number) => number = internal.resetValue
+export const resetValue: (unit: ResetUnit, resetAtMillis: number, nowMillis: number) => number | string =
+  internal.resetValue
 
 /**
  * The three `X-RateLimit-*` headers of a decision, the reset shifted by `skewMillis` (default 0; see
- * `Options.resetSkew`).
+ * `Options.resetSkew`), and for a refused request with `retryAfter`, `Retry-After` in seconds until the window allows.
  *
  * @example
  * ```ts
@@ -196,5 +203,6 @@ export const headers: (
   decision: Decision,
   unit: ResetUnit,
   nowMillis: number,
-  skewMillis?: number
+  skewMillis?: number,
+  retryAfter?: boolean
 ) => Record<string, string> = internal.headers

@@ -133,6 +133,17 @@ export interface Options {
     readonly faults: ReadonlyArray<Fault.Fault>
     readonly seed?: number | undefined
   } | undefined
+  /**
+   * Records that cannot be read: `partner/get` of one of these ids (`ids`, or every id divisible by `every`) answers
+   * HTTP `status` (default 500) with the error envelope saying `message` (default `"Internal error"`), every time, as
+   * a server does for records it fails on. Such an answer is counted in the rate-limit window like any other.
+   */
+  readonly failingIds?: {
+    readonly ids?: ReadonlyArray<number> | undefined
+    readonly every?: number | undefined
+    readonly status?: number | undefined
+    readonly message?: string | undefined
+  } | undefined
   /** How many entries the request log keeps, newest last (default 10,000). */
   readonly maxLogEntries?: number | undefined
   /**

@@ -63,8 +63,25 @@ describe("RateLimit", () => {
       windowMillis: 1000,
       resetUnit: "seconds",
       headers: false,
-      resetSkewMillis: 0
+      resetSkewMillis: 0,
+      retryAfter: false
     })
+  })
+
+  it("writes the reset in every unit, dates included, and Retry-After on a refusal when asked", () => {
+    const now = Date.UTC(2026, 10, 26, 10, 0, 0, 250)
+    const refused = { allowed: false, limit: 10, remaining: 0, resetAtMillis: now + 4_500 }
+    expect(RateLimit.resetValue("iso", refused.resetAtMillis, now)).toBe("2026-11-26T10:00:05Z")
+    expect(RateLimit.resetValue("http-date", refused.resetAtMillis, now)).toBe("Thu, 26 Nov 2026 10:00:05 GMT")
+    expect(RateLimit.headers(refused, "seconds", now, 0, true)).toEqual({
+      "x-ratelimit-limit": "10",
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": "5",
+      "retry-after": "5"
+    })
+    expect(RateLimit.headers(refused, "seconds", now)).not.toHaveProperty("retry-after")
+    expect(RateLimit.headers({ ...refused, allowed: true, remaining: 3 }, "seconds", now, 0, true)).not
+      .toHaveProperty("retry-after")
   })
 })
 

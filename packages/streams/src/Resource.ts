@@ -263,10 +263,25 @@ export const get = <A, S>(
 }
 
 /**
+ * How many lookups of `getMany` may be under way ahead of the oldest one not yet answered: answers wait in order
+ * behind it. Its retries hold no place for a request (`ErpClient.withMaxInFlight`), so with one lookup failing, up to
+ * this many others go on meanwhile.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const lookahead = 4096
+
+/**
  * Many records by a selector's values, in the order given: each value's record or the error of its lookup, one by one
  * as they come in order. Lookups of equal values share one request while it is in flight (with a `Lookups.layer`,
  * for its time to live), so a batch with repeats costs one request per distinct value within that reach; up to
- * `concurrency` (default 4) are asked at once, the limiter deciding when each goes.
+ * `concurrency` (default 4) requests are in flight at once, the limiter deciding when each goes.
+ *
+ * Lookups fail independently: one that keeps failing is retried within the client's budget while the others go on
+ * (its waits between attempts hold none of the `concurrency` places), so a batch with failing values takes about its
+ * time without them plus one retry budget (`retryBudget`, 60 s by default), as long as fewer than `lookahead` lookups
+ * are answered meanwhile.
  *
  * @example
  * ```ts
@@ -297,8 +312,15 @@ export const getMany = <A, S>(
   never,
   ErpClient
 > =>
-  Stream.mapEffect(
-    Stream.fromIterable(values),
-    (value) => Effect.map(Effect.either(get(resource, selector, value)), (result) => ({ value, result })),
-    { concurrency: options.concurrency ?? 4 }
-  )
+  Stream.suspend(() => {
+    // One bound for the whole batch: every lookup's requests count against it.
+    const inFlight = Effect.unsafeMakeSemaphore(Math.max(1, Math.floor(options.concurrency ?? 4)))
+    return Stream.mapEffect(
+      Stream.fromIterable(values),
+      (value) =>
+        Effect.map(Effect.either(get(resource, selector, value)), (result) => ({ value, result })).pipe(
+          Effect.locally(ErpClientModule.currentInFlight, inFlight)
+        ),
+      { concurrency: lookahead }
+    )
+  })

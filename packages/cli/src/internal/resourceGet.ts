@@ -198,7 +198,10 @@ export const getCommand = (resource: Resource.Resource<any, any>, endpoint: stri
       ),
       concurrency: Options.integer("concurrency").pipe(
         Options.withPseudoName("N"),
-        Options.withDescription("Lookups in flight at once, 1 to 16; the output keeps the input's order."),
+        Options.withDescription(
+          "Requests in flight at once, 1 to 16; the output keeps the input's order. A lookup waiting to retry holds " +
+            "no place: the others go on."
+        ),
         shownDefault(4)
       ),
       strict: strictFlag(resource),
@@ -284,10 +287,15 @@ export const getCommand = (resource: Resource.Resource<any, any>, endpoint: stri
             // One request per distinct record: a repeated value (in flight or answered) shares the first one's
             // answer, and every line is still answered in its place. Keyed by the query as NotFound names it (`id=7`).
             const once = yield* Effect.cachedFunction(fetchOne)
-            const lookup = (wanted: Wanted) => settled(wanted, once(new Key(wanted)))
+            // --concurrency bounds the requests in flight, not the lookups under way: one whose retries wait holds no
+            // place, and the others go on (up to Resource.lookahead ahead of it), so failing lookups are retried side
+            // by side instead of one retry budget after another.
+            const inFlight = yield* Effect.makeSemaphore(args.concurrency)
+            const lookup = (wanted: Wanted) =>
+              settled(wanted, once(new Key(wanted))).pipe(Effect.locally(ErpClient.currentInFlight, inFlight))
             // In input order, whatever order the answers come in.
             yield* (listed === undefined ? stdinSelectors : Stream.fromIterable(listed)).pipe(
-              Stream.mapEffect(lookup, { concurrency: args.concurrency }),
+              Stream.mapEffect(lookup, { concurrency: Resource.lookahead }),
               Stream.runForEach(write)
             )
           })

@@ -97,7 +97,7 @@ const faultKinds = (
   Fault: typeof FaultModule,
   retryAfter: FaultModule.RetryAfter | undefined
 ): Record<(typeof faultNames)[number], FaultModule.Fault> => ({
-  "429": Fault.Fault.TooManyRequests({ resetAfter: "1 second" }),
+  "429": Fault.Fault.TooManyRequests({ resetAfter: "1 second", retryAfter }),
   "500": Fault.Fault.Status({ status: 500, retryAfter }),
   "502": Fault.Fault.Status({ status: 502, retryAfter }),
   "503": Fault.Fault.Status({ status: 503, retryAfter }),
@@ -149,9 +149,17 @@ export const sandbox = Command.make(
       Options.withDescription("The rate-limit window (a sliding window)."),
       shownDefault(30)
     ),
-    resetUnit: Options.choice("reset-unit", ["epoch-seconds", "epoch-millis", "seconds"]).pipe(
-      Options.withDescription("What X-RateLimit-Reset counts in (the contract does not say)."),
-      shownDefault<"epoch-seconds" | "epoch-millis" | "seconds">("epoch-seconds")
+    resetUnit: Options.choice("reset-unit", ["epoch-seconds", "epoch-millis", "seconds", "iso", "http-date"]).pipe(
+      Options.withDescription(
+        "What X-RateLimit-Reset counts in (the contract does not say); iso and http-date write it as a date."
+      ),
+      shownDefault<RateLimit.ResetUnit>("epoch-seconds")
+    ),
+    noLimitHeaders: Options.boolean("no-limit-headers").pipe(
+      Options.withDescription("Send no X-RateLimit-* headers: the client must find the limit from the 429s alone.")
+    ),
+    limitRetryAfter: Options.boolean("limit-retry-after").pipe(
+      Options.withDescription("The window's 429s also carry Retry-After: the seconds until it allows again.")
     ),
     resetSkew: Options.integer("reset-skew").pipe(
       Options.withPseudoName("SECONDS"),
@@ -257,11 +265,25 @@ export const sandbox = Command.make(
     ),
     retryAfter: Options.integer("retry-after").pipe(
       Options.withPseudoName("SECONDS"),
-      Options.withDescription("Send Retry-After with the outage's answers and the 5xx faults (default: none)."),
+      Options.withDescription(
+        "Send Retry-After with the outage's answers and the 5xx and 429 faults (default: none)."
+      ),
       Options.optional
     ),
     retryAfterDate: Options.boolean("retry-after-date").pipe(
       Options.withDescription("Send --retry-after as an HTTP date that many seconds after each answer.")
+    ),
+    failingEvery: Options.integer("failing-every").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription(
+        "partner/get of every id divisible by N fails every time with --failing-status (records a server cannot read)."
+      ),
+      Options.optional
+    ),
+    failingStatus: Options.integer("failing-status").pipe(
+      Options.withPseudoName("STATUS"),
+      Options.withDescription("The HTTP status of --failing-every's answers, with the error envelope."),
+      shownDefault(500)
     ),
     inserts: Options.integer("inserts").pipe(
       Options.withPseudoName("N"),
@@ -367,6 +389,12 @@ export const sandbox = Command.make(
       if (args.retryAfter._tag === "Some" && !(args.retryAfter.value >= 0 && args.retryAfter.value <= 86_400)) {
         return yield* new UsageError({ reason: `--retry-after must be from 0 to 86400, got ${args.retryAfter.value}` })
       }
+      if (args.failingEvery._tag === "Some" && args.failingEvery.value < 1) {
+        return yield* new UsageError({ reason: `--failing-every must be 1 or more, got ${args.failingEvery.value}` })
+      }
+      if (!(args.failingStatus >= 400 && args.failingStatus <= 599)) {
+        return yield* new UsageError({ reason: `--failing-status must be from 400 to 599, got ${args.failingStatus}` })
+      }
       if (args.retryAfterDate && args.retryAfter._tag === "None") {
         return yield* new UsageError({ reason: "--retry-after-date needs --retry-after" })
       }
@@ -413,9 +441,14 @@ export const sandbox = Command.make(
             limit: args.limit,
             window: `${args.window} seconds`,
             resetUnit: args.resetUnit as RateLimit.ResetUnit,
-            resetSkew: args.resetSkew * 1000
+            resetSkew: args.resetSkew * 1000,
+            ...(args.noLimitHeaders ? { headers: false } : {}),
+            ...(args.limitRetryAfter ? { retryAfter: true } : {})
           },
         maxListCount: args.maxListCount,
+        ...(args.failingEvery._tag === "Some"
+          ? { failingIds: { every: args.failingEvery.value, status: args.failingStatus } }
+          : {}),
         ...(schedule.length > 0 ? { maxListCountSchedule: schedule.filter((step) => step !== undefined) } : {}),
         ...(args.ignoreOffset ? { ignoreOffset: true } : {}),
         ...(args.hiddenRate > 0 ? { hidden: { rate: args.hiddenRate, seed: args.seed } } : {}),

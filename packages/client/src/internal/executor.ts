@@ -12,7 +12,8 @@ import {
   RateLimited,
   RateLimiterUnavailable,
   TimeoutError,
-  TransportError
+  TransportError,
+  Unauthorized
 } from "@erp-client/core/ErpError"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -99,6 +100,15 @@ type Last =
 export const currentMaxWait: FiberRef.FiberRef<number | undefined> = FiberRef.unsafeMake<number | undefined>(undefined)
 
 /**
+ * The places for attempts in flight of the calls in its scope (`ErpClient.withMaxInFlight`): an attempt holds one
+ * while it waits for the limiter and while it is on the wire, never while its call waits to try again, so a call that
+ * keeps failing does not hold up the others.
+ */
+export const currentInFlight: FiberRef.FiberRef<Effect.Semaphore | undefined> = FiberRef.unsafeMake<
+  Effect.Semaphore | undefined
+>(undefined)
+
+/**
  * The executor of a client: `execute(request, options)` runs one call. A GET is retried after a transient failure
  * (reset connection, timeout, 408/500/502/503/504, a 2xx body that is not the envelope) within `retries` and
  * `retryBudgetMillis`, honouring `Retry-After`; any call is tried again after a 429 once the server's window allows,
@@ -107,6 +117,8 @@ export const currentMaxWait: FiberRef.FiberRef<number | undefined> = FiberRef.un
 export const make = (settings: Settings): { readonly execute: Execute } => {
   const { limiter } = settings
   const windowMillis = Duration.toMillis(limiter.window)
+  // The endpoints whose `X-RateLimit-Reset` could not be read, said once each for the life of the client.
+  const unreadableSaid = new Set<string>()
 
   const execute = (
     request: HttpClientRequest.HttpClientRequest,
@@ -126,42 +138,71 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
     }
     const span = Observe.attemptSpan(target, settings.urlOf(request))
 
-    return Effect.flatMap(
-      Effect.zip(Clock.currentTimeMillis, FiberRef.get(currentMaxWait)),
-      ([startMillis, scoped]) => {
-        const maxWaitMillis = options.maxWaitMillis ?? scoped
+    // The caller's bounds, read from its fiber at once rather than an effect each.
+    return Effect.withFiberRuntime((fiber) => {
+      const maxWaitMillis = options.maxWaitMillis ?? fiber.getFiberRef(currentMaxWait)
+      const inFlight = fiber.getFiberRef(currentInFlight)
+      return Effect.flatMap(Clock.currentTimeMillis, (startMillis) => {
         let attempts = 0
         let failures = 0
         let busy = 0
+        // Answers that were 429 (`busy` counts the pauses they led to).
+        let refused = 0
         let waitedMillis = 0
         let lastLimit: ServerLimit.ServerLimit | undefined = undefined
+        let lastRetryAfter: string | undefined = undefined
+        // The place the last attempt had in the limit: what the limiter is told about the answer is judged against it.
+        let admitted: ErpRateLimiter.Acquired | undefined = undefined
 
-        const rateLimited = (nowMillis: number, neededMillis: number | undefined, maxWaitMillis?: number) =>
+        const rateLimited = (
+          nowMillis: number,
+          neededMillis: number | undefined,
+          bounded: { readonly maxWaitMillis?: number | undefined; readonly budgetMillis?: number | undefined } = {}
+        ) =>
           new RateLimited({
             endpoint: target.endpoint,
-            ...(maxWaitMillis === undefined ? {} : { maxWaitMillis }),
+            ...(bounded.maxWaitMillis === undefined ? {} : { maxWaitMillis: bounded.maxWaitMillis }),
+            ...(bounded.budgetMillis === undefined ? {} : { budgetMillis: bounded.budgetMillis }),
             waitedMillis,
             attempts,
+            ...(refused === 0 ? {} : { tooManyRequests: refused }),
             elapsedMillis: nowMillis - startMillis,
             ...(neededMillis === undefined ? {} : { neededMillis }),
             ...(lastLimit?.limit === undefined ? {} : { limit: lastLimit.limit }),
             ...(lastLimit?.remaining === undefined ? {} : { remaining: lastLimit.remaining }),
-            ...(lastLimit?.reset === undefined ? {} : { serverReset: lastLimit.reset.raw, resetAt: lastLimit.reset.at })
+            ...(lastLimit?.reset === undefined
+              ? {}
+              : { serverReset: lastLimit.reset.raw, resetAt: lastLimit.reset.at }),
+            ...(lastRetryAfter === undefined ? {} : { retryAfter: lastRetryAfter })
           })
 
         // The error a call gives up with, saying its attempts.
-        const giveUp = (last: Last, nowMillis: number): ExecuteError => {
+        const giveUp = (last: Last, nowMillis: number, verdict: Policy.Verdict): ExecuteError => {
           const tally = { attempts, elapsedMillis: nowMillis - startMillis }
           if (last._tag === "Answer") {
             const { answer } = last
             if (answer.status >= 200 && answer.status < 300 && Either.isLeft(last.envelope)) {
               return new DecodeError({ ...last.envelope.left, ...tally })
             }
+            const serverMessage = messageOf(target, answer)
+            // A gateway in front of the service refuses a key with 401 or 403: the key's refusal as the envelope's.
+            if (answer.status === 401 || answer.status === 403) {
+              return new Unauthorized({
+                endpoint: target.endpoint,
+                status: answer.status,
+                ...(serverMessage === undefined || serverMessage === "Unauthorized" ? {} : { serverMessage })
+              })
+            }
             const retryAfter = answer.headers["retry-after"]
             return new HttpStatusError({
               ...target,
               status: answer.status,
               ...(retryAfter === undefined ? {} : { retryAfter }),
+              ...(serverMessage === undefined ? {} : { serverMessage }),
+              // The retry the server asked for would have gone past the budget: the error says the wait asked for.
+              ...(verdict._tag === "GiveUp" && verdict.why === "retry-budget" && verdict.untilMillis !== undefined
+                ? { neededMillis: verdict.untilMillis - nowMillis, budgetMillis: settings.retryBudgetMillis }
+                : {}),
               ...tally
             })
           }
@@ -181,7 +222,7 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
           WaitBeyondBound: (beyond) =>
             Effect.flatMap(
               Clock.currentTimeMillis,
-              (nowMillis) => Effect.fail(rateLimited(nowMillis, beyond.startsAt - nowMillis, maxWaitMillis))
+              (nowMillis) => Effect.fail(rateLimited(nowMillis, beyond.startsAt - nowMillis, { maxWaitMillis }))
             ),
           PauseBeyondDeadline: (pause) =>
             Effect.flatMap(
@@ -196,6 +237,7 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
         const once = Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(restore(acquire), (acquired) => {
             waitedMillis += acquired.spacedMillis + acquired.pausedMillis
+            admitted = acquired
             const resend = attempts
             attempts += 1
             return restore(
@@ -217,7 +259,7 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
         )
 
         const loop: Effect.Effect<Exchange, ExecuteError> = Effect.flatMap(
-          once,
+          inFlight === undefined ? once : inFlight.withPermits(1)(once),
           (result) =>
             Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
               let last: Last
@@ -235,6 +277,8 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
                   ? Envelope.parseBody(target.endpoint, answer.text)
                   : Either.right(undefined)
                 lastLimit = ServerLimit.parse(answer.headers, nowMillis, settings.maxServerWaitMillis)
+                lastRetryAfter = answer.status === 429 ? answer.headers["retry-after"] : undefined
+                if (answer.status === 429) refused += 1
                 last = { _tag: "Answer", answer, envelope }
                 outcome = {
                   _tag: "Answer",
@@ -244,7 +288,32 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
                   bodyOk: Either.isRight(envelope)
                 }
               }
-              return Effect.flatMap(Random.nextRange(0.5, 1), (jitter) => {
+              // What the answer said of the server's limit goes to the limiter first: a lower limit holds back the
+              // requests queued behind this one, whatever becomes of this call.
+              const heard = outcome._tag === "Answer" && admitted !== undefined &&
+                  (outcome.status === 429 || outcome.limit.limit !== undefined)
+                ? limiter.learn(key, admitted, {
+                  serverLimit: outcome.limit.limit,
+                  tooManyRequests: outcome.status === 429,
+                  startedMillis: admitted.startedMillis
+                })
+                : Effect.void
+              const unreadable = outcome._tag === "Answer" ? outcome.limit.unreadableReset : undefined
+              const said = unreadable === undefined || unreadableSaid.has(target.endpoint)
+                ? Effect.void
+                : Effect.suspend(() => {
+                  unreadableSaid.add(target.endpoint)
+                  return Effect.logInfo(
+                    `${target.method} ${target.endpoint}: X-RateLimit-Reset ${
+                      JSON.stringify(unreadable)
+                    } is neither a number nor a date; the server's reset is taken as unknown`
+                  )
+                })
+              // A failing store costs what the limiter learns, never the answer at hand.
+              const jitter = heard === Effect.void && said === Effect.void
+                ? Random.nextRange(0.5, 1)
+                : Effect.zipRight(Effect.zipRight(Effect.ignore(heard), said), Random.nextRange(0.5, 1))
+              return Effect.flatMap(jitter, (jitter) => {
                 const verdict = Policy.decide(policy, { startMillis, failures, busy }, outcome, nowMillis, jitter)
                 switch (verdict._tag) {
                   case "Accept": {
@@ -254,31 +323,36 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
                       { answer: answered.answer, envelope: Either.getOrUndefined(answered.envelope) }
                     )
                   }
-                  case "Pause":
+                  case "Pause": {
                     busy += 1
+                    const pause = Effect.catchTag(
+                      limiter.pause(key, verdict.untilMillis),
+                      "StoreFailure",
+                      (failure) =>
+                        Effect.fail(
+                          new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description })
+                        )
+                    )
+                    // A call bounded by `maxWait` that cannot meet the server's pause fails now (the pause still holds
+                    // the endpoint for every other call), saying what it sent and what came back.
+                    if (bound !== undefined && verdict.untilMillis > bound) {
+                      return Effect.zipRight(
+                        pause,
+                        Effect.fail(rateLimited(nowMillis, verdict.untilMillis - nowMillis, { maxWaitMillis }))
+                      )
+                    }
                     return Effect.zipRight(
                       Effect.zipRight(
                         Effect.logInfo(
                           `${target.method} ${target.endpoint}: the server answered 429${
-                            lastLimit?.reset === undefined
-                              ? ""
-                              : ` (${ServerLimit.describeReset(lastLimit.reset, nowMillis)})`
+                            describeWait(lastLimit, lastRetryAfter, nowMillis)
                           }; trying again in ${Math.round(verdict.untilMillis - nowMillis)} ms`
                         ),
-                        Effect.catchTag(
-                          limiter.pause(key, verdict.untilMillis),
-                          "StoreFailure",
-                          (failure) =>
-                            Effect.fail(
-                              new RateLimiterUnavailable({
-                                endpoint: target.endpoint,
-                                description: failure.description
-                              })
-                            )
-                        )
+                        pause
                       ),
                       loop
                     )
+                  }
                   case "Retry":
                     failures += 1
                     return Observe.retried.pipe(
@@ -292,7 +366,13 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
                     )
                   case "GiveUp":
                     return Effect.fail(
-                      verdict.why === "rate-limit-budget" ? rateLimited(nowMillis, undefined) : giveUp(last, nowMillis)
+                      verdict.why === "rate-limit-budget"
+                        ? rateLimited(
+                          nowMillis,
+                          verdict.untilMillis === undefined ? undefined : verdict.untilMillis - nowMillis,
+                          { budgetMillis: settings.rateLimitBudgetMillis }
+                        )
+                        : giveUp(last, nowMillis, verdict)
                     )
                 }
               })
@@ -320,8 +400,8 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
             )
 
         return loop
-      }
-    )
+      })
+    })
   }
 
   // The overloads say what the options decide: without the envelope check no DecodeError can come out.
@@ -333,7 +413,29 @@ const describeLast = (target: Transport.Target, last: Last): string => {
   const { answer } = last
   if (Either.isLeft(last.envelope)) return last.envelope.left.message
   const retryAfter = answer.headers["retry-after"]
+  const said = messageOf(target, answer)
   return `${target.method} ${target.endpoint}: HTTP status ${answer.status}${
-    retryAfter === undefined ? "" : ` (Retry-After: ${retryAfter})`
-  }`
+    said === undefined ? "" : ` (the server said: ${said})`
+  }${retryAfter === undefined ? "" : ` (Retry-After: ${retryAfter})`}`
+}
+
+/** The message of an answer that is not a success but whose body is the envelope (`result.message`), if any. */
+const messageOf = (target: Transport.Target, answer: Transport.Answer): string | undefined => {
+  if (answer.status >= 200 && answer.status < 300) return undefined
+  const parsed = Envelope.parseBody(target.endpoint, answer.text)
+  const message = Either.isRight(parsed) ? parsed.right.result.message : undefined
+  return typeof message === "string" && message.trim() !== "" ? message : undefined
+}
+
+/** What a 429 said of when to come back, for the log line: ` (Retry-After: 5, X-RateLimit-Reset: … (in 5 s))`. */
+const describeWait = (
+  limit: ServerLimit.ServerLimit | undefined,
+  retryAfter: string | undefined,
+  nowMillis: number
+): string => {
+  const said = [
+    ...(retryAfter === undefined ? [] : [`Retry-After: ${retryAfter}`]),
+    ...(limit?.reset === undefined ? [] : [ServerLimit.describeReset(limit.reset, nowMillis)])
+  ]
+  return said.length === 0 ? "" : ` (${said.join(", ")})`
 }

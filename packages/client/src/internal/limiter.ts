@@ -7,6 +7,7 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import type { Learned } from "./serverLimit.js"
 
 /** `acquire` would have to wait past the caller's deadline for a pause the server asked for. */
 export class PauseBeyondDeadline extends Data.TaggedError("PauseBeyondDeadline")<{
@@ -38,14 +39,26 @@ export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter
 
 /**
  * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
- * of its slots busy until a window after its last request ended. In memory by default (`memory.ts`: one process shares
- * it across its fibers); in Redis for the shared limiter, so every process sees it.
+ * of its slots busy until a window after its last request ended; and the limit learned from the server for an
+ * endpoint (`serverLimit.ts`, `learn`). In memory by default (`memory.ts`: one process shares it across its fibers);
+ * in Redis for the shared limiter, so every process sees it.
  */
 export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/HoldStore")<HoldStore, {
   /** Epoch ms until which `key` is held, 0 when it is not. */
   readonly get: (key: string) => Effect.Effect<number, StoreFailure>
   /** Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. */
   readonly extend: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
+  /** The limit learned for `key` and not yet lapsed, if any. */
+  readonly learned: (key: string) => Effect.Effect<Learned | undefined, StoreFailure>
+  /**
+   * Replaces the limit learned for `key` with `next` (`null`: forgets it), if it is still `expected`: of two users
+   * that judged alike, one changes it (a 429 seen by two processes halves the limit once). Whether it changed it.
+   */
+  readonly setLearned: (
+    key: string,
+    expected: Learned | undefined,
+    next: Learned | null
+  ) => Effect.Effect<boolean, StoreFailure>
 }>() {}
 
 // Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts.

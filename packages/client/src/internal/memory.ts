@@ -15,6 +15,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HoldStore } from "./limiter.js"
+import type { Learned } from "./serverLimit.js"
 
 /** A fixed-window counter: the tokens taken and when the count lapses (epoch ms). */
 export interface Counter {
@@ -34,9 +35,16 @@ export interface State {
   readonly buckets: Map<string, Bucket>
   /** Until when each key is held (epoch ms). */
   readonly holds: Map<string, number>
+  /** The limit learned for each key (see `HoldStore.learned`). */
+  readonly learned: Map<string, Learned>
 }
 
-export const makeState = (): State => ({ counters: new Map(), buckets: new Map(), holds: new Map() })
+export const makeState = (): State => ({
+  counters: new Map(),
+  buckets: new Map(),
+  holds: new Map(),
+  learned: new Map()
+})
 
 /**
  * `RateLimiterStore.fixedWindow` at `now`: takes `tokens` and returns the count after it and the counter's time to
@@ -104,6 +112,28 @@ export const extendHold = (state: State, key: string, untilMillis: number): void
   if (holdOf(state, key) < untilMillis) state.holds.set(key, untilMillis)
 }
 
+/** The limit learned for `key` at `now`, unless it has lapsed. */
+export const learnedOf = (state: State, key: string, now: number): Learned | undefined => {
+  const learned = state.learned.get(key)
+  if (learned === undefined || learned.sinceMillis + learned.ttlMillis > now) return learned
+  state.learned.delete(key)
+  return undefined
+}
+
+/** `HoldStore.setLearned` at `now`. */
+export const setLearned = (
+  state: State,
+  key: string,
+  expected: Learned | undefined,
+  next: Learned | null,
+  now: number
+): boolean => {
+  if (learnedOf(state, key, now) !== expected) return false
+  if (next === null) state.learned.delete(key)
+  else state.learned.set(key, next)
+  return true
+}
+
 /** The state behind the memory stores, for the limiter's synchronous path. */
 export class Memory extends Context.Tag("@erp-client/client/ErpRateLimiter/Memory")<Memory, State>() {}
 
@@ -140,7 +170,13 @@ export const context = (
       HoldStore,
       HoldStore.of({
         get: (key) => Effect.sync(() => holdOf(state, key)),
-        extend: (key, untilMillis) => Effect.sync(() => extendHold(state, key, untilMillis))
+        extend: (key, untilMillis) => Effect.sync(() => extendHold(state, key, untilMillis)),
+        learned: (key) =>
+          Effect.clockWith((clock) => Effect.sync(() => learnedOf(state, key, clock.unsafeCurrentTimeMillis()))),
+        setLearned: (key, expected, next) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => setLearned(state, key, expected, next, clock.unsafeCurrentTimeMillis()))
+          )
       })
     )
   )

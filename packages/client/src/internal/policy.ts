@@ -60,7 +60,11 @@ export type Verdict =
   /** The server refused for its limit: hold the endpoint until `untilMillis`, then try again. */
   | { readonly _tag: "Pause"; readonly untilMillis: number }
   | { readonly _tag: "Retry"; readonly afterMillis: number }
-  | { readonly _tag: "GiveUp"; readonly why: GiveUp }
+  /**
+   * `untilMillis`: past a budget, when the server asked the call to come back (`Retry-After`, a reset), or for a 429
+   * when the call would have tried again; the error says the wait.
+   */
+  | { readonly _tag: "GiveUp"; readonly why: GiveUp; readonly untilMillis?: number | undefined }
 
 /** HTTP statuses a proxy or gateway sends while the service is briefly away. */
 export const isTransientStatus = (status: number): boolean =>
@@ -87,29 +91,38 @@ export const decide = (
     // Whole milliseconds: clocks and stores keep integers, and a fraction left over would be waited for again.
     const afterMillis = Math.ceil(Math.max(backoff, retryAfterMillis ?? 0))
     if (nowMillis + afterMillis - history.startMillis > policy.retryBudgetMillis) {
-      return { _tag: "GiveUp", why: "retry-budget" }
+      return retryAfterMillis !== undefined && retryAfterMillis >= backoff
+        ? { _tag: "GiveUp", why: "retry-budget", untilMillis: nowMillis + afterMillis }
+        : { _tag: "GiveUp", why: "retry-budget" }
     }
     return { _tag: "Retry", afterMillis }
   }
   if (outcome._tag === "NoAnswer") return outcome.transient ? retry(undefined) : { _tag: "GiveUp", why: "final" }
   const { status } = outcome
   if (status === 429) {
-    // The server refused before acting: any method is tried again, once its window allows. A reset that is not ahead
-    // of now (in the past: a skewed clock; "now", which the 429 itself contradicts) or beyond the longest wait (a unit
-    // misread) says the server's window is unknown: back off by a whole window, so the calls waiting on the endpoint
-    // meet about one more 429 a window (pausing for a share of the window, each new call starting over, sent
-    // hundreds). Without any reset, back off from one request's share of the window, doubling up to a window.
+    // The server refused before acting: any method is tried again, once its window allows. `Retry-After` is the
+    // server's own word on when: believed as a 503's is, beyond the budget too (the call then fails at once, saying
+    // the wait asked for, instead of knocking until the budget is spent). A reset that is not ahead of now (in the
+    // past: a skewed clock; "now", which the 429 itself contradicts) or beyond the longest wait (a unit misread) says
+    // the server's window is unknown: back off by a whole window, so the calls waiting on the endpoint meet about one
+    // more 429 a window (pausing for a share of the window, each new call starting over, sent hundreds). Without any
+    // reset, back off from one request's share of the window, doubling up to a window.
     const reset = outcome.limit.reset
     const least = minPauseMillis(policy)
     const known = reset !== undefined && reset.usable && reset.at > nowMillis
+    const asked = outcome.retryAfterMillis
     const backoff = reset !== undefined && !known
       ? policy.windowMillis * jitter
       : Math.min(policy.windowMillis, least * 2 ** history.busy) * jitter
     const untilMillis = Math.ceil(
-      known ? Math.max(reset.at, nowMillis + least) : nowMillis + Math.max(least, backoff)
+      asked !== undefined
+        ? Math.max(nowMillis + Math.max(asked, least), known ? reset.at : 0)
+        : known
+        ? Math.max(reset.at, nowMillis + least)
+        : nowMillis + Math.max(least, backoff)
     )
     return untilMillis - history.startMillis > policy.rateLimitBudgetMillis
-      ? { _tag: "GiveUp", why: "rate-limit-budget" }
+      ? { _tag: "GiveUp", why: "rate-limit-budget", untilMillis }
       : { _tag: "Pause", untilMillis }
   }
   if (status >= 200 && status < 300) return outcome.bodyOk ? { _tag: "Accept" } : retry(undefined)

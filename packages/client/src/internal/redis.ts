@@ -11,6 +11,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
 import * as Limiter from "./limiter.js"
+import type { Learned } from "./serverLimit.js"
 
 // The fixed-window counter of `@effect/experimental/RateLimiter/Redis` (0.61), unchanged: it gives exactly the
 // memory store's semantics (count, and a PX time to live that grows by `refill * tokens` from the current one, so
@@ -58,9 +59,26 @@ end
 return current
 `
 
+// Ours: the limit learned from the server (`serverLimit.ts`, `learn`), replaced only if it is still the one the
+// decision was made on (ARGV[1], "" for none), so that two processes judging a 429 each halve it once between them.
+// ARGV[2] is the new value ("" forgets it) and ARGV[3] its time to live.
+const SET_LEARNED_LUA = `
+local current = redis.call("GET", KEYS[1]) or ""
+if current ~= ARGV[1] then
+  return 0
+end
+if ARGV[2] == "" then
+  redis.call("DEL", KEYS[1])
+else
+  redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
+end
+return 1
+`
+
 interface RedisWithScripts extends Redis {
   erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
   erpExtendHold(key: string, ttlMillis: number, untilMillis: number): Promise<number>
+  erpSetLearned(key: string, expected: string, next: string, ttlMillis: number): Promise<number>
 }
 
 export interface Connection {
@@ -129,6 +147,7 @@ export const connect = (
         })
         redis.defineCommand("erpFixedWindow", { lua: FIXED_WINDOW_LUA, numberOfKeys: 1 })
         redis.defineCommand("erpExtendHold", { lua: EXTEND_HOLD_LUA, numberOfKeys: 1 })
+        redis.defineCommand("erpSetLearned", { lua: SET_LEARNED_LUA, numberOfKeys: 1 })
         return redis
       }),
       // `disconnect` also stops the reconnect timer, so nothing keeps the process alive after the scope closes.
@@ -214,5 +233,28 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
         return ttl <= 0
           ? Effect.void
           : connection.call("hold set", (redis) => redis.erpExtendHold(`${prefix}${key}:hold`, ttl, untilMillis))
-      })
+      }),
+    learned: (key) =>
+      Effect.map(connection.call("limit get", (redis) => redis.get(`${prefix}${key}:limit`)), decodeLearned),
+    setLearned: (key, expected, next) =>
+      Effect.map(
+        connection.call("limit set", (redis) =>
+          redis.erpSetLearned(
+            `${prefix}${key}:limit`,
+            encodeLearned(expected),
+            encodeLearned(next ?? undefined),
+            Math.max(1, Math.ceil(next?.ttlMillis ?? 1))
+          )),
+        (changed) => Number(changed) === 1
+      )
   })
+
+// A learned limit in Redis: `limit:sinceMillis:ttlMillis`, kept for its time to live.
+const encodeLearned = (learned: Learned | undefined): string =>
+  learned === undefined ? "" : `${learned.limit}:${learned.sinceMillis}:${learned.ttlMillis}`
+
+const decodeLearned = (text: string | null): Learned | undefined => {
+  const parts = text?.split(":").map(Number)
+  if (parts === undefined || parts.length !== 3 || !parts.every(Number.isSafeInteger) || parts[0]! < 1) return undefined
+  return { limit: parts[0]!, sinceMillis: parts[1]!, ttlMillis: parts[2]! }
+}

@@ -21,6 +21,8 @@ export interface ServerLimit {
   readonly limit: number | undefined
   readonly remaining: number | undefined
   readonly reset: Reset | undefined
+  /** `X-RateLimit-Reset` as sent when it could not be read (neither a number nor a date): the reset is unknown. */
+  readonly unreadableReset?: string | undefined
 }
 
 const headerText = (headers: Readonly<Record<string, string | undefined>>, name: string): string | undefined => {
@@ -34,11 +36,33 @@ const headerNumber = (headers: Readonly<Record<string, string | undefined>>, nam
   return Number.isFinite(value) ? value : undefined
 }
 
+// An ISO 8601 date-time (`2026-11-26T10:00:30Z`, `…+01:00`, fractions of a second) or an HTTP date (RFC 9110's
+// IMF-fixdate `Thu, 26 Nov 2026 10:00:30 GMT`, and the obsolete RFC 850 and asctime forms). Checked by shape before
+// `Date.parse`, which also reads many texts no server means as a date (`"5 x"`, a bare `"2026"`).
+const isoDateTime = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i
+const httpDate =
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? +(\d{1,2}[ -][A-Z][a-z]{2}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT|[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4})$/
+
+/**
+ * A date as servers write it in a header, in epoch milliseconds: an ISO 8601 date-time (UTC when it names no zone) or
+ * an HTTP date; `undefined` for anything else.
+ */
+export const parseDate = (raw: string): number | undefined => {
+  const text = raw.trim()
+  let at = Number.NaN
+  if (isoDateTime.test(text)) {
+    // Without a zone, `Date.parse` reads a date-time as local time: a header's time is UTC.
+    at = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text.replace(" ", "T") : `${text.replace(" ", "T")}Z`)
+  } else if (httpDate.test(text)) at = Date.parse(text)
+  return Number.isFinite(at) ? at : undefined
+}
+
 /**
  * Reads `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`. The contract does not give the unit of
- * the reset (docs/erp-api-v2.md, "Limits"), so all three plausible ones are accepted: epoch milliseconds (>= 1e12),
- * epoch seconds (>= 1e9) and seconds from now (anything smaller). A reset in the past or more than `maxWaitMillis`
- * ahead is kept (messages quote it) but not used (see `Reset.usable`).
+ * the reset (docs/erp-api-v2.md, "Limits"), so every plausible one is accepted: epoch milliseconds (>= 1e12), epoch
+ * seconds (>= 1e9), seconds from now (any smaller number), and a date (ISO 8601 or HTTP date, see `parseDate`). A reset
+ * in the past or more than `maxWaitMillis` ahead is kept (messages quote it) but not used (see `Reset.usable`); one that
+ * is none of these is `unreadableReset`, and the reset is unknown.
  */
 export const parse = (
   headers: Readonly<Record<string, string | undefined>>,
@@ -48,16 +72,26 @@ export const parse = (
   const raw = headerText(headers, "x-ratelimit-reset")
   const value = headerNumber(headers, "x-ratelimit-reset")
   let reset: Reset | undefined
-  if (raw !== undefined && value !== undefined) {
+  let unreadableReset: string | undefined
+  if (raw !== undefined) {
     // A negative value (seconds from now, skewed) is a reset in the past: unusable, like an epoch behind the clock.
-    const at = value >= 1e12 ? value : value >= 1e9 ? value * 1000 : nowMillis + value * 1000
+    const at = value === undefined
+      ? parseDate(raw)
+      : value >= 1e12
+      ? value
+      : value >= 1e9
+      ? value * 1000
+      : nowMillis + value * 1000
     // Epoch seconds are rounded up by most servers: a reset up to a second behind is the current second.
-    reset = { raw, at, usable: at > nowMillis - 1000 && at <= nowMillis + maxWaitMillis }
+    if (at !== undefined) reset = { raw, at, usable: at > nowMillis - 1000 && at <= nowMillis + maxWaitMillis }
+    else unreadableReset = raw
   }
+  const limit = headerNumber(headers, "x-ratelimit-limit")
   return {
-    limit: headerNumber(headers, "x-ratelimit-limit"),
+    limit,
     remaining: headerNumber(headers, "x-ratelimit-remaining"),
-    reset
+    reset,
+    ...(unreadableReset === undefined ? {} : { unreadableReset })
   }
 }
 
@@ -72,8 +106,8 @@ export const retryAfter = (
   const raw = headerText(headers, "retry-after")
   if (raw === undefined) return undefined
   if (/^\d+$/.test(raw)) return Number(raw) * 1000
-  const date = Date.parse(raw)
-  return Number.isFinite(date) ? Math.max(0, date - nowMillis) : undefined
+  const date = parseDate(raw)
+  return date === undefined ? undefined : Math.max(0, date - nowMillis)
 }
 
 /**
@@ -98,4 +132,72 @@ export const describeReset = (reset: Reset, nowMillis: number): string => {
   const seconds = Math.round((reset.at - nowMillis) / 1000)
   const when = seconds >= 0 ? `in ${seconds} s` : `${-seconds} s ago`
   return `X-RateLimit-Reset: ${reset.raw} (${when}${reset.usable ? "" : ", not waited for"})`
+}
+
+/**
+ * A limit learned from the server, lower than the limiter's own (docs/ARCHITECTURE.md, "Rate limit"): the limiter
+ * then deals requests to `limit` of its slots instead of all of them, so it keeps the server's real rate.
+ */
+export interface Learned {
+  readonly limit: number
+  /** When it was learned (epoch ms): a 429 to a request that started before was met under the limit before it. */
+  readonly sinceMillis: number
+  /** How long it holds unless heard again: the server's own header is trusted longer than a guess from 429s. */
+  readonly ttlMillis: number
+}
+
+/** What one answer told about the server's limit. */
+export interface Heard {
+  /** `X-RateLimit-Limit`, when sent. */
+  readonly serverLimit: number | undefined
+  readonly tooManyRequests: boolean
+  /** When the request started (epoch ms). */
+  readonly startedMillis: number
+}
+
+/** How long a limit read from `X-RateLimit-Limit` holds without being heard again: an hour. */
+export const headerLimitTtlMillis = 3_600_000
+
+/**
+ * How long a limit guessed from 429s holds, in windows (50 minutes at the contract's 30 s): then the limiter tries its
+ * own limit again, and halves anew if the server still refuses. Long, so an export settles once rather than probing
+ * every few windows; a guess made from a passing storm (another client on the key) costs rate, never records.
+ */
+export const guessedLimitWindows = 100
+
+/**
+ * The limit to keep after an answer, from the limit learned so far (`undefined`: the limiter's own, `configured`):
+ * `undefined` to keep what there is, `null` to forget it, or the new one.
+ *
+ * - `X-RateLimit-Limit` below `configured` is the limit (the server says so; every answer repeats it, which renews it
+ *   once half its time has gone); at or above it, the limiter's own stands and anything learned is forgotten. A value that is not a whole number of at least 1 is
+ *   not a limit.
+ * - A 429 without `X-RateLimit-Limit` halves the limit (at least 1): the server counts fewer than the limiter lets
+ *   through, and does not say how many. Only once for the requests started under the same limit: a burst of 429s
+ *   answering one window's requests halves it once, not once each. Repeated 429s keep halving, one window after
+ *   another, so an export settles within a few 429s instead of meeting one every window.
+ */
+export const learn = (
+  configured: number,
+  current: Learned | undefined,
+  heard: Heard,
+  nowMillis: number,
+  windowMillis: number
+): Learned | null | undefined => {
+  const { serverLimit } = heard
+  if (serverLimit !== undefined && Number.isSafeInteger(serverLimit) && serverLimit >= 1) {
+    if (serverLimit >= configured) return current === undefined ? undefined : null
+    // Every answer repeats it: renewed when half its time has gone, not written at every answer.
+    return current?.limit === serverLimit && nowMillis - current.sinceMillis < current.ttlMillis / 2
+      ? undefined
+      : { limit: serverLimit, sinceMillis: nowMillis, ttlMillis: headerLimitTtlMillis }
+  }
+  if (!heard.tooManyRequests) return undefined
+  const limit = current?.limit ?? configured
+  if (limit <= 1 || (current !== undefined && heard.startedMillis < current.sinceMillis)) return undefined
+  return {
+    limit: Math.max(1, Math.floor(limit / 2)),
+    sinceMillis: nowMillis,
+    ttlMillis: guessedLimitWindows * windowMillis
+  }
 }

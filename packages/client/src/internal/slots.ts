@@ -41,6 +41,7 @@ import {
   waits
 } from "./limiter.js"
 import * as Memory from "./memory.js"
+import * as ServerLimit from "./serverLimit.js"
 
 /** The slot a ticket (1, 2, 3, …) is dealt: round-robin over the `limit` slots of a key. */
 export const slotOf = (ticket: number, limit: number): number => (ticket - 1) % limit
@@ -86,10 +87,10 @@ export const make = (
     const storeFailure = (error: RateLimiter.RateLimiterError) =>
       new StoreFailure({ description: storeErrorText(error) })
 
-    const reserve = (key: string) =>
+    const reserve = (key: string, limitNow: number) =>
       store.fixedWindow({ key: `${key}:ticket`, tokens: 1, refillRate: slotWindow, limit: undefined }).pipe(
         Effect.flatMap(([ticket]) => {
-          const slot = `${key}:slot:${slotOf(ticket, limit)}`
+          const slot = `${key}:slot:${slotOf(ticket, limitNow)}`
           return limiter.consume({
             key: slot,
             limit: 1,
@@ -108,6 +109,7 @@ export const make = (
     // saying when the request could start.
     const reserveBounded = (
       key: string,
+      limitNow: number,
       bound: number
     ): Effect.Effect<{ readonly slot: string; readonly freeAt: number }, WaitBeyondBound | StoreFailure> =>
       Effect.gen(function*() {
@@ -115,7 +117,7 @@ export const make = (
           store.fixedWindow({ key: `${key}:ticket`, tokens: 1, refillRate: slotWindow, limit: undefined }),
           storeFailure
         )
-        const slot = `${key}:slot:${slotOf(ticket, limit)}`
+        const slot = `${key}:slot:${slotOf(ticket, limitNow)}`
         const now = yield* Clock.currentTimeMillis
         const busyUntil = yield* holds.get(slot)
         if (busyUntil > now) return { slot, freeAt: busyUntil }
@@ -165,8 +167,9 @@ export const make = (
     // below from the start, having changed nothing.
     const fastAcquire = (state: Memory.State, key: string, now: number, bound: number | undefined) => {
       if (Memory.holdOf(state, key) > now || (bound !== undefined && now > bound)) return undefined
+      const learned = Memory.learnedOf(state, key, now)
       const ticketKey = `${key}:ticket`
-      const slot = `${key}:slot:${slotOf(Memory.nextCount(state, ticketKey, now), limit)}`
+      const slot = `${key}:slot:${slotOf(Memory.nextCount(state, ticketKey, now), learned?.limit ?? limit)}`
       if (Memory.isCounting(state, slot, now) || Memory.holdOf(state, slot) > now) return undefined
       Memory.fixedWindow(state, ticketKey, 1, slotWindowMillis, undefined, now)
       Memory.fixedWindow(state, slot, 1, slotWindowMillis, undefined, now)
@@ -175,6 +178,9 @@ export const make = (
       const acquired: Acquired = {
         spacedMillis: 0,
         pausedMillis: 0,
+        startedMillis: now,
+        limit: learned?.limit ?? limit,
+        learned,
         release: (endedMillis: number) =>
           Effect.sync(() => Memory.extendHold(state, slot, busyFrom({ startedMillis: now, endedMillis }, windows)))
       }
@@ -204,13 +210,16 @@ export const make = (
           })
         while (true) {
           pausedMillis += yield* waitForPause(key, deadline, bound)
+          // The limit learned from the server, if lower: requests go to that many slots only.
+          const learned = yield* holds.learned(key)
+          const limitNow = learned?.limit ?? limit
           let slot: string
           if (bound === undefined) {
-            const reserved = yield* reserve(key)
+            const reserved = yield* reserve(key, limitNow)
             slot = reserved.slot
             if (reserved.delay > 0) yield* space(reserved.delay)
           } else {
-            const reserved = yield* reserveBounded(key, bound)
+            const reserved = yield* reserveBounded(key, limitNow, bound)
             const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
             // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
             if (wait > 0) {
@@ -241,6 +250,9 @@ export const make = (
             return {
               spacedMillis,
               pausedMillis,
+              startedMillis: now,
+              limit: limitNow,
+              learned,
               release: (endedMillis: number) =>
                 holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
             }
@@ -270,11 +282,34 @@ export const make = (
           (marks) => marks.filter((until) => until > now).length
         ))
 
+    // What an answer said of the server's limit: a lower one is kept for the key (`ServerLimit.learn` decides), and
+    // said once by whoever changed it.
+    const learn: Service["learn"] = (key, acquired, heard) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const next = ServerLimit.learn(limit, acquired.learned, heard, now, windowMillis)
+        if (next === undefined) return Effect.void
+        return Effect.flatMap(holds.setLearned(key, acquired.learned, next), (changed) =>
+          !changed
+            ? Effect.void
+            : Effect.logInfo(
+              next === null
+                ? `the server's limit is ${heard.serverLimit} (X-RateLimit-Limit): back to the limiter's ${limit}`
+                : heard.serverLimit !== undefined
+                ? `the server's limit is ${next.limit} per ${
+                  Duration.format(window)
+                } (X-RateLimit-Limit), lower than the limiter's ${limit}: keeping it`
+                : `the server answered 429 without saying its limit: keeping ${next.limit} per ${
+                  Duration.format(window)
+                } (was ${acquired.limit}) for ${Math.round(next.ttlMillis / 1000)} s`
+            ).pipe(Effect.annotateLogs("erp.limiter_key", key)))
+      })
+
     const service: Service = {
       limit,
       window,
       margin,
       acquire,
+      learn,
       // Whole milliseconds: a fraction would leave a sliver to wait for again, a sleep of almost nothing at a time.
       pause: (key, untilMillis) => holds.extend(key, Math.ceil(untilMillis)),
       inUse

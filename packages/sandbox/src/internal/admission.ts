@@ -53,7 +53,7 @@ export const make = (
       const peek = window.check(slot, nowMillis, false)
       const headersOf = (decision: RateLimit.Decision) =>
         rateLimit.headers
-          ? Window.headers(decision, rateLimit.resetUnit, nowMillis, rateLimit.resetSkewMillis)
+          ? Window.headers(decision, rateLimit.resetUnit, nowMillis, rateLimit.resetSkewMillis, rateLimit.retryAfter)
           : {}
       if (!peek.allowed) return { _tag: "Limited", headers: headersOf(peek) }
       const fault = faults.take(endpoint, nowMillis)

@@ -140,6 +140,17 @@ export const make = (options: Sandbox.Options = {}): Core => {
     tooManyRequestsBody: options.tooManyRequestsBody ?? "envelope"
   })
 
+  // `failingIds`: partner/get of these ids fails every time.
+  const failing = options.failingIds
+  const failingSet = new Set((failing?.ids ?? []).map(String))
+  const every = failing?.every === undefined ? 0 : Math.max(0, Math.floor(failing.every))
+  const fails = (endpoint: string, params: URLSearchParams): boolean => {
+    if (failing === undefined || endpoint !== "/partner/get") return false
+    const id = params.get("id")
+    if (id === null || !/^\d+$/.test(id)) return false
+    return failingSet.has(String(Number(id))) || (every > 0 && Number(id) % every === 0)
+  }
+
   const arrive = (incoming: Incoming, nowMillis: number): Arrival => {
     const url = parseUrl(incoming.url)
     const params = Option.match(url, { onNone: () => new URLSearchParams(), onSome: (url) => url.searchParams })
@@ -173,6 +184,9 @@ export const make = (options: Sandbox.Options = {}): Core => {
         draft.records = answered.records
         draft.hidden = answered.hidden
         return answered.body
+      }
+      if (fault === undefined && fails(endpoint, arrival.params)) {
+        return Replies.json(Envelope.failure(failing?.message ?? "Internal error"), failing?.status ?? 500, headers)
       }
       if (fault === undefined) return Replies.json(body(), 200, headers)
       const plan = replies.forFault({ fault, headers, nowMillis: arrival.nowMillis, answer: body })

@@ -195,14 +195,16 @@ export const make = (config: Config): Replies => {
       case "Outage":
         return outage(fault, nowMillis)
       case "TooManyRequests": {
-        if (fault.headers === false) return tooManyRequests({})
+        if (fault.headers === false) return tooManyRequests(withRetryAfter({}, fault.retryAfter, nowMillis))
         const limit = rateLimit === false ? Window.defaults.limit : rateLimit.limit
         const unit = fault.resetUnit ?? (rateLimit === false ? Window.defaults.resetUnit : rateLimit.resetUnit)
         const skew = rateLimit === false ? 0 : rateLimit.resetSkewMillis
         const resetAtMillis = nowMillis + (fault.resetAfter === undefined ? 1000 : Duration.toMillis(fault.resetAfter))
-        return tooManyRequests(
-          Window.headers({ allowed: false, limit, remaining: 0, resetAtMillis }, unit, nowMillis, skew)
-        )
+        return tooManyRequests(withRetryAfter(
+          Window.headers({ allowed: false, limit, remaining: 0, resetAtMillis }, unit, nowMillis, skew),
+          fault.retryAfter,
+          nowMillis
+        ))
       }
       case "DropBeforeResponse":
         return { _tag: "Drop" }

@@ -11,7 +11,8 @@ export const defaults: RateLimit.Resolved = {
   windowMillis: 30_000,
   resetUnit: "epoch-seconds",
   headers: true,
-  resetSkewMillis: 0
+  resetSkewMillis: 0,
+  retryAfter: false
 }
 
 /** @internal */
@@ -32,7 +33,8 @@ export const resolve = (options: RateLimit.Options | undefined): RateLimit.Resol
   ),
   resetUnit: options?.resetUnit ?? defaults.resetUnit,
   headers: options?.headers ?? defaults.headers,
-  resetSkewMillis: options?.resetSkew === undefined ? defaults.resetSkewMillis : signedMillis(options.resetSkew)
+  resetSkewMillis: options?.resetSkew === undefined ? defaults.resetSkewMillis : signedMillis(options.resetSkew),
+  retryAfter: options?.retryAfter ?? defaults.retryAfter
 })
 
 /** @internal */
@@ -71,7 +73,7 @@ export const makeSlidingWindowLog = (limit: number, windowMillis: number): RateL
 }
 
 /** @internal */
-export const resetValue = (unit: RateLimit.ResetUnit, resetAtMillis: number, nowMillis: number): number => {
+export const resetValue = (unit: RateLimit.ResetUnit, resetAtMillis: number, nowMillis: number): number | string => {
   switch (unit) {
     case "epoch-seconds":
       return Math.ceil(resetAtMillis / 1000)
@@ -79,6 +81,11 @@ export const resetValue = (unit: RateLimit.ResetUnit, resetAtMillis: number, now
       return Math.ceil(resetAtMillis)
     case "seconds":
       return Math.max(0, Math.ceil((resetAtMillis - nowMillis) / 1000))
+    // Dates to the second, rounded up as the epoch seconds are.
+    case "iso":
+      return new Date(Math.ceil(resetAtMillis / 1000) * 1000).toISOString().replace(".000Z", "Z")
+    case "http-date":
+      return new Date(Math.ceil(resetAtMillis / 1000) * 1000).toUTCString()
   }
 }
 
@@ -87,9 +94,14 @@ export const headers = (
   decision: RateLimit.Decision,
   unit: RateLimit.ResetUnit,
   nowMillis: number,
-  skewMillis = 0
+  skewMillis = 0,
+  retryAfter = false
 ): Record<string, string> => ({
   "x-ratelimit-limit": String(decision.limit),
   "x-ratelimit-remaining": String(Math.max(0, decision.remaining)),
-  "x-ratelimit-reset": String(resetValue(unit, decision.resetAtMillis + skewMillis, nowMillis))
+  "x-ratelimit-reset": String(resetValue(unit, decision.resetAtMillis + skewMillis, nowMillis)),
+  // A 429 says when to come back in the standard header too, when the window is set to (`retryAfter`).
+  ...(decision.allowed || retryAfter !== true
+    ? {}
+    : { "retry-after": String(Math.max(0, Math.ceil((decision.resetAtMillis - nowMillis) / 1000))) })
 })
