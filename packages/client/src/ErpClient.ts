@@ -39,6 +39,7 @@ import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
 import * as Calls from "./internal/calls.js"
 import * as Executor from "./internal/executor.js"
+import * as InFlightInternal from "./internal/inFlight.js"
 import * as Observe from "./internal/observe.js"
 import * as Transport from "./internal/transport.js"
 
@@ -474,19 +475,54 @@ export const withMaxWait: {
 )
 
 /**
+ * Places for requests in flight, shared by the calls it is given to (`currentInFlight`, `withMaxInFlight`): an attempt
+ * holds one while it waits for the rate limit and while it is on the wire, and waiting attempts are served oldest call
+ * first, so a call trying again goes before the calls that started after it.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type InFlight = InFlightInternal.InFlight
+
+/**
+ * `max` places for requests in flight, to share among calls with `currentInFlight` (a batch whose lookups run as
+ * separate effects: `Effect.locally(ErpClient.currentInFlight, places)` on each).
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Partners } from "@erp-client/streams"
+ * import { Effect, Stream } from "effect"
+ *
+ * // A stream of lookups, 64 under way, 4 requests in flight
+ * const places = ErpClient.makeInFlight(4)
+ * const partners = Stream.fromIterable([1, 2, 3]).pipe(
+ *   Stream.mapEffect((id) => Partners.get(id).pipe(Effect.locally(ErpClient.currentInFlight, places)), {
+ *     concurrency: 64
+ *   })
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeInFlight = (max: number): InFlight => InFlightInternal.make(max)
+
+/**
  * The places for requests in flight of the calls in its scope (see `withMaxInFlight`), if bounded.
  *
  * @since 0.1.0
  * @category References
  */
-export const currentInFlight: FiberRef.FiberRef<Effect.Semaphore | undefined> = Executor.currentInFlight
+export const currentInFlight: FiberRef.FiberRef<InFlight | undefined> = Executor.currentInFlight
 
 /**
  * At most `max` requests of the calls in `effect` in flight at once (waiting for the rate limit or on the wire), all
- * its fibers together. A call waiting to try again after a failure holds no place meanwhile, so in a batch of many
- * calls run side by side with more concurrency than `max` (`Resource.getMany`, `erp partners get --stdin`), one that
- * keeps failing is retried beside the others instead of holding a place for its whole retry budget: the batch takes
- * about the time it takes without faults plus one retry budget, not one budget per failing call.
+ * its fibers together. A call waiting to try again after a failure holds no place meanwhile, and gets one before the
+ * calls that started after it, so in a batch of many calls run side by side with more concurrency than `max`
+ * (`Resource.getMany`, `erp partners get --stdin`), one that keeps failing is retried beside the others instead of
+ * holding a place for its whole retry budget: the batch takes about the time it takes without faults plus one retry
+ * budget, not one budget per failing call.
  *
  * @example
  * ```ts
@@ -510,7 +546,5 @@ export const withMaxInFlight: {
 } = dual(
   2,
   <A, E, R>(effect: Effect.Effect<A, E, R>, max: number): Effect.Effect<A, E, R> =>
-    Effect.suspend(() =>
-      Effect.locally(effect, Executor.currentInFlight, Effect.unsafeMakeSemaphore(Math.max(1, Math.floor(max))))
-    )
+    Effect.suspend(() => Effect.locally(effect, Executor.currentInFlight, InFlightInternal.make(max)))
 )

@@ -229,6 +229,36 @@ describe("ErpRateLimiterRedis", () => {
       }
     }))
 
+  it.scopedLive("a limit learned by one process holds for the others; a 429 judged by two halves it once", () => {
+    const logs = captureLogs()
+    return Effect.gen(function*() {
+      const prefix = uniquePrefix("learn")
+      const [a, b] = yield* Effect.all(
+        [0, 1].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 100, window: Duration.seconds(30) }))
+      )
+      const key = "erp:k:partner/list"
+      const first = yield* a!.acquire(key)
+      expect(first).toMatchObject({ limit: 100, learned: undefined })
+      yield* first.release(Date.now())
+      // The server says 10: the other process admits its next request under 10, dealt to 10 slots.
+      yield* a!.learn(key, first, { serverLimit: 10, tooManyRequests: false, startedMillis: first.startedMillis })
+      const second = yield* b!.acquire(key)
+      expect(second).toMatchObject({ limit: 10, learned: { limit: 10 } })
+      expect(yield* Effect.promise(() => admin.pttl(`${prefix}${key}:limit`))).toBeGreaterThan(3_000_000)
+      // Two processes meet a 429 that says no limit, each admitted under 10: the limit is halved once, not twice.
+      const heard = { serverLimit: undefined, tooManyRequests: true, startedMillis: Date.now() }
+      yield* Effect.all([a!.learn(key, second, heard), b!.learn(key, second, heard)], { concurrency: 2 })
+      expect((yield* a!.acquire(key)).limit).toBe(5)
+      // The server says ours again: forgotten, by every process.
+      const third = yield* b!.acquire(key)
+      yield* b!.learn(key, third, { serverLimit: 100, tooManyRequests: false, startedMillis: third.startedMillis })
+      expect((yield* a!.acquire(key)).limit).toBe(100)
+      expect(yield* Effect.promise(() => admin.exists(`${prefix}${key}:limit`))).toBe(0)
+      // Said once per change, by the process that made it.
+      expect(logs.lines.filter((line) => line.includes("without saying its limit"))).toHaveLength(1)
+    }).pipe(Effect.provide(logs.layer))
+  })
+
   describe("when Redis cannot be reached", () => {
     it.scopedLive("\"fail\": acquire fails fast with StoreFailure, and the URL's password is nowhere", () => {
       const logs = captureLogs()

@@ -314,7 +314,7 @@ export const getMany = <A, S>(
 > =>
   Stream.suspend(() => {
     // One bound for the whole batch: every lookup's requests count against it.
-    const inFlight = Effect.unsafeMakeSemaphore(Math.max(1, Math.floor(options.concurrency ?? 4)))
+    const inFlight = ErpClientModule.makeInFlight(options.concurrency ?? 4)
     return Stream.mapEffect(
       Stream.fromIterable(values),
       (value) =>

@@ -290,7 +290,7 @@ export const getCommand = (resource: Resource.Resource<any, any>, endpoint: stri
             // --concurrency bounds the requests in flight, not the lookups under way: one whose retries wait holds no
             // place, and the others go on (up to Resource.lookahead ahead of it), so failing lookups are retried side
             // by side instead of one retry budget after another.
-            const inFlight = yield* Effect.makeSemaphore(args.concurrency)
+            const inFlight = ErpClient.makeInFlight(args.concurrency)
             const lookup = (wanted: Wanted) =>
               settled(wanted, once(new Key(wanted))).pipe(Effect.locally(ErpClient.currentInFlight, inFlight))
             // In input order, whatever order the answers come in.

@@ -24,6 +24,7 @@ import * as Random from "effect/Random"
 import type * as Tracer from "effect/Tracer"
 import type { RequestError } from "../ErpClient.js"
 import type * as ErpRateLimiter from "../ErpRateLimiter.js"
+import type * as InFlight from "./inFlight.js"
 import * as Observe from "./observe.js"
 import * as Policy from "./policy.js"
 import * as ServerLimit from "./serverLimit.js"
@@ -104,8 +105,8 @@ export const currentMaxWait: FiberRef.FiberRef<number | undefined> = FiberRef.un
  * while it waits for the limiter and while it is on the wire, never while its call waits to try again, so a call that
  * keeps failing does not hold up the others.
  */
-export const currentInFlight: FiberRef.FiberRef<Effect.Semaphore | undefined> = FiberRef.unsafeMake<
-  Effect.Semaphore | undefined
+export const currentInFlight: FiberRef.FiberRef<InFlight.InFlight | undefined> = FiberRef.unsafeMake<
+  InFlight.InFlight | undefined
 >(undefined)
 
 /**
@@ -259,7 +260,8 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
         )
 
         const loop: Effect.Effect<Exchange, ExecuteError> = Effect.flatMap(
-          inFlight === undefined ? once : inFlight.withPermits(1)(once),
+          // Older calls first: a retry goes before the calls that started after it.
+          inFlight === undefined ? once : inFlight.withPlace(startMillis, once),
           (result) =>
             Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
               let last: Last
