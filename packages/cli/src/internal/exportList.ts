@@ -12,8 +12,9 @@ import * as Stream from "effect/Stream"
 import * as Output from "../Output.js"
 import * as Progress from "../Progress.js"
 import * as Sink from "../Sink.js"
-import { type CommonArgs, Leftover, note, withClient } from "./common.js"
+import { Argv, type CommonArgs, Leftover, note, withClient } from "./common.js"
 import type { ListArgs } from "./listOptions.js"
+import { commandLine } from "./outputLock.js"
 
 /**
  * Where paging starts: where the last page of a resumed export said, without the ids it already wrote; and what
@@ -66,9 +67,17 @@ export const runExport = <E>(options: {
     raw.map((record) => (record as Record<string, string | number>)[options.idField]!)
   const body = Effect.scoped(Effect.gen(function*() {
     const mode: Sink.ResumeMode = args.restart ? "restart" : args.resume ? "resume" : "none"
+    // The lock of an output names this run by its command line (without --redis's value: see outputLock.ts).
+    const argv = yield* Effect.serviceOption(Argv)
     const sink = Option.isSome(args.output)
-      ? yield* Sink.file(args.output.value, { mode, flags: options.flags, keepIds: args.safe })
+      ? yield* Sink.file(args.output.value, {
+        mode,
+        flags: options.flags,
+        keepIds: args.safe,
+        command: Option.match(argv, { onNone: () => undefined, onSome: commandLine })
+      })
       : Sink.stdout
+    if (sink.tookOver !== undefined) yield* note(`took over the stale lock ${sink.tookOver}`)
     // A failure or an interruption from here on says what the file export keeps (Cli.describeFailure).
     const leftover = yield* Effect.serviceOption(Leftover)
     if (Option.isSome(leftover)) leftover.value.watch(sink.kept)
