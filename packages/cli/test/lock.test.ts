@@ -200,7 +200,7 @@ const lockOf = (fields: Partial<OutputLock.LockInfo> & { readonly pid: number })
 const tookOver = (file: string, pid: number, why: string) =>
   new RegExp(
     `^erp: took over the stale lock ${escape(file)}\\.lock, left by pid ${pid} on host ${escape(HOST)} since ` +
-      `2026-05-01T10:00:03Z \\(\\d+\\.\\d s ago\\), running erp partners list --output somewhere\\.ndjson: pid ${pid} ` +
+      `2026-05-01T10:00:03Z \\([^)]+ ago\\), running erp partners list --output somewhere\\.ndjson: pid ${pid} ` +
       `${escape(why)}\\n$`
   )
 
@@ -271,7 +271,7 @@ describe("a lock already there", () => {
       expect(run.code, more.join()).toBe(1)
       expect(run.stderr).toBe(
         `erp: ${file} is being written by another run (pid ${process.pid} on host ${HOST} since 2026-05-01T10:00:03Z ` +
-          `(${/\((\d+\.\d s) ago\)/.exec(run.stderr)?.[1]} ago), running erp partners list --output ` +
+          `(${/\(([^()]+) ago\)/.exec(run.stderr)?.[1]} ago), running erp partners list --output ` +
           "somewhere.ndjson); nothing was touched\n"
       )
     }
@@ -302,7 +302,7 @@ describe("a lock already there", () => {
         `^erp: ${
           escape(file)
         } is locked by a run that this host cannot check, as it runs on another host \\(pid \\d+ ` +
-          `on host build-7\\.elsewhere\\.invalid since 2026-05-01T10:00:03Z \\(\\d+\\.\\d s ago\\), running erp ` +
+          `on host build-7\\.elsewhere\\.invalid since 2026-05-01T10:00:03Z \\([^)]+ ago\\), running erp ` +
           `partners list --output somewhere\\.ndjson\\); nothing was touched\\. If that run is over, remove ` +
           `${escape(file)}\\.lock by hand\\n$`
       )
@@ -326,7 +326,7 @@ describe("a lock already there", () => {
     const old = await direct(file)
     expect(old.code).toBe(0)
     expect(old.stderr).toMatch(
-      new RegExp(`^erp: took over the stale lock ${escape(file)}\\.lock: empty for \\d+\\.\\d s\\n$`)
+      new RegExp(`^erp: took over the stale lock ${escape(file)}\\.lock: empty for 1 min\\n$`)
     )
     expect(lines(Fs.readFileSync(file, "utf8"))).toEqual(seeded(sandbox))
     expect(filesOf("empty.ndjson")).toEqual(["empty.ndjson"])
@@ -468,6 +468,20 @@ describe("the lock's decisions", () => {
     const fields = Array.from({ length: 50 }, (_, i) => String(i + 3))
     expect(OutputLock.startTimeFromStat(`1234 (a (b) c) ${fields.join(" ")}\n`)).toBe("22")
     expect(OutputLock.startTimeFromStat("garbage")).toBeUndefined()
+  })
+
+  it("names a holder with how long ago it started, as a person reads it", () => {
+    const since = Date.parse(info.since)
+    expect(OutputLock.describeHolder(info, since + 12_345)).toBe(
+      "pid 4242 on host build-7 since 2026-05-01T10:00:03Z (12.3 s ago), running erp partners list --output out.ndjson"
+    )
+    const ago = (millis: number) => /\((.+) ago\)/.exec(OutputLock.describeHolder(info, since + millis))?.[1]
+    expect([ago(-5), ago(90_000), ago(3 * 3_600_000 + 5 * 60_000), ago(2 * 86_400_000 + 4 * 3_600_000)]).toEqual([
+      "0.0 s",
+      "1 min",
+      "3 h 5 min",
+      "2 d 4 h"
+    ])
   })
 
   it("records the command line without the value of --redis", () => {

@@ -106,7 +106,15 @@ export const judge = (observed: Observed, here: Here, probe: Probe | undefined):
   return { _tag: "Held", why: "it runs" }
 }
 
-const seconds = (millis: number) => `${(Math.max(0, millis) / 1000).toFixed(1)} s`
+// `4.2 s`, `12 min`, `3 h 5 min`, `2 d 4 h`: how long, as a person reads it.
+const seconds = (millis: number) => {
+  const s = Math.max(0, millis) / 1000
+  if (s < 60) return `${s.toFixed(1)} s`
+  const minutes = Math.floor(s / 60)
+  if (minutes < 60) return `${minutes} min`
+  const hours = Math.floor(minutes / 60)
+  return hours < 24 ? `${hours} h ${minutes % 60} min` : `${Math.floor(hours / 24)} d ${hours % 24} h`
+}
 
 /** Field 22 of `/proc/<pid>/stat` (the start time), counted after the command's name, which may hold `)` and spaces. */
 export const startTimeFromStat = (stat: string): string | undefined => {
