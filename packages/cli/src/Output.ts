@@ -212,9 +212,44 @@ const csv = (resumed: Layout | undefined, spreadsheet: boolean, fields: Readonly
   }
 }
 
+// Characters a terminal acts on instead of showing: C0 controls (ESC starts the sequences that set the window title,
+// clear the screen or colour what follows; newlines and CR break or overwrite lines), DEL, C1 controls (U+009B is a
+// one-character CSI), the line and paragraph separators, and the bidi marks, embeddings, overrides and isolates that
+// reorder what follows on the line (Trojan Source).
+// eslint-disable-next-line no-control-regex
+const UNSEEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+const NAMED: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" }
+
+/**
+ * Text from the server made safe to show on a terminal, on one line: control characters (C0, DEL, C1), line and
+ * paragraph separators and bidi controls are written visibly escaped (`\x1b`, `\n`, `\u202e`), everything else as
+ * it is. A backslash is left alone: this is for people to read (NDJSON and CSV keep the text exact), and an escape
+ * that reads like one it is not does nothing to the terminal. Tables and every line on stderr go through it.
+ *
+ * @example
+ * ```ts
+ * import { Output } from "@erp-client/cli"
+ *
+ * console.log(Output.visible("Acme\u001b]0;pwned\u0007 Kft.\nline two \u202eevil"))
+ * // => Acme\x1b]0;pwned\x07 Kft.\nline two \u202eevil
+ * ```
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export const visible = (text: string): string =>
+  text.replace(UNSEEN, (c) => {
+    const code = c.charCodeAt(0)
+    return NAMED[c] ?? (code < 0x100
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`)
+  })
+
+// A cell as shown: escaped (see `visible`), then cut or padded to `width` characters of the escaped text.
 const fit = (text: string, width: number): string => {
-  const chars = Array.from(text.replace(/[\r\n\t]+/g, " "))
-  return chars.length > width ? chars.slice(0, width - 1).join("") + "…" : text + " ".repeat(width - chars.length)
+  const shown = visible(text)
+  const chars = Array.from(shown)
+  return chars.length > width ? chars.slice(0, width - 1).join("") + "…" : shown + " ".repeat(width - chars.length)
 }
 
 const row = (cells: ReadonlyArray<string>, widths: ReadonlyArray<number>) =>
@@ -279,8 +314,8 @@ const fieldsTable = (resumed: Layout | undefined): Encoder => {
         const index = indexOf(columns)
         rows = records.map((record, i) => cellsOf(record, json?.[i], columns, index, false).cells)
         const widths = columns.map((column, c) => {
-          let width = Math.max(MIN_WIDTH, Array.from(column).length)
-          for (const cells of rows!) width = Math.max(width, Array.from(cells[c]!).length)
+          let width = Math.max(MIN_WIDTH, Array.from(visible(column)).length)
+          for (const cells of rows!) width = Math.max(width, Array.from(visible(cells[c]!)).length)
           return Math.min(MAX_WIDTH, width)
         })
         layout = { columns, widths }

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as OutputLock from "./internal/outputLock.js"
 import * as SavedExport from "./internal/savedExport.js"
 import * as Stdout from "./internal/stdout.js"
 
@@ -48,6 +49,22 @@ export class ResumeRefused extends Data.TaggedError("ResumeRefused")<{ readonly 
     return this.reason
   }
 }
+
+/**
+ * Another run writes the same file: `FILE.lock` names it (pid, host, since when, its command line), and the message
+ * says so. Or this host cannot tell whether that run still goes on (it is on another host), or could not take over a
+ * stale lock. Nothing was touched.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const OutputLocked = OutputLock.OutputLocked
+
+/**
+ * @since 0.1.0
+ * @category Errors
+ */
+export type OutputLocked = OutputLock.OutputLocked
 
 /**
  * The flags that shape an export (what is asked of the server and how it is written), by the name the user typed
@@ -155,6 +172,8 @@ export interface Sink {
    * nothing to keep (stdout, no record written yet, or the file was published).
    */
   readonly kept: () => Kept | undefined
+  /** A stale lock of the file this run took over (whose it was and why it was stale), to say so. */
+  readonly tookOver?: string | undefined
 }
 
 /**
@@ -232,6 +251,14 @@ const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema
  * A file that appears only when complete: records go to `FILE.part`, and after each complete page
  * `FILE.resume.json` says where a later run goes on; `FILE.part` is renamed to `FILE` at the end and the rest removed.
  *
+ * One writer per file: the export holds `FILE.lock` from before it looks at anything of `FILE` until the scope closes
+ * (exclusive create; it records the pid, host, start, `command` and a random nonce). Another run's lock fails it with
+ * `OutputLocked`, touching nothing; a lock whose holder is gone (killed, on this host) is taken over, and `tookOver`
+ * says so. Each page and the publishing first check that the lock still names this run: one removed or replaced by
+ * hand fails the export, which then leaves every file as it is. An existing `FILE` that this user may not write, or
+ * whose owner write bit is off (for its owner and for root, whom access checks do not stop), is refused before
+ * anything; a replaced `FILE` keeps its mode.
+ *
  * Work is never thrown away (README.md, "Files, resume and restart"): an export that fails or is interrupted
  * after writing records keeps `FILE.part` and `FILE.resume.json` (see `kept`), whatever `mode`; one that wrote none
  * removes what it opened.
@@ -271,8 +298,14 @@ const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema
  */
 export const file = (
   target: string,
-  options: { readonly mode: ResumeMode; readonly flags: ResumeFlags; readonly keepIds?: boolean | undefined }
-): Effect.Effect<Sink, OutputError | ResumeRefused, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
+  options: {
+    readonly mode: ResumeMode
+    readonly flags: ResumeFlags
+    readonly keepIds?: boolean | undefined
+    /** What this run is, for a second run's refusal: its command line, never a secret (default: `flags.command`). */
+    readonly command?: string | undefined
+  }
+): Effect.Effect<Sink, OutputError | ResumeRefused | OutputLocked, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -281,6 +314,26 @@ export const file = (
     const stateTemp = `${statePath}.tmp`
     const idsPath = options.keepIds === true ? files.ids : undefined
     const fail = (what: string) => (error: unknown) => new OutputError({ description: `${what}: ${errorText(error)}` })
+
+    // A read-only FILE was made so on purpose: refused before anything, not replaced.
+    const refuseReadOnly = Effect.flatMap(
+      OutputLock.readOnly(target).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.mapError(fail(target))),
+      Option.match({
+        onNone: () => Effect.void,
+        onSome: (why) =>
+          new OutputError({
+            description: `${target} is ${why}: it is not replaced; make it writable to replace it, or write elsewhere`
+          })
+      })
+    )
+    yield* refuseReadOnly
+    yield* fs.makeDirectory(path.dirname(part), { recursive: true }).pipe(Effect.mapError(fail(path.dirname(part))))
+    // One writer per file: the lock comes before any look at the saved export and any file opened or removed, and is
+    // released last, once the finalizers below have settled the files.
+    const command = options.command ?? (typeof options.flags.command === "string" ? options.flags.command : "an export")
+    const lock = yield* OutputLock.acquire(target, { command }).pipe(
+      Effect.mapError((error) => error._tag === "OutputLocked" ? error : fail(`${target}.lock`)(error))
+    )
 
     // Every check comes before anything is opened: a refused run leaves the saved export as it was.
     const saved = yield* SavedExport.inspect(target, { ...options, keepIds: idsPath !== undefined }).pipe(
@@ -291,7 +344,8 @@ export const file = (
 
     // What the state file on disk says was written (a resumed export's, until this run records a page).
     let recorded = Option.match(resumed, { onNone: () => 0, onSome: (state) => state.records })
-    let phase: "open" | "committed" | "kept" | "removed" = "open"
+    // "lost": the lock no longer names this run; the files may be another run's now, and are left as they are.
+    let phase: "open" | "committed" | "kept" | "removed" | "lost" = "open"
     const kept = (): Kept | undefined =>
       (phase === "open" || phase === "kept") && recorded > 0
         ? { part, records: recorded, mode: options.mode }
@@ -313,7 +367,6 @@ export const file = (
 
     // Added before the files are opened, so it runs after they are closed (finalizers run last first).
     yield* Effect.addFinalizer(() => settle)
-    yield* fs.makeDirectory(path.dirname(part), { recursive: true }).pipe(Effect.mapError(fail(path.dirname(part))))
     const handle = yield* fs.open(part, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(part)))
     let idsBytes = 0
     let resumedIds: ReadonlyArray<string | number> = []
@@ -340,9 +393,19 @@ export const file = (
       yield* handle.seek(FileSystem.Size(bytes), "start")
     }
     const encoder = new TextEncoder()
+    // Before each page and the publishing: the lock still names this run.
+    const stillOurs = lock.verify.pipe(Effect.mapError((error) => {
+      if (error._tag !== "Lost") return fail(lock.path)(error)
+      phase = "lost"
+      return new OutputError({
+        description: `${OutputLock.describeLost(error)}; nothing was published, and ${part} and the files beside it ` +
+          "are left as they are"
+      })
+    }))
 
     const write: Sink["write"] = (text, state, ids) =>
       Effect.gen(function*() {
+        yield* stillOurs
         const chunk = encoder.encode(text)
         // An empty page (the usual last one) has nothing to write, and writeAll refuses zero bytes.
         if (chunk.length > 0) {
@@ -375,6 +438,14 @@ export const file = (
 
     const commit = Effect.gen(function*() {
       yield* handle.sync.pipe(Effect.mapError(fail(part)))
+      yield* stillOurs
+      // Made read-only during the export: not replaced either (the export is kept for a resume).
+      yield* refuseReadOnly
+      // The file it replaces keeps its mode (the part was created with the default one).
+      const replaced = yield* fs.stat(target).pipe(Effect.option)
+      if (Option.isSome(replaced) && replaced.value.type === "File") {
+        yield* fs.chmod(part, replaced.value.mode & 0o777).pipe(Effect.mapError(fail(part)))
+      }
       yield* fs.rename(part, target).pipe(Effect.mapError(fail(target)))
       phase = "committed"
       yield* Effect.forEach(
@@ -384,5 +455,5 @@ export const file = (
       )
     }).pipe(Effect.uninterruptible)
 
-    return { resumed, resumedIds, write, commit, kept }
+    return { resumed, resumedIds, write, commit, kept, tookOver: lock.tookOver }
   })

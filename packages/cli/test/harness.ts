@@ -13,6 +13,8 @@ export interface Run {
   readonly signal: NodeJS.Signals | null
   readonly stdout: string
   readonly stderr: string
+  /** The child's pid: the command's own with `via: "node"`, pnpm's otherwise. */
+  readonly pid: number
 }
 
 /** The compiled command, as `pnpm erp` and the installed `erp` bin run it (scripts/build-cli.ts builds it). */
@@ -77,7 +79,7 @@ export const erp = (
     child.on("error", reject)
     child.on("close", (code, signal) => {
       clearTimeout(guard)
-      resolve({ code, signal, stdout, stderr })
+      resolve({ code, signal, stdout, stderr, pid: child.pid! })
     })
   })
 

@@ -15,6 +15,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { visible } from "../Output.js"
 import type * as Sink from "../Sink.js"
 import { clientLayer } from "./clientLayer.js"
 import { UsageError } from "./errors.js"
@@ -81,7 +82,9 @@ export interface CommonArgs {
 // exporter too, and stderr still shows only what it would.
 const logging = (isVerbose: boolean) => {
   const exported = askedSignals(process.env).includes("logs")
-  const stderr = Logger.withConsoleError(Logger.logfmtLogger)
+  // logfmt quotes a value only when it holds a space, a quote or =, and JSON-escapes only C0: the line is escaped
+  // like every other on stderr (Output.visible), so a server's text in a log cannot act on the terminal.
+  const stderr = Logger.withConsoleError(Logger.map(Logger.logfmtLogger, visible))
   return Layer.mergeAll(
     Logger.replace(
       Logger.defaultLogger,
@@ -103,10 +106,14 @@ export const withClient = <A, E, R>(
     Effect.provide(logging(args.verbose))
   )
 
-/** One line on stderr that is not a failure (a note, one missing partner of many), `erp: ` first like every message. */
+/**
+ * One line on stderr that is not a failure (a note, one missing partner of many), `erp: ` first like every message.
+ * Failure lines come here too. What it quotes (a company name, a server's message, a path) is escaped (see
+ * `Output.visible`): no control character reaches the terminal, and the line stays one line.
+ */
 export const note = (line: string): Effect.Effect<void> =>
   Effect.sync(() => {
-    process.stderr.write(`erp: ${line}\n`)
+    process.stderr.write(`erp: ${visible(line)}\n`)
   })
 
 /**

@@ -12,8 +12,9 @@ import * as Stream from "effect/Stream"
 import * as Output from "../Output.js"
 import * as Progress from "../Progress.js"
 import * as Sink from "../Sink.js"
-import { type CommonArgs, Leftover, note, withClient } from "./common.js"
+import { Argv, type CommonArgs, Leftover, note, withClient } from "./common.js"
 import type { ListArgs } from "./listOptions.js"
+import { commandLine } from "./outputLock.js"
 
 /**
  * Where paging starts: where the last page of a resumed export said, without the ids it already wrote; and what
@@ -32,6 +33,16 @@ export interface Start {
  */
 const textsOf = (page: Page.Page<unknown>): ReadonlyArray<string> | undefined =>
   page.json !== undefined && page.json.length === page.raw.length ? page.json : undefined
+
+// How many of the ids --safe did not write its summary names.
+const NAMED_IDS = 5
+
+/** `id 17`, `ids 17, "A-9"`, `ids 1, 2, 3, 4, 5 and 7 more`: ids as JSON values (a string quoted, a number bare). */
+const namedIds = (ids: ReadonlyArray<string | number>, total: number): string => {
+  const named = ids.slice(0, NAMED_IDS).map((id) => JSON.stringify(id)).join(", ")
+  const more = total - Math.min(ids.length, NAMED_IDS)
+  return `${total === 1 ? "id" : "ids"} ${named}${more > 0 ? ` and ${more} more` : ""}`
+}
 
 export const runExport = <E>(options: {
   readonly args: ListArgs & CommonArgs
@@ -56,9 +67,17 @@ export const runExport = <E>(options: {
     raw.map((record) => (record as Record<string, string | number>)[options.idField]!)
   const body = Effect.scoped(Effect.gen(function*() {
     const mode: Sink.ResumeMode = args.restart ? "restart" : args.resume ? "resume" : "none"
+    // The lock of an output names this run by its command line (without --redis's value: see outputLock.ts).
+    const argv = yield* Effect.serviceOption(Argv)
     const sink = Option.isSome(args.output)
-      ? yield* Sink.file(args.output.value, { mode, flags: options.flags, keepIds: args.safe })
+      ? yield* Sink.file(args.output.value, {
+        mode,
+        flags: options.flags,
+        keepIds: args.safe,
+        command: Option.match(argv, { onNone: () => undefined, onSome: commandLine })
+      })
       : Sink.stdout
+    if (sink.tookOver !== undefined) yield* note(`took over the stale lock ${sink.tookOver}`)
     // A failure or an interruption from here on says what the file export keeps (Cli.describeFailure).
     const leftover = yield* Effect.serviceOption(Leftover)
     if (Option.isSome(leftover)) leftover.value.watch(sink.kept)
@@ -73,11 +92,15 @@ export const runExport = <E>(options: {
     let records = resumed?.records ?? 0
     let pages = resumed?.pages ?? 0
     let strays = 0
-    // Records drift-safe paging did not write: each has an id already written, with other content.
+    // Records drift-safe paging did not write: each has an id already written, with other content. The first few ids
+    // are named in the summary.
     let dropped = 0
+    const droppedIds: Array<string | number> = []
     const onDrift = (event: Paginate.DriftEvent) =>
       Effect.sync(() => {
-        if (event._tag === "Dropped") dropped++
+        if (event._tag !== "Dropped") return
+        dropped++
+        if (droppedIds.length < NAMED_IDS) droppedIds.push(event.id)
       })
     const check = options.contract
     // A saved export without a next page read the list whole and failed only to publish it: nothing to fetch.
@@ -118,9 +141,10 @@ export const runExport = <E>(options: {
     }
     if (dropped > 0) {
       yield* note(
-        `${dropped} record${dropped === 1 ? " was" : "s were"} not written: each has the id of a record already ` +
-          "written, with other content (updated during the export, or a distinct record that repeats an id; " +
-          "--safe tells records apart by id; " + (args.verbose ? "each is named above)" : "--verbose names each)")
+        `${dropped} record${dropped === 1 ? " was" : "s were"} not written (${namedIds(droppedIds, dropped)}): ` +
+          `${dropped === 1 ? "it has" : "each has"} the id of a record already written, with other content (updated ` +
+          "during the export, or a distinct record that repeats an id; --safe tells records apart by id; " +
+          (args.verbose ? "each is named above)" : "--verbose names each with its offset)")
       )
     }
     if (encoder.formulaCells() > 0) {

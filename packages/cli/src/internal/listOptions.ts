@@ -47,7 +47,11 @@ export const listOptions = {
   ),
   output: Options.file("output").pipe(
     Options.withPseudoName("FILE"),
-    Options.withDescription("Write to FILE, which appears only when the export is complete (FILE.part until then)."),
+    Options.withDescription(
+      "Write to FILE, which appears only when the export is complete (FILE.part until then). One run at a time: " +
+        "FILE.lock names the run writing FILE, and another run refuses (exit 1) and touches nothing. A read-only " +
+        "FILE is refused, not replaced; a replaced FILE keeps its mode."
+    ),
     Options.optional
   ),
   resume: Options.boolean("resume").pipe(
