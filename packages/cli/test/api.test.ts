@@ -100,7 +100,9 @@ describe("erp api get", () => {
   it("exit 1 for an endpoint the server does not have (404), in one line", async () => {
     const run = record(await erp(["api", "get", "no/such-endpoint"], { env: sandbox.env }))
     expect(run.code).toBe(1)
-    expect(run.stderr).toBe("erp: GET no/such-endpoint: unexpected HTTP status 404\n")
+    expect(run.stderr).toBe(
+      "erp: GET no/such-endpoint: unexpected HTTP status 404 (the server said: Unknown endpoint)\n"
+    )
   })
 })
 

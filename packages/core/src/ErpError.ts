@@ -138,15 +138,21 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@erp-client/co
     }
     if (this.retryAfter !== undefined && needed !== undefined && this.budgetMillis !== undefined) {
       return `${this.endpoint}: rate limited: the server asked to wait ${
-        Math.round(needed / 1000)
-      } s (Retry-After: ${this.retryAfter}), past the rate-limit budget of ${
-        Math.round(this.budgetMillis / 1000)
-      } s: not waited for${attemptsNote(this.attempts, this.elapsedMillis)}`
+        seconds(needed)
+      } (Retry-After: ${this.retryAfter}), past the rate-limit budget of ${seconds(this.budgetMillis)}: not waited for${
+        attemptsNote(this.attempts, this.elapsedMillis)
+      }`
     }
     return `${this.endpoint}: rate limited past the retry budget after waiting ${Math.round(this.waitedMillis)} ms${
       needed === undefined ? "" : `, would have waited ${needed} ms more`
     }${attemptsNote(this.attempts, this.elapsedMillis)}; ${serverSaid(this)}`
   }
+}
+
+/** `3600 s`, `1.5 s`: whole seconds as such, else to a tenth. */
+const seconds = (millis: number): string => {
+  const tenths = Math.round(millis / 100)
+  return `${tenths % 10 === 0 ? tenths / 10 : (tenths / 10).toFixed(1)} s`
 }
 
 const plural = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`
@@ -321,8 +327,9 @@ export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-c
   override get message(): string {
     const asked = this.neededMillis === undefined || this.budgetMillis === undefined
       ? ""
-      : `; the server asked to wait ${Math.round(this.neededMillis / 1000)} s, which would end past the retry ` +
-        `budget of ${Math.round(this.budgetMillis / 1000)} s: not waited for`
+      : `; the server asked to wait ${seconds(this.neededMillis)}, which would end past the retry budget of ${
+        seconds(this.budgetMillis)
+      }: not waited for`
     return `${this.method} ${this.endpoint}: unexpected HTTP status ${this.status}${
       this.serverMessage === undefined ? "" : ` (the server said: ${this.serverMessage})`
     }${
