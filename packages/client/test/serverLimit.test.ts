@@ -96,13 +96,16 @@ describe("ServerLimit.learn", () => {
     }
   })
 
-  it("halves at a 429 that does not say the limit, once per limit, down to 1", () => {
-    const first = ServerLimit.learn(100, undefined, heard(undefined, true), now, window)
-    expect(first).toEqual({ limit: 50, sinceMillis: now, ttlMillis: ServerLimit.guessedLimitWindows * window })
-    // Another 429 to a request that started before the halving: the same window's burst, not news.
-    expect(ServerLimit.learn(100, first!, heard(undefined, true, now - 1), now + 5, window)).toBeUndefined()
-    // One that started after it: the server still counts fewer.
-    expect(ServerLimit.learn(100, first!, heard(undefined, true, now + 2), now + 500, window)).toMatchObject({
+  it("notes a first 429 that does not say the limit, then halves at each repeat, once per limit, down to 1", () => {
+    // The first is noted, the limit kept: one may be a passing storm.
+    const noted = ServerLimit.learn(100, undefined, heard(undefined, true), now, window)
+    expect(noted).toEqual({ limit: 100, sinceMillis: now, ttlMillis: 10 * window })
+    // Another to a request that started before it: the same burst, not a repeat.
+    expect(ServerLimit.learn(100, noted!, heard(undefined, true, now - 1), now + 5, window)).toBeUndefined()
+    const first = ServerLimit.learn(100, noted!, heard(undefined, true, now + 1), now + 10, window)
+    expect(first).toEqual({ limit: 50, sinceMillis: now + 10, ttlMillis: ServerLimit.guessedLimitWindows * window })
+    expect(ServerLimit.learn(100, first!, heard(undefined, true, now + 9), now + 15, window)).toBeUndefined()
+    expect(ServerLimit.learn(100, first!, heard(undefined, true, now + 12), now + 500, window)).toMatchObject({
       limit: 25
     })
     expect(
@@ -113,8 +116,7 @@ describe("ServerLimit.learn", () => {
         now + 2,
         window
       )
-    )
-      .toBeUndefined()
+    ).toBeUndefined()
     // A 429 that says the limit is the limit; one that says ours is another client on the key: the pause handles it.
     expect(ServerLimit.learn(100, undefined, heard(10, true), now, window)).toMatchObject({ limit: 10 })
     expect(ServerLimit.learn(100, undefined, heard(100, true), now, window)).toBeUndefined()
@@ -133,7 +135,8 @@ describe("ServerLimit.learn", () => {
         learned = ServerLimit.learn(100, learned, heard(undefined, true, at - 1), at, window) ?? learned
         halvings++
       }
-      expect(halvings).toBeLessThanOrEqual(Math.ceil(Math.log2(100 / serverLimit)))
+      // The first 429 is only noted.
+      expect(halvings).toBeLessThanOrEqual(1 + Math.ceil(Math.log2(100 / serverLimit)))
     }
   })
 })

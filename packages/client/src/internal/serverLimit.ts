@@ -172,10 +172,12 @@ export const guessedLimitWindows = 100
  * - `X-RateLimit-Limit` below `configured` is the limit (the server says so; every answer repeats it, which renews it
  *   once half its time has gone); at or above it, the limiter's own stands and anything learned is forgotten. A value that is not a whole number of at least 1 is
  *   not a limit.
- * - A 429 without `X-RateLimit-Limit` halves the limit (at least 1): the server counts fewer than the limiter lets
- *   through, and does not say how many. Only once for the requests started under the same limit: a burst of 429s
- *   answering one window's requests halves it once, not once each. Repeated 429s keep halving, one window after
- *   another, so an export settles within a few 429s instead of meeting one every window.
+ * - A 429 without `X-RateLimit-Limit` says the server counts fewer than the limiter lets through, without saying how
+ *   many. The first is noted (the limit stays, `sinceMillis` marks it): one 429 may be a passing storm (another client
+ *   on the key, a proxy) that the pause it brings is enough for. One more, to a request started after that, halves the
+ *   limit (at least 1), and so on: only once for the requests started under the same limit, so a burst of 429s
+ *   answering one window's requests halves it once, not once each. An export settles within a few 429s instead of
+ *   meeting one every window.
  */
 export const learn = (
   configured: number,
@@ -193,11 +195,9 @@ export const learn = (
       : { limit: serverLimit, sinceMillis: nowMillis, ttlMillis: headerLimitTtlMillis }
   }
   if (!heard.tooManyRequests) return undefined
-  const limit = current?.limit ?? configured
-  if (limit <= 1 || (current !== undefined && heard.startedMillis < current.sinceMillis)) return undefined
-  return {
-    limit: Math.max(1, Math.floor(limit / 2)),
-    sinceMillis: nowMillis,
-    ttlMillis: guessedLimitWindows * windowMillis
-  }
+  const guessed = { sinceMillis: nowMillis, ttlMillis: guessedLimitWindows * windowMillis }
+  // The first is noted for a few windows: a second within them is a repeat.
+  if (current === undefined) return { limit: configured, sinceMillis: nowMillis, ttlMillis: 10 * windowMillis }
+  if (current.limit <= 1 || heard.startedMillis < current.sinceMillis) return undefined
+  return { limit: Math.max(1, Math.floor(current.limit / 2)), ...guessed }
 }

@@ -288,8 +288,10 @@ export const make = (
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const next = ServerLimit.learn(limit, acquired.learned, heard, now, windowMillis)
         if (next === undefined) return Effect.void
+        // A limit that stays (a first 429 noted, a header's renewed) is not news.
+        const news = next === null || next.limit !== acquired.limit
         return Effect.flatMap(holds.setLearned(key, acquired.learned, next), (changed) =>
-          !changed
+          !changed || !news
             ? Effect.void
             : Effect.logInfo(
               next === null
