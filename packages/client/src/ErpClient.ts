@@ -23,12 +23,14 @@ import type {
 import type { InvalidRequest } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
+import type * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
 import type * as FiberRef from "effect/FiberRef"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
@@ -38,6 +40,7 @@ import type * as Schema from "effect/Schema"
 import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
 import * as Calls from "./internal/calls.js"
+import * as Cancel from "./internal/cancel.js"
 import * as Executor from "./internal/executor.js"
 import * as Observe from "./internal/observe.js"
 import * as Transport from "./internal/transport.js"
@@ -434,6 +437,51 @@ export const layerConfig = (
   config: Config.Config.Wrap<Options> = ErpConfig.fromEnv
 ): Layer.Layer<ErpClient, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
   Layer.effect(ErpClient, Effect.flatMap(Config.unwrap(config), make))
+
+/**
+ * Interrupts `fiber` as a cancellation by the client: its work is no longer wanted (`reason`, e.g. `list-ended` for a
+ * page fetched ahead past the end of its list), and that is no failure. The spans of the calls and attempts it had
+ * under way end without an error, marked `erp.cancelled: true` and `erp.cancel_reason`; their attempts are counted
+ * (`http.client.request.duration` with `error.type: cancelled`, `erp.client.requests` with `erp.outcome: cancelled`).
+ * Any other interruption (Ctrl-C, a caller's timeout) stays one: an error, `error.type: interrupted`. Waits for the
+ * fiber to end, as `Fiber.interrupt` does.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Effect, Fiber } from "effect"
+ *
+ * // A page fetched ahead, no longer wanted: its spans end as cancelled, not as errors
+ * const program = Effect.gen(function*() {
+ *   const ahead = yield* Effect.fork(Effect.never)
+ *   yield* ErpClient.cancel(ahead, "list-ended")
+ *   const exit = yield* Fiber.await(ahead)
+ *   console.log(exit._tag === "Failure" && ErpClient.cancelReason(exit.cause)) // => list-ended
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category Combinators
+ */
+export const cancel: <A, E>(fiber: Fiber.Fiber<A, E>, reason: string) => Effect.Effect<void> = Cancel.cancel
+
+/**
+ * The reason `cause` is a cancellation by the client (`cancel`), or `undefined` when it is anything else: a failure, or
+ * an interruption by anyone else.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Cause, FiberId } from "effect"
+ *
+ * // An interruption by anyone but the client (here: the runtime's, as on Ctrl-C) is no cancellation
+ * console.log(ErpClient.cancelReason(Cause.interrupt(FiberId.none))) // => undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Combinators
+ */
+export const cancelReason: (cause: Cause.Cause<unknown>) => string | undefined = Cancel.reasonOf
 
 /**
  * The bound on waiting for the rate limit of the calls in its scope (see `withMaxWait`), in milliseconds.

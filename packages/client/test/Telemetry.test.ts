@@ -1,0 +1,226 @@
+import { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
+import type { HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { ErpClient, ErpRateLimiter } from "@erp-client/client"
+import {
+  Cause,
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  FiberId,
+  Layer,
+  Metric,
+  Redacted,
+  Schema,
+  TestClock,
+  Tracer
+} from "effect"
+
+// How the client's spans end and what its metrics count, read through a recording tracer and the metric registry:
+// an interruption is an error that did not complete; the client's own cancellation is none.
+
+interface Recorded {
+  readonly name: string
+  readonly attributes: Map<string, unknown>
+  readonly parent: string | undefined
+  readonly id: string
+  exit: Exit.Exit<unknown, unknown> | undefined
+}
+
+/** A tracer that keeps every span, its attributes and the exit it ended with (the first end only, as exporters do). */
+const recorder = () => {
+  const spans: Array<Recorded> = []
+  let ids = 0
+  const tracer = Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const id = String(++ids)
+      const record: Recorded = {
+        name,
+        attributes: new Map(),
+        parent: parent._tag === "Some" ? parent.value.spanId : undefined,
+        id,
+        exit: undefined
+      }
+      spans.push(record)
+      const span: Tracer.Span = {
+        _tag: "Span",
+        name,
+        spanId: id,
+        traceId: "trace",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes: record.attributes,
+        links,
+        sampled: true,
+        kind,
+        end: (endTime, exit) => {
+          if (record.exit !== undefined) throw new Error(`${name} ended twice`)
+          Object.assign(span, { status: { _tag: "Ended", startTime, endTime, exit } })
+          record.exit = exit
+        },
+        attribute: (key, value) => {
+          record.attributes.set(key, value)
+        },
+        event: () => {},
+        addLinks: () => {}
+      }
+      return span
+    },
+    context: (f) => f()
+  })
+  return { spans, tracer }
+}
+
+/** A fake ERP: `respond` answers each request (an Effect: it may never answer); `seen` settles on the n-th request. */
+const fakeErp = (
+  respond: (request: HttpClientRequest.HttpClientRequest, n: number) => Effect.Effect<Response, string>
+) => {
+  let count = 0
+  const arrivals = new Map<number, Deferred.Deferred<void>>()
+  const arrival = (n: number) => {
+    let deferred = arrivals.get(n)
+    if (deferred === undefined) arrivals.set(n, deferred = Deferred.unsafeMake<void>(FiberId.none))
+    return deferred
+  }
+  const layer = Layer.succeed(
+    HttpClient.HttpClient,
+    HttpClient.make((request) =>
+      Effect.suspend(() => {
+        const n = ++count
+        return Deferred.succeed(arrival(n), undefined).pipe(
+          Effect.zipRight(respond(request, n)),
+          Effect.map((response) => HttpClientResponse.fromWeb(request, response)),
+          Effect.mapError((description) =>
+            new HttpClientError.RequestError({ request, reason: "Transport", description })
+          )
+        )
+      })
+    )
+  )
+  return { layer, seen: (n: number) => Deferred.await(arrival(n)) }
+}
+
+const clientOn = (fake: ReturnType<typeof fakeErp>, limiter?: ErpRateLimiter.Options) =>
+  ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make("sk-telemetry-test") }).pipe(
+    Layer.provide(ErpRateLimiter.layer(limiter)),
+    Layer.provide(fake.layer)
+  )
+
+/** The points of the metric `name` whose tags include `where`, each with its tags and state. */
+const points = (name: string, where: Record<string, string>) =>
+  Effect.map(Metric.snapshot, (pairs) =>
+    pairs.flatMap((pair) => {
+      if (pair.metricKey.name !== name) return []
+      const tags = Object.fromEntries(pair.metricKey.tags.map((tag) => [tag.key, tag.value]))
+      return Object.entries(where).every(([key, value]) => tags[key] === value)
+        ? [{ tags, state: pair.metricState as unknown as { count: number; sum?: number } }]
+        : []
+    }))
+
+const tagsOf = (found: ReadonlyArray<{ readonly tags: Record<string, string> }>) =>
+  found.map(({ tags }) => {
+    const { unit: _unit, ...rest } = tags
+    return rest
+  })
+
+const never = () => Effect.never
+
+describe("how the client's spans end, and what its metrics count", () => {
+  it.effect("an attempt interrupted (Ctrl-C): ERROR spans with error.type interrupted, its duration recorded", () => {
+    const fake = fakeErp(never)
+    const { spans, tracer } = recorder()
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const call = yield* Effect.fork(
+        client.get("telemetry/interrupted", Schema.Unknown).pipe(Effect.withTracer(tracer))
+      )
+      yield* fake.seen(1)
+      yield* TestClock.adjust("250 millis")
+      yield* Fiber.interrupt(call)
+
+      const get = spans.find((s) => s.name === "ErpClient.get")!
+      const attempt = spans.find((s) => s.name === "GET telemetry/interrupted")!
+      expect(attempt.parent).toBe(get.id)
+      for (const span of [get, attempt]) {
+        expect(Exit.isInterrupted(span.exit!), span.name).toBe(true)
+        expect(span.attributes.get("error.type"), span.name).toBe("interrupted")
+        expect(span.attributes.has("erp.cancelled"), span.name).toBe(false)
+      }
+      const endpoint = { "erp.endpoint": "telemetry/interrupted" }
+      const durations = yield* points("http.client.request.duration", endpoint)
+      expect(tagsOf(durations)).toEqual([{
+        "http.request.method": "GET",
+        "server.address": "erp.example.com",
+        "server.port": "443",
+        "erp.endpoint": "telemetry/interrupted",
+        "error.type": "interrupted"
+      }])
+      expect(durations[0]!.state).toMatchObject({ count: 1, sum: 0.25 })
+      const requests = yield* points("erp.client.requests", endpoint)
+      expect(requests.map((p) => [p.tags["erp.outcome"], p.state.count])).toEqual([["interrupted", 1]])
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("an attempt the client cancelled (ErpClient.cancel): no error, marked, its duration recorded", () => {
+    const fake = fakeErp(never)
+    const { spans, tracer } = recorder()
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const call = yield* Effect.fork(
+        client.list("telemetry/cancelled", Schema.Unknown, { offset: 40, count: 20 }).pipe(
+          Effect.withTracer(tracer)
+        )
+      )
+      yield* fake.seen(1)
+      yield* TestClock.adjust("100 millis")
+      yield* ErpClient.cancel(call, "list-ended")
+      const exit = yield* Fiber.await(call)
+      expect(Exit.isFailure(exit) && ErpClient.cancelReason(exit.cause)).toBe("list-ended")
+
+      const list = spans.find((s) => s.name === "ErpClient.list")!
+      const attempt = spans.find((s) => s.name === "GET telemetry/cancelled")!
+      for (const span of [list, attempt]) {
+        expect(span.exit, span.name).toEqual(Exit.void)
+        expect(span.attributes.get("erp.cancelled"), span.name).toBe(true)
+        expect(span.attributes.get("erp.cancel_reason"), span.name).toBe("list-ended")
+        expect(span.attributes.has("error.type"), span.name).toBe(false)
+      }
+      const endpoint = { "erp.endpoint": "telemetry/cancelled" }
+      const durations = yield* points("http.client.request.duration", endpoint)
+      expect(durations.map((p) => [p.tags["error.type"], p.state.count, p.state.sum])).toEqual([["cancelled", 1, 0.1]])
+      const requests = yield* points("erp.client.requests", endpoint)
+      expect(requests.map((p) => [p.tags["erp.outcome"], p.state.count])).toEqual([["cancelled", 1]])
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("an interruption by anyone else, even beside a cancellation, is no cancellation", () =>
+    Effect.gen(function*() {
+      const interrupted = yield* Effect.fork(Effect.never)
+      const byAnother = yield* Fiber.interrupt(interrupted)
+      expect(Exit.isFailure(byAnother) && ErpClient.cancelReason(byAnother.cause)).toBeUndefined()
+      const cancelled = yield* Effect.fork(Effect.never)
+      yield* ErpClient.cancel(cancelled, "paging-moved")
+      const exit = yield* Fiber.await(cancelled)
+      if (!Exit.isFailure(exit)) throw new Error("the cancelled fiber succeeded")
+      expect(ErpClient.cancelReason(exit.cause)).toBe("paging-moved")
+      expect(ErpClient.cancelReason(Cause.parallel(exit.cause, Cause.interrupt(FiberId.make(7, 0))))).toBeUndefined()
+      expect(ErpClient.cancelReason(Cause.sequential(exit.cause, Cause.fail("boom")))).toBeUndefined()
+    }))
+
+  it.effect("a failure without an answer: error.type on the attempt's span and on the call's", () => {
+    const fake = fakeErp(() => Effect.fail("connection reset"))
+    const { spans, tracer } = recorder()
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      // A POST is not retried: one attempt.
+      const error = yield* Effect.flip(client.post("telemetry/post", Schema.Unknown).pipe(Effect.withTracer(tracer)))
+      expect(error._tag).toBe("TransportError")
+      expect(spans.map((s) => [s.name, Exit.isFailure(s.exit!), s.attributes.get("error.type")])).toEqual([
+        ["ErpClient.post", true, "TransportError"],
+        ["POST telemetry/post", true, "TransportError"]
+      ])
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+})
