@@ -228,6 +228,17 @@ export const requestDuration = Observe.requestDuration
 export const rateLimitWait = Observe.rateLimitWait
 
 /**
+ * Errors the ERP reported in its answer (an HTTP 200 whose envelope says `result.code = 0`, or a code the contract
+ * does not define), `erp.client.api_errors`, unit `{error}`, monotonic, one per call, tagged `erp.endpoint`,
+ * `erp.error.type` (`NotFound`, `Unauthorized`, `ApiError`) and `erp.result.code`. The HTTP metrics count these
+ * answers as the successes they are on the wire.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const apiErrors = Observe.apiErrors
+
+/**
  * Retries after a transient failure, `erp.client.retries`, unit `{retry}`, monotonic.
  *
  * @since 0.1.0

@@ -18,7 +18,10 @@ import {
 } from "effect"
 
 // How the client's spans end and what its metrics count, read through a recording tracer and the metric registry:
-// an interruption is an error that did not complete; the client's own cancellation is none.
+// an interruption is an error that did not complete; the client's own cancellation is none; an error the ERP reports
+// in an HTTP 200 is the call's, not the attempt's.
+
+const refused = (code: number, message: string) => JSON.stringify({ result: { code, message }, data: null })
 
 interface Recorded {
   readonly name: string
@@ -209,6 +212,59 @@ describe("how the client's spans end, and what its metrics count", () => {
       expect(ErpClient.cancelReason(Cause.sequential(exit.cause, Cause.fail("boom")))).toBeUndefined()
     }))
 
+  it.effect("NotFound, Unauthorized and other codes in an HTTP 200: the call's error, counted; the attempt is OK", () => {
+    const fake = fakeErp((request) =>
+      Effect.succeed(
+        new Response(
+          request.url.includes("unauthorized")
+            ? refused(0, "Unauthorized")
+            : request.url.includes("other")
+            ? refused(7, "Quota of the day spent")
+            : refused(0, "Not found")
+        )
+      )
+    )
+    const { spans, tracer } = recorder()
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const before = yield* points("erp.client.api_errors", { "erp.endpoint": "telemetry/get" })
+      const errors = yield* Effect.forEach(
+        ["telemetry/get", "telemetry/get", "telemetry/unauthorized", "telemetry/other"],
+        (endpoint) => Effect.flip(client.get(endpoint, Schema.Unknown)).pipe(Effect.withTracer(tracer))
+      )
+      expect(errors.map((e) => e._tag)).toEqual(["NotFound", "NotFound", "Unauthorized", "ApiError"])
+
+      const calls = spans.filter((s) => s.name === "ErpClient.get")
+      expect(calls.map((s) => [Exit.isFailure(s.exit!), s.attributes.get("error.type")])).toEqual([
+        [true, "NotFound"],
+        [true, "NotFound"],
+        [true, "Unauthorized"],
+        [true, "ApiError"]
+      ])
+      const attempts = spans.filter((s) => s.name.startsWith("GET telemetry/"))
+      expect(attempts).toHaveLength(4)
+      for (const attempt of attempts) {
+        expect(attempt.exit).toMatchObject({ _tag: "Success" })
+        expect(attempt.attributes.get("http.response.status_code")).toBe(200)
+        expect(attempt.attributes.has("error.type")).toBe(false)
+      }
+
+      const counted = (endpoint: string) =>
+        Effect.map(
+          points("erp.client.api_errors", { "erp.endpoint": endpoint }),
+          (found) => found.map((p) => [p.tags["erp.error.type"], p.tags["erp.result.code"], p.state.count])
+        )
+      expect(yield* counted("telemetry/get")).toEqual([["NotFound", "0", 2 + (before[0]?.state.count ?? 0)]])
+      expect(yield* counted("telemetry/unauthorized")).toEqual([["Unauthorized", "0", 1]])
+      expect(yield* counted("telemetry/other")).toEqual([["ApiError", "7", 1]])
+      // On the wire these were successes: the HTTP metrics say so.
+      const durations = yield* points("http.client.request.duration", { "erp.endpoint": "telemetry/get" })
+      expect(durations.map((p) => [p.tags["http.response.status_code"], p.tags["error.type"]])).toEqual([
+        ["200", undefined]
+      ])
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
   it.effect("a failure without an answer: error.type on the attempt's span and on the call's", () => {
     const fake = fakeErp(() => Effect.fail("connection reset"))
     const { spans, tracer } = recorder()
@@ -221,6 +277,8 @@ describe("how the client's spans end, and what its metrics count", () => {
         ["ErpClient.post", true, "TransportError"],
         ["POST telemetry/post", true, "TransportError"]
       ])
+      const requests = yield* points("erp.client.api_errors", { "erp.endpoint": "telemetry/post" })
+      expect(requests).toEqual([])
     }).pipe(Effect.provide(clientOn(fake)))
   })
 })

@@ -107,7 +107,7 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
         const decoded = Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)
         return options?.exact === true ? Either.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded
       }),
-      (effect) => Observe.observeCall(effect, "ErpClient.get", { "erp.endpoint": endpoint })
+      (effect) => Observe.observeCall(effect, "ErpClient.get", endpoint, { "erp.endpoint": endpoint })
     )
   }) as Service["get"]
 
@@ -131,7 +131,7 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
           ),
           Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
           (effect) =>
-            Observe.observeCall(effect, "ErpClient.list", {
+            Observe.observeCall(effect, "ErpClient.list", endpoint, {
               "erp.endpoint": endpoint,
               "erp.list_offset": query.offset,
               "erp.list_count": query.count
@@ -156,7 +156,7 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
               ? Either.flatMap(decoded, (value) => withText(endpoint, text, value))
               : decoded
           }),
-          (effect) => Observe.observeCall(effect, "ErpClient.post", { "erp.endpoint": endpoint })
+          (effect) => Observe.observeCall(effect, "ErpClient.post", endpoint, { "erp.endpoint": endpoint })
         )
     })
   }) as Service["post"]

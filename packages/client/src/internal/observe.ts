@@ -12,7 +12,8 @@
  *   attributes, for every attempt; the ERP's own counters, monotonic, named `erp.client.…`. The unit of each is its
  *   `unit` tag, which `@effect/opentelemetry` exports as the metric's unit.
  * - How an attempt or a call ended. Answered: by its status (a 4xx or 5xx is an error of the attempt; an error the ERP
- *   reports in an HTTP 200 is none of the attempt's, but the call's: `error.type` `NotFound`). Failed without an answer: `error.type` the error's (`timeout`, `TransportError`).
+ *   reports in an HTTP 200 is none of the attempt's, but the call's: `error.type` `NotFound`, counted in
+ *   `erp.client.api_errors`). Failed without an answer: `error.type` the error's (`timeout`, `TransportError`).
  *   Interrupted (Ctrl-C, a caller's timeout): an error, `error.type` `interrupted`, since it did not complete. Cancelled
  *   by the client because its answer was no longer wanted (`cancel.ts`: a page fetched ahead past the end of its list):
  *   no error; the span ends with a success, marked `erp.cancelled` and `erp.cancel_reason`, and the attempt's duration
@@ -20,6 +21,7 @@
  */
 import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { ApiError } from "@erp-client/core/ErpError"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
@@ -88,6 +90,15 @@ export const requests = withUnit(
     incremental: true
   }),
   "{request}"
+)
+
+export const apiErrors = withUnit(
+  MetricKey.counter("erp.client.api_errors", {
+    description: "errors the ERP reported in its answer (HTTP 200, result.code 0 or unknown), one per call, by " +
+      "erp.endpoint, erp.error.type (NotFound, Unauthorized, ApiError) and erp.result.code",
+    incremental: true
+  }),
+  "{error}"
 )
 
 export const rateLimitWait = withUnit(
@@ -381,31 +392,56 @@ export const observeAttempt = (
     )
 
 /**
+ * The `result.code` an error the ERP reported in its answer's envelope (HTTP 200) came with (`NotFound`,
+ * `Unauthorized`, `ApiError`), or `undefined` for any other error.
+ */
+const apiErrorCode = (error: { readonly _tag: string }): string | undefined => {
+  switch (error._tag) {
+    case "NotFound":
+    case "Unauthorized":
+      return "0"
+    case "ApiError":
+      return String((error as ApiError).code)
+    default:
+      return undefined
+  }
+}
+
+/**
  * `self`, one call of the client (`ErpClient.get`, `list`, `post`), in its span named `name`, ended by how the call
- * ended: a success; a failure, ERROR with `error.type` the error's tag (`NotFound`, `TimeoutError`, …); interrupted, `error.type` `interrupted`; cancelled
+ * ended: a success; a failure, ERROR with `error.type` the error's tag (`NotFound`, `TimeoutError`, …; an error the ERP
+ * reported in an HTTP 200 also counted in `erp.client.api_errors`); interrupted, `error.type` `interrupted`; cancelled
  * by the client, a success marked `erp.cancelled` and `erp.cancel_reason`. A stack trace per call costs more than the
  * rest of the span; the attributes say where it came from.
  */
 export const observeCall = <A, E extends { readonly _tag: string }, R>(
   self: Effect.Effect<A, E, R>,
   name: string,
+  endpoint: string,
   attributes: Record<string, unknown>
 ): Effect.Effect<A, E, Exclude<R, Tracer.ParentSpan>> =>
   Effect.useSpan(name, { attributes, captureStackTrace: false }, (span) =>
     Effect.onExit(
       Effect.withParentSpan(self, span),
-      (exit) => exit._tag === "Success" ? Effect.void : callFailed(span, exit.cause)
+      (exit) => exit._tag === "Success" ? Effect.void : callFailed(span, endpoint, exit.cause)
     ))
 
 const callFailed = <E extends { readonly _tag: string }>(
   span: Tracer.Span,
+  endpoint: string,
   cause: Cause.Cause<E>
 ): Effect.Effect<void> =>
   Effect.clockWith((clock) =>
-    Effect.sync(() => {
+    recording((labels) => {
       const failure = Cause.failureOption(cause)
       if (failure._tag === "Some") {
-        span.attribute("error.type", failure.value._tag)
+        const tag = failure.value._tag
+        span.attribute("error.type", tag)
+        const code = apiErrorCode(failure.value)
+        if (code !== undefined) {
+          withTags(apiErrors, [["erp.endpoint", endpoint], ["erp.error.type", tag], ["erp.result.code", code]])
+            .unsafeUpdate(1, labels)
+        }
         return
       }
       const reason = Cancel.reasonOf(cause)
