@@ -219,13 +219,25 @@ export const requests = Observe.requests
 export const requestDuration = Observe.requestDuration
 
 /**
- * Time one attempt waited for the rate limit (ours and the server's pauses), `erp.client.rate_limit.wait`, in seconds,
- * tagged `erp.endpoint`.
+ * Time each attempt waited for the rate limit in all (ours and the server's pauses), `erp.client.rate_limit.wait`, in
+ * seconds, 0 for an attempt that did not wait: one observation per attempt, tagged `erp.endpoint`.
  *
  * @since 0.1.0
  * @category Metrics
  */
 export const rateLimitWait = Observe.rateLimitWait
+
+/**
+ * Time one attempt waited before it was sent, by why, `erp.client.rate_limit.wait.duration`, in seconds: one
+ * observation per attempt and reason that made it wait, tagged `erp.endpoint` and `erp.rate_limit.reason`
+ * (`client-limit`: the client's own limit; `server-pause`: a pause the server asked for). Each observation is one
+ * request's wait: requests that wait side by side each count theirs, so a sum over them is not time elapsed (the
+ * count and the quantiles are what a dashboard reads).
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const rateLimitWaitDuration = Observe.rateLimitWaitDuration
 
 /**
  * Errors the ERP reported in its answer (an HTTP 200 whose envelope says `result.code = 0`, or a code the contract

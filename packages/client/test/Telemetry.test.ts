@@ -21,6 +21,7 @@ import {
 // an interruption is an error that did not complete; the client's own cancellation is none; an error the ERP reports
 // in an HTTP 200 is the call's, not the attempt's.
 
+const ok = (data: unknown) => JSON.stringify({ result: { code: 1, message: null }, data })
 const refused = (code: number, message: string) => JSON.stringify({ result: { code, message }, data: null })
 
 interface Recorded {
@@ -280,5 +281,38 @@ describe("how the client's spans end, and what its metrics count", () => {
       const requests = yield* points("erp.client.api_errors", { "erp.endpoint": "telemetry/post" })
       expect(requests).toEqual([])
     }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("each request's wait for the rate limit, by reason: one observation per waiting attempt", () => {
+    // The server asks for a pause once (429, reset in 3 s); the client's own limit is 2 per 10 s (and 200 ms).
+    const fake = fakeErp((_, n) =>
+      Effect.succeed(
+        n === 1 ? new Response("", { status: 429, headers: { "x-ratelimit-reset": "3" } }) : new Response(ok(1))
+      )
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const get = client.get("telemetry/waits", Schema.Number)
+      // Refused, paused until the reset (and the client's small margin after it), then sent on the second slot.
+      const first = yield* Effect.fork(get)
+      yield* TestClock.adjust("5 seconds")
+      yield* Fiber.join(first)
+      // Four more at once: each waits for a slot, two of them side by side at any time.
+      const others = yield* Effect.fork(Effect.all([get, get, get, get], { concurrency: "unbounded" }))
+      yield* TestClock.adjust("30 seconds")
+      yield* Fiber.join(others)
+
+      const waits = yield* points("erp.client.rate_limit.wait.duration", { "erp.endpoint": "telemetry/waits" })
+      const byReason = Object.fromEntries(waits.map((p) => [p.tags["erp.rate_limit.reason"], p.state]))
+      expect(byReason["server-pause"]!.count).toBe(1)
+      expect(byReason["server-pause"]!.sum).toBeGreaterThanOrEqual(3)
+      expect(byReason["server-pause"]!.sum).toBeLessThanOrEqual(5)
+      // One observation per attempt that waited: their sum is more than the 30 s that passed, as waits overlap.
+      expect(byReason["client-limit"]!.count).toBe(4)
+      expect(byReason["client-limit"]!.sum).toBeGreaterThan(30)
+      // Every attempt is one observation of its whole wait, waited or not: the 429's, its retry and the four.
+      const total = yield* points("erp.client.rate_limit.wait", { "erp.endpoint": "telemetry/waits" })
+      expect(total.map((p) => p.state.count)).toEqual([6])
+    }).pipe(Effect.provide(clientOn(fake, { limit: 2, window: "10 seconds", margin: "200 millis" })))
   })
 })

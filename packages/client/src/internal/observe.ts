@@ -101,11 +101,25 @@ export const apiErrors = withUnit(
   "{error}"
 )
 
+const WAIT_BOUNDARIES = MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 20 })
+
 export const rateLimitWait = withUnit(
   MetricKey.histogram(
     "erp.client.rate_limit.wait",
-    MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 20 }),
-    "time an attempt waited for the rate limit (ours and the server's pauses) before it was sent"
+    WAIT_BOUNDARIES,
+    "time each attempt waited for the rate limit in all (ours and the server's pauses) before it was sent, 0 when " +
+      "it did not wait: one observation per attempt, by erp.endpoint"
+  ),
+  "s"
+)
+
+export const rateLimitWaitDuration = withUnit(
+  MetricKey.histogram(
+    "erp.client.rate_limit.wait.duration",
+    WAIT_BOUNDARIES,
+    "time one attempt waited before it was sent, by erp.endpoint and erp.rate_limit.reason (client-limit: the " +
+      "client's own limit; server-pause: a pause the server asked for): one observation per attempt and reason that " +
+      "made it wait. Requests wait side by side, so a sum over them is not time elapsed"
   ),
   "s"
 )
@@ -169,11 +183,22 @@ export const recording = (record: (tags: ReadonlyArray<MetricLabel.MetricLabel>)
     return Effect.void
   })
 
-/** The time one attempt waited for the limiter, recorded in seconds. */
+/**
+ * The time one attempt waited for the limiter, in seconds: in all (`erp.client.rate_limit.wait`), and by reason, for
+ * each reason it waited for (`erp.client.rate_limit.wait.duration`).
+ */
 export const recordWait = (endpoint: string, acquired: ErpRateLimiter.Acquired): Effect.Effect<void> => {
   const metric = byEndpoint(rateLimitWait, endpoint)
-  return recording((tags) => metric.unsafeUpdate((acquired.spacedMillis + acquired.pausedMillis) / 1000, tags))
+  const { pausedMillis, spacedMillis } = acquired
+  return recording((tags) => {
+    metric.unsafeUpdate((spacedMillis + pausedMillis) / 1000, tags)
+    if (spacedMillis > 0) waitFor(endpoint, "client-limit").unsafeUpdate(spacedMillis / 1000, tags)
+    if (pausedMillis > 0) waitFor(endpoint, "server-pause").unsafeUpdate(pausedMillis / 1000, tags)
+  })
 }
+
+const waitFor = (endpoint: string, reason: ErpRateLimiter.WaitReason) =>
+  withTags(rateLimitWaitDuration, [["erp.endpoint", endpoint], ["erp.rate_limit.reason", reason]])
 
 /** Which headers become attributes of the attempts' spans, by lower-case name (the key never). */
 export interface HeaderNames {
