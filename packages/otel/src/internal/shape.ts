@@ -4,9 +4,13 @@
  * proposing upstream:
  *
  * - Span status. An interrupted span ends with status OK (its message Effect's "All fibers interrupted without
- *   errors."): it becomes ERROR, saying `interrupted`. A failed span carries `span.label: ⚠︎ Interrupted` and
- *   `status.interrupted: true` whatever the failure: dropped, but on the interrupted. A successful span's OK becomes
- *   UNSET, as instrumentation should leave it (the trace API's spec: OK is the application's to set).
+ *   errors."): it becomes ERROR, saying `interrupted`, with `error.type: interrupted` (it did not complete). A failed
+ *   span carries `span.label: ⚠︎ Interrupted` and `status.interrupted: true` whatever the failure: dropped, but on the
+ *   interrupted. A successful span's OK becomes UNSET, as instrumentation should leave it (the trace API's spec: OK is
+ *   the application's to set); so does the span of work the client cancelled (`erp.cancelled`), which ends with a
+ *   success.
+ * - Every ERROR span says `error.type`, as the HTTP conventions ask of a failed operation: the client's spans set it
+ *   themselves; any other (the program's own) gets its exception's type (a tagged error's tag), else `_OTHER`.
  * - A failed HTTP attempt that was answered (`http.response.status_code`) is no exception: its `exception` event, with
  *   Effect's rendering of the failure and its stack, is dropped; `error.type` and the status say it.
  * - Metrics. The unit travels as a `unit` tag, exported both as the metric's unit and as an attribute of each point:
@@ -55,18 +59,30 @@ const STATUS_ERROR = 2
 
 const BOGUS = new Set(["span.label", "status.interrupted"])
 
+const errorType = (value: string): KeyValue => ({ key: "error.type", value: { stringValue: value } })
+
+/** `error.type` of a failed span that does not say it: its exception's type, else the conventions' `_OTHER`. */
+const withErrorType = (span: Span, attributes: Array<KeyValue>): Array<KeyValue> => {
+  if (attributes.some((a) => a.key === "error.type")) return attributes
+  const exception = span.events.find((e) => e.name === "exception")
+  const type = exception?.attributes.find((a) => a.key === "exception.type")?.value.stringValue
+  return [...attributes, errorType(typeof type === "string" && type !== "" ? type : "_OTHER")]
+}
+
 /** One span, by the conventions (see the module's comment). */
 const span = (span: Span): Span => {
   const { status } = span
   if (status.code === STATUS_OK) {
     // OK with a message is how the exporter writes an interruption.
     if (status.message === undefined || status.message === "") return { ...span, status: { code: STATUS_UNSET } }
+    const attributes = span.attributes.filter((a) => !BOGUS.has(a.key))
     return {
       ...span,
-      attributes: [...span.attributes.filter((a) => !BOGUS.has(a.key)), {
-        key: "status.interrupted",
-        value: { boolValue: true }
-      }],
+      attributes: [
+        ...attributes,
+        ...(attributes.some((a) => a.key === "error.type") ? [] : [errorType("interrupted")]),
+        { key: "status.interrupted", value: { boolValue: true } }
+      ],
       status: { code: STATUS_ERROR, message: "interrupted" }
     }
   }
@@ -74,7 +90,7 @@ const span = (span: Span): Span => {
   const answered = span.attributes.some((a) => a.key === "http.response.status_code")
   return {
     ...span,
-    attributes: span.attributes.filter((a) => !BOGUS.has(a.key)),
+    attributes: withErrorType(span, span.attributes.filter((a) => !BOGUS.has(a.key))),
     events: answered ? span.events.filter((e) => e.name !== "exception") : span.events
   }
 }
@@ -87,7 +103,7 @@ export const traces = (data: TracesData): TracesData => ({
 })
 
 const UNIT_TAGS = new Set(["unit", "time_unit"])
-const INTEGERS = new Set(["server.port", "http.response.status_code"])
+const INTEGERS = new Set(["server.port", "http.response.status_code", "erp.result.code"])
 
 const attributes = (list: Array<KeyValue> | undefined): Array<KeyValue> | undefined =>
   list?.filter((a) => !UNIT_TAGS.has(a.key)).map((a) => {
