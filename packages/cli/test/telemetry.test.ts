@@ -101,8 +101,25 @@ describe("erp with the OTEL_* variables", () => {
     expect(metrics.get("erp.client.retries")).toMatchObject({ kind: "sum", monotonic: true, unit: "{retry}" })
     expect([...metrics.keys()].filter((name) => name.startsWith("effect_"))).toEqual([])
 
+    // The instrumentation scope: the package that made each span and metric, with its version (not the service).
+    const scopeOf = (name: string) => {
+      const span = spans.find((s) => s.name === name)!
+      return `${span.scope} ${span.scopeVersion}`
+    }
+    expect(scopeOf("erp partners list")).toBe(`@erp-client/cli ${VERSION}`)
+    expect(scopeOf("ListEndpoint.pages")).toBe(`@erp-client/streams ${VERSION}`)
+    expect(scopeOf("ErpClient.list")).toBe(`@erp-client/client ${VERSION}`)
+    expect(scopeOf("GET partner/list")).toBe(`@erp-client/client ${VERSION}`)
+    expect(metrics.get("http.client.request.duration")).toMatchObject({
+      scope: "@erp-client/client",
+      scopeVersion: VERSION
+    })
+    expect(metrics.get("erp.client.records.streamed")).toMatchObject({ scope: "@erp-client/streams" })
+
     // The retry's warning as a log record (stderr showed nothing without --verbose).
-    expect(receiver.logs.map((l) => [l.severityText, l.traceId])).toEqual([["WARN", root.traceId]])
+    expect(receiver.logs.map((l) => [l.severityText, l.traceId, l.scope])).toEqual([
+      ["WARN", root.traceId, "@erp-client/cli"]
+    ])
   })
 
   it("partners list at --concurrency 8, exit 0: no ERROR span; the pages fetched past the end are cancelled", async () => {

@@ -139,6 +139,13 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
         "telemetry.sdk.version": ErpTelemetry.VERSION
       })
       expect(typeof spans[0]!.resource["service.instance.id"]).toBe("string")
+      // Each span under the scope of the package that made it, with its version; not the service's name.
+      const scopes = new Map(spans.map((s) => [s.name, `${s.scope} ${s.scopeVersion}`]))
+      expect(scopes.get("GET partner/list")).toBe(`@erp-client/client ${ErpTelemetry.VERSION}`)
+      expect(scopes.get("ErpClient.list")).toBe(`@erp-client/client ${ErpTelemetry.VERSION}`)
+      expect(scopes.get("ListEndpoint.pages")).toBe(`@erp-client/streams ${ErpTelemetry.VERSION}`)
+      // The program's own spans: the scope the layer is given, by default the service's name (and version).
+      expect(scopes.get("sync.step")).toBe("crm-sync ")
 
       // The export's span over its pages (0, 10, 20, and the empty one at 25 that ends the list), each page's call
       // under it, each attempt under its call, one trace.
@@ -218,8 +225,10 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
       expect(metrics.get("erp.client.rate_limit.wait")).toMatchObject({ kind: "histogram", unit: "s" })
       // The 429's pause, as the retry's wait: one observation of one request, by reason.
       const waits = metrics.get("erp.client.rate_limit.wait.duration")!
-      expect(waits).toMatchObject({ kind: "histogram", unit: "s" })
+      expect(waits).toMatchObject({ kind: "histogram", unit: "s", scope: "@erp-client/client" })
       expect(waits.points.map((p) => [p.attributes["erp.rate_limit.reason"], p.count])).toEqual([["server-pause", 1]])
+      expect(metrics.get("erp.client.records.streamed")).toMatchObject({ scope: "@erp-client/streams" })
+      expect(duration).toMatchObject({ scope: "@erp-client/client", scopeVersion: ErpTelemetry.VERSION })
       // The NotFound of Partners.get(99_999): an error of the ERP's, counted; on the wire a 200.
       expect(metrics.get("erp.client.api_errors")!.points.map((p) => p.attributes)).toEqual([
         { "erp.endpoint": "partner/get", "erp.error.type": "NotFound", "erp.result.code": 0 }
@@ -428,8 +437,12 @@ describe("the standard variables", () => {
       .toEqual([])
   })
 
-  it("the version said in telemetry.sdk.version is the package's", () => {
-    const pkg = JSON.parse(Fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
-    expect(ErpTelemetry.VERSION).toBe(pkg.version)
+  it("the version said in telemetry.sdk.version is the package's, and the client's and the streams' scopes'", () => {
+    const version = (dir: string) =>
+      JSON.parse(Fs.readFileSync(new URL(`../../${dir}/package.json`, import.meta.url), "utf8")).version
+    expect(ErpTelemetry.VERSION).toBe(version("otel"))
+    // The scopes of the client's and the streams' telemetry say this version too: the packages are released together.
+    expect(version("client")).toBe(ErpTelemetry.VERSION)
+    expect(version("streams")).toBe(ErpTelemetry.VERSION)
   })
 })

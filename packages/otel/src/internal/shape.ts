@@ -13,6 +13,9 @@
  *   themselves; any other (the program's own) gets its exception's type (a tagged error's tag), else `_OTHER`.
  * - A failed HTTP attempt that was answered (`http.response.status_code`) is no exception: its `exception` event, with
  *   Effect's rendering of the failure and its stack, is dropped; `error.type` and the status say it.
+ * - Instrumentation scope. The exporters name one scope for everything, the service's name: the client's spans and
+ *   metrics go under `@erp-client/client`, the streams' under `@erp-client/streams`, each with its version, and the
+ *   program's own (and every log record, which says nothing of where it came from) under the scope the layer is given.
  * - Metrics. The unit travels as a `unit` tag, exported both as the metric's unit and as an attribute of each point:
  *   the attribute is dropped. Tags are strings; the conventions' integers (`server.port`,
  *   `http.response.status_code`) are sent as integers. Effect's fiber runtime metrics (`effect_fiber_*`) are left out
@@ -28,14 +31,26 @@ interface Status {
   message?: string | undefined
 }
 
+/** An instrumentation scope, as OTLP writes it. */
+export interface Scope {
+  readonly name: string
+  readonly version?: string | undefined
+}
+
 interface Span {
+  name: string
+  kind?: number
   attributes: Array<KeyValue>
   events: Array<{ name: string; attributes: Array<KeyValue> }>
   status: Status
 }
 
 interface TracesData {
-  resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Span> }> }>
+  resourceSpans: Array<{ scopeSpans: Array<{ scope?: Scope; spans: Array<Span> }> }>
+}
+
+interface LogsData {
+  resourceLogs: Array<{ scopeLogs: Array<{ scope?: Scope; logRecords: Array<unknown> }> }>
 }
 
 interface DataPoint {
@@ -50,7 +65,7 @@ interface MetricData {
 }
 
 interface MetricsData {
-  resourceMetrics: Array<{ scopeMetrics: Array<{ metrics: Array<MetricData> }> }>
+  resourceMetrics: Array<{ scopeMetrics: Array<{ scope?: Scope; metrics: Array<MetricData> }> }>
 }
 
 const STATUS_UNSET = 0
@@ -58,6 +73,9 @@ const STATUS_OK = 1
 const STATUS_ERROR = 2
 
 const BOGUS = new Set(["span.label", "status.interrupted"])
+
+// OTLP's span kind of a client span.
+const KIND_CLIENT = 3
 
 const errorType = (value: string): KeyValue => ({ key: "error.type", value: { stringValue: value } })
 
@@ -95,10 +113,71 @@ const span = (span: Span): Span => {
   }
 }
 
-export const traces = (data: TracesData): TracesData => ({
+/** Where the telemetry came from: the library's packages, or the program (`undefined`). */
+type Origin = "client" | "streams" | undefined
+
+/** The scopes the data is filed under: the library's packages' (one version: they are released together), the rest. */
+export interface Scopes {
+  readonly version: string
+  readonly program: Scope
+}
+
+const scopeOf = (origin: Origin, scopes: Scopes): Scope =>
+  origin === undefined ? scopes.program : { name: `@erp-client/${origin}`, version: scopes.version }
+
+const spanOrigin = (span: Span): Origin =>
+  span.name.startsWith("ErpClient.") ||
+    (span.kind === KIND_CLIENT && span.attributes.some((a) => a.key === "erp.endpoint"))
+    ? "client"
+    : span.name.startsWith("ListEndpoint.")
+    ? "streams"
+    : undefined
+
+// The streams package's metrics; the client's are every other `erp.client.*` and the conventions' duration.
+const STREAMS_METRICS = /^erp\.client\.(records\.|paging\.|lookups)/
+
+const metricOrigin = (name: string): Origin =>
+  STREAMS_METRICS.test(name)
+    ? "streams"
+    : name.startsWith("erp.client.") || name === "http.client.request.duration"
+    ? "client"
+    : undefined
+
+/** The items of every scope of one resource, filed again under the scope of their origin, one group each. */
+const refile = <A, K extends string>(
+  groups: Array<{ scope?: Scope } & { [key in K]: Array<A> }>,
+  key: K,
+  origin: (item: A) => Origin,
+  scopes: Scopes
+): Array<{ scope: Scope } & { [key in K]: Array<A> }> => {
+  const byOrigin = new Map<Origin, Array<A>>()
+  for (const group of groups) {
+    for (const item of group[key]) {
+      const from = origin(item)
+      const items = byOrigin.get(from)
+      if (items === undefined) byOrigin.set(from, [item])
+      else items.push(item)
+    }
+  }
+  return [...byOrigin].map(([from, items]) => ({ scope: scopeOf(from, scopes), [key]: items }) as any)
+}
+
+export const traces = (data: TracesData, scopes: Scopes): TracesData => ({
   resourceSpans: data.resourceSpans.map((resource) => ({
     ...resource,
-    scopeSpans: resource.scopeSpans.map((scope) => ({ ...scope, spans: scope.spans.map(span) }))
+    scopeSpans: refile(
+      resource.scopeSpans.map((scope) => ({ ...scope, spans: scope.spans.map(span) })),
+      "spans",
+      spanOrigin,
+      scopes
+    )
+  }))
+})
+
+export const logs = (data: LogsData, scopes: Scopes): LogsData => ({
+  resourceLogs: data.resourceLogs.map((resource) => ({
+    ...resource,
+    scopeLogs: resource.scopeLogs.map((scope) => ({ ...scope, scope: scopes.program }))
   }))
 })
 
@@ -125,15 +204,23 @@ const metric = (m: MetricData): MetricData => {
   return out
 }
 
-export const metrics = (data: MetricsData, options: { readonly runtimeMetrics: boolean }): MetricsData => ({
+export const metrics = (
+  data: MetricsData,
+  options: { readonly runtimeMetrics: boolean; readonly scopes: Scopes }
+): MetricsData => ({
   resourceMetrics: data.resourceMetrics.map((resource) => ({
     ...resource,
-    scopeMetrics: resource.scopeMetrics.map((scope) => ({
-      ...scope,
-      metrics: scope.metrics
-        .filter((m) => options.runtimeMetrics || !m.name.startsWith("effect_fiber_"))
-        .map(metric)
-    }))
+    scopeMetrics: refile(
+      resource.scopeMetrics.map((scope) => ({
+        ...scope,
+        metrics: scope.metrics
+          .filter((m) => options.runtimeMetrics || !m.name.startsWith("effect_fiber_"))
+          .map(metric)
+      })),
+      "metrics",
+      (m: MetricData) => metricOrigin(m.name),
+      options.scopes
+    )
   }))
 })
 
@@ -146,9 +233,9 @@ export interface Serialization {
 
 export const serialization = (
   encode: Serialization,
-  options: { readonly runtimeMetrics: boolean }
+  options: { readonly runtimeMetrics: boolean; readonly scopes: Scopes }
 ): Serialization => ({
-  traces: (data) => encode.traces(traces(data as TracesData)),
+  traces: (data) => encode.traces(traces(data as TracesData, options.scopes)),
   metrics: (data) => encode.metrics(metrics(data as MetricsData, options)),
-  logs: encode.logs
+  logs: (data) => encode.logs(logs(data as LogsData, options.scopes))
 })
