@@ -200,7 +200,7 @@ export class ErpClient extends Context.Tag("@erp-client/client/ErpClient")<ErpCl
 
 /**
  * Requests sent (every attempt), `erp.client.requests`, unit `{request}`, monotonic, tagged `erp.endpoint` and
- * `erp.outcome` (`2xx`, `429`, `5xx`, `transport`, `timeout`, …).
+ * `erp.outcome` (`2xx`, `429`, `5xx`, `transport`, `timeout`, `interrupted`, `cancelled` by the client, …).
  *
  * @since 0.1.0
  * @category Metrics
@@ -209,9 +209,10 @@ export const requests = Observe.requests
 
 /**
  * `http.client.request.duration` of OpenTelemetry's HTTP conventions: the time from sending an attempt to having its
- * whole body (or its failure), in seconds, with the conventions' bucket boundaries and attributes
+ * whole body (or its failure, or its interruption), in seconds, with the conventions' bucket boundaries and attributes
  * (`http.request.method`, `server.address`, `server.port`, `http.response.status_code`, `error.type`) and
- * `erp.endpoint`.
+ * `erp.endpoint`. Every attempt is recorded: one that did not complete has `error.type` `timeout`, `TransportError`,
+ * `interrupted`, or `cancelled` when the client cancelled it (`cancel`).
  *
  * @since 0.1.0
  * @category Metrics
