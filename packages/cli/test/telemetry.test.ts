@@ -101,8 +101,93 @@ describe("erp with the OTEL_* variables", () => {
     expect(metrics.get("erp.client.retries")).toMatchObject({ kind: "sum", monotonic: true, unit: "{retry}" })
     expect([...metrics.keys()].filter((name) => name.startsWith("effect_"))).toEqual([])
 
+    // The instrumentation scope: the package that made each span and metric, with its version (not the service).
+    const scopeOf = (name: string) => {
+      const span = spans.find((s) => s.name === name)!
+      return `${span.scope} ${span.scopeVersion}`
+    }
+    expect(scopeOf("erp partners list")).toBe(`@erp-client/cli ${VERSION}`)
+    expect(scopeOf("ListEndpoint.pages")).toBe(`@erp-client/streams ${VERSION}`)
+    expect(scopeOf("ErpClient.list")).toBe(`@erp-client/client ${VERSION}`)
+    expect(scopeOf("GET partner/list")).toBe(`@erp-client/client ${VERSION}`)
+    expect(metrics.get("http.client.request.duration")).toMatchObject({
+      scope: "@erp-client/client",
+      scopeVersion: VERSION
+    })
+    expect(metrics.get("erp.client.records.streamed")).toMatchObject({ scope: "@erp-client/streams" })
+
     // The retry's warning as a log record (stderr showed nothing without --verbose).
-    expect(receiver.logs.map((l) => [l.severityText, l.traceId])).toEqual([["WARN", root.traceId]])
+    expect(receiver.logs.map((l) => [l.severityText, l.traceId, l.scope])).toEqual([
+      ["WARN", root.traceId, "@erp-client/cli"]
+    ])
+  })
+
+  it("partners list at --concurrency 8, exit 0: no ERROR span; the pages fetched past the end are cancelled", async () => {
+    // 30 partners, pages of 3, 8 in flight: the empty page at 30 ends the list while the pages fetched after it are
+    // still on the wire (each answered 30 ms after it arrives).
+    const own = await startSandbox({ partners: 30, latency: { base: "30 millis" } })
+    try {
+      receiver.clear()
+      const run = await erp(["partners", "list", "--page-size", "3", "--concurrency", "8"], {
+        via: "node",
+        env: { ...own.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }
+      })
+      expect(run.stderr).toBe("")
+      expect(run.code).toBe(0)
+      expect(run.stdout.trim().split("\n")).toHaveLength(30)
+
+      const spans = receiver.spans
+      if (process.env.ERP_PRINT_SPANS) console.log(Receiver.tree(spans, (k) => !k.startsWith("url.")))
+      expect(spans.filter((s) => s.status.code === 2).map((s) => `${s.name}: ${s.status.message}`)).toEqual([])
+      const attempts = spans.filter((s) => s.name === "GET partner/list")
+      const cancelled = attempts.filter((s) => s.attributes["erp.cancelled"] === true)
+      expect(cancelled.length).toBeGreaterThanOrEqual(1)
+      expect(cancelled.length).toBeLessThanOrEqual(7)
+      for (const attempt of attempts) {
+        if (attempt.attributes["erp.cancelled"] === true) {
+          expect(attempt.attributes).toMatchObject({ "erp.cancel_reason": "list-ended" })
+          expect(attempt.attributes["error.type"]).toBeUndefined()
+          expect(attempt.attributes["http.response.status_code"]).toBeUndefined()
+        } else {
+          expect(attempt.attributes["http.response.status_code"]).toBe(200)
+        }
+      }
+      const calls = spans.filter((s) => s.name === "ErpClient.list" && s.attributes["erp.cancelled"] === true)
+      expect(calls.map((s) => s.attributes["erp.cancel_reason"])).toEqual(cancelled.map(() => "list-ended"))
+
+      // Every attempt is in the duration, the cancelled ones with error.type cancelled.
+      const metrics = Receiver.latestMetrics(receiver.metrics)
+      const duration = metrics.get("http.client.request.duration")!
+      expect(duration.points.reduce((n, p) => n + p.count!, 0)).toBe(attempts.length)
+      expect(duration.points.filter((p) => p.attributes["error.type"] === "cancelled").map((p) => p.count)).toEqual([
+        cancelled.length
+      ])
+    } finally {
+      await own.close()
+    }
+  })
+
+  it("partners get a partner that does not exist (http/json): the ERP's NotFound counted; the HTTP 200 is no error", async () => {
+    receiver.clear()
+    const run = await erp(["partners", "get", "--id", "999999"], {
+      via: "node",
+      env: { ...env.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
+    })
+    expect(run.code).toBe(4)
+    expect(receiver.requests.every((r) => r.contentType === "application/json")).toBe(true)
+    const get = receiver.spans.find((s) => s.name === "ErpClient.get")!
+    expect(get.status.code).toBe(2)
+    expect(get.attributes).toMatchObject({ "error.type": "NotFound", "erp.result.code": 0 })
+    const attempt = receiver.spans.find((s) => s.name === "GET partner/get")!
+    expect(attempt.status.code).toBe(0)
+    expect(attempt.attributes["http.response.status_code"]).toBe(200)
+    expect(attempt.attributes["error.type"]).toBeUndefined()
+    const metrics = Receiver.latestMetrics(receiver.metrics)
+    expect(metrics.get("erp.client.api_errors")).toMatchObject({ kind: "sum", monotonic: true, unit: "{error}" })
+    expect(metrics.get("erp.client.api_errors")!.points).toEqual([{
+      attributes: { "erp.endpoint": "partner/get", "erp.error.type": "NotFound", "erp.result.code": 0 },
+      value: 1
+    }])
   })
 
   it("Ctrl-C: 130, and what the interrupted export recorded is sent, its spans saying they were interrupted", async () => {
@@ -120,8 +205,22 @@ describe("erp with the OTEL_* variables", () => {
     expect(root.attributes).toMatchObject({ "process.exit.code": 130, "error.type": "130" })
     const pages = receiver.spans.find((s) => s.name === "ListEndpoint.pages")!
     expect(pages.status).toEqual({ code: 2, message: "interrupted" })
-    expect(pages.attributes["erp.records"]).toBe(10)
-    expect(receiver.metrics.length).toBeGreaterThan(0)
+    expect(pages.attributes).toMatchObject({ "erp.records": 10, "error.type": "interrupted" })
+    // The hung request: its call and its attempt end in ERROR, interrupted, and the attempt is in the duration.
+    const hung = receiver.spans.filter((s) =>
+      s.name === "GET partner/list" && s.attributes["http.response.status_code"] === undefined
+    )
+    expect(hung.map((s) => [s.status, s.attributes["error.type"]])).toEqual([[
+      { code: 2, message: "interrupted" },
+      "interrupted"
+    ]])
+    for (const span of receiver.spans.filter((s) => s.status.code === 2)) {
+      expect(span.attributes["error.type"], span.name).toBeDefined()
+    }
+    const duration = Receiver.latestMetrics(receiver.metrics).get("http.client.request.duration")!
+    expect(duration.points.filter((p) => p.attributes["error.type"] === "interrupted").map((p) => p.count)).toEqual([
+      1
+    ])
   })
 
   it("a refused collector: the data and the exit status unchanged, one line, a moment", async () => {

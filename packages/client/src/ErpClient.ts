@@ -23,12 +23,14 @@ import type {
 import type { InvalidRequest } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
+import type * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
 import type * as FiberRef from "effect/FiberRef"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
@@ -38,6 +40,7 @@ import type * as Schema from "effect/Schema"
 import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
 import * as Calls from "./internal/calls.js"
+import * as Cancel from "./internal/cancel.js"
 import * as Executor from "./internal/executor.js"
 import * as InFlightInternal from "./internal/inFlight.js"
 import * as Observe from "./internal/observe.js"
@@ -200,7 +203,7 @@ export class ErpClient extends Context.Tag("@erp-client/client/ErpClient")<ErpCl
 
 /**
  * Requests sent (every attempt), `erp.client.requests`, unit `{request}`, monotonic, tagged `erp.endpoint` and
- * `erp.outcome` (`2xx`, `429`, `5xx`, `transport`, `timeout`, …).
+ * `erp.outcome` (`2xx`, `429`, `5xx`, `transport`, `timeout`, `interrupted`, `cancelled` by the client, …).
  *
  * @since 0.1.0
  * @category Metrics
@@ -209,9 +212,10 @@ export const requests = Observe.requests
 
 /**
  * `http.client.request.duration` of OpenTelemetry's HTTP conventions: the time from sending an attempt to having its
- * whole body (or its failure), in seconds, with the conventions' bucket boundaries and attributes
+ * whole body (or its failure, or its interruption), in seconds, with the conventions' bucket boundaries and attributes
  * (`http.request.method`, `server.address`, `server.port`, `http.response.status_code`, `error.type`) and
- * `erp.endpoint`.
+ * `erp.endpoint`. Every attempt is recorded: one that did not complete has `error.type` `timeout`, `TransportError`,
+ * `interrupted`, or `cancelled` when the client cancelled it (`cancel`).
  *
  * @since 0.1.0
  * @category Metrics
@@ -219,13 +223,36 @@ export const requests = Observe.requests
 export const requestDuration = Observe.requestDuration
 
 /**
- * Time one attempt waited for the rate limit (ours and the server's pauses), `erp.client.rate_limit.wait`, in seconds,
- * tagged `erp.endpoint`.
+ * Time each attempt waited for the rate limit in all (ours and the server's pauses), `erp.client.rate_limit.wait`, in
+ * seconds, 0 for an attempt that did not wait: one observation per attempt, tagged `erp.endpoint`.
  *
  * @since 0.1.0
  * @category Metrics
  */
 export const rateLimitWait = Observe.rateLimitWait
+
+/**
+ * Time one attempt waited before it was sent, by why, `erp.client.rate_limit.wait.duration`, in seconds: one
+ * observation per attempt and reason that made it wait, tagged `erp.endpoint` and `erp.rate_limit.reason`
+ * (`client-limit`: the client's own limit; `server-pause`: a pause the server asked for). Each observation is one
+ * request's wait: requests that wait side by side each count theirs, so a sum over them is not time elapsed (the
+ * count and the quantiles are what a dashboard reads).
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const rateLimitWaitDuration = Observe.rateLimitWaitDuration
+
+/**
+ * Errors the ERP reported in its answer (an HTTP 200 whose envelope says `result.code = 0`, or a code the contract
+ * does not define), `erp.client.api_errors`, unit `{error}`, monotonic, one per call, tagged `erp.endpoint`,
+ * `erp.error.type` (`NotFound`, `Unauthorized`, `ApiError`) and `erp.result.code`. The HTTP metrics count these
+ * answers as the successes they are on the wire.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const apiErrors = Observe.apiErrors
 
 /**
  * Retries after a transient failure, `erp.client.retries`, unit `{retry}`, monotonic.
@@ -437,6 +464,51 @@ export const layerConfig = (
   config: Config.Config.Wrap<Options> = ErpConfig.fromEnv
 ): Layer.Layer<ErpClient, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
   Layer.effect(ErpClient, Effect.flatMap(Config.unwrap(config), make))
+
+/**
+ * Interrupts `fiber` as a cancellation by the client: its work is no longer wanted (`reason`, e.g. `list-ended` for a
+ * page fetched ahead past the end of its list), and that is no failure. The spans of the calls and attempts it had
+ * under way end without an error, marked `erp.cancelled: true` and `erp.cancel_reason`; their attempts are counted
+ * (`http.client.request.duration` with `error.type: cancelled`, `erp.client.requests` with `erp.outcome: cancelled`).
+ * Any other interruption (Ctrl-C, a caller's timeout) stays one: an error, `error.type: interrupted`. Waits for the
+ * fiber to end, as `Fiber.interrupt` does.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Effect, Fiber } from "effect"
+ *
+ * // A page fetched ahead, no longer wanted: its spans end as cancelled, not as errors
+ * const program = Effect.gen(function*() {
+ *   const ahead = yield* Effect.fork(Effect.never)
+ *   yield* ErpClient.cancel(ahead, "list-ended")
+ *   const exit = yield* Fiber.await(ahead)
+ *   console.log(exit._tag === "Failure" && ErpClient.cancelReason(exit.cause)) // => list-ended
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category Combinators
+ */
+export const cancel: <A, E>(fiber: Fiber.Fiber<A, E>, reason: string) => Effect.Effect<void> = Cancel.cancel
+
+/**
+ * The reason `cause` is a cancellation by the client (`cancel`), or `undefined` when it is anything else: a failure, or
+ * an interruption by anyone else.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient } from "@erp-client/client"
+ * import { Cause, FiberId } from "effect"
+ *
+ * // An interruption by anyone but the client (here: the runtime's, as on Ctrl-C) is no cancellation
+ * console.log(ErpClient.cancelReason(Cause.interrupt(FiberId.none))) // => undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Combinators
+ */
+export const cancelReason: (cause: Cause.Cause<unknown>) => string | undefined = Cancel.reasonOf
 
 /**
  * The bound on waiting for the rate limit of the calls in its scope (see `withMaxWait`), in milliseconds.

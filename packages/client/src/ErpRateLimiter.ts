@@ -237,7 +237,9 @@ export const WaitObserver = Internal.WaitObserver
 export type WaitObserver = Internal.WaitObserver
 
 /**
- * Time spent waiting for our own spacing, `erp.client.rate_limit.spacing_wait`, in seconds, monotonic.
+ * Time spent waiting for our own spacing, `erp.client.rate_limit.spacing_wait`, in seconds, monotonic: a sum over
+ * requests, each adding its own wait, so requests waiting side by side add up to more than the time that passed (eight
+ * requests waiting one second together add eight). Each request's wait is `ErpClient.rateLimitWaitDuration`.
  *
  * @since 0.1.0
  * @category Metrics
@@ -246,7 +248,8 @@ export const spacingWait = Internal.spacingWait
 
 /**
  * Time spent waiting for pauses the server asked for (429, `X-RateLimit-Remaining: 0`),
- * `erp.client.rate_limit.pause_wait`, in seconds, monotonic.
+ * `erp.client.rate_limit.pause_wait`, in seconds, monotonic: a sum over requests, as `spacingWait` is (a pause of one
+ * second that holds eight requests adds eight). Each request's wait is `ErpClient.rateLimitWaitDuration`.
  *
  * @since 0.1.0
  * @category Metrics

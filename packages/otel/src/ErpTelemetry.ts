@@ -27,7 +27,9 @@ import * as Shape from "./internal/shape.js"
 import * as Variables from "./Variables.js"
 
 /**
- * This package's version: the resource's `telemetry.sdk.version`.
+ * This package's version: the resource's `telemetry.sdk.version`, and the version of the instrumentation scopes of the
+ * client's and the streams' telemetry (`@erp-client/*` packages are released together, with one version:
+ * `.changeset/config.json`).
  *
  * @since 0.1.0
  * @category Constants
@@ -71,6 +73,12 @@ export interface Options {
   readonly serviceName?: string | undefined
   /** `service.version`; else `service.version` in `OTEL_RESOURCE_ATTRIBUTES`. */
   readonly serviceVersion?: string | undefined
+  /**
+   * The instrumentation scope of the program's own telemetry: its spans and metrics (the client's are filed under
+   * `@erp-client/client`, the streams' under `@erp-client/streams`, with their version) and every log record. Default:
+   * the service's name and version.
+   */
+  readonly scope?: { readonly name: string; readonly version?: string | undefined } | undefined
   /** More resource attributes, over those of `OTEL_RESOURCE_ATTRIBUTES`. */
   readonly attributes?: Readonly<Record<string, string | number | boolean>> | undefined
   /**
@@ -197,13 +205,17 @@ export const layer = (options: Options = {}): Layer.Layer<never> =>
         ...settings.attributes
       }
     }
+    const scopes: Shape.Scopes = {
+      version: VERSION,
+      program: options.scope ?? { name: settings.serviceName, version: settings.serviceVersion }
+    }
     const collector = Collector.make({ onFailure })
     const fetch = yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
     const serving = (destination: Settings.Destination) =>
       Effect.map(serializationOf(destination.protocol), (encode) =>
         Layer.mergeAll(
           Layer.succeed(HttpClient.HttpClient, collector.guard(fetch, destination.timeoutMillis)),
-          Layer.succeed(OtlpSerialization.OtlpSerialization, Shape.serialization(encode, { runtimeMetrics }))
+          Layer.succeed(OtlpSerialization.OtlpSerialization, Shape.serialization(encode, { runtimeMetrics, scopes }))
         ))
     const common = {
       resource,

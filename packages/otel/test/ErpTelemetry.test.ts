@@ -1,10 +1,11 @@
+import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { ErpTelemetry } from "@erp-client/otel"
 import { Fault, Sandbox } from "@erp-client/sandbox"
-import { Partners } from "@erp-client/streams"
-import { ConfigProvider, Effect, Fiber, Layer, Redacted, Stream } from "effect"
+import { ListEndpoint, Partners } from "@erp-client/streams"
+import { ConfigProvider, Data, Deferred, Effect, Fiber, FiberId, Layer, Redacted, Schema, Stream } from "effect"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Settings from "../src/internal/settings.js"
@@ -25,6 +26,8 @@ afterAll(async () => {
   await receiver?.close()
 })
 
+class SyncStepFailed extends Data.TaggedError("SyncStepFailed") {}
+
 /** The client on a sandbox of `partners` over loopback HTTP, retrying quickly. */
 const clientOn = (options: { readonly partners: number; readonly spanHeaders?: ErpClient.Options["spanHeaders"] }) =>
   Layer.unwrapEffect(
@@ -40,6 +43,43 @@ const clientOn = (options: { readonly partners: number; readonly spanHeaders?: E
       Sandbox.layer({ apiKeys: [KEY], partners: options.partners, rateLimit: { resetUnit: "epoch-millis" } })
     )
   )
+
+/**
+ * The client on a fake list endpoint of `total` records over an in-process HttpClient: a page past the end of the list
+ * never answers, and the empty page that ends the list answers only once `ahead` such pages are on the wire, so the
+ * export cancels exactly those.
+ */
+const fakeOn = (total: number, ahead: number) => {
+  const past: Array<number> = []
+  const enough = Deferred.unsafeMake<void>(FiberId.none)
+  const http = HttpClient.make((request, url) =>
+    Effect.suspend(() => {
+      const body = (data: unknown) =>
+        Effect.succeed(
+          HttpClientResponse.fromWeb(
+            request,
+            new Response(JSON.stringify({ result: { code: 1, message: null }, data }))
+          )
+        )
+      const offset = Number(url.searchParams.get("list_offset"))
+      const count = Number(url.searchParams.get("list_count"))
+      if (offset > total) {
+        past.push(offset)
+        if (past.length >= ahead) Deferred.unsafeDone(enough, Effect.void)
+        return Effect.never
+      }
+      const records = Array.from(
+        { length: Math.max(0, Math.min(count, total - offset)) },
+        (_, i) => ({ id: offset + i })
+      )
+      return offset === total ? Effect.zipRight(Deferred.await(enough), body(records)) : body(records)
+    })
+  )
+  return ErpClient.layer({ baseUrl: "https://erp.example.com/", apiKey: Redacted.make(KEY) }).pipe(
+    Layer.provide(ErpRateLimiter.layer()),
+    Layer.provide(Layer.succeed(HttpClient.HttpClient, http))
+  )
+}
 
 /** The variables the layer reads, and nothing of the test process's environment. */
 const variables = (env: Record<string, string>) =>
@@ -69,6 +109,8 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
         const partners = yield* Stream.runCollect(Partners.stream({ pageSize: 10, concurrency: 1 }))
         expect(partners.length).toBe(25)
         yield* Effect.either(Partners.get(99_999))
+        // A step of the program's own that fails: its span in error says its error.type too.
+        yield* Effect.either(Effect.fail(new SyncStepFailed()).pipe(Effect.withSpan("sync.step")))
       }).pipe(
         Effect.provide(clientOn({ partners: 25, spanHeaders: { response: ["X-RateLimit-Remaining", "x-api-key"] } })),
         Effect.provide(ErpTelemetry.layer({ serviceName: "crm-sync" })),
@@ -97,6 +139,13 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
         "telemetry.sdk.version": ErpTelemetry.VERSION
       })
       expect(typeof spans[0]!.resource["service.instance.id"]).toBe("string")
+      // Each span under the scope of the package that made it, with its version; not the service's name.
+      const scopes = new Map(spans.map((s) => [s.name, `${s.scope} ${s.scopeVersion}`]))
+      expect(scopes.get("GET partner/list")).toBe(`@erp-client/client ${ErpTelemetry.VERSION}`)
+      expect(scopes.get("ErpClient.list")).toBe(`@erp-client/client ${ErpTelemetry.VERSION}`)
+      expect(scopes.get("ListEndpoint.pages")).toBe(`@erp-client/streams ${ErpTelemetry.VERSION}`)
+      // The program's own spans: the scope the layer is given, by default the service's name (and version).
+      expect(scopes.get("sync.step")).toBe("crm-sync ")
 
       // The export's span over its pages (0, 10, 20, and the empty one at 25 that ends the list), each page's call
       // under it, each attempt under its call, one trace.
@@ -174,6 +223,23 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
         expect(metrics.get(name!), name).toMatchObject({ kind: "sum", monotonic: true, unit, temporality: 2 })
       }
       expect(metrics.get("erp.client.rate_limit.wait")).toMatchObject({ kind: "histogram", unit: "s" })
+      // The 429's pause, as the retry's wait: one observation of one request, by reason.
+      const waits = metrics.get("erp.client.rate_limit.wait.duration")!
+      expect(waits).toMatchObject({ kind: "histogram", unit: "s", scope: "@erp-client/client" })
+      expect(waits.points.map((p) => [p.attributes["erp.rate_limit.reason"], p.count])).toEqual([["server-pause", 1]])
+      expect(metrics.get("erp.client.records.streamed")).toMatchObject({ scope: "@erp-client/streams" })
+      expect(duration).toMatchObject({ scope: "@erp-client/client", scopeVersion: ErpTelemetry.VERSION })
+      // The NotFound of Partners.get(99_999): an error of the ERP's, counted; on the wire a 200.
+      expect(metrics.get("erp.client.api_errors")!.points.map((p) => p.attributes)).toEqual([
+        { "erp.endpoint": "partner/get", "erp.error.type": "NotFound", "erp.result.code": 0 }
+      ])
+      expect(get).toMatchObject({ status: { code: 2 }, attributes: { "error.type": "NotFound" } })
+      expect(getAttempt.status.code).toBe(0)
+      expect(getAttempt.attributes["error.type"]).toBeUndefined()
+      expect(spans.find((s) => s.name === "sync.step")).toMatchObject({
+        status: { code: 2 },
+        attributes: { "error.type": "SyncStepFailed" }
+      })
       const requests = metrics.get("erp.client.requests")!
       expect(requests.points.map((p) => `${p.attributes["erp.endpoint"]} ${p.attributes["erp.outcome"]}`))
         .toEqual(expect.arrayContaining(["partner/list 5xx", "partner/list 429", "partner/list 2xx"]))
@@ -210,13 +276,58 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
       expect(spans[0]!.resource["service.name"]).toBe("from-the-variable")
       const pages = spans.find((s) => s.name === "ListEndpoint.pages")!
       expect(pages.status).toEqual({ code: 2, message: "interrupted" })
+      expect(pages.attributes["error.type"]).toBe("interrupted")
       expect(pages.attributes["erp.pages"]).toBe(1)
       const hung = spans.filter((s) =>
         s.name === "GET partner/list" && s.attributes["http.response.status_code"] === undefined
       )
       expect(hung).toHaveLength(1)
       expect(hung[0]!.status).toEqual({ code: 2, message: "interrupted" })
+      expect(hung[0]!.attributes["error.type"]).toBe("interrupted")
       expect(hung[0]!.kind).toBe(3)
+      // Every span in error says why.
+      for (const span of spans.filter((s) => s.status.code === 2)) expect(span.attributes["error.type"]).toBeDefined()
+    }))
+
+  it.live("pages fetched ahead past the end of the list: cancelled, no ERROR span, every attempt in the duration", () =>
+    Effect.gen(function*() {
+      receiver.clear()
+      yield* Effect.gen(function*() {
+        const pages = yield* Stream.runCollect(
+          ListEndpoint.pages("thing/list", Schema.Struct({ id: Schema.Number }), { pageSize: 10, concurrency: 8 })
+        )
+        expect([...pages].reduce((n, page) => n + page.records.length, 0)).toBe(100)
+      }).pipe(
+        Effect.provide(fakeOn(100, 7)),
+        Effect.provide(ErpTelemetry.layer({ serviceName: "crm-sync", logs: false })),
+        variables({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+      )
+      const spans = receiver.spans
+      if (process.env.ERP_PRINT_SPANS) console.log(Receiver.tree(spans))
+      expect(spans.filter((s) => s.status.code !== 0).map((s) => `${s.name} ${s.status.message}`)).toEqual([])
+      const cancelled = spans.filter((s) => s.attributes["erp.cancelled"] === true)
+      // 7 pages past the end (110 to 170), each its call and its attempt.
+      expect(cancelled.map((s) => s.name).sort()).toEqual([
+        ...Array(7).fill("ErpClient.list"),
+        ...Array(7).fill("GET thing/list")
+      ])
+      for (const span of cancelled) {
+        expect(span.attributes["erp.cancel_reason"]).toBe("list-ended")
+        expect(span.attributes["error.type"]).toBeUndefined()
+      }
+      const metrics = Receiver.latestMetrics(receiver.metrics)
+      // (Metrics are the process's, cumulative: this endpoint's points are this test's.)
+      const ours = (name: string) =>
+        metrics.get(name)!.points.filter((p) => p.attributes["erp.endpoint"] === "thing/list")
+      const duration = ours("http.client.request.duration")
+      const attempts = spans.filter((s) => s.name === "GET thing/list")
+      expect(attempts).toHaveLength(18)
+      expect(duration.reduce((n, p) => n + p.count!, 0)).toBe(attempts.length)
+      expect(duration.filter((p) => p.attributes["error.type"] === "cancelled").map((p) => p.count)).toEqual([7])
+      expect(ours("erp.client.requests").map((p) => [p.attributes["erp.outcome"], p.value]).sort()).toEqual([
+        ["2xx", 11],
+        ["cancelled", 7]
+      ])
     }))
 
   it.live("a refused collector: the program's result unchanged, the failure said once", () =>
@@ -326,8 +437,12 @@ describe("the standard variables", () => {
       .toEqual([])
   })
 
-  it("the version said in telemetry.sdk.version is the package's", () => {
-    const pkg = JSON.parse(Fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
-    expect(ErpTelemetry.VERSION).toBe(pkg.version)
+  it("the version said in telemetry.sdk.version is the package's, and the client's and the streams' scopes'", () => {
+    const version = (dir: string) =>
+      JSON.parse(Fs.readFileSync(new URL(`../../${dir}/package.json`, import.meta.url), "utf8")).version
+    expect(ErpTelemetry.VERSION).toBe(version("otel"))
+    // The scopes of the client's and the streams' telemetry say this version too: the packages are released together.
+    expect(version("client")).toBe(ErpTelemetry.VERSION)
+    expect(version("streams")).toBe(ErpTelemetry.VERSION)
   })
 })

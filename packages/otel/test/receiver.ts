@@ -49,7 +49,9 @@ export interface ReceivedSpan {
   /** OTLP's StatusCode: 0 unset, 1 ok, 2 error. */
   readonly status: { readonly code: number; readonly message: string }
   readonly resource: Attributes
+  /** The instrumentation scope's name and version. */
   readonly scope: string
+  readonly scopeVersion: string
 }
 
 export interface ReceivedPoint {
@@ -73,6 +75,9 @@ export interface ReceivedMetric {
   readonly temporality?: number
   readonly points: ReadonlyArray<ReceivedPoint>
   readonly resource: Attributes
+  /** The instrumentation scope's name and version. */
+  readonly scope: string
+  readonly scopeVersion: string
 }
 
 export interface ReceivedLog {
@@ -83,6 +88,7 @@ export interface ReceivedLog {
   readonly traceId: string
   readonly spanId: string
   readonly resource: Attributes
+  readonly scope: string
 }
 
 export interface ReceivedRequest {
@@ -157,7 +163,8 @@ const spansOf = (data: any): Array<ReceivedSpan> =>
         events: (span.events ?? []).map((e: any) => ({ name: e.name, attributes: attributes(e.attributes) })),
         status: { code: num(span.status?.code), message: span.status?.message ?? "" },
         resource: attributes(rs.resource?.attributes),
-        scope: ss.scope?.name ?? ""
+        scope: ss.scope?.name ?? "",
+        scopeVersion: ss.scope?.version ?? ""
       }))
     )
   )
@@ -167,7 +174,14 @@ const metricsOf = (data: any): Array<ReceivedMetric> =>
     (rm.scopeMetrics ?? []).flatMap((sm: any) =>
       (sm.metrics ?? []).map((m: any): ReceivedMetric => {
         const resource = attributes(rm.resource?.attributes)
-        const base = { name: m.name, unit: m.unit ?? "", description: m.description ?? "", resource }
+        const base = {
+          name: m.name,
+          unit: m.unit ?? "",
+          description: m.description ?? "",
+          resource,
+          scope: sm.scope?.name ?? "",
+          scopeVersion: sm.scope?.version ?? ""
+        }
         const numberPoint = (p: any): ReceivedPoint => ({
           attributes: attributes(p.attributes),
           value: p.asDouble !== undefined && p.asDouble !== null ? Number(p.asDouble) : num(p.asInt)
@@ -211,7 +225,8 @@ const logsOf = (data: any): Array<ReceivedLog> =>
         attributes: attributes(r.attributes),
         traceId: hex(r.traceId),
         spanId: hex(r.spanId),
-        resource: attributes(rl.resource?.attributes)
+        resource: attributes(rl.resource?.attributes),
+        scope: sl.scope?.name ?? ""
       }))
     )
   )

@@ -8,7 +8,9 @@ import { ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -88,6 +90,32 @@ const logDrift = (endpoint: string, event: Paginate.DriftEvent) => {
       )
   }
 }
+
+/**
+ * `stream` with how it ended said on its span (the current one, `ListEndpoint.pages`) before the span ends: a failure's
+ * `error.type` (the error's tag, `PagingLoop`, `TimeoutError`, …), or `interrupted` for an export interrupted before its
+ * end (Ctrl-C), by the conventions' error attribute.
+ */
+const sayEnd = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
+  Stream.unwrapScoped(Effect.map(
+    Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+      span._tag === "None" ?
+        Effect.void :
+        Effect.addFinalizer((exit) =>
+          Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => {
+            const failure = Cause.failureOption(exit.cause)
+            span.value.attribute(
+              "error.type",
+              failure._tag === "Some"
+                ? String((failure.value as { readonly _tag?: unknown })._tag ?? "_OTHER")
+                : Cause.isInterruptedOnly(exit.cause)
+                ? "interrupted"
+                : "_OTHER"
+            )
+          })
+        )),
+    () => stream
+  ))
 
 const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
   Effect.logInfo(
@@ -184,6 +212,7 @@ export const pages = <A, I>(
           onInvalid === undefined ? Effect.void : Effect.forEach(page.invalid, onInvalid, { discard: true })
         ], { discard: true })
       ),
+      sayEnd,
       Stream.withSpan("ListEndpoint.pages", {
         attributes: {
           "erp.endpoint": endpoint,

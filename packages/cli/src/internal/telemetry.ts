@@ -34,9 +34,12 @@ export const observe = <R>(
 ): Effect.Effect<number, never, R> => {
   const signals = Variables.askedSignals(options.env)
   let said = false
+  const version = typeof ERP_CLI_VERSION === "string" ? ERP_CLI_VERSION : "dev"
   const telemetry = ErpTelemetry.layer({
     serviceName: Variables.namesService(options.env) ? undefined : "erp",
-    serviceVersion: typeof ERP_CLI_VERSION === "string" ? ERP_CLI_VERSION : "dev",
+    serviceVersion: version,
+    // The command's own span and the log records: this package's (the client's are filed under its own scope).
+    scope: { name: "@erp-client/cli", version },
     traces: signals.includes("traces"),
     metrics: signals.includes("metrics"),
     logs: signals.includes("logs"),

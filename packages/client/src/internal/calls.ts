@@ -1,8 +1,8 @@
 /**
  * The calls of `ErpClient`: a request built for an endpoint, run by the executor (which hands back the envelope it
  * checked, with the body it came in), the envelope judged (`Envelope`), the data decoded (`Decoder`, `Page`), each
- * call in its span. In exact mode the data's text is also read from the body as written (`JsonText`), only then: the
- * default path pays nothing for it.
+ * call in its span (`Observe.observeCall`). In exact mode the data's text is also read from the body as written
+ * (`JsonText`), only then: the default path pays nothing for it.
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Decoder from "@erp-client/core/Decoder"
@@ -17,6 +17,7 @@ import * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type { CallError, Exact, GetOptions, PageQuery, Params, PostOptions, Service } from "../ErpClient.js"
 import type * as Executor from "./executor.js"
+import * as Observe from "./observe.js"
 
 const ENDPOINT = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
 
@@ -94,10 +95,6 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
       }
     })
 
-  // A stack trace per call costs more than the rest of the span; the attributes say where it came from.
-  const span = (name: string, attributes: Record<string, unknown>) =>
-    Effect.withSpan(name, { attributes, captureStackTrace: false })
-
   const get = (<A, I>(
     endpoint: string,
     schema: Schema.Schema<A, I>,
@@ -110,7 +107,7 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
         const decoded = Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)
         return options?.exact === true ? Either.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded
       }),
-      span("ErpClient.get", { "erp.endpoint": endpoint })
+      (effect) => Observe.observeCall(effect, "ErpClient.get", endpoint, { "erp.endpoint": endpoint })
     )
   }) as Service["get"]
 
@@ -133,11 +130,12 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
             })
           ),
           Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
-          span("ErpClient.list", {
-            "erp.endpoint": endpoint,
-            "erp.list_offset": query.offset,
-            "erp.list_count": query.count
-          })
+          (effect) =>
+            Observe.observeCall(effect, "ErpClient.list", endpoint, {
+              "erp.endpoint": endpoint,
+              "erp.list_offset": query.offset,
+              "erp.list_count": query.count
+            })
         )
     })
   }
@@ -158,7 +156,7 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
               ? Either.flatMap(decoded, (value) => withText(endpoint, text, value))
               : decoded
           }),
-          span("ErpClient.post", { "erp.endpoint": endpoint })
+          (effect) => Observe.observeCall(effect, "ErpClient.post", endpoint, { "erp.endpoint": endpoint })
         )
     })
   }) as Service["post"]

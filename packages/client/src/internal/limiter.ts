@@ -61,10 +61,13 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
   ) => Effect.Effect<boolean, StoreFailure>
 }>() {}
 
-// Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts.
+// Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts. The two times are sums over
+// requests: each request that waits adds its own wait, so requests waiting side by side add up to more than the time
+// that passed. Each request's wait, by reason, is `erp.client.rate_limit.wait.duration` (observe.ts).
 export const spacingWait = Metric.tagged(
   Metric.counter("erp.client.rate_limit.spacing_wait", {
-    description: "time requests waited for the client-side rate limit",
+    description: "time requests waited for the client-side rate limit, summed over requests (concurrent waits " +
+      "each count, so it grows faster than the clock; erp.client.rate_limit.wait.duration has each request's wait)",
     incremental: true
   }),
   "unit",
@@ -73,7 +76,8 @@ export const spacingWait = Metric.tagged(
 
 export const pauseWait = Metric.tagged(
   Metric.counter("erp.client.rate_limit.pause_wait", {
-    description: "time requests waited for pauses the server asked for",
+    description: "time requests waited for pauses the server asked for, summed over requests (concurrent waits " +
+      "each count, so it grows faster than the clock; erp.client.rate_limit.wait.duration has each request's wait)",
     incremental: true
   }),
   "unit",

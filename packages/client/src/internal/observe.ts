@@ -11,11 +11,22 @@
  * - The metrics: `http.client.request.duration`, a histogram in seconds with the conventions' boundaries and
  *   attributes, for every attempt; the ERP's own counters, monotonic, named `erp.client.…`. The unit of each is its
  *   `unit` tag, which `@effect/opentelemetry` exports as the metric's unit.
+ * - How an attempt or a call ended. Answered: by its status (a 4xx or 5xx is an error of the attempt; an error the ERP
+ *   reports in an HTTP 200 is none of the attempt's, but the call's: `error.type` `NotFound`, counted in
+ *   `erp.client.api_errors`). Failed without an answer: `error.type` the error's (`timeout`, `TransportError`).
+ *   Interrupted (Ctrl-C, a caller's timeout): an error, `error.type` `interrupted`, since it did not complete. Cancelled
+ *   by the client because its answer was no longer wanted (`cancel.ts`: a page fetched ahead past the end of its list):
+ *   no error; the span ends with a success, marked `erp.cancelled` and `erp.cancel_reason`, and the attempt's duration
+ *   is recorded with `error.type` `cancelled` (it did not complete).
  */
 import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { ApiError } from "@erp-client/core/ErpError"
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
@@ -24,6 +35,7 @@ import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as Tracer from "effect/Tracer"
 import type * as ErpRateLimiter from "../ErpRateLimiter.js"
+import * as Cancel from "./cancel.js"
 import type * as Transport from "./transport.js"
 
 // The metrics are made from their keys (`Metric.fromMetricKey`), their unit and other tags in the key, rather than by
@@ -74,17 +86,40 @@ export const requestDuration = withUnit(
 export const requests = withUnit(
   MetricKey.counter("erp.client.requests", {
     description: "requests sent to the ERP (every attempt), by erp.endpoint and erp.outcome (2xx, 429, 5xx, " +
-      "transport, timeout, ...)",
+      "transport, timeout, interrupted, cancelled, ...)",
     incremental: true
   }),
   "{request}"
 )
 
+export const apiErrors = withUnit(
+  MetricKey.counter("erp.client.api_errors", {
+    description: "errors the ERP reported in its answer (HTTP 200, result.code 0 or unknown), one per call, by " +
+      "erp.endpoint, erp.error.type (NotFound, Unauthorized, ApiError) and erp.result.code",
+    incremental: true
+  }),
+  "{error}"
+)
+
+const WAIT_BOUNDARIES = MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 20 })
+
 export const rateLimitWait = withUnit(
   MetricKey.histogram(
     "erp.client.rate_limit.wait",
-    MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 20 }),
-    "time an attempt waited for the rate limit (ours and the server's pauses) before it was sent"
+    WAIT_BOUNDARIES,
+    "time each attempt waited for the rate limit in all (ours and the server's pauses) before it was sent, 0 when " +
+      "it did not wait: one observation per attempt, by erp.endpoint"
+  ),
+  "s"
+)
+
+export const rateLimitWaitDuration = withUnit(
+  MetricKey.histogram(
+    "erp.client.rate_limit.wait.duration",
+    WAIT_BOUNDARIES,
+    "time one attempt waited before it was sent, by erp.endpoint and erp.rate_limit.reason (client-limit: the " +
+      "client's own limit; server-pause: a pause the server asked for): one observation per attempt and reason that " +
+      "made it wait. Requests wait side by side, so a sum over them is not time elapsed"
   ),
   "s"
 )
@@ -148,11 +183,22 @@ export const recording = (record: (tags: ReadonlyArray<MetricLabel.MetricLabel>)
     return Effect.void
   })
 
-/** The time one attempt waited for the limiter, recorded in seconds. */
+/**
+ * The time one attempt waited for the limiter, in seconds: in all (`erp.client.rate_limit.wait`), and by reason, for
+ * each reason it waited for (`erp.client.rate_limit.wait.duration`).
+ */
 export const recordWait = (endpoint: string, acquired: ErpRateLimiter.Acquired): Effect.Effect<void> => {
   const metric = byEndpoint(rateLimitWait, endpoint)
-  return recording((tags) => metric.unsafeUpdate((acquired.spacedMillis + acquired.pausedMillis) / 1000, tags))
+  const { pausedMillis, spacedMillis } = acquired
+  return recording((tags) => {
+    metric.unsafeUpdate((spacedMillis + pausedMillis) / 1000, tags)
+    if (spacedMillis > 0) waitFor(endpoint, "client-limit").unsafeUpdate(spacedMillis / 1000, tags)
+    if (pausedMillis > 0) waitFor(endpoint, "server-pause").unsafeUpdate(pausedMillis / 1000, tags)
+  })
 }
+
+const waitFor = (endpoint: string, reason: ErpRateLimiter.WaitReason) =>
+  withTags(rateLimitWaitDuration, [["erp.endpoint", endpoint], ["erp.rate_limit.reason", reason]])
 
 /** Which headers become attributes of the attempts' spans, by lower-case name (the key never). */
 export interface HeaderNames {
@@ -273,10 +319,59 @@ const outcomeOf = (error: Transport.AttemptError): string =>
 // `error.type` of a failure without an answer: the conventions' `timeout`, or the client's error's tag.
 const errorTypeOf = (error: Transport.AttemptError): string => error._tag === "TimeoutError" ? "timeout" : error._tag
 
+/** `error.type` of work interrupted by anyone but the client itself: it did not complete. */
+const INTERRUPTED = "interrupted"
+
+/** `error.type` of an attempt's duration when the client cancelled it (the span itself is no error). */
+const CANCELLED = "cancelled"
+
+// `error.type` of a defect (a bug, not an outcome): the conventions' fallback value.
+const OTHER = "_OTHER"
+
 /**
- * One attempt in its span, counted by endpoint and outcome (`2xx`, `429`, `5xx`, `transport`, `timeout`, …), its
- * duration recorded (until the whole body is in, or the failure) with the conventions' attributes. Its metrics and
- * the span's attributes are set in one step at its end. `attempt` gets the span, the parent of what it traces.
+ * Marks `span` cancelled by the client for `reason` and ends it now with a success: it was not wanted any more, and
+ * did not fail. The span's own end (`Effect.useSpan`'s) then finds it ended and leaves it.
+ */
+const endCancelled = (span: Tracer.Span, reason: string, nanos: bigint): void => {
+  span.attribute("erp.cancelled", true)
+  span.attribute("erp.cancel_reason", reason)
+  span.end(nanos, Exit.void)
+}
+
+/** An attempt's end without an answer: failed, interrupted or cancelled (see `observeAttempt`). */
+const unanswered = (
+  cause: Cause.Cause<Transport.AttemptError>,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>,
+  attempt: {
+    readonly target: Transport.Target
+    readonly span: AttemptSpan
+    readonly current: Tracer.Span
+    readonly seconds: number
+    readonly clock: Clock.Clock
+  }
+): void => {
+  const failure = Cause.failureOption(cause)
+  let errorType: string
+  let outcome: string
+  if (failure._tag === "Some") {
+    errorType = errorTypeOf(failure.value)
+    outcome = outcomeOf(failure.value)
+  } else {
+    const reason = Cancel.reasonOf(cause)
+    errorType = reason !== undefined ? CANCELLED : Cause.isInterruptedOnly(cause) ? INTERRUPTED : OTHER
+    outcome = errorType === OTHER ? "other" : errorType
+    if (reason !== undefined) endCancelled(attempt.current, reason, attempt.clock.unsafeCurrentTimeNanos())
+  }
+  withTags(requestDuration, [...attempt.span.tags, ["error.type", errorType]]).unsafeUpdate(attempt.seconds, labels)
+  byEndpoint(requests, attempt.target.endpoint, outcome).unsafeUpdate(1, labels)
+  if (errorType !== CANCELLED) attempt.current.attribute("error.type", errorType)
+}
+
+/**
+ * One attempt in its span, counted by endpoint and outcome (`2xx`, `429`, `5xx`, `transport`, `timeout`,
+ * `interrupted`, `cancelled`, …), its duration recorded (until the whole body is in, the failure or the interruption)
+ * with the conventions' attributes. Its metrics and the span's attributes are set in one step at its end. `attempt`
+ * gets the span, the parent of what it traces.
  */
 export const observeAttempt = (
   target: Transport.Target,
@@ -289,34 +384,30 @@ export const observeAttempt = (
       const started = clock.unsafeCurrentTimeMillis()
       const seconds = () => (clock.unsafeCurrentTimeMillis() - started) / 1000
       return attempt(current).pipe(
-        Effect.tapBoth({
-          onFailure: (error) =>
-            recording((labels) => {
-              const errorType = errorTypeOf(error)
-              withTags(requestDuration, [...span.tags, ["error.type", errorType]]).unsafeUpdate(seconds(), labels)
-              byEndpoint(requests, target.endpoint, outcomeOf(error)).unsafeUpdate(1, labels)
-              current.attribute("error.type", errorType)
-            }),
-          onSuccess: (answer) =>
-            recording((labels) => {
-              const status = String(answer.status)
-              withTags(
-                requestDuration,
-                answer.status >= 400
-                  ? [...span.tags, ["http.response.status_code", status], ["error.type", status]]
-                  : [...span.tags, ["http.response.status_code", status]]
-              ).unsafeUpdate(seconds(), labels)
-              const outcome = answer.status === 429 ? "429" : `${Math.floor(answer.status / 100)}xx`
-              byEndpoint(requests, target.endpoint, outcome).unsafeUpdate(1, labels)
-              if (answer.status === 429) tooManyRequests.unsafeUpdate(1, labels)
-              current.attribute("http.response.status_code", answer.status)
-              if (answer.status >= 400) current.attribute("error.type", status)
-              if (headers.response.length > 0) {
-                const attributes = headerAttributes("http.response.header", headers.response, answer.headers)
-                for (const name in attributes) current.attribute(name, attributes[name])
-              }
-            })
-        }),
+        Effect.onExit((exit) =>
+          recording((labels) => {
+            if (exit._tag === "Failure") {
+              return unanswered(exit.cause, labels, { target, span, current, seconds: seconds(), clock })
+            }
+            const answer = exit.value
+            const status = String(answer.status)
+            withTags(
+              requestDuration,
+              answer.status >= 400
+                ? [...span.tags, ["http.response.status_code", status], ["error.type", status]]
+                : [...span.tags, ["http.response.status_code", status]]
+            ).unsafeUpdate(seconds(), labels)
+            const outcome = answer.status === 429 ? "429" : `${Math.floor(answer.status / 100)}xx`
+            byEndpoint(requests, target.endpoint, outcome).unsafeUpdate(1, labels)
+            if (answer.status === 429) tooManyRequests.unsafeUpdate(1, labels)
+            current.attribute("http.response.status_code", answer.status)
+            if (answer.status >= 400) current.attribute("error.type", status)
+            if (headers.response.length > 0) {
+              const attributes = headerAttributes("http.response.header", headers.response, answer.headers)
+              for (const name in attributes) current.attribute(name, attributes[name])
+            }
+          })
+        ),
         Effect.flatMap((answer) =>
           answer.status >= 400 ? Effect.fail(new StatusAnswer({ answer })) : Effect.succeed(answer)
         )
@@ -324,3 +415,62 @@ export const observeAttempt = (
     })).pipe(
       Effect.catchTag("StatusAnswer", (status) => Effect.succeed(status.answer))
     )
+
+/**
+ * The `result.code` an error the ERP reported in its answer's envelope (HTTP 200) came with (`NotFound`,
+ * `Unauthorized`, `ApiError`), or `undefined` for any other error.
+ */
+const apiErrorCode = (error: { readonly _tag: string }): string | undefined => {
+  switch (error._tag) {
+    case "NotFound":
+    case "Unauthorized":
+      return "0"
+    case "ApiError":
+      return String((error as ApiError).code)
+    default:
+      return undefined
+  }
+}
+
+/**
+ * `self`, one call of the client (`ErpClient.get`, `list`, `post`), in its span named `name`, ended by how the call
+ * ended: a success; a failure, ERROR with `error.type` the error's tag (`NotFound`, `TimeoutError`, …; an error the ERP
+ * reported in an HTTP 200 also counted in `erp.client.api_errors`); interrupted, `error.type` `interrupted`; cancelled
+ * by the client, a success marked `erp.cancelled` and `erp.cancel_reason`. A stack trace per call costs more than the
+ * rest of the span; the attributes say where it came from.
+ */
+export const observeCall = <A, E extends { readonly _tag: string }, R>(
+  self: Effect.Effect<A, E, R>,
+  name: string,
+  endpoint: string,
+  attributes: Record<string, unknown>
+): Effect.Effect<A, E, Exclude<R, Tracer.ParentSpan>> =>
+  Effect.useSpan(name, { attributes, captureStackTrace: false }, (span) =>
+    Effect.onExit(
+      Effect.withParentSpan(self, span),
+      (exit) => exit._tag === "Success" ? Effect.void : callFailed(span, endpoint, exit.cause)
+    ))
+
+const callFailed = <E extends { readonly _tag: string }>(
+  span: Tracer.Span,
+  endpoint: string,
+  cause: Cause.Cause<E>
+): Effect.Effect<void> =>
+  Effect.clockWith((clock) =>
+    recording((labels) => {
+      const failure = Cause.failureOption(cause)
+      if (failure._tag === "Some") {
+        const tag = failure.value._tag
+        span.attribute("error.type", tag)
+        const code = apiErrorCode(failure.value)
+        if (code !== undefined) {
+          withTags(apiErrors, [["erp.endpoint", endpoint], ["erp.error.type", tag], ["erp.result.code", code]])
+            .unsafeUpdate(1, labels)
+        }
+        return
+      }
+      const reason = Cancel.reasonOf(cause)
+      if (reason !== undefined) endCancelled(span, reason, clock.unsafeCurrentTimeNanos())
+      else span.attribute("error.type", Cause.isInterruptedOnly(cause) ? INTERRUPTED : OTHER)
+    })
+  )

@@ -6,15 +6,24 @@
  * Pages in flight start at one and double with each full page, up to `concurrency`: a short list or a server that
  * serves short pages costs few requests on the wrong grid, a long list soon runs at full concurrency. When the grid
  * moves (after a short page), the pages in flight past it are interrupted (their requests cancelled).
+ *
+ * A page in flight that is no longer wanted is cancelled with a reason (`ErpClient.cancel`), not just interrupted, so
+ * that its spans end as the client's cancellation rather than as an error: `list-ended` (a page past the end of the
+ * list), `paging-moved` (past a short page, or sized for a response too large), `stream-ended` (the stream's reader
+ * took what it wanted and stopped), `stream-failed` (the export failed elsewhere). An interruption of the stream
+ * itself (Ctrl-C) interrupts its pages as it is: they did not complete.
  */
+import * as ErpClient from "@erp-client/client/ErpClient"
 import { PagingLoop } from "@erp-client/core/ErpError"
 import type * as Page from "@erp-client/core/Page"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Judge from "./judge.js"
 import * as PageOrder from "./pageOrder.js"
@@ -142,9 +151,12 @@ export const repeatsPage = <A>(before: Page.Page<A> | undefined, page: Page.Page
   return true
 }
 
+/** Why pages in flight are no longer wanted (see the module's comment). */
+export type CancelReason = "list-ended" | "paging-moved" | "stream-ended" | "stream-failed"
+
 /**
- * Runs the engine. Fetches run in the stream's scope: when the stream ends, fails or is interrupted, the pages still
- * in flight are interrupted with it (their requests are cancelled).
+ * Runs the engine. Fetches run in the stream's scope: when the stream ends or fails, the pages still in flight are
+ * cancelled (their requests with them), and when it is interrupted, interrupted with it.
  */
 export const run = <A, E, R, E2, R2>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
@@ -152,7 +164,16 @@ export const run = <A, E, R, E2, R2>(
   settings: Setup<E>
 ): Stream.Stream<Emitted<A>, E | E2 | PagingLoop, R | R2> =>
   Stream.fromPull(Effect.gen(function*() {
-    const scope = yield* Effect.scope
+    const outer = yield* Effect.scope
+    // The fetches' own scope inside the stream's, closed after the finalizer below: by then the pages still in flight
+    // were cancelled with the reason the stream's end gives, and what remains (an interruption) is interrupted.
+    const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+    yield* Scope.addFinalizerExit(outer, (exit) =>
+      Exit.isSuccess(exit)
+        ? dropInFlight("stream-ended")
+        : Cause.isInterruptedOnly(exit.cause)
+        ? Effect.void
+        : dropInFlight("stream-failed"))
     // The engine's whole state: the plan, the next offset to ask, the window of pages in flight and the pages in it,
     // the last page judged, and the records the next page may repeat.
     let plan = settings.plan
@@ -180,11 +201,12 @@ export const run = <A, E, R, E2, R2>(
       return Effect.all(launched, { discard: true })
     })
 
-    const dropInFlight = Effect.suspend(() => Effect.forEach(inFlight.splice(0), (f) => Fiber.interrupt(f.fiber)))
+    const dropInFlight = (reason: CancelReason) =>
+      Effect.suspend(() => Effect.forEach(inFlight.splice(0), (f) => ErpClient.cancel(f.fiber, reason)))
 
     const regrid = (offset: number) =>
       Effect.zipRight(
-        dropInFlight,
+        dropInFlight("paging-moved"),
         Effect.sync(() => {
           next = offset
           window = 1
@@ -261,13 +283,13 @@ export const run = <A, E, R, E2, R2>(
         const decision = judged.decision
         switch (decision._tag) {
           case "Loop":
-            yield* dropInFlight
+            yield* dropInFlight("stream-failed")
             return yield* Effect.fail(
               Option.some(new PagingLoop({ endpoint: settings.endpoint, offset: last.offset, reason: decision.reason }))
             )
           case "End":
             done = true
-            yield* dropInFlight
+            yield* dropInFlight("list-ended")
             break
           case "Regrid":
             yield* regrid(decision.offset)
