@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -15,7 +16,6 @@ import * as Environment from "./Environment.js"
 import * as Checks from "./internal/checks.js"
 import * as Internal from "./internal/limiter.js"
 import * as Memory from "./internal/memory.js"
-import type * as ServerLimit from "./internal/serverLimit.js"
 import * as Slots from "./internal/slots.js"
 
 /**

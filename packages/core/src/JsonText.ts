@@ -4,7 +4,7 @@
  * `JSON.parse` turns a number into a float, so text written back from the parsed value is not what the server sent:
  * `12345678901234567890` comes back as `12345678901234567000`, `9007199254740993` as `9007199254740992`, `1.10` as
  * `1.1`, `1e2` as `100`, `-0.0` as `0`; and an object's integer-like keys (`"10"`, `"2"`) move ahead of the others.
- * The functions here read the text itself (a scanner in `internal/jsonScan.ts`) and hand out pieces of it,
+ * The functions here read the text itself (`@erp-client/kernel/JsonText`, which both editions share) and hand out pieces of it,
  * compacted (whitespace outside strings removed, so a record fits one NDJSON line) but otherwise as written: number
  * tokens, key order, repeated keys and string escapes. The values they stand for are those `JSON.parse` gives.
  *
@@ -13,9 +13,9 @@
  *
  * @since 0.1.0
  */
+import * as Kernel from "@erp-client/kernel/JsonText"
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
-import * as Scan from "./internal/jsonScan.js"
 
 /**
  * A text that is not JSON, or not of the shape asked for: where (a character index into the text) and why.
@@ -43,12 +43,7 @@ export class JsonTextError extends Data.TaggedError("JsonTextError")<{
  * @since 0.1.0
  * @category Models
  */
-export interface DataText {
-  /** The text of `data`, compact. */
-  readonly data: string
-  /** When `data` is an array: the text of each element, compact, in order; `undefined` otherwise. */
-  readonly elements: ReadonlyArray<string> | undefined
-}
+export type DataText = Kernel.DataText
 
 /**
  * One member of an object, read from its text.
@@ -56,39 +51,10 @@ export interface DataText {
  * @since 0.1.0
  * @category Models
  */
-export interface Member {
-  /** The key, decoded (`"caf\u00e9"` is `café`). */
-  readonly key: string
-  /** The value's text as written, compact. */
-  readonly json: string
-  /**
-   * The value as a table cell: a number's token as written (`1.10`, `12345678901234567890`), a string's decoded
-   * value, `true` or `false`, an object or array as its compact JSON text; `null` for JSON `null`.
-   */
-  readonly cell: string | null
-}
+export type Member = Kernel.Member
 
-const failed = (scanner: Scan.Scanner) => Either.left(new JsonTextError(scanner.failure!))
-
-const stop = (scanner: Scan.Scanner, expected: string) => {
-  scanner.unexpected(expected)
-  return failed(scanner)
-}
-
-const QUOTE = 34
-const COMMA = 44
-const COLON = 58
-const OPEN_BRACKET = 91
-const CLOSE_BRACKET = 93
-const NULL = 110
-const OPEN_BRACE = 123
-const CLOSE_BRACE = 125
-
-// The text from `start` to the scanner's position, compacted when whitespace was skipped since `spaced` was reset.
-const taken = (scanner: Scan.Scanner, start: number): string => {
-  const text = scanner.text.slice(start, scanner.pos)
-  return scanner.spaced ? Scan.compactValid(text) : text
-}
+const either = <A>(read: Kernel.Read<A>): Either.Either<A, JsonTextError> =>
+  read.ok ? Either.right(read.value) : Either.left(new JsonTextError(read.failure))
 
 /**
  * The text of one JSON value, compact (whitespace outside strings removed), otherwise as written; or why it is not
@@ -107,64 +73,7 @@ const taken = (scanner: Scan.Scanner, start: number): string => {
  * @since 0.1.0
  * @category Reading
  */
-export const compact = (text: string): Either.Either<string, JsonTextError> => {
-  const scanner = new Scan.Scanner(text)
-  scanner.space()
-  const start = scanner.pos
-  scanner.spaced = false
-  if (!scanner.value()) return failed(scanner)
-  const value = taken(scanner, start)
-  scanner.space()
-  return scanner.pos < text.length ? stop(scanner, "the end of the text after the value") : Either.right(value)
-}
-
-// Reads an object's key and the colon after it; the decoded key, or `undefined` when the text is not JSON there.
-const readKey = (scanner: Scan.Scanner): string | undefined => {
-  scanner.space()
-  const start = scanner.pos
-  if (scanner.text.charCodeAt(start) !== QUOTE) {
-    scanner.unexpected("a string key")
-    return undefined
-  }
-  if (!scanner.string()) return undefined
-  const key = Scan.stringValue(scanner.text, start, scanner.pos, scanner.escaped)
-  if (!scanner.expect(COLON, "\":\" after a key")) return undefined
-  scanner.space()
-  return key
-}
-
-// Reads an object from its opening brace, handing each member's key to `member` with the scanner at its value, which
-// `member` reads. Whether the object was read to its closing brace.
-const readObject = (scanner: Scan.Scanner, member: (key: string) => boolean): boolean => {
-  const text = scanner.text
-  if (text.charCodeAt(scanner.pos) !== OPEN_BRACE) return scanner.unexpected("an object")
-  scanner.pos++
-  scanner.space()
-  if (text.charCodeAt(scanner.pos) === CLOSE_BRACE) {
-    scanner.pos++
-    return true
-  }
-  for (;;) {
-    const key = readKey(scanner)
-    if (key === undefined || !member(key)) return false
-    scanner.space()
-    const next = text.charCodeAt(scanner.pos)
-    scanner.pos++
-    if (next === CLOSE_BRACE) return true
-    if (next !== COMMA) {
-      scanner.pos--
-      return scanner.unexpected("\",\" or \"}\" in an object")
-    }
-  }
-}
-
-// Reads a whole text as one object (whitespace around it allowed).
-const readWholeObject = (scanner: Scan.Scanner, member: (key: string) => boolean): boolean => {
-  scanner.space()
-  if (!readObject(scanner, member)) return false
-  scanner.space()
-  return scanner.pos < scanner.text.length ? scanner.unexpected("the end of the text after the object") : true
-}
+export const compact = (text: string): Either.Either<string, JsonTextError> => either(Kernel.compact(text))
 
 /**
  * The members of one object, from its text, in the order written (a repeated key appears each time; `JSON.parse`
@@ -187,101 +96,8 @@ const readWholeObject = (scanner: Scan.Scanner, member: (key: string) => boolean
  * @since 0.1.0
  * @category Reading
  */
-export const members = (text: string): Either.Either<ReadonlyArray<Member>, JsonTextError> => {
-  const scanner = new Scan.Scanner(text)
-  const out: Array<Member> = []
-  const read = readWholeObject(scanner, (key) => {
-    const start = scanner.pos
-    const first = text.charCodeAt(start)
-    scanner.spaced = false
-    if (!scanner.value()) return false
-    const json = taken(scanner, start)
-    out.push({
-      key,
-      json,
-      cell: first === QUOTE ? Scan.stringValue(json, 0, json.length, scanner.escaped) : first === NULL ? null : json
-    })
-    return true
-  })
-  return read ? Either.right(out) : failed(scanner)
-}
-
-// The `data` member's value at the scanner's position: its text, and its elements' when it is an array.
-const readData = (scanner: Scan.Scanner): DataText | undefined => {
-  const text = scanner.text
-  const start = scanner.pos
-  scanner.spaced = false
-  if (text.charCodeAt(start) !== OPEN_BRACKET) {
-    return scanner.value() ? { data: taken(scanner, start), elements: undefined } : undefined
-  }
-  const elements: Array<string> = []
-  let spaced = false
-  scanner.pos++
-  scanner.space()
-  if (text.charCodeAt(scanner.pos) !== CLOSE_BRACKET) {
-    for (;;) {
-      spaced ||= scanner.spaced
-      scanner.spaced = false
-      const element = scanner.pos
-      if (!scanner.value()) return undefined
-      elements.push(taken(scanner, element))
-      spaced ||= scanner.spaced
-      scanner.spaced = false
-      scanner.space()
-      const next = text.charCodeAt(scanner.pos)
-      scanner.pos++
-      if (next === CLOSE_BRACKET) break
-      if (next !== COMMA) {
-        scanner.pos--
-        scanner.unexpected("\",\" or \"]\" in an array")
-        return undefined
-      }
-      scanner.space()
-    }
-  } else {
-    scanner.pos++
-  }
-  spaced ||= scanner.spaced
-  return { data: spaced ? `[${elements.join(",")}]` : text.slice(start, scanner.pos), elements }
-}
-
-// The scanner's reading of `dataText` (see there).
-const scanData = (body: string): Either.Either<DataText, JsonTextError> => {
-  const scanner = new Scan.Scanner(body)
-  let found: DataText | undefined
-  const read = readWholeObject(scanner, (key) => {
-    if (key !== "data") return scanner.value()
-    // A repeated key: the last one counts, as with JSON.parse.
-    found = readData(scanner)
-    return found !== undefined
-  })
-  if (!read) return failed(scanner)
-  if (found === undefined) {
-    scanner.pos = 0
-    scanner.fail("the body has no \"data\"")
-    return failed(scanner)
-  }
-  return Either.right(found)
-}
-
-// Number tokens that `JSON.stringify(JSON.parse(...))` writes differently, found where a value starts and ends (after
-// `:`, `,` or `[`, before `,`, `}` or `]`): an exponent; a fraction ending in 0 (`1.10`, `-0.0`); `-0`; 16 or more
-// digits (past what a float holds for certain); below 1e-6 (written with an exponent). Inside strings it may match
-// too, which only makes the answer `false`.
-const CHANGED_NUMBER_TOKEN = "[ \\t\\n\\r]*(?:-0|-?(?:\\d+(?:\\.\\d+)?[eE][+-]?\\d+|\\d+\\.\\d*0|" +
-  "(?=[\\d.]{16})\\d+(?:\\.\\d+)?|0\\.0{6}\\d*))[ \\t\\n\\r]*"
-const CHANGED_NUMBER = new RegExp(`[:,[]${CHANGED_NUMBER_TOKEN}[,}\\]]`)
-// The same for a text that is one number.
-const CHANGED_NUMBER_ALONE = new RegExp(`^${CHANGED_NUMBER_TOKEN}$`)
-// A key of digits only: JSON.parse puts integer-like keys first, in numeric order.
-const INTEGER_KEY = /"\d+"[ \t\n\r]*:/
-// Escapes JSON.stringify writes otherwise (`\/`, `\u00e9`, `\u0041`).
-const REWRITTEN_ESCAPE = /\\[u/]/
-
-// A UTF-16 surrogate without its pair, which JSON.stringify writes as an escape (String#isWellFormed is ES2024, past
-// the ES2022 library of these packages).
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text)
+export const members = (text: string): Either.Either<ReadonlyArray<Member>, JsonTextError> =>
+  either(Kernel.members(text))
 
 /**
  * Whether `JSON.stringify(JSON.parse(text))` writes every number token, key order and string of `text` as written,
@@ -307,9 +123,7 @@ const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text)
  * @since 0.1.0
  * @category Reading
  */
-export const isPlain = (text: string): boolean =>
-  !CHANGED_NUMBER.test(text) && !CHANGED_NUMBER_ALONE.test(text) && !INTEGER_KEY.test(text) &&
-  !REWRITTEN_ESCAPE.test(text) && isWellFormed(text)
+export const isPlain: (text: string) => boolean = Kernel.isPlain
 
 /**
  * The `data` of a response body (`{ "result": …, "data": … }`) as the server wrote it: its text, and when it is an
@@ -330,4 +144,4 @@ export const isPlain = (text: string): boolean =>
  * @since 0.1.0
  * @category Reading
  */
-export const dataText = (body: string): Either.Either<DataText, JsonTextError> => scanData(body)
+export const dataText = (body: string): Either.Either<DataText, JsonTextError> => either(Kernel.dataText(body))

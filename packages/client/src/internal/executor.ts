@@ -15,6 +15,8 @@ import {
   TransportError,
   Unauthorized
 } from "@erp-client/core/ErpError"
+import * as Policy from "@erp-client/kernel/RetryPolicy"
+import * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -26,8 +28,6 @@ import type { RequestError } from "../ErpClient.js"
 import type * as ErpRateLimiter from "../ErpRateLimiter.js"
 import type * as InFlight from "./inFlight.js"
 import * as Observe from "./observe.js"
-import * as Policy from "./policy.js"
-import * as ServerLimit from "./serverLimit.js"
 import type * as Transport from "./transport.js"
 
 /** What a call asks of its answer. */

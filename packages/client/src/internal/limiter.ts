@@ -3,11 +3,11 @@
  * wait observer, the hold store and the limiter's metrics. Defined here so internal modules never import the public
  * ones; `ErpRateLimiter` re-exports what users see.
  */
+import type { Learned } from "@erp-client/kernel/ServerLimit"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import type { Learned } from "./serverLimit.js"
 
 /** `acquire` would have to wait past the caller's deadline for a pause the server asked for. */
 export class PauseBeyondDeadline extends Data.TaggedError("PauseBeyondDeadline")<{

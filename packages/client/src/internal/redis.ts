@@ -4,6 +4,7 @@
  * the call with `StoreFailure`; `ErpRateLimiterRedis` decides what that means.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as Scripts from "@erp-client/kernel/RedisScripts"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -11,69 +12,6 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
 import * as Limiter from "./limiter.js"
-import type { Learned } from "./serverLimit.js"
-
-// The fixed-window counter of `@effect/experimental/RateLimiter/Redis` (0.61), unchanged: it gives exactly the
-// memory store's semantics (count, and a PX time to live that grows by `refill * tokens` from the current one, so
-// `RateLimiter.consume` computes the same delay from it). That is all the slots and the ticket of `ErpRateLimiter`
-// need, and it is atomic, so the limit holds across processes with it as it is (docs/ARCHITECTURE.md, "Rate limit"). It is reproduced rather than
-// reached through `RedisStore.layerStore` only because that layer owns its connection in a way a failure policy
-// cannot live with: no "error" listener (ioredis then prints every failed reconnect to stderr), and a release by
-// `quit()`, which rejects when the connection is down and the offline queue is off (a defect at shutdown and a
-// reconnect loop that keeps the process alive); with the offline queue on, calls wait queued instead of failing fast.
-const FIXED_WINDOW_LUA = `
-local key = KEYS[1]
-local tokens = tonumber(ARGV[1])
-local refillms = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local current = tonumber(redis.call("GET", key))
-
-if not current then
-  local nextpttl = refillms * tokens
-  redis.call("SET", key, tokens, "PX", nextpttl)
-  return { tokens, nextpttl }
-end
-
-local currentpttl = tonumber(redis.call("PTTL", key) or "0")
-local next = current + tokens
-if limit and next > limit then
-  return { next, currentpttl }
-end
-
-local nextpttl = currentpttl + (refillms * tokens)
-redis.call("SET", key, next, "PX", nextpttl)
-return { next, nextpttl }
-`
-
-// Ours: a hold (an endpoint paused for the server, or a slot busy a window after its request) only ever grows. A plain
-// `SET … PX` would let a short hold (an earlier reset read by another process) cut a longer one short. The hold is kept
-// as a time to live, so processes whose clocks disagree still agree on when it ends; the value (its end, epoch ms) is
-// only for people reading Redis.
-const EXTEND_HOLD_LUA = `
-local ttl = tonumber(ARGV[1])
-local current = redis.call("PTTL", KEYS[1])
-if current < ttl then
-  redis.call("SET", KEYS[1], ARGV[2], "PX", ttl)
-  return ttl
-end
-return current
-`
-
-// Ours: the limit learned from the server (`serverLimit.ts`, `learn`), replaced only if it is still the one the
-// decision was made on (ARGV[1], "" for none), so that two processes judging a 429 each halve it once between them.
-// ARGV[2] is the new value ("" forgets it) and ARGV[3] its time to live.
-const SET_LEARNED_LUA = `
-local current = redis.call("GET", KEYS[1]) or ""
-if current ~= ARGV[1] then
-  return 0
-end
-if ARGV[2] == "" then
-  redis.call("DEL", KEYS[1])
-else
-  redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
-end
-return 1
-`
 
 interface RedisWithScripts extends Redis {
   erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
@@ -145,9 +83,9 @@ export const connect = (
         redis.on("ready", () => {
           lastConnectionError = ""
         })
-        redis.defineCommand("erpFixedWindow", { lua: FIXED_WINDOW_LUA, numberOfKeys: 1 })
-        redis.defineCommand("erpExtendHold", { lua: EXTEND_HOLD_LUA, numberOfKeys: 1 })
-        redis.defineCommand("erpSetLearned", { lua: SET_LEARNED_LUA, numberOfKeys: 1 })
+        redis.defineCommand("erpFixedWindow", { lua: Scripts.FIXED_WINDOW_LUA, numberOfKeys: 1 })
+        redis.defineCommand("erpExtendHold", { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 })
+        redis.defineCommand("erpSetLearned", { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 1 })
         return redis
       }),
       // `disconnect` also stops the reconnect timer, so nothing keeps the process alive after the scope closes.
@@ -235,26 +173,16 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
           : connection.call("hold set", (redis) => redis.erpExtendHold(`${prefix}${key}:hold`, ttl, untilMillis))
       }),
     learned: (key) =>
-      Effect.map(connection.call("limit get", (redis) => redis.get(`${prefix}${key}:limit`)), decodeLearned),
+      Effect.map(connection.call("limit get", (redis) => redis.get(`${prefix}${key}:limit`)), Scripts.decodeLearned),
     setLearned: (key, expected, next) =>
       Effect.map(
         connection.call("limit set", (redis) =>
           redis.erpSetLearned(
             `${prefix}${key}:limit`,
-            encodeLearned(expected),
-            encodeLearned(next ?? undefined),
+            Scripts.encodeLearned(expected),
+            Scripts.encodeLearned(next ?? undefined),
             Math.max(1, Math.ceil(next?.ttlMillis ?? 1))
           )),
         (changed) => Number(changed) === 1
       )
   })
-
-// A learned limit in Redis: `limit:sinceMillis:ttlMillis`, kept for its time to live.
-const encodeLearned = (learned: Learned | undefined): string =>
-  learned === undefined ? "" : `${learned.limit}:${learned.sinceMillis}:${learned.ttlMillis}`
-
-const decodeLearned = (text: string | null): Learned | undefined => {
-  const parts = text?.split(":").map(Number)
-  if (parts === undefined || parts.length !== 3 || !parts.every(Number.isSafeInteger) || parts[0]! < 1) return undefined
-  return { limit: parts[0]!, sinceMillis: parts[1]!, ttlMillis: parts[2]! }
-}

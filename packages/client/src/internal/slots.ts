@@ -23,6 +23,8 @@
  * nothing while requests end within the margin.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as ServerLimit from "@erp-client/kernel/ServerLimit"
+import { busyFrom, slotOf, waitFor } from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -41,26 +43,6 @@ import {
   waits
 } from "./limiter.js"
 import * as Memory from "./memory.js"
-import * as ServerLimit from "./serverLimit.js"
-
-/** The slot a ticket (1, 2, 3, …) is dealt: round-robin over the `limit` slots of a key. */
-export const slotOf = (ticket: number, limit: number): number => (ticket - 1) % limit
-
-/** How long to wait for a hold (a slot's busy mark, or an endpoint's pause) that lasts until `until`: 0 when past. */
-export const waitFor = (until: number, nowMillis: number): number => Math.max(0, until - nowMillis)
-
-/**
- * Until when a slot is busy: `slotWindowMillis` (the window and the margin) from its request's start, or a window
- * after the request ended (`release`), whichever is later: the server saw the request between the two.
- */
-export const busyFrom = (
-  request: { readonly startedMillis: number; readonly endedMillis?: number | undefined },
-  windows: { readonly windowMillis: number; readonly slotWindowMillis: number }
-): number =>
-  Math.max(
-    request.startedMillis + windows.slotWindowMillis,
-    request.endedMillis === undefined ? 0 : request.endedMillis + windows.windowMillis
-  )
 
 const storeErrorText = (error: RateLimiter.RateLimiterError): string =>
   // The two experimental errors share one `_tag`; `reason` tells them apart.

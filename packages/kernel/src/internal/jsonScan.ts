@@ -12,7 +12,9 @@
  * input ends in one pass. Failures are values (`Failure`): the scanner never throws.
  */
 
-/** Why and where a text is not JSON. */
+/**
+ * Why and where a text is not JSON.
+ */
 export interface Failure {
   readonly position: number
   readonly reason: string
@@ -234,9 +236,13 @@ export class Scanner {
 // A string token (validated before this runs) or a run of whitespace: `$1` keeps the string, drops the whitespace.
 const STRING_OR_SPACE = /("[^"\\]*(?:\\.[^"\\]*)*")|[ \t\n\r]+/g
 
-/** The text of a valid JSON value without whitespace outside its strings. */
+/**
+ * The text of a valid JSON value without whitespace outside its strings.
+ */
 export const compactValid = (text: string): string => text.replace(STRING_OR_SPACE, "$1")
 
-/** The value of the valid string token from `start` to `end` in `text`. */
+/**
+ * The value of the valid string token from `start` to `end` in `text`.
+ */
 export const stringValue = (text: string, start: number, end: number, escaped: boolean): string =>
   escaped ? JSON.parse(text.slice(start, end)) as string : text.slice(start + 1, end - 1)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import * as Policy from "../src/internal/policy.js"
-import * as ServerLimit from "../src/internal/serverLimit.js"
+import * as Policy from "../src/RetryPolicy.js"
+import * as ServerLimit from "../src/ServerLimit.js"
 
 // The decisions of a call after each attempt, on their own: plain data in, a verdict out.
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as ServerLimit from "../src/internal/serverLimit.js"
+import * as ServerLimit from "../src/ServerLimit.js"
 
 describe("ServerLimit.parse", () => {
   const now = 1_700_000_000_000

@@ -1,9 +1,16 @@
 /**
  * What the server says about its limit and about when to come back, read from one response's headers: plain
  * functions over data (docs/ARCHITECTURE.md, "Rate limit").
+ *
+ * @since 0.1.0
  */
 
-/** `X-RateLimit-Reset` as the server wrote it, and what it was read as. */
+/**
+ * `X-RateLimit-Reset` as the server wrote it, and what it was read as.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Reset {
   /** The header's text, as sent: what messages quote. */
   readonly raw: string
@@ -17,6 +24,10 @@ export interface Reset {
   readonly usable: boolean
 }
 
+/**
+ * @since 0.1.0
+ * @category Models
+ */
 export interface ServerLimit {
   readonly limit: number | undefined
   readonly remaining: number | undefined
@@ -46,6 +57,18 @@ const httpDate =
 /**
  * A date as servers write it in a header, in epoch milliseconds: an ISO 8601 date-time (UTC when it names no zone) or
  * an HTTP date; `undefined` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { ServerLimit } from "@erp-client/kernel"
+ *
+ * console.log(ServerLimit.parseDate("2026-11-26T10:00:30Z")) // => 1795687230000
+ * console.log(ServerLimit.parseDate("Thu, 26 Nov 2026 10:00:30 GMT")) // => 1795687230000
+ * console.log(ServerLimit.parseDate("soon")) // => undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Reading
  */
 export const parseDate = (raw: string): number | undefined => {
   const text = raw.trim()
@@ -63,6 +86,22 @@ export const parseDate = (raw: string): number | undefined => {
  * seconds (>= 1e9), seconds from now (any smaller number), and a date (ISO 8601 or HTTP date, see `parseDate`). A reset
  * in the past or more than `maxWaitMillis` ahead is kept (messages quote it) but not used (see `Reset.usable`); one that
  * is none of these is `unreadableReset`, and the reset is unknown.
+ *
+ * @example
+ * ```ts
+ * import { ServerLimit } from "@erp-client/kernel"
+ *
+ * const now = 1_700_000_000_000
+ * const limit = ServerLimit.parse(
+ *   { "x-ratelimit-limit": "100", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1700000012" },
+ *   now,
+ *   60_000
+ * )
+ * console.log(limit) // => { limit: 100, remaining: 0, reset: { raw: '1700000012', at: 1700000012000, usable: true } }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Reading
  */
 export const parse = (
   headers: Readonly<Record<string, string | undefined>>,
@@ -98,6 +137,18 @@ export const parse = (
 /**
  * `Retry-After` (RFC 9110): seconds, or an HTTP date; the wait it asks for from `nowMillis`, never negative, or
  * `undefined` when absent or unreadable.
+ *
+ * @example
+ * ```ts
+ * import { ServerLimit } from "@erp-client/kernel"
+ *
+ * const now = Date.UTC(2026, 10, 26, 10, 0, 0)
+ * console.log(ServerLimit.retryAfter({ "retry-after": "5" }, now)) // => 5000
+ * console.log(ServerLimit.retryAfter({ "retry-after": "Thu, 26 Nov 2026 10:00:07 GMT" }, now)) // => 7000
+ * ```
+ *
+ * @since 0.1.0
+ * @category Reading
  */
 export const retryAfter = (
   headers: Readonly<Record<string, string | undefined>>,
@@ -116,6 +167,20 @@ export const retryAfter = (
  * key's budget; or it says its limit is lower than ours). When the two agree, the limiter already holds the next request
  * until the window allows it, and waiting for a reset (rounded up to whole seconds by some servers) only starts each
  * window late.
+ *
+ * @example
+ * ```ts
+ * import { ServerLimit } from "@erp-client/kernel"
+ *
+ * const now = 1_700_000_000_000
+ * const limit = ServerLimit.parse({ "x-ratelimit-remaining": "0", "x-ratelimit-reset": "5" }, now, 60_000)
+ * // The server counts 100 in its window where the limiter started 40: someone else spends the key's budget
+ * console.log(ServerLimit.pausesOnEmpty(limit, { limit: 100, inUse: 40 })) // => true
+ * console.log(ServerLimit.pausesOnEmpty(limit, { limit: 100, inUse: 100 })) // => false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Reading
  */
 export const pausesOnEmpty = (
   limit: ServerLimit,
@@ -127,7 +192,21 @@ export const pausesOnEmpty = (
   return serverLimit - remaining > ours.inUse || serverLimit < ours.limit
 }
 
-/** How a reset reads in a message: `X-RateLimit-Reset: 1700003600 (in 3600 s)`. */
+/**
+ * How a reset reads in a message: `X-RateLimit-Reset: 1700003600 (in 3600 s)`.
+ *
+ * @example
+ * ```ts
+ * import { ServerLimit } from "@erp-client/kernel"
+ *
+ * const now = 1_700_000_000_000
+ * const { reset } = ServerLimit.parse({ "x-ratelimit-reset": "1700003600" }, now, 60_000)
+ * console.log(ServerLimit.describeReset(reset!, now)) // => X-RateLimit-Reset: 1700003600 (in 3600 s, not waited for)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Reading
+ */
 export const describeReset = (reset: Reset, nowMillis: number): string => {
   const seconds = Math.round((reset.at - nowMillis) / 1000)
   const when = seconds >= 0 ? `in ${seconds} s` : `${-seconds} s ago`
@@ -137,6 +216,9 @@ export const describeReset = (reset: Reset, nowMillis: number): string => {
 /**
  * A limit learned from the server, lower than the limiter's own (docs/ARCHITECTURE.md, "Rate limit"): the limiter
  * then deals requests to `limit` of its slots instead of all of them, so it keeps the server's real rate.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface Learned {
   readonly limit: number
@@ -146,7 +228,12 @@ export interface Learned {
   readonly ttlMillis: number
 }
 
-/** What one answer told about the server's limit. */
+/**
+ * What one answer told about the server's limit.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Heard {
   /** `X-RateLimit-Limit`, when sent. */
   readonly serverLimit: number | undefined
@@ -155,13 +242,21 @@ export interface Heard {
   readonly startedMillis: number
 }
 
-/** How long a limit read from `X-RateLimit-Limit` holds without being heard again: an hour. */
+/**
+ * How long a limit read from `X-RateLimit-Limit` holds without being heard again: an hour.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const headerLimitTtlMillis = 3_600_000
 
 /**
  * How long a limit guessed from 429s holds, in windows (50 minutes at the contract's 30 s): then the limiter tries its
  * own limit again, and halves anew if the server still refuses. Long, so an export settles once rather than probing
  * every few windows; a guess made from a passing storm (another client on the key) costs rate, never records.
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const guessedLimitWindows = 100
 
@@ -178,6 +273,20 @@ export const guessedLimitWindows = 100
  *   limit (at least 1), and so on: only once for the requests started under the same limit, so a burst of 429s
  *   answering one window's requests halves it once, not once each. An export settles within a few 429s instead of
  *   meeting one every window.
+ *
+ * @example
+ * ```ts
+ * import { ServerLimit } from "@erp-client/kernel"
+ *
+ * const now = 1_700_000_000_000
+ * // The server says 10 where the limiter was told 100
+ * const heard = { serverLimit: 10, tooManyRequests: false, startedMillis: now - 50 }
+ * console.log(ServerLimit.learn(100, undefined, heard, now, 30_000))
+ * // => { limit: 10, sinceMillis: 1700000000000, ttlMillis: 3600000 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learning
  */
 export const learn = (
   configured: number,

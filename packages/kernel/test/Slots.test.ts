@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import * as Slots from "../src/internal/slots.js"
+import * as Slots from "../src/Slots.js"
 
 // The limiter's slot arithmetic on its own (its whole algorithm is tested in ErpRateLimiter.test.ts).
 

@@ -3,9 +3,15 @@
  * answer, pause for the server's limit and try again, retry after a transient failure, or give up. The executor
  * (`executor.ts`) only wires this to the clock, the limiter and the wire; a later edition on another runtime can share
  * it as it is. Every wait is bounded: by a count, and by a time budget from the call's start.
+ *
+ * @since 0.1.0
  */
-import type * as ServerLimit from "./serverLimit.js"
+import type * as ServerLimit from "./ServerLimit.js"
 
+/**
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Policy {
   /** Whether the request may be sent twice (GET): a POST may have been acted on before its answer was lost. */
   readonly idempotent: boolean
@@ -23,7 +29,12 @@ export interface Policy {
   readonly limit: number
 }
 
-/** What the call has been through so far (the attempt just judged not included). */
+/**
+ * What the call has been through so far (the attempt just judged not included).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface History {
   readonly startMillis: number
   /** Transient failures so far. */
@@ -32,7 +43,12 @@ export interface History {
   readonly busy: number
 }
 
-/** One attempt, as the policy sees it. */
+/**
+ * One attempt, as the policy sees it.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type Outcome =
   | {
     readonly _tag: "Answer"
@@ -46,6 +62,10 @@ export type Outcome =
   /** No answer: `transient` for a reset connection or a timeout, not for a refused request or a body over the cap. */
   | { readonly _tag: "NoAnswer"; readonly transient: boolean }
 
+/**
+ * @since 0.1.0
+ * @category Models
+ */
 export type GiveUp =
   /** The failure is final: not transient, or an answer the contract does not use. */
   | "final"
@@ -55,6 +75,10 @@ export type GiveUp =
   | "retry-budget"
   | "rate-limit-budget"
 
+/**
+ * @since 0.1.0
+ * @category Models
+ */
 export type Verdict =
   | { readonly _tag: "Accept" }
   /** The server refused for its limit: hold the endpoint until `untilMillis`, then try again. */
@@ -66,16 +90,80 @@ export type Verdict =
    */
   | { readonly _tag: "GiveUp"; readonly why: GiveUp; readonly untilMillis?: number | undefined }
 
-/** HTTP statuses a proxy or gateway sends while the service is briefly away. */
+/**
+ * HTTP statuses a proxy or gateway sends while the service is briefly away.
+ *
+ * @example
+ * ```ts
+ * import { RetryPolicy } from "@erp-client/kernel"
+ *
+ * console.log([503, 404, 429].map(RetryPolicy.isTransientStatus)) // => [ true, false, false ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
+ */
 export const isTransientStatus = (status: number): boolean =>
   status === 408 || status === 500 || status === 502 || status === 503 || status === 504
 
-/** The shortest pause after a 429: one request's share of the window, at least 100 ms. */
+/**
+ * The shortest pause after a 429: one request's share of the window, at least 100 ms.
+ *
+ * @example
+ * ```ts
+ * import { RetryPolicy } from "@erp-client/kernel"
+ *
+ * const policy = {
+ *   idempotent: true,
+ *   retries: 8,
+ *   retryBudgetMillis: 60_000,
+ *   retryBaseDelayMillis: 200,
+ *   maxRetryDelayMillis: 10_000,
+ *   rateLimitBudgetMillis: 300_000,
+ *   windowMillis: 30_000,
+ *   limit: 100
+ * }
+ * console.log(RetryPolicy.minPauseMillis(policy)) // => 300
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
+ */
 export const minPauseMillis = (policy: Policy): number => Math.max(100, policy.windowMillis / policy.limit)
 
 /**
  * The verdict on one attempt. `jitter` is a number in [0.5, 1) from the caller's random source, so the function stays
  * pure and backoffs of many clients do not line up.
+ *
+ * @example
+ * ```ts
+ * import { RetryPolicy, ServerLimit } from "@erp-client/kernel"
+ *
+ * const policy = {
+ *   idempotent: true,
+ *   retries: 8,
+ *   retryBudgetMillis: 60_000,
+ *   retryBaseDelayMillis: 200,
+ *   maxRetryDelayMillis: 10_000,
+ *   rateLimitBudgetMillis: 300_000,
+ *   windowMillis: 30_000,
+ *   limit: 100
+ * }
+ * const now = 1_700_000_000_000
+ * const history = { startMillis: now, failures: 0, busy: 0 }
+ * const headers = { "retry-after": "5" }
+ * const outcome = {
+ *   _tag: "Answer" as const,
+ *   status: 503,
+ *   limit: ServerLimit.parse(headers, now, 60_000),
+ *   retryAfterMillis: ServerLimit.retryAfter(headers, now),
+ *   bodyOk: true
+ * }
+ * console.log(RetryPolicy.decide(policy, history, outcome, now, 1)) // => { _tag: 'Retry', afterMillis: 5000 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
  */
 export const decide = (
   policy: Policy,

@@ -1,0 +1,65 @@
+/**
+ * The rate limiter's slot arithmetic (docs/rate-limit.md): L slots per key, each a zero-burst spacer, dealt
+ * round-robin by a ticket; a slot is busy a window after its request started, or a window after it ended. An edition's
+ * limiter (`internal/slots.ts` of `@erp-client/client` and of `@erp-client/effect4-client`) runs its steps on a store
+ * with these.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * The slot a ticket (1, 2, 3, …) is dealt: round-robin over the `limit` slots of a key.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log([1, 2, 3, 4].map((ticket) => Slots.slotOf(ticket, 3))) // => [ 0, 1, 2, 0 ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category Slots
+ */
+export const slotOf = (ticket: number, limit: number): number => (ticket - 1) % limit
+
+/**
+ * How long to wait for a hold (a slot's busy mark, or an endpoint's pause) that lasts until `until`: 0 when past.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.waitFor(1_500, 1_000), Slots.waitFor(900, 1_000)) // => 500 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category Slots
+ */
+export const waitFor = (until: number, nowMillis: number): number => Math.max(0, until - nowMillis)
+
+/**
+ * Until when a slot is busy: `slotWindowMillis` (the window and the margin) from its request's start, or a window
+ * after the request ended (`release`), whichever is later: the server saw the request between the two.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * const windows = { windowMillis: 30_000, slotWindowMillis: 30_100 }
+ * // Ended at once: busy for the window and the margin from its start
+ * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 50 }, windows)) // => 30100
+ * // Held up for two seconds: busy a window after it ended
+ * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 2_000 }, windows)) // => 32000
+ * ```
+ *
+ * @since 0.1.0
+ * @category Slots
+ */
+export const busyFrom = (
+  request: { readonly startedMillis: number; readonly endedMillis?: number | undefined },
+  windows: { readonly windowMillis: number; readonly slotWindowMillis: number }
+): number =>
+  Math.max(
+    request.startedMillis + windows.slotWindowMillis,
+    request.endedMillis === undefined ? 0 : request.endedMillis + windows.windowMillis
+  )
