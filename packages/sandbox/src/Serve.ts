@@ -7,7 +7,10 @@ import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import type * as Fault from "./Fault.js"
 import * as Sandbox from "./Sandbox.js"
+import type * as Seed from "./Seed.js"
 
 /**
  * Serves the sandbox, prints its address and key on stdout, and runs until interrupted.
@@ -41,3 +44,55 @@ export const serve = (options: Sandbox.Options): Effect.Effect<never, HttpServer
         ))
     ).pipe(Layer.provide(Sandbox.layer(options)))
   )
+
+/**
+ * A sandbox started on a loopback port, driven with promises: for tests outside this edition's Effect (an
+ * application on Effect 4, a test of plain `fetch` code), which cannot run its `Effect`s themselves. `close` stops it.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Started {
+  readonly baseUrl: string
+  readonly apiKey: string
+  readonly stats: () => Promise<Sandbox.Stats>
+  readonly requests: () => Promise<ReadonlyArray<Sandbox.RequestLogEntry>>
+  readonly inject: (fault: Fault.Fault, options?: Sandbox.InjectOptions) => Promise<void>
+  readonly visiblePartners: () => Promise<ReadonlyArray<Seed.ServedRecord>>
+  readonly resetStats: () => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Starts a sandbox (`Sandbox.layer(options)`, on a port the OS picks unless `options.port` says) and hands it back
+ * driven with promises (see `Started`).
+ *
+ * @example
+ * ```ts
+ * import { Fault, Serve } from "@erp-client/sandbox"
+ *
+ * // A real ERP on loopback for a test in any framework: one 503, then the normal answers
+ * const sandbox = await Serve.start({ partners: 20 })
+ * await sandbox.inject(Fault.Fault.Status({ status: 503 }), { times: 1 })
+ * const response = await fetch(`${sandbox.baseUrl}/partner/get?id=3`, { headers: { "X-API-KEY": sandbox.apiKey } })
+ * console.log(response.status) // => 503
+ * await sandbox.close()
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const start = async (options: Sandbox.Options = {}): Promise<Started> => {
+  const runtime = ManagedRuntime.make(Layer.orDie(Sandbox.layer(options)))
+  const sandbox = await runtime.runPromise(Sandbox.Sandbox)
+  return {
+    baseUrl: sandbox.baseUrl,
+    apiKey: sandbox.apiKey,
+    stats: () => runtime.runPromise(sandbox.stats),
+    requests: () => runtime.runPromise(sandbox.requests),
+    inject: (fault, injectOptions) => runtime.runPromise(sandbox.inject(fault, injectOptions)),
+    visiblePartners: () => runtime.runPromise(sandbox.visiblePartners),
+    resetStats: () => runtime.runPromise(sandbox.resetStats),
+    close: () => runtime.dispose()
+  }
+}
