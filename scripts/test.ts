@@ -60,7 +60,11 @@ if (major > 22 || (major === 22 && minor >= 19)) {
     console.log(`\n=== ${dir} (Effect 4, vitest 5)`)
     const vitest5 = Path.join(cwd, "node_modules", ".bin", "vitest")
     if (
-      run(vitest5, ["run", "--reporter", "default", "--reporter", "json", "--outputFile.json", report, ...args], cwd) !==
+      run(
+        vitest5,
+        ["run", "--reporter", "default", "--reporter", "json", "--outputFile.json", report, ...args],
+        cwd
+      ) !==
         0
     ) failed = true
     add(report)
