@@ -6,10 +6,34 @@
 # @erp-client/testing's README (a test file) and the examples' tests with vitest, runs the Use example with plain node against a sandbox started by the installed `erp`
 # bin, checks that the app has one copy of each Effect package, and that an app on an older Effect 3 minor is refused
 # at install.
+#
+# `consumer-check.sh effect4` does the same for the Effect 4 edition (Node >= 22.19): the kernel, the effect4-*
+# packages and the command, in an app with README.md's Effect 4 install line (effect 4, @effect/platform-node 4,
+# @effect/vitest 4, vitest 5), its Effect 4 Use example, the effect4 packages' README examples and examples/*-effect4.
 # Everything it makes is removed at the end; every step is bounded in time. The last line says passed or FAILED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+EDITION=${1:-effect3}
+case "$EDITION" in
+  effect3 | effect4) ;;
+  *) echo "usage: consumer-check.sh [effect3|effect4]"; exit 2 ;;
+esac
+export EDITION
+# The packages of an edition (directories of packages/): the kernel and the command belong to both.
+edition_packages() {
+  for dir in packages/*/; do
+    name=$(basename "$dir")
+    case "$name" in
+      kernel | cli) echo "$name" ;;
+      effect4-*) [ "$EDITION" = effect4 ] && echo "$name" ;;
+      *) [ "$EDITION" = effect3 ] && echo "$name" ;;
+    esac
+  done
+  return 0
+}
+PACKAGES=$(edition_packages | tr '\n' ' ')
+export PACKAGES
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/erp-consumer-check.XXXXXX")
 SANDBOX_PID=""
@@ -18,7 +42,7 @@ cleanup() {
   local code=$?
   if [ -n "$SANDBOX_PID" ]; then kill -INT -- "-$SANDBOX_PID" 2>/dev/null || true; fi
   rm -rf "$WORK"
-  if [ "$code" -eq 0 ]; then echo "consumer check: passed"; else echo "consumer check: FAILED at: $STEP"; fi
+  if [ "$code" -eq 0 ]; then echo "consumer check ($EDITION): passed"; else echo "consumer check ($EDITION): FAILED at: $STEP"; fi
   exit "$code"
 }
 trap cleanup EXIT
@@ -38,10 +62,10 @@ if ! ls packages/*/docs/reference/README.md >/dev/null 2>&1 ||
   timeout 600 pnpm --silent run docs >/dev/null
 fi
 
-step "pack every package"
+step "pack every package of the edition: $PACKAGES"
 mkdir -p "$WORK/tarballs"
-for dir in packages/*/; do
-  (cd "$dir" && timeout 60 pnpm pack --pack-destination "$WORK/tarballs" >/dev/null)
+for name in $PACKAGES; do
+  (cd "packages/$name" && timeout 60 pnpm pack --pack-destination "$WORK/tarballs" >/dev/null)
 done
 
 step "what the tarballs hold"
@@ -88,14 +112,16 @@ const root = process.argv[2]
 const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
 const section = readme.split(/^## /m).find((s) => s.startsWith("Install\n"))
 if (!section) throw new Error('README.md has no "## Install" section')
-const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? ""
-const line = block.split("\n").find((l) => /^\s*npm install /.test(l))
-if (!line) throw new Error('README.md: no "npm install" line in the first sh block under "## Install"')
+// The first `npm install` line of the section's sh blocks that installs this edition's packages.
+const effect4 = process.env.EDITION === "effect4"
+const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1].split("\n"))
+const line = lines.find((l) => /^\s*npm install /.test(l) && l.includes("@erp-client/effect4-") === effect4)
+if (!line) throw new Error(`README.md: no "npm install" line of the ${process.env.EDITION} edition under "## Install"`)
 const specs = line.trim().split(/\s+/).slice(2).filter((a) => !a.startsWith("-") && !a.startsWith("@erp-client/"))
 if (!specs.some((s) => /^effect@/.test(s))) throw new Error("README.md's install line names no effect version")
 // The ranges must be the ones our packages declare as peers: one source of truth, checked.
 const at = (spec) => { const i = spec.lastIndexOf("@"); return [spec.slice(0, i), spec.slice(i + 1)] }
-for (const dir of fs.readdirSync(path.join(root, "packages"))) {
+for (const dir of process.env.PACKAGES.trim().split(" ")) {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, "packages", dir, "package.json"), "utf8"))
   for (const [name, range] of specs.map(at)) {
     const peer = pkg.peerDependencies?.[name]
@@ -116,13 +142,20 @@ cat > package.json <<'EOF'
 EOF
 # shellcheck disable=SC2086
 timeout 300 npm install --no-audit --no-fund --loglevel=warn "$WORK"/tarballs/*.tgz $README_VERSIONS 2>&1 | quiet
-# @effect/vitest and vitest: the README of @erp-client/testing is a test file, compiled and run below.
-timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev typescript@~5.9.3 @types/node@^20.19.0 \
-  @effect/vitest@^0.30.0 vitest@^3.2.4 2>&1 | quiet
+# @effect/vitest and vitest: the README of the edition's testing package is a test file, compiled and run below.
+if [ "$EDITION" = effect4 ]; then
+  timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev typescript@~5.9.3 @types/node@^22.19.0 \
+    @effect/vitest@^4.0.5 vitest@^5.1.1 2>&1 | quiet
+else
+  timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev typescript@~5.9.3 @types/node@^20.19.0 \
+    @effect/vitest@^0.30.0 vitest@^3.2.4 2>&1 | quiet
+fi
 
 step "one copy of each Effect package"
 { npm ls effect 2>&1 || true; } | quiet
-for name in effect @effect/platform @effect/experimental @effect/platform-node; do
+if [ "$EDITION" = effect4 ]; then EFFECT_PACKAGES="effect @effect/platform-node"; else
+  EFFECT_PACKAGES="effect @effect/platform @effect/experimental @effect/platform-node"; fi
+for name in $EFFECT_PACKAGES; do
   copies=$(find . -path "*/node_modules/$name/package.json" | wc -l)
   echo "$name: $copies copy"
   [ "$copies" -eq 1 ]
@@ -138,11 +171,14 @@ const path = require("node:path")
 const root = process.argv[2]
 const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
 const section = readme.split(/^## /m).find((s) => s.startsWith("Use\n"))
-const example = section && /```ts\n([\s\S]*?)```/.exec(section)?.[1]
-if (!example) throw new Error('README.md: no ```ts block under "## Use"')
+// The edition's Use example: the first ```ts block under "## Use" that imports (or not) the effect4 packages.
+const effect4 = process.env.EDITION === "effect4"
+const example = [...(section ?? "").matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+  .find((block) => block.includes("@erp-client/effect4-") === effect4)
+if (!example) throw new Error(`README.md: no ts block of the ${process.env.EDITION} edition under "## Use"`)
 fs.writeFileSync("src/main.ts", example)
 fs.mkdirSync("src/readme")
-for (const dir of fs.readdirSync(path.join(root, "packages"))) {
+for (const dir of process.env.PACKAGES.trim().split(" ")) {
   const text = fs.readFileSync(path.join(root, "packages", dir, "README.md"), "utf8")
   const blocks = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
   blocks.forEach((block, i) => fs.writeFileSync(`src/readme/${dir}-${i + 1}.ts`, block + "\nexport {}\n"))
@@ -151,6 +187,10 @@ for (const dir of fs.readdirSync(path.join(root, "packages"))) {
 EOF
 # src/examples/NAME/: each example of examples/ (a service and its tests), as an application holds it.
 for example in "$ROOT"/examples/*/; do
+  case "$(basename "$example")" in
+    *-effect4) [ "$EDITION" = effect4 ] || continue ;;
+    *) [ "$EDITION" = effect3 ] || continue ;;
+  esac
   mkdir -p "src/examples/$(basename "$example")"
   cp "$example"src/*.ts "src/examples/$(basename "$example")/"
   echo "examples/$(basename "$example"): $(ls "$example"src | tr '\n' ' ')"
@@ -174,9 +214,10 @@ cat > tsconfig.json <<'EOF'
 EOF
 timeout 120 ./node_modules/.bin/tsc -p tsconfig.json
 
-step "the README example of @erp-client/testing runs as a test (vitest, in memory: no port)"
+step "the README example of the edition's testing package runs as a test (vitest, in memory: no port)"
 mkdir -p test
-cp src/readme/testing-1.ts test/testing-readme.test.ts
+if [ "$EDITION" = effect4 ]; then cp src/readme/effect4-testing-1.ts test/testing-readme.test.ts; else
+  cp src/readme/testing-1.ts test/testing-readme.test.ts; fi
 timeout 120 npx --no vitest run --reporter=dot test/testing-readme.test.ts 2>&1 | tail -5
 
 step "the tests of examples/ run (vitest, in memory: no port)"
@@ -217,17 +258,27 @@ echo "the example counted ${counted:-no} customers; erp partners list --customer
 kill -INT -- "-$SANDBOX_PID" 2>/dev/null || true
 SANDBOX_PID=""
 
-step "an app on an older Effect 3 minor is refused at install"
+step "an app on another Effect line, or an older minor, is refused at install"
 OLD="$WORK/old-app"
 mkdir -p "$OLD"
 cd "$OLD"
-cat > package.json <<'EOF'
-{ "name": "erp-consumer-old", "version": "1.0.0", "private": true, "type": "module", "dependencies": { "effect": "~3.19.0" } }
+if [ "$EDITION" = effect4 ]; then
+  # An Effect 3 app cannot take the Effect 4 packages.
+  OLD_EFFECT="~3.22.4"
+  OLD_TARBALLS=("$WORK"/tarballs/erp-client-effect4-core-*.tgz "$WORK"/tarballs/erp-client-effect4-client-*.tgz)
+  PEER='peer effect@"~4'
+else
+  OLD_EFFECT="~3.19.0"
+  OLD_TARBALLS=("$WORK"/tarballs/erp-client-core-*.tgz "$WORK"/tarballs/erp-client-client-*.tgz "$WORK"/tarballs/erp-client-streams-*.tgz)
+  PEER='peer effect@"^3'
+fi
+cat > package.json <<EOF
+{ "name": "erp-consumer-old", "version": "1.0.0", "private": true, "type": "module", "dependencies": { "effect": "$OLD_EFFECT" } }
 EOF
 set +e
-timeout 300 npm --no-audit --no-fund install --dry-run "$WORK"/tarballs/erp-client-{core,client,streams}-*.tgz > "$WORK/old.out" 2>&1
+timeout 300 npm --no-audit --no-fund install --dry-run "${OLD_TARBALLS[@]}" > "$WORK/old.out" 2>&1
 old_code=$?
 set -e
 grep -E 'ERESOLVE unable|Found: effect@|peer effect@' "$WORK/old.out" | head -4
-[ "$old_code" -ne 0 ] && grep -q 'ERESOLVE' "$WORK/old.out" && grep -q 'peer effect@"^3' "$WORK/old.out"
+[ "$old_code" -ne 0 ] && grep -q 'ERESOLVE' "$WORK/old.out" && grep -q "$PEER" "$WORK/old.out"
 STEP="done"
