@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as ErpRules from "./ErpRules.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as JsonText from "./JsonText.js"
 
 /**
@@ -21,7 +26,17 @@ export * as RetryPolicy from "./RetryPolicy.js"
 /**
  * @since 0.1.0
  */
+export * as Seed from "./Seed.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ServerLimit from "./ServerLimit.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as SlidingWindow from "./SlidingWindow.js"
 
 /**
  * @since 0.1.0

@@ -3,12 +3,9 @@
  *
  * @since 0.1.0
  */
+import type * as ErpRules from "@erp-client/kernel/ErpRules"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
-import type * as RateLimit from "./RateLimit.js"
-
-// `Record<never, never>` is a variant without fields: its constructor takes no argument.
-type NoFields = Record<never, never>
 
 /**
  * One fault, served to one request:
@@ -36,37 +33,13 @@ type NoFields = Record<never, never>
  *   under way comes before the window and before every other fault. `inject`'s `times` counts outages: the next
  *   one starts at the first request after the previous one ended.
  *
+ * The faults of the in-memory ERP's rules (`ErpRules.Fault` of `@erp-client/kernel`), their durations as Effect's
+ * `Duration.DurationInput`.
+ *
  * @since 0.1.0
  * @category Models
  */
-export type Fault = Data.TaggedEnum<{
-  Status: {
-    readonly status: number
-    readonly body?: string | undefined
-    readonly retryAfter?: RetryAfter | undefined
-  }
-  TooManyRequests: {
-    readonly headers?: boolean | undefined
-    readonly resetAfter?: Duration.DurationInput | undefined
-    readonly resetUnit?: RateLimit.ResetUnit | undefined
-    readonly retryAfter?: RetryAfter | undefined
-  }
-  DropBeforeResponse: NoFields
-  DropMidBody: { readonly fraction?: number | undefined }
-  MalformedJson: NoFields
-  NotEnvelope: { readonly body?: unknown }
-  UnknownCode: { readonly code?: number | undefined; readonly message?: string | undefined }
-  Hang: NoFields
-  Delay: { readonly duration: Duration.DurationInput }
-  Unauthorized: NoFields
-  Redirect: { readonly location: string; readonly status?: number | undefined }
-  Outage: {
-    readonly duration: Duration.DurationInput
-    readonly status?: number | undefined
-    readonly retryAfter?: RetryAfter | undefined
-    readonly body?: OutageBody | undefined
-  }
-}>
+export type Fault = ErpRules.Fault<Duration.DurationInput>
 
 /**
  * The `Retry-After` header of a fault: a string is sent as written (`"5"`, or an HTTP date such as
@@ -76,10 +49,7 @@ export type Fault = Data.TaggedEnum<{
  * @since 0.1.0
  * @category Models
  */
-export type RetryAfter = string | {
-  readonly after: Duration.DurationInput
-  readonly format?: "seconds" | "http-date" | undefined
-}
+export type RetryAfter = ErpRules.RetryAfter<Duration.DurationInput>
 
 /**
  * The body of an `Outage` response: `"html"`, a small page as a gateway sends it; `"envelope"`, the error envelope
@@ -89,7 +59,7 @@ export type RetryAfter = string | {
  * @since 0.1.0
  * @category Models
  */
-export type OutageBody = "html" | "envelope" | "empty"
+export type OutageBody = ErpRules.OutageBody
 
 /**
  * Constructors and matchers: `Fault.Status({ status: 503 })`, `Fault.Hang()`, `Fault.$is("Hang")`. A plain object
@@ -106,4 +76,4 @@ export const Fault = Data.taggedEnum<Fault>()
  * @since 0.1.0
  * @category Models
  */
-export type Tag = Fault["_tag"]
+export type Tag = ErpRules.FaultTag

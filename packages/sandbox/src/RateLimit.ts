@@ -1,10 +1,12 @@
 /**
- * The server's rate limit: a strict sliding window log per (API key, endpoint), and its response headers.
+ * The server's rate limit: a strict sliding window log per (API key, endpoint), and its response headers. The
+ * in-memory ERP's rules (`SlidingWindow` of `@erp-client/kernel`), durations written as Effect's.
  *
  * @since 0.1.0
  */
+import * as SlidingWindow from "@erp-client/kernel/SlidingWindow"
 import type * as Duration from "effect/Duration"
-import * as internal from "./internal/window.js"
+import { toMillis } from "./internal/duration.js"
 
 /**
  * The unit of `X-RateLimit-Reset` (the contract does not give it): epoch seconds (rounded up), epoch
@@ -14,32 +16,18 @@ import * as internal from "./internal/window.js"
  * @since 0.1.0
  * @category Models
  */
-export type ResetUnit = "epoch-seconds" | "epoch-millis" | "seconds" | "iso" | "http-date"
+export type ResetUnit = SlidingWindow.ResetUnit
 
 /**
+ * The rate limit's settings (see `SlidingWindow.Options` of `@erp-client/kernel` for each), durations as Effect's
+ * `Duration.DurationInput`: `limit` (default 100), `window` (default 30 seconds), `resetUnit` (default
+ * `"epoch-seconds"`), `headers` (default true), `resetSkew` (default 0; negative puts the reset early) and
+ * `retryAfter` (default false).
+ *
  * @since 0.1.0
  * @category Models
  */
-export interface Options {
-  /** Requests allowed per window (default 100). */
-  readonly limit?: number | undefined
-  /** Length of the sliding window (default 30 seconds). */
-  readonly window?: Duration.DurationInput | undefined
-  /** Unit of `X-RateLimit-Reset` (default `"epoch-seconds"`). */
-  readonly resetUnit?: ResetUnit | undefined
-  /** Whether responses carry the `X-RateLimit-*` headers (default true). */
-  readonly headers?: boolean | undefined
-  /**
-   * Shifts `X-RateLimit-Reset` from the window's true reset (default 0), on every response that carries it: the
-   * window's answers and 429s and the `TooManyRequests` fault alike. Negative puts the reset early, in the past even,
-   * as a server with a slow clock does (a negative number of milliseconds, or a string such as `"-5 seconds"`);
-   * `"1 hour"` is absurd, as real servers sometimes are. The window itself is not moved. In `"seconds"` from now, a
-   * reset in the past is sent as 0.
-   */
-  readonly resetSkew?: Duration.DurationInput | undefined
-  /** Whether the window's 429s also carry `Retry-After`, in seconds until the window allows again (default false). */
-  readonly retryAfter?: boolean | undefined
-}
+export type Options = SlidingWindow.Options<Duration.DurationInput>
 
 /**
  * Options with every default filled in.
@@ -47,15 +35,7 @@ export interface Options {
  * @since 0.1.0
  * @category Models
  */
-export interface Resolved {
-  readonly limit: number
-  readonly windowMillis: number
-  readonly resetUnit: ResetUnit
-  readonly headers: boolean
-  /** Added to the reset in `X-RateLimit-Reset`; may be negative. */
-  readonly resetSkewMillis: number
-  readonly retryAfter: boolean
-}
+export type Resolved = SlidingWindow.Resolved
 
 /**
  * The contract's limit: 100 requests per 30 seconds per endpoint.
@@ -63,7 +43,7 @@ export interface Resolved {
  * @since 0.1.0
  * @category Constants
  */
-export const defaults: Resolved = internal.defaults
+export const defaults: Resolved = SlidingWindow.defaults
 
 /**
  * A duration in milliseconds that may be negative (`Duration` itself has no negative durations): a number is
@@ -81,7 +61,7 @@ export const defaults: Resolved = internal.defaults
  * @since 0.1.0
  * @category Constructors
  */
-export const signedMillis: (input: Duration.DurationInput) => number = internal.signedMillis
+export const signedMillis = (input: Duration.DurationInput): number => SlidingWindow.signedMillis(input, toMillis)
 
 /**
  * The options with the contract's `defaults` filled in: `limit` rounded down and at least 1, the window at
@@ -101,7 +81,7 @@ export const signedMillis: (input: Duration.DurationInput) => number = internal.
  * @since 0.1.0
  * @category Constructors
  */
-export const resolve: (options: Options | undefined) => Resolved = internal.resolve
+export const resolve = (options: Options | undefined): Resolved => SlidingWindow.resolve(options, toMillis)
 
 /**
  * The verdict on one request.
@@ -109,14 +89,7 @@ export const resolve: (options: Options | undefined) => Resolved = internal.reso
  * @since 0.1.0
  * @category Models
  */
-export interface Decision {
-  readonly allowed: boolean
-  readonly limit: number
-  /** Requests left in the window after this one. */
-  readonly remaining: number
-  /** When the oldest counted request leaves the window (epoch milliseconds). */
-  readonly resetAtMillis: number
-}
+export type Decision = SlidingWindow.Decision
 
 /**
  * A strict sliding window log: a request at time `t` is allowed iff fewer than `limit` requests of its key were
@@ -126,15 +99,7 @@ export interface Decision {
  * @since 0.1.0
  * @category Models
  */
-export interface SlidingWindowLog {
-  readonly limit: number
-  readonly windowMillis: number
-  /** Decides on a request at `nowMillis`; with `commit: false` an allowed request is not counted. */
-  readonly check: (key: string, nowMillis: number, commit?: boolean) => Decision
-  /** How many requests of `key` are counted in the window ending at `nowMillis`. */
-  readonly count: (key: string, nowMillis: number) => number
-  readonly reset: () => void
-}
+export type SlidingWindowLog = SlidingWindow.SlidingWindowLog
 
 /**
  * An empty `SlidingWindowLog` allowing `limit` requests per key in any `windowMillis` milliseconds.
@@ -157,7 +122,7 @@ export interface SlidingWindowLog {
  * @category Constructors
  */
 export const makeSlidingWindowLog: (limit: number, windowMillis: number) => SlidingWindowLog =
-  internal.makeSlidingWindowLog
+  SlidingWindow.makeSlidingWindowLog
 
 /**
  * The value of `X-RateLimit-Reset` for a reset at `resetAtMillis`, seen at `nowMillis`.
@@ -179,7 +144,7 @@ export const makeSlidingWindowLog: (limit: number, windowMillis: number) => Slid
  * @category Encoding
  */
 export const resetValue: (unit: ResetUnit, resetAtMillis: number, nowMillis: number) => number | string =
-  internal.resetValue
+  SlidingWindow.resetValue
 
 /**
  * The three `X-RateLimit-*` headers of a decision, the reset shifted by `skewMillis` (default 0; see
@@ -205,4 +170,4 @@ export const headers: (
   nowMillis: number,
   skewMillis?: number,
   retryAfter?: boolean
-) => Record<string, string> = internal.headers
+) => Record<string, string> = SlidingWindow.headers

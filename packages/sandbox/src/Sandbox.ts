@@ -8,6 +8,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
+import * as ErpRules from "@erp-client/kernel/ErpRules"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -28,7 +29,7 @@ import type * as Seed from "./Seed.js"
  * @since 0.1.0
  * @category Constants
  */
-export const endpoints: readonly ["/partner/list", "/partner/get", "/invoice/list", "/invoice/get"] = Core.endpoints
+export const endpoints: readonly ["/partner/list", "/partner/get", "/invoice/list", "/invoice/get"] = ErpRules.endpoints
 
 /**
  * @since 0.1.0
@@ -37,125 +38,18 @@ export const endpoints: readonly ["/partner/list", "/partner/get", "/invoice/lis
 export type Endpoint = typeof endpoints[number]
 
 /**
+ * The sandbox's options: the in-memory ERP's (`ErpRules.Options` of `@erp-client/kernel`: the partners and invoices,
+ * paging, the rate limit, faults, drift, the request log), durations as Effect's `Duration.DurationInput`, and where
+ * to listen.
+ *
  * @since 0.1.0
  * @category Models
  */
-export interface Options {
+export interface Options extends ErpRules.Options<Duration.DurationInput> {
   /** Port to listen on; 0 (the default) lets the OS pick one. */
   readonly port?: number | undefined
   /** Address to listen on (default `"127.0.0.1"`). */
   readonly host?: string | undefined
-  /**
-   * The partners the list starts with: how many seeded ones (default 1000; see `seed`), or your own records, served
-   * in this order as `JSON.stringify` writes them (`[{ id: 1, company_name: "Acme Kft.", tax_number: "12345678-2-42",
-   * is_customer: 1 }]`). `partner/get` finds a given record by its `id` (a number, or a string of digits) and its
-   * `company_name`; `list_condition` compares its fields as for seeded ones. A given record's own id (`partnerIds`,
-   * `deletePartners`) is its `id` when that is a positive safe integer no earlier record has, else a fresh one past
-   * the largest. `oddRecords` does not apply to given records (they stray as you wrote them); `hidden` does, by
-   * position.
-   */
-  readonly partners?: number | ReadonlyArray<Readonly<Record<string, unknown>>> | undefined
-  /** Seed of the partners and invoices (default 1). */
-  readonly seed?: number | undefined
-  /**
-   * How many seeded invoices `invoice/list` and `invoice/get` serve (default 100; see `Seed.InvoiceRecord`): a second
-   * kind of record, in the same envelope, paging (`list_offset`, `list_count`, `list_condition`, `maxListCount`),
-   * rate limit and faults as partners. `invoice/get` finds one by `id` or `number`. They do not drift or hide.
-   */
-  readonly invoices?: number | undefined
-  /**
-   * A seeded share of the partners stray from the contract's table the way real ERP data does (empty, null, absent
-   * or VAT-form tax numbers, null names, the customer flag as a string or boolean, an extra nested object; see
-   * `Seed.OddKind`). None by default. `partnerAt` and `oddKindAt` give what list and get serve.
-   */
-  readonly oddRecords?: Seed.OddRecords | undefined
-  /**
-   * Partners the server holds but does not serve, as permissions or soft deletes do (none by default; see
-   * `Seed.HiddenRecords`). The server cuts a page at `[list_offset, list_offset + served)` of the list (of the
-   * partners matching `list_condition`, when given) with them, then drops them: a page comes back shorter than asked
-   * although more follow, the next page at `list_offset + list_count` is right, and one at `list_offset` plus the
-   * records received repeats records. `partner/get` answers `Not found` for them. `size`, `partnerIds` and list
-   * positions count them; `visiblePartners` is what the server serves.
-   */
-  readonly hidden?: Seed.HiddenRecords | undefined
-  /**
-   * Serve every list page from offset 0, whatever `list_offset` says (default false), as a broken server does: a
-   * client that pages on gets the first page again and again.
-   */
-  readonly ignoreOffset?: boolean | undefined
-  /**
-   * The largest page changes mid-list: from the `fromRequest`-th list page on (1-based, counting the list requests
-   * answered with a page, faults that cut the page included), at most `max` records a page, in place of
-   * `maxListCount` (the latest step reached wins). `[{ fromRequest: 4, max: 50 }]` with `maxListCount: 100` serves
-   * 100, 100, 100, then 50.
-   */
-  readonly maxListCountSchedule?:
-    | ReadonlyArray<{ readonly fromRequest: number; readonly max: number }>
-    | undefined
-  /** The valid API keys (default `["sandbox-key"]`). */
-  readonly apiKeys?: ReadonlyArray<string> | undefined
-  /** The rate limit per (API key, endpoint) (default 100 per 30 seconds, epoch-seconds reset), or `false`. */
-  readonly rateLimit?: RateLimit.Options | false | undefined
-  /**
-   * The largest page served (default 500): a request for a larger `list_count` gets this many records, as a server
-   * that clamps pages does. The contract does not give the maximum (docs/erp-api-v2.md, "Gaps in the endpoint list"),
-   * so it may be any value from 1 up, below the page a client asks for too (7 when it asks for 50): a client that
-   * takes such a short page for the end of the list loses records.
-   */
-  readonly maxListCount?: number | undefined
-  /**
-   * The page served when a list request has no `list_count`, as some servers do (at most `maxListCount`). By default
-   * there is none and such a request is refused with an error envelope: the contract has clients send `list_count`
-   * on every list call and does not give a default (docs/erp-api-v2.md, "Gaps in the endpoint list").
-   */
-  readonly defaultListCount?: number | undefined
-  /** The `result.message` texts of the error envelopes (default: the contract's, see `Messages`). */
-  readonly messages?: Messages | undefined
-  /**
-   * The body of every 429, from the window or the `TooManyRequests` fault (default `"envelope"`); the contract does
-   * not show it. See `TooManyRequestsBody`.
-   */
-  readonly tooManyRequestsBody?: TooManyRequestsBody | undefined
-  /** Added to every answer of an endpoint: `base` plus a seeded random share of `jitter`. */
-  readonly latency?: {
-    readonly base?: Duration.DurationInput | undefined
-    readonly jitter?: Duration.DurationInput | undefined
-    readonly seed?: number | undefined
-  } | undefined
-  /**
-   * Faults queued at start, in order, as `Service.inject` queues them: e.g. an outage from the fifth request on,
-   * `[{ fault: Fault.Outage({ duration: "10 seconds" }), after: 4 }]`.
-   */
-  readonly inject?: ReadonlyArray<{ readonly fault: Fault.Fault } & InjectOptions> | undefined
-  /** Serves a fault picked from `faults` to a `rate` share of the requests (seeded, so runs repeat). */
-  readonly randomFaults?: {
-    readonly rate: number
-    readonly faults: ReadonlyArray<Fault.Fault>
-    readonly seed?: number | undefined
-  } | undefined
-  /**
-   * Records that cannot be read: `partner/get` of one of these ids (`ids`, or every id divisible by `every`) answers
-   * HTTP `status` (default 500) with the error envelope saying `message` (default `"Internal error"`), every time, as
-   * a server does for records it fails on. Such an answer is counted in the rate-limit window like any other.
-   */
-  readonly failingIds?: {
-    readonly ids?: ReadonlyArray<number> | undefined
-    readonly every?: number | undefined
-    readonly status?: number | undefined
-    readonly message?: string | undefined
-  } | undefined
-  /** How many entries the request log keeps, newest last (default 10,000). */
-  readonly maxLogEntries?: number | undefined
-  /**
-   * Data that changes under a running export: right before answering each list request, the sandbox inserts
-   * `inserts` new partners and deletes `deletes` partners, each at a seeded random position of the list. Positions
-   * before the page shift it: deletes make a plain export skip records, inserts make it repeat them.
-   */
-  readonly drift?: {
-    readonly inserts?: number | undefined
-    readonly deletes?: number | undefined
-    readonly seed?: number | undefined
-  } | undefined
 }
 
 /**
@@ -165,14 +59,7 @@ export interface Options {
  * @since 0.1.0
  * @category Models
  */
-export interface Messages {
-  /** For an invalid API key, and the `Unauthorized` fault (default `"Unauthorized"`; e.g. `"unauthorized"`). */
-  readonly unauthorized?: string | undefined
-  /** For a partner that does not exist (default `"Not found"`; e.g. `"Not Found"`). */
-  readonly notFound?: string | undefined
-  /** In the envelope of a 429, when `tooManyRequestsBody` is `"envelope"` (default `"Too Many Requests"`). */
-  readonly tooManyRequests?: string | undefined
-}
+export type Messages = ErpRules.Messages
 
 /**
  * The body of a 429, which the contract does not show (docs/erp-api-v2.md, "Errors"):
@@ -184,20 +71,13 @@ export interface Messages {
  * @since 0.1.0
  * @category Models
  */
-export type TooManyRequestsBody = "envelope" | "html" | "empty"
+export type TooManyRequestsBody = ErpRules.TooManyRequestsBody
 
 /**
  * @since 0.1.0
  * @category Models
  */
-export interface InjectOptions {
-  /** How many matching requests get the fault (default 1; `Infinity` for every one). */
-  readonly times?: number | undefined
-  /** Only requests to this endpoint (`"/partner/list"`); any endpoint by default. */
-  readonly endpoint?: string | undefined
-  /** How many matching requests pass before the fault is served (default 0), e.g. to stage it from the third page. */
-  readonly after?: number | undefined
-}
+export type InjectOptions = ErpRules.InjectOptions
 
 /**
  * One request, as the sandbox saw it. The API key is never recorded: only whether it was valid.
@@ -205,52 +85,13 @@ export interface InjectOptions {
  * @since 0.1.0
  * @category Models
  */
-export interface RequestLogEntry {
-  readonly method: string
-  /** The path, e.g. `/partner/list`. */
-  readonly endpoint: string
-  /** Query parameters as decoded by the server, in order; a value equal to an API key is replaced. */
-  readonly query: ReadonlyArray<readonly [name: string, value: string]>
-  /** The HTTP status sent; 0 while in flight, or when no status line was sent (dropped, hung). */
-  readonly status: number
-  readonly keyValid: boolean
-  /** Arrival time, epoch milliseconds from the Effect `Clock`. */
-  readonly timeMillis: number
-  /** Time until the answer was sent or the request ended; absent while in flight. */
-  readonly durationMillis?: number
-  /** The fault served, if any. */
-  readonly fault?: Fault.Tag
-  /** For a list page the sandbox served (or cut with a fault): how many records it held. */
-  readonly records?: number
-  /** For such a page: how many hidden partners its cut held and the server dropped (see `Options.hidden`). */
-  readonly hidden?: number
-}
+export type RequestLogEntry = ErpRules.RequestLogEntry
 
 /**
  * @since 0.1.0
  * @category Models
  */
-export interface Stats {
-  /** Every request received, any path. */
-  readonly requests: number
-  readonly byEndpoint: Readonly<Record<string, number>>
-  /** Requests by the HTTP status sent (`"0"`: none sent). */
-  readonly byStatus: Readonly<Record<string, number>>
-  /** 429 responses sent, from the window or from a fault. */
-  readonly tooManyRequests: number
-  readonly faultsServed: number
-  /** Requests being handled now (hung requests included until the client goes). */
-  readonly inFlight: number
-  readonly maxInFlight: number
-  /**
-   * Per endpoint, the most requests one API key started within any one window (rejected ones included): above the
-   * limit means a client did not keep to it.
-   */
-  readonly maxObservedInWindow: Readonly<Record<string, number>>
-  /** Partners inserted and deleted since the start (by `drift` or the service's methods). */
-  readonly inserted: number
-  readonly deleted: number
-}
+export type Stats = ErpRules.Stats
 
 /**
  * @since 0.1.0

@@ -1,13 +1,11 @@
 /**
- * Deterministic seeded partners, generated on the fly: partner `i` of a seed is a pure function of `(seed, i)`.
+ * Deterministic seeded partners, generated on the fly: partner `i` of a seed is a pure function of `(seed, i)`. The
+ * in-memory ERP's data (`Seed` of `@erp-client/kernel`), with `Option` where the kernel answers `undefined`.
  *
  * @since 0.1.0
  */
-import type * as Option from "effect/Option"
-import * as Exact from "./internal/exactNumber.js"
-import * as Odd from "./internal/oddRecords.js"
-import * as Prngs from "./internal/prng.js"
-import * as internal from "./internal/seed.js"
+import * as Kernel from "@erp-client/kernel/Seed"
+import * as Option from "effect/Option"
 
 /**
  * A seeded pseudo-random number generator: each call returns the next number in `[0, 1)`.
@@ -15,7 +13,7 @@ import * as internal from "./internal/seed.js"
  * @since 0.1.0
  * @category Models
  */
-export type Prng = () => number
+export type Prng = Kernel.Prng
 
 /**
  * mulberry32: a tiny, fast 32-bit PRNG. Good enough for test data and seeded jitter, not for secrets.
@@ -34,7 +32,7 @@ export type Prng = () => number
  * @since 0.1.0
  * @category Constructors
  */
-export const mulberry32: (seed: number) => Prng = Prngs.mulberry32
+export const mulberry32: (seed: number) => Prng = Kernel.mulberry32
 
 /**
  * Mixes a seed and an index into one 32-bit seed (murmur3 finalizer), so neighbouring indices get unrelated streams.
@@ -52,7 +50,7 @@ export const mulberry32: (seed: number) => Prng = Prngs.mulberry32
  * @since 0.1.0
  * @category Constructors
  */
-export const derive: (seed: number, index: number) => number = Prngs.derive
+export const derive: (seed: number, index: number) => number = Kernel.derive
 
 /**
  * A postal address, nested in the partner record.
@@ -60,12 +58,7 @@ export const derive: (seed: number, index: number) => number = Prngs.derive
  * @since 0.1.0
  * @category Models
  */
-export interface Address {
-  readonly street: string
-  readonly zip: string
-  readonly city: string
-  readonly country: string
-}
+export type Address = Kernel.Address
 
 /**
  * A seeded partner: the three fields the contract shows, the `is_customer` flag (an integer 0 or 1), and fields
@@ -74,22 +67,7 @@ export interface Address {
  * @since 0.1.0
  * @category Models
  */
-export interface PartnerRecord {
-  readonly id: number
-  readonly company_name: string
-  readonly tax_number: string
-  readonly is_customer: 0 | 1
-  readonly email: string
-  readonly phone: string
-  readonly city: string
-  readonly country: string
-  readonly address: Address
-  readonly created_at: string
-  readonly credit_limit: number
-  readonly tags: ReadonlyArray<string>
-  readonly website: string | null
-  readonly contact_person: string | null
-}
+export type PartnerRecord = Kernel.PartnerRecord
 
 /**
  * A seeded invoice (`Sandbox.Options.invoices`): a second kind of record the sandbox serves, `invoice/list` and
@@ -98,17 +76,7 @@ export interface PartnerRecord {
  * @since 0.1.0
  * @category Models
  */
-export interface InvoiceRecord {
-  readonly id: number
-  /** `INV-YYYY-NNNNNN`: the year issued and the id. */
-  readonly number: string
-  readonly partner_id: number
-  readonly issued_on: string
-  readonly due_on: string
-  readonly currency: "HUF" | "EUR" | "USD"
-  readonly total: number
-  readonly paid: 0 | 1
-}
+export type InvoiceRecord = Kernel.InvoiceRecord
 
 /**
  * How an odd record strays from the contract's table (docs/erp-api-v2.md, "Partner record"), the way real ERP data
@@ -145,24 +113,7 @@ export interface InvoiceRecord {
  * @since 0.1.0
  * @category Models
  */
-export type OddKind =
-  | "tax-number-empty"
-  | "tax-number-null"
-  | "tax-number-absent"
-  | "tax-number-eu-vat"
-  | "tax-number-spaces"
-  | "tax-number-slashes"
-  | "tax-number-number"
-  | "company-name-null"
-  | "company-name-empty"
-  | "customer-flag-string"
-  | "customer-flag-boolean"
-  | "customer-flag-absent"
-  | "extra-object"
-  | "number-beyond-double"
-  | "decimal-as-written"
-  | "id-beyond-double"
-  | "duplicate-id"
+export type OddKind = Kernel.OddKind
 
 /**
  * Every odd kind, in the order documented at `OddKind`.
@@ -170,7 +121,7 @@ export type OddKind =
  * @since 0.1.0
  * @category Constants
  */
-export const oddKinds: ReadonlyArray<OddKind> = Odd.KINDS
+export const oddKinds: ReadonlyArray<OddKind> = Kernel.oddKinds
 
 /**
  * The kinds an odd record is drawn from when `OddRecords.kinds` is not given: every kind that keeps the integer id
@@ -180,7 +131,7 @@ export const oddKinds: ReadonlyArray<OddKind> = Odd.KINDS
  * @since 0.1.0
  * @category Constants
  */
-export const defaultOddKinds: ReadonlyArray<OddKind> = Odd.DEFAULT_KINDS
+export const defaultOddKinds: ReadonlyArray<OddKind> = Kernel.defaultOddKinds
 
 /**
  * Which seeded partners stray from the contract, and how. The choice is a pure function of the seed and the index,
@@ -189,14 +140,7 @@ export const defaultOddKinds: ReadonlyArray<OddKind> = Odd.DEFAULT_KINDS
  * @since 0.1.0
  * @category Models
  */
-export interface OddRecords {
-  /** The share of partners that stray, from 0 (none) to 1 (all). */
-  readonly rate: number
-  /** The kinds an odd record is drawn from, equally likely (default `defaultOddKinds`). */
-  readonly kinds?: ReadonlyArray<OddKind> | undefined
-  /** Seed of the choice (default: the partners' seed). */
-  readonly seed?: number | undefined
-}
+export type OddRecords = Kernel.OddRecords
 
 /**
  * Which seeded partners the server holds but does not serve (permissions, soft deletes): a seeded `rate` share of
@@ -207,9 +151,7 @@ export interface OddRecords {
  * @since 0.1.0
  * @category Models
  */
-export type HiddenRecords =
-  | { readonly rate: number; readonly seed?: number | undefined }
-  | { readonly positions: ReadonlyArray<number> }
+export type HiddenRecords = Kernel.HiddenRecords
 
 /**
  * Whether the seeded partner at `index` is hidden under `options` (none without options). Pure, like `oddKindAt`.
@@ -228,7 +170,7 @@ export type HiddenRecords =
  * @since 0.1.0
  * @category Lookups
  */
-export const hiddenAt: (seed: number, index: number, options: HiddenRecords | undefined) => boolean = internal.hiddenAt
+export const hiddenAt: (seed: number, index: number, options: HiddenRecords | undefined) => boolean = Kernel.hiddenAt
 
 /**
  * A JSON number the sandbox writes exactly as `text` (`12345678901234567890`, `1.10`, `-0.0`), which no JavaScript
@@ -238,13 +180,7 @@ export const hiddenAt: (seed: number, index: number, options: HiddenRecords | un
  * @since 0.1.0
  * @category Models
  */
-export interface ExactNumber {
-  readonly _tag: "ExactNumber"
-  /** The number as the body holds it. */
-  readonly text: string
-  toJSON(): number
-  toString(): string
-}
+export type ExactNumber = Kernel.ExactNumber
 
 /**
  * Whether a value is an `ExactNumber`, such as the id of an `id-beyond-double` record.
@@ -262,7 +198,7 @@ export interface ExactNumber {
  * @since 0.1.0
  * @category Predicates
  */
-export const isExactNumber: (u: unknown) => u is ExactNumber = Exact.isExactNumber
+export const isExactNumber: (u: unknown) => u is ExactNumber = Kernel.isExactNumber
 
 /**
  * The JSON text the sandbox writes for a value holding served records: `JSON.stringify`, with every `ExactNumber`
@@ -281,7 +217,7 @@ export const isExactNumber: (u: unknown) => u is ExactNumber = Exact.isExactNumb
  * @since 0.1.0
  * @category Encoding
  */
-export const recordJson: (value: unknown) => string = Exact.stringify
+export const recordJson: (value: unknown) => string = Kernel.recordJson
 
 /**
  * A partner as the sandbox serves it: a `PartnerRecord`, or one that strays from the contract (see `OddKind`).
@@ -289,24 +225,7 @@ export const recordJson: (value: unknown) => string = Exact.stringify
  * @since 0.1.0
  * @category Models
  */
-export interface ServedRecord
-  extends Omit<PartnerRecord, "id" | "company_name" | "tax_number" | "is_customer" | "credit_limit">
-{
-  /** A number, except on `id-beyond-double` records (and the `duplicate-id` records that repeat one). */
-  readonly id: number | ExactNumber
-  readonly company_name: string | null
-  readonly tax_number?: string | number | null
-  readonly is_customer?: 0 | 1 | "0" | "1" | boolean
-  readonly credit_limit: number | ExactNumber
-  /** Only on `extra-object` records. */
-  readonly custom_fields?: { readonly [field: string]: unknown }
-  /** Only on `number-beyond-double` records. */
-  readonly ledger_ref?: ExactNumber
-  /** Only on `decimal-as-written` records. */
-  readonly balance?: ExactNumber
-  readonly rate?: ExactNumber
-  readonly discount?: ExactNumber
-}
+export type ServedRecord = Kernel.ServedRecord
 
 /**
  * Share of partners whose company name is awkward for URLs and CSV.
@@ -314,7 +233,7 @@ export interface ServedRecord
  * @since 0.1.0
  * @category Constants
  */
-export const AWKWARD_SHARE: number = internal.AWKWARD_SHARE
+export const AWKWARD_SHARE: number = Kernel.AWKWARD_SHARE
 
 /**
  * Share of partners that are customers (`is_customer = 1`).
@@ -322,7 +241,7 @@ export const AWKWARD_SHARE: number = internal.AWKWARD_SHARE
  * @since 0.1.0
  * @category Constants
  */
-export const CUSTOMER_SHARE: number = internal.CUSTOMER_SHARE
+export const CUSTOMER_SHARE: number = Kernel.CUSTOMER_SHARE
 
 /**
  * The partner at `index` (zero-based; its `id` is `index + 1`) of the set generated from `seed`. Pure: the same
@@ -340,7 +259,7 @@ export const CUSTOMER_SHARE: number = internal.CUSTOMER_SHARE
  * @since 0.1.0
  * @category Constructors
  */
-export const partnerAt: (seed: number, index: number) => PartnerRecord = internal.partnerAt
+export const partnerAt: (seed: number, index: number) => PartnerRecord = Kernel.partnerAt
 
 /**
  * The first `count` partners of `seed`, generated lazily one at a time.
@@ -357,7 +276,7 @@ export const partnerAt: (seed: number, index: number) => PartnerRecord = interna
  * @since 0.1.0
  * @category Constructors
  */
-export const partners: (seed: number, count: number) => Generator<PartnerRecord, void, undefined> = internal.partners
+export const partners: (seed: number, count: number) => Generator<PartnerRecord, void, undefined> = Kernel.partners
 
 /**
  * Whether a company name holds something beyond letters, digits, spaces, `.` and `-`: a character that must be
@@ -375,7 +294,7 @@ export const partners: (seed: number, count: number) => Generator<PartnerRecord,
  * @since 0.1.0
  * @category Predicates
  */
-export const isAwkward: (name: string) => boolean = internal.isAwkward
+export const isAwkward: (name: string) => boolean = Kernel.isAwkward
 
 /**
  * The awkward company names among the first `count` partners of `seed`, in id order.
@@ -391,7 +310,7 @@ export const isAwkward: (name: string) => boolean = internal.isAwkward
  * @since 0.1.0
  * @category Constructors
  */
-export const awkwardNames: (seed: number, count: number) => ReadonlyArray<string> = internal.awkwardNames
+export const awkwardNames: (seed: number, count: number) => ReadonlyArray<string> = Kernel.awkwardNames
 
 /**
  * The index of the partner called `name` among the first `count` partners of `seed`. Every name holds its id as a
@@ -411,7 +330,8 @@ export const awkwardNames: (seed: number, count: number) => ReadonlyArray<string
  * @since 0.1.0
  * @category Lookups
  */
-export const indexOfName: (seed: number, count: number, name: string) => Option.Option<number> = internal.indexOfName
+export const indexOfName = (seed: number, count: number, name: string): Option.Option<number> =>
+  Option.fromNullable(Kernel.indexOfName(seed, count, name))
 
 /**
  * How the partner at `index` strays from the contract under `options`, or `None` when it does not (or without
@@ -431,8 +351,8 @@ export const indexOfName: (seed: number, count: number, name: string) => Option.
  * @since 0.1.0
  * @category Lookups
  */
-export const oddKindAt: (seed: number, index: number, options: OddRecords | undefined) => Option.Option<OddKind> =
-  internal.oddKindAt
+export const oddKindAt = (seed: number, index: number, options: OddRecords | undefined): Option.Option<OddKind> =>
+  Option.fromNullable(Kernel.oddKindAt(seed, index, options))
 
 /**
  * The partner at `index` as the sandbox serves it with `oddRecords: options`: `partnerAt(seed, index)`, strayed
@@ -451,4 +371,4 @@ export const oddKindAt: (seed: number, index: number, options: OddRecords | unde
  * @category Constructors
  */
 export const servedPartnerAt: (seed: number, index: number, options: OddRecords | undefined) => ServedRecord =
-  internal.servedPartnerAt
+  Kernel.servedPartnerAt

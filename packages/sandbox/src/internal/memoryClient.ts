@@ -9,11 +9,11 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as ErpRules from "@erp-client/kernel/ErpRules"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Core from "./core.js"
-import type * as Replies from "./replies.js"
 
 // Statuses whose response has no body (fetch refuses one).
 const NULL_BODY = new Set([101, 103, 204, 205, 304])
@@ -45,7 +45,7 @@ export const cutStream = (body: Uint8Array, sentBytes: number): ReadableStream<U
 
 const deliver = (
   request: HttpClientRequest.HttpClientRequest,
-  reply: Replies.Reply,
+  reply: ErpRules.Reply,
   closed: Deferred.Deferred<void>
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
   switch (reply._tag) {

@@ -6,12 +6,12 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as ErpRules from "@erp-client/kernel/ErpRules"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Http from "node:http"
 import type * as Sandbox from "../Sandbox.js"
 import type * as Core from "./core.js"
-import type * as Replies from "./replies.js"
 
 /**
  * Cuts the connection, optionally after raw bytes, bypassing the Node response object so the platform can still
@@ -39,7 +39,7 @@ export const cut = (response: Http.ServerResponse, raw: Uint8Array | undefined):
  *
  * @internal
  */
-export const truncatedResponse = (reply: Extract<Replies.Reply, { readonly _tag: "CutBody" }>): Uint8Array => {
+export const truncatedResponse = (reply: Extract<ErpRules.Reply, { readonly _tag: "CutBody" }>): Uint8Array => {
   const head = [
     `HTTP/1.1 ${reply.status} OK`,
     `content-type: ${reply.contentType}`,
@@ -56,7 +56,7 @@ export const truncatedResponse = (reply: Extract<Replies.Reply, { readonly _tag:
 }
 
 const deliver = (
-  reply: Replies.Reply,
+  reply: ErpRules.Reply,
   response: Http.ServerResponse
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   switch (reply._tag) {

@@ -1,5 +1,5 @@
-import type * as Fault from "../Fault.js"
-import type * as RateLimit from "../RateLimit.js"
+import type * as ErpRules from "../../ErpRules.js"
+import type * as SlidingWindow from "../../SlidingWindow.js"
 import type * as FaultQueue from "./faultQueue.js"
 import type * as RequestLog from "./requestLog.js"
 import * as Window from "./window.js"
@@ -9,9 +9,13 @@ import * as Window from "./window.js"
  *
  * @internal
  */
-export type Verdict =
+export type Verdict<D> =
   | { readonly _tag: "Limited"; readonly headers: Record<string, string> }
-  | { readonly _tag: "Allowed"; readonly headers: Record<string, string>; readonly fault: Fault.Fault | undefined }
+  | {
+    readonly _tag: "Allowed"
+    readonly headers: Record<string, string>
+    readonly fault: ErpRules.Fault<D> | undefined
+  }
 
 /**
  * The rate limit per (API key, endpoint), checked before any fault is taken, so a queued fault waits for a request
@@ -21,18 +25,18 @@ export type Verdict =
  *
  * @internal
  */
-export interface Admission {
-  readonly decide: (endpoint: string, key: string, nowMillis: number) => Verdict
+export interface Admission<D> {
+  readonly decide: (endpoint: string, key: string, nowMillis: number) => Verdict<D>
   /** Empties the windows. */
   readonly reset: () => void
 }
 
 /** @internal */
-export const make = (
-  rateLimit: RateLimit.Resolved | false,
-  faults: FaultQueue.FaultQueue,
+export const make = <D>(
+  rateLimit: SlidingWindow.Resolved | false,
+  faults: FaultQueue.FaultQueue<D>,
   log: RequestLog.RequestLog
-): Admission => {
+): Admission<D> => {
   const window = rateLimit === false
     ? undefined
     : Window.makeSlidingWindowLog(rateLimit.limit, rateLimit.windowMillis)
@@ -51,7 +55,7 @@ export const make = (
         return { _tag: "Allowed", headers: {}, fault: faults.take(endpoint, nowMillis) }
       }
       const peek = window.check(slot, nowMillis, false)
-      const headersOf = (decision: RateLimit.Decision) =>
+      const headersOf = (decision: SlidingWindow.Decision) =>
         rateLimit.headers
           ? Window.headers(decision, rateLimit.resetUnit, nowMillis, rateLimit.resetSkewMillis, rateLimit.retryAfter)
           : {}

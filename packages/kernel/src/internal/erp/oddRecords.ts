@@ -1,5 +1,4 @@
-import * as Option from "effect/Option"
-import type * as Seed from "../Seed.js"
+import type * as Seed from "../../Seed.js"
 import { ExactNumber } from "./exactNumber.js"
 import * as Prng from "./prng.js"
 import * as Tables from "./seedTables.js"
@@ -98,8 +97,8 @@ export const indexOfBigId = (text: string): number | undefined => {
 export const servedIdAt = (seed: number, index: number, options: Seed.OddRecords | undefined): number | ExactNumber => {
   if (options === undefined) return index + 1
   let at = index
-  while (at > 0 && Option.contains(kindAt(seed, at, options), "duplicate-id")) at--
-  return Option.contains(kindAt(seed, at, options), "id-beyond-double") ? bigIdAt(at) : at + 1
+  while (at > 0 && kindAt(seed, at, options) === "duplicate-id") at--
+  return kindAt(seed, at, options) === "id-beyond-double" ? bigIdAt(at) : at + 1
 }
 
 /**
@@ -131,7 +130,7 @@ export const DEFAULT_KINDS: ReadonlyArray<Seed.OddKind> = KINDS.filter((kind) =>
 
 /**
  * Whether records drawn under `options` may hold an `ExactNumber` (a `duplicate-id` record may repeat a big id): only
- * then does the sandbox look for one.
+ * then does the ERP look for one.
  *
  * @internal
  */
@@ -147,10 +146,10 @@ const prngAt = (seed: number, index: number, options: Seed.OddRecords): Seed.Prn
 
 // The first draw decides whether the record strays (a `rate` share do), the second picks the kind; later draws are
 // left for the stray itself. So the kinds offered change how records stray, never which ones do.
-const draw = (prng: Seed.Prng, options: Seed.OddRecords): Option.Option<Seed.OddKind> => {
+const draw = (prng: Seed.Prng, options: Seed.OddRecords): Seed.OddKind | undefined => {
   const kinds = options.kinds ?? DEFAULT_KINDS
-  if (!(options.rate > 0) || kinds.length === 0 || !(prng() < options.rate)) return Option.none()
-  return Option.some(kinds[Math.floor(prng() * kinds.length)])
+  if (!(options.rate > 0) || kinds.length === 0 || !(prng() < options.rate)) return undefined
+  return kinds[Math.floor(prng() * kinds.length)]
 }
 
 /**
@@ -158,7 +157,7 @@ const draw = (prng: Seed.Prng, options: Seed.OddRecords): Option.Option<Seed.Odd
  *
  * @internal
  */
-export const kindAt = (seed: number, index: number, options: Seed.OddRecords): Option.Option<Seed.OddKind> =>
+export const kindAt = (seed: number, index: number, options: Seed.OddRecords): Seed.OddKind | undefined =>
   draw(prngAt(seed, index, options), options)
 
 /**
@@ -174,8 +173,6 @@ export const served = (
   options: Seed.OddRecords
 ): Seed.ServedRecord => {
   const prng = prngAt(seed, index, options)
-  return Option.match(draw(prng, options), {
-    onNone: () => record,
-    onSome: (kind) => STRAYS[kind](record, prng, { seed, index, options })
-  })
+  const kind = draw(prng, options)
+  return kind === undefined ? record : STRAYS[kind](record, prng, { seed, index, options })
 }

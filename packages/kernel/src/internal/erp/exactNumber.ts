@@ -1,10 +1,10 @@
 /**
- * A JSON number the sandbox writes exactly as `text`, digits and all: numbers beyond a double
+ * A JSON number the ERP writes exactly as `text`, digits and all: numbers beyond a double
  * (`12345678901234567890`) and decimals as a server wrote them (`1.10`, `1e2`, `-0.0`), which a float round trip
  * would change (docs/ARCHITECTURE.md, "Records").
  *
  * `JSON.stringify` writes it as `Number(text)`, the value a plain `JSON.parse` of the served body gives; only the
- * sandbox's own serializer (`stringify`) writes the text.
+ * ERP's own serializer (`stringify`) writes the text.
  *
  * @internal
  */

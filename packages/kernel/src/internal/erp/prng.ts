@@ -1,4 +1,4 @@
-import type * as Seed from "../Seed.js"
+import type * as Seed from "../../Seed.js"
 
 /**
  * mulberry32 (see `Seed.mulberry32`).

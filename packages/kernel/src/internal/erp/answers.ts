@@ -1,5 +1,4 @@
-import * as Option from "effect/Option"
-import type * as Sandbox from "../Sandbox.js"
+import type * as ErpRules from "../../ErpRules.js"
 import * as Envelope from "./envelope.js"
 import * as Exact from "./exactNumber.js"
 import type * as Invoices from "./invoices.js"
@@ -21,10 +20,10 @@ export interface Config {
   readonly messages: Envelope.Messages
   /** Runs right before each list answer (drift), after the request was found valid. */
   readonly beforeList: () => void
-  /** Serve every page from offset 0, whatever `list_offset` says (`Sandbox.Options.ignoreOffset`). */
+  /** Serve every page from offset 0, whatever `list_offset` says (`ErpRules.Options.ignoreOffset`). */
   readonly ignoreOffset?: boolean | undefined
-  /** The largest page from the N-th list page on (`Sandbox.Options.maxListCountSchedule`). */
-  readonly maxListCountSchedule?: Sandbox.Options["maxListCountSchedule"]
+  /** The largest page from the N-th list page on (`ErpRules.Options.maxListCountSchedule`). */
+  readonly maxListCountSchedule?: ErpRules.Options["maxListCountSchedule"]
 }
 
 /**
@@ -40,7 +39,7 @@ export interface Answered {
 }
 
 /** @internal */
-export type Answer = (endpoint: Sandbox.Endpoint, params: URLSearchParams, keyValid: boolean) => Answered
+export type Answer = (endpoint: ErpRules.Endpoint, params: URLSearchParams, keyValid: boolean) => Answered
 
 /**
  * The largest page served to the `page`-th list page (1-based): `maxListCount`, or the `max` of the last schedule
@@ -50,7 +49,7 @@ export type Answer = (endpoint: Sandbox.Endpoint, params: URLSearchParams, keyVa
  */
 export const largestPage = (
   maxListCount: number,
-  schedule: Sandbox.Options["maxListCountSchedule"],
+  schedule: ErpRules.Options["maxListCountSchedule"],
   page: number
 ): number => {
   let largest = maxListCount
@@ -67,10 +66,10 @@ export const largestPage = (
 
 // The contract says clients send both paging parameters; only plain decimal integers are accepted, so a client
 // that sends `1e3`, `-1` or nothing sees an error instead of a guess.
-const nonNegativeInt = (value: string | null): Option.Option<number> => {
-  if (value === null || !/^\d+$/.test(value)) return Option.none()
+const nonNegativeInt = (value: string | null): number | undefined => {
+  if (value === null || !/^\d+$/.test(value)) return undefined
   const n = Number(value)
-  return Number.isSafeInteger(n) ? Option.some(n) : Option.none()
+  return Number.isSafeInteger(n) ? n : undefined
 }
 
 const CONDITION = /^list_condition\[(.*)\]$/
@@ -90,7 +89,7 @@ export const conditionsOf = (params: URLSearchParams): ReadonlyArray<readonly [s
 }
 
 // List bodies kept while the store does not change: an export, and a benchmark that repeats one, asks the same pages
-// again and again, and generating and serializing them is most of the sandbox's work per request. Any insert or
+// again and again, and generating and serializing them is most of the server's work per request. Any insert or
 // delete drops them all; the cache holds at most this many characters (about 2 bytes each).
 const MAX_CACHED_CHARS = 16 * 1024 * 1024
 
@@ -105,18 +104,18 @@ export const make = (config: Config): Answer => {
 
   const fail = (message: string): Answered => ({ body: Envelope.failure(message) })
 
-  const list = (endpoint: Sandbox.Endpoint, params: URLSearchParams): Answered => {
+  const list = (endpoint: ErpRules.Endpoint, params: URLSearchParams): Answered => {
     const offset = nonNegativeInt(params.get("list_offset"))
     const countParam = params.get("list_count")
     const count = countParam === null && config.defaultListCount !== undefined
-      ? Option.some(config.defaultListCount)
+      ? config.defaultListCount
       : nonNegativeInt(countParam)
-    if (Option.isNone(offset)) return fail("list_offset is required and must be a non-negative integer")
-    if (Option.isNone(count)) return fail("list_count is required and must be a non-negative integer")
+    if (offset === undefined) return fail("list_offset is required and must be a non-negative integer")
+    if (count === undefined) return fail("list_count is required and must be a non-negative integer")
     const conditions = conditionsOf(params)
     if (endpoint === "/invoice/list") {
-      const from = config.ignoreOffset === true ? 0 : offset.value
-      const records = config.invoices?.page(from, Math.min(count.value, config.maxListCount), conditions) ?? []
+      const from = config.ignoreOffset === true ? 0 : offset
+      const records = config.invoices?.page(from, Math.min(count, config.maxListCount), conditions) ?? []
       return { body: Envelope.success(records), records: records.length, hidden: 0 }
     }
     config.beforeList()
@@ -126,8 +125,8 @@ export const make = (config: Config): Answer => {
       bodiesVersion = store.version()
     }
     pages += 1
-    const served = Math.min(count.value, largestPage(config.maxListCount, config.maxListCountSchedule, pages))
-    const from = config.ignoreOffset === true ? 0 : offset.value
+    const served = Math.min(count, largestPage(config.maxListCount, config.maxListCountSchedule, pages))
+    const from = config.ignoreOffset === true ? 0 : offset
     const key = `${from}/${served}/${JSON.stringify(conditions)}`
     const cached = bodies.get(key)
     if (cached !== undefined) return cached
@@ -153,15 +152,13 @@ export const make = (config: Config): Answer => {
     if (id === null && number === null) return fail("id or number is required")
     const table = config.invoices
     // Both selectors: the invoice of that number, if it has that id (as for partners).
+    const byNumber = table !== undefined && number !== null ? table.byNumber(number) : undefined
     const found = table === undefined
-      ? Option.none()
+      ? undefined
       : number !== null
-      ? Option.filter(table.byNumber(number), (invoice) => id === null || String(invoice.id) === id)
+      ? byNumber !== undefined && (id === null || String(byNumber.id) === id) ? byNumber : undefined
       : table.byId(id!)
-    return Option.match(found, {
-      onNone: () => fail(config.messages.notFound),
-      onSome: (invoice) => ({ body: Envelope.success(invoice) })
-    })
+    return found === undefined ? fail(config.messages.notFound) : { body: Envelope.success(found) }
   }
 
   const get = (params: URLSearchParams): Answered => {
@@ -170,19 +167,19 @@ export const make = (config: Config): Answer => {
     if (id === null && name === null) return fail("id or company_name is required")
     // Any decimal integer is an id, also one beyond a double (an `id-beyond-double` partner's).
     const idValue = id !== null && /^\d+$/.test(id) ? BigInt(id) : undefined
+    const named = name !== null ? store.byName(name) : undefined
     const found = id !== null && name !== null
       // Both selectors: the contract does not say (docs/erp-api-v2.md, "Gaps in the endpoint list"); the partner of
       // that name, if it serves that id.
-      ? Option.filter(store.byName(name), (partner) => idValue !== undefined && BigInt(String(partner.id)) === idValue)
+      ? named !== undefined && idValue !== undefined && BigInt(String(named.id)) === idValue ? named : undefined
       : name !== null
-      ? store.byName(name)
+      ? named
       : idValue === undefined
-      ? Option.none()
+      ? undefined
       : store.byId(idValue.toString())
-    return Option.match(found, {
-      onNone: () => fail(config.messages.notFound),
-      onSome: (partner) => ({ body: Envelope.success(partner, store.mayHoldExact && Exact.holdsExact(partner)) })
-    })
+    return found === undefined
+      ? fail(config.messages.notFound)
+      : { body: Envelope.success(found, store.mayHoldExact && Exact.holdsExact(found)) }
   }
 
   return (endpoint, params, keyValid) => {

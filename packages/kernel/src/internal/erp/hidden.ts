@@ -1,4 +1,4 @@
-import type * as Seed from "../Seed.js"
+import type * as Seed from "../../Seed.js"
 import * as Prng from "./prng.js"
 
 // Hidden records are drawn from a stream of their own, so whether a partner is hidden is unrelated to its fields and

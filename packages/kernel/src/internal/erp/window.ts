@@ -1,12 +1,12 @@
 /**
- * The server's rate limit (see `RateLimit`): its settings, the strict sliding window log per key, and the
+ * The server's rate limit (see `SlidingWindow`): its settings, the strict sliding window log per key, and the
  * `X-RateLimit-*` headers of a decision.
  */
-import * as Duration from "effect/Duration"
-import type * as RateLimit from "../RateLimit.js"
+import type * as SlidingWindow from "../../SlidingWindow.js"
+import * as Duration from "./duration.js"
 
 /** @internal */
-export const defaults: RateLimit.Resolved = {
+export const defaults: SlidingWindow.Resolved = {
   limit: 100,
   windowMillis: 30_000,
   resetUnit: "epoch-seconds",
@@ -16,29 +16,22 @@ export const defaults: RateLimit.Resolved = {
 }
 
 /** @internal */
-export const signedMillis = (input: Duration.DurationInput): number => {
-  if (typeof input === "number") return Number.isFinite(input) ? input : 0
-  if (typeof input === "string" && input.trim().startsWith("-")) {
-    return -Duration.toMillis(Duration.decode(input.trim().slice(1).trim() as Duration.DurationInput))
-  }
-  return Duration.toMillis(Duration.decode(input))
-}
-
-/** @internal */
-export const resolve = (options: RateLimit.Options | undefined): RateLimit.Resolved => ({
+export const resolve = <D>(
+  options: SlidingWindow.Options<D> | undefined,
+  toMillis: (input: D) => number
+): SlidingWindow.Resolved => ({
   limit: Math.max(1, Math.floor(options?.limit ?? defaults.limit)),
-  windowMillis: Math.max(
-    1,
-    options?.window === undefined ? defaults.windowMillis : Duration.toMillis(Duration.decode(options.window))
-  ),
+  windowMillis: Math.max(1, options?.window === undefined ? defaults.windowMillis : toMillis(options.window)),
   resetUnit: options?.resetUnit ?? defaults.resetUnit,
   headers: options?.headers ?? defaults.headers,
-  resetSkewMillis: options?.resetSkew === undefined ? defaults.resetSkewMillis : signedMillis(options.resetSkew),
+  resetSkewMillis: options?.resetSkew === undefined
+    ? defaults.resetSkewMillis
+    : Duration.signedMillis(options.resetSkew, toMillis),
   retryAfter: options?.retryAfter ?? defaults.retryAfter
 })
 
 /** @internal */
-export const makeSlidingWindowLog = (limit: number, windowMillis: number): RateLimit.SlidingWindowLog => {
+export const makeSlidingWindowLog = (limit: number, windowMillis: number): SlidingWindow.SlidingWindowLog => {
   // Times of allowed requests per key, oldest first; each log holds at most `limit` entries.
   const logs = new Map<string, Array<number>>()
   const prune = (key: string, nowMillis: number): Array<number> => {
@@ -73,7 +66,11 @@ export const makeSlidingWindowLog = (limit: number, windowMillis: number): RateL
 }
 
 /** @internal */
-export const resetValue = (unit: RateLimit.ResetUnit, resetAtMillis: number, nowMillis: number): number | string => {
+export const resetValue = (
+  unit: SlidingWindow.ResetUnit,
+  resetAtMillis: number,
+  nowMillis: number
+): number | string => {
   switch (unit) {
     case "epoch-seconds":
       return Math.ceil(resetAtMillis / 1000)
@@ -91,8 +88,8 @@ export const resetValue = (unit: RateLimit.ResetUnit, resetAtMillis: number, now
 
 /** @internal */
 export const headers = (
-  decision: RateLimit.Decision,
-  unit: RateLimit.ResetUnit,
+  decision: SlidingWindow.Decision,
+  unit: SlidingWindow.ResetUnit,
   nowMillis: number,
   skewMillis = 0,
   retryAfter = false

@@ -1,5 +1,5 @@
 // The word lists and helpers the seeded partners of `Seed.partnerAt` are made from.
-import type * as Seed from "../Seed.js"
+import type * as Seed from "../../Seed.js"
 
 // `{n}` is replaced by the partner id. It must never touch a digit, so the id is always a digit run of its own
 // and a name can be traced back to its index (see `indexOfName`).

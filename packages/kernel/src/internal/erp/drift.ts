@@ -1,16 +1,16 @@
-import type * as Sandbox from "../Sandbox.js"
+import type * as ErpRules from "../../ErpRules.js"
 import type * as PartnerStore from "./partnerStore.js"
 import * as Prng from "./prng.js"
 import type * as RequestLog from "./requestLog.js"
 
 /**
- * One round of `Sandbox.Options.drift`: inserts, then deletes, each at a seeded random position of the list, counted
+ * One round of `ErpRules.Options.drift`: inserts, then deletes, each at a seeded random position of the list, counted
  * in the stats. Run right before each list answer, so the list moves between the pages of a running export.
  *
  * @internal
  */
 export const make = (
-  options: Sandbox.Options["drift"],
+  options: ErpRules.Options["drift"],
   seed: number,
   store: PartnerStore.PartnerStore,
   log: RequestLog.RequestLog

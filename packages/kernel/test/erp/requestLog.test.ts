@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as RequestLog from "../../src/internal/requestLog.js"
+import * as RequestLog from "../../src/internal/erp/requestLog.js"
 
 const arrive = (log: RequestLog.RequestLog, endpoint: string, timeMillis: number) =>
   log.begin({ method: "GET", endpoint, query: [["id", "1"]], keyValid: true, timeMillis })

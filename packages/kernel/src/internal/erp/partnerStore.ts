@@ -1,14 +1,13 @@
-import * as Option from "effect/Option"
-import type * as Seed from "../Seed.js"
+import type * as Seed from "../../Seed.js"
 import * as Hidden from "./hidden.js"
 import * as Odd from "./oddRecords.js"
 import * as Prng from "./prng.js"
 import * as Seeded from "./seed.js"
 
 /**
- * The partners the sandbox serves, in list order. Until the first insert or delete the list is the initial one: the
+ * The partners the ERP serves, in list order. Until the first insert or delete the list is the initial one: the
  * seeded partners, of which nothing is kept in memory (partner `i` is generated on demand, id `i + 1`, strayed as
- * `oddRecords` says), or the partners given as records (`Sandbox.Options.partners`). The
+ * `oddRecords` says), or the partners given as records (`ErpRules.Options.partners`). The
  * first change materializes the order as an array of ids (8 bytes per partner), so inserts land at any position and
  * deletes close the gap, as in a table listed by a key other than its id: that is what shifts offsets under a running
  * export.
@@ -33,8 +32,8 @@ export interface PartnerStore {
    */
   readonly page: (offset: number, count: number, conditions: ReadonlyArray<readonly [string, string]>) => Page
   /** The first partner in list order that serves this id (decimal digits), unless hidden. */
-  readonly byId: (id: string) => Option.Option<Seed.ServedRecord>
-  readonly byName: (name: string) => Option.Option<Seed.ServedRecord>
+  readonly byId: (id: string) => Seed.ServedRecord | undefined
+  readonly byName: (name: string) => Seed.ServedRecord | undefined
   /** Every partner the list serves, in list order (hidden ones left out). */
   readonly visible: () => ReadonlyArray<Seed.ServedRecord>
   /** Whether a served record may hold an `ExactNumber` (odd kinds that write exact numbers were asked for). */
@@ -120,7 +119,7 @@ export interface Initial {
  */
 export const seeded = (seed: number, count: number, oddRecords?: Seed.OddRecords): Initial => {
   const kindIs = (index: number, kind: Seed.OddKind) =>
-    oddRecords !== undefined && Option.contains(Seeded.oddKindAt(seed, index, oddRecords), kind)
+    oddRecords !== undefined && Seeded.oddKindAt(seed, index, oddRecords) === kind
   // The seeded index whose partner serves `id` under its own name (not as a duplicate of another), if any.
   const headOf = (id: string): number | undefined => {
     const n = Number(id)
@@ -144,7 +143,10 @@ export const seeded = (seed: number, count: number, oddRecords?: Seed.OddRecords
       yield head
       for (let index = head + 1; index < count && kindIs(index, "duplicate-id"); index++) yield index
     },
-    named: (name) => Option.toArray(Seeded.indexOfName(seed, count, name)),
+    named: (name) => {
+      const index = Seeded.indexOfName(seed, count, name)
+      return index === undefined ? [] : [index]
+    },
     mayHoldExact: Odd.mayHoldExact(oddRecords)
   }
 }
@@ -327,22 +329,22 @@ export const fromInitial = (
     byId: (id) => {
       for (const index of initial.withId(id)) {
         const own = initial.ownIdAt(index)
-        if (served(own)) return Option.some(record(own))
+        if (served(own)) return record(own)
       }
       const n = Number(id)
-      return Number.isSafeInteger(n) && inserted.has(n) ? Option.some(record(n)) : Option.none()
+      return Number.isSafeInteger(n) && inserted.has(n) ? record(n) : undefined
     },
     byName: (name) => {
       const insertedId = insertedByName.get(name)
-      if (insertedId !== undefined && inserted.has(insertedId)) return Option.some(record(insertedId))
+      if (insertedId !== undefined && inserted.has(insertedId)) return record(insertedId)
       for (const index of initial.named(name)) {
         const own = initial.ownIdAt(index)
         if (!served(own)) continue
         // The seeded name may have strayed (`company-name-null`, `company-name-empty`): look up what is served.
         const found = record(own)
-        if (found.company_name === name) return Option.some(found)
+        if (found.company_name === name) return found
       }
-      return Option.none()
+      return undefined
     },
     insert: (at, howMany) => {
       const list = materialize()

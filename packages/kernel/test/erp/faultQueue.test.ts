@@ -1,56 +1,64 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Fault } from "../../src/index.js"
-import * as FaultQueue from "../../src/internal/faultQueue.js"
+import * as ErpRules from "../../src/ErpRules.js"
+import * as FaultQueue from "../../src/internal/erp/faultQueue.js"
 
-const tags = (queue: FaultQueue.FaultQueue, endpoint: string, n: number) =>
+type Random = ErpRules.Options["randomFaults"]
+
+const make = (random: Random, seed: number) => FaultQueue.make(random, seed, ErpRules.millis)
+
+const tags = (queue: FaultQueue.FaultQueue<ErpRules.DurationInput>, endpoint: string, n: number) =>
   Array.from({ length: n }, () => queue.take(endpoint, 0)?._tag ?? "-")
 
 describe("internal/faultQueue", () => {
   it("serves injected faults in order, each `times` times, to their endpoint only", () => {
-    const queue = FaultQueue.make(undefined, 1)
-    queue.push(Fault.Fault.Hang(), { endpoint: "partner/get", times: 2 })
-    queue.push(Fault.Fault.MalformedJson())
-    queue.push(Fault.Fault.Status({ status: 500 }), { times: 0 })
+    const queue = make(undefined, 1)
+    queue.push({ _tag: "Hang" }, { endpoint: "partner/get", times: 2 })
+    queue.push({ _tag: "MalformedJson" })
+    queue.push({ _tag: "Status", status: 500 }, { times: 0 })
     expect(tags(queue, "/partner/list", 2)).toStrictEqual(["MalformedJson", "-"])
     expect(tags(queue, "/partner/get", 3)).toStrictEqual(["Hang", "Hang", "-"])
   })
 
   it("keeps a fault with times Infinity until cleared", () => {
-    const queue = FaultQueue.make(undefined, 1)
-    queue.push(Fault.Fault.Unauthorized(), { times: Infinity })
+    const queue = make(undefined, 1)
+    queue.push({ _tag: "Unauthorized" }, { times: Infinity })
     expect(tags(queue, "/partner/get", 50).every((tag) => tag === "Unauthorized")).toBe(true)
     queue.clear()
     expect(queue.take("/partner/get", 0)).toBeUndefined()
   })
 
   it("random faults: a seeded share, after the injected ones", () => {
-    const random = { rate: 0.5, seed: 3, faults: [Fault.Fault.Hang(), Fault.Fault.DropBeforeResponse()] }
-    const first = FaultQueue.make(random, 1)
-    first.push(Fault.Fault.MalformedJson())
+    const random: NonNullable<Random> = {
+      rate: 0.5,
+      seed: 3,
+      faults: [{ _tag: "Hang" }, { _tag: "DropBeforeResponse" }]
+    }
+    const first = make(random, 1)
+    first.push({ _tag: "MalformedJson" })
     const seen = tags(first, "/partner/list", 201)
     expect(seen[0]).toBe("MalformedJson")
-    const again = tags(FaultQueue.make(random, 1), "/partner/list", 200)
+    const again = tags(make(random, 1), "/partner/list", 200)
     expect(again).toStrictEqual(seen.slice(1))
     const faulted = again.filter((tag) => tag !== "-").length
     expect(faulted).toBeGreaterThan(70)
     expect(faulted).toBeLessThan(130)
     expect(new Set(again)).toStrictEqual(new Set(["-", "Hang", "DropBeforeResponse"]))
-    expect(tags(FaultQueue.make({ ...random, rate: 0 }, 1), "/partner/list", 50)).not.toContain("Hang")
+    expect(tags(make({ ...random, rate: 0 }, 1), "/partner/list", 50)).not.toContain("Hang")
   })
 
   it("`after`: a fault waits for that many matching requests, whatever they get", () => {
-    const queue = FaultQueue.make(undefined, 1)
-    queue.push(Fault.Fault.Hang(), { after: 2 })
-    queue.push(Fault.Fault.MalformedJson(), { endpoint: "/partner/get", after: 1 })
+    const queue = make(undefined, 1)
+    queue.push({ _tag: "Hang" }, { after: 2 })
+    queue.push({ _tag: "MalformedJson" }, { endpoint: "/partner/get", after: 1 })
     expect(tags(queue, "/partner/list", 1)).toStrictEqual(["-"])
     // The second request to /partner/get: Hang's second pass, MalformedJson's first; then MalformedJson is due.
     expect(tags(queue, "/partner/get", 3)).toStrictEqual(["-", "Hang", "MalformedJson"])
   })
 
   it("Outage: from the first request that meets it, every matching request until its time is up; times counts outages", () => {
-    const queue = FaultQueue.make(undefined, 1)
-    queue.push(Fault.Fault.MalformedJson())
-    queue.push(Fault.Fault.Outage({ duration: "1 second" }), { endpoint: "/partner/list", times: 2 })
+    const queue = make(undefined, 1)
+    queue.push({ _tag: "MalformedJson" })
+    queue.push({ _tag: "Outage", duration: "1 second" }, { endpoint: "/partner/list", times: 2 })
     const at = (endpoint: string, nowMillis: number) => queue.take(endpoint, nowMillis)?._tag ?? "-"
     expect(queue.outage("/partner/list", 0)).toBeUndefined()
     expect(at("/partner/list", 0)).toBe("MalformedJson")
@@ -68,9 +76,9 @@ describe("internal/faultQueue", () => {
   })
 
   it("an outage under way comes before faults queued ahead of it; clear ends it", () => {
-    const queue = FaultQueue.make(undefined, 1)
-    queue.push(Fault.Fault.Hang(), { endpoint: "/partner/get" })
-    queue.push(Fault.Fault.Outage({ duration: "10 seconds" }))
+    const queue = make(undefined, 1)
+    queue.push({ _tag: "Hang" }, { endpoint: "/partner/get" })
+    queue.push({ _tag: "Outage", duration: "10 seconds" })
     expect(queue.take("/partner/list", 0)?._tag).toBe("Outage")
     expect(queue.take("/partner/get", 1)?._tag).toBe("Outage")
     queue.clear()
@@ -78,7 +86,7 @@ describe("internal/faultQueue", () => {
   })
 
   it("a random outage lasts its duration too", () => {
-    const queue = FaultQueue.make({ rate: 1, faults: [Fault.Fault.Outage({ duration: "1 second" })] }, 1)
+    const queue = make({ rate: 1, faults: [{ _tag: "Outage", duration: "1 second" }] }, 1)
     expect(queue.take("/partner/list", 0)?._tag).toBe("Outage")
     expect(queue.outage("/partner/get", 999)?._tag).toBe("Outage")
     expect(queue.outage("/partner/get", 1000)).toBeUndefined()

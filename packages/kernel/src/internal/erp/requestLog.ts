@@ -1,8 +1,7 @@
-import type * as Fault from "../Fault.js"
-import type * as Sandbox from "../Sandbox.js"
+import type * as ErpRules from "../../ErpRules.js"
 
 /**
- * One request while the sandbox handles it: the handler fills in the status as it answers, `finish` the duration.
+ * One request while the ERP handles it: the handler fills in the status as it answers, `finish` the duration.
  *
  * @internal
  */
@@ -14,14 +13,14 @@ export interface Draft {
   readonly keyValid: boolean
   readonly timeMillis: number
   durationMillis: number | undefined
-  fault: Fault.Tag | undefined
-  /** For a list page the sandbox computed: the records it held, and the hidden ones dropped from its cut. */
+  fault: ErpRules.FaultTag | undefined
+  /** For a list page the ERP computed: the records it held, and the hidden ones dropped from its cut. */
   records: number | undefined
   hidden: number | undefined
 }
 
 /**
- * The request log and the counters behind `Sandbox.Stats`. Only touched inside `Effect.sync`, so each call is atomic.
+ * The request log and the counters behind `ErpRules.Stats`. Each call is one synchronous step, so each is atomic.
  *
  * @internal
  */
@@ -34,19 +33,19 @@ export interface RequestLog {
     readonly keyValid: boolean
     readonly timeMillis: number
   }) => Draft
-  readonly faultServed: (draft: Draft, tag: Fault.Tag) => void
+  readonly faultServed: (draft: Draft, tag: ErpRules.FaultTag) => void
   /** The request ended at `nowMillis`, answered with `draft.status` (0 when no status line was sent). */
   readonly finish: (draft: Draft, nowMillis: number) => void
   /** One API key has started `count` requests to `endpoint` within the window now. */
   readonly observeWindow: (endpoint: string, count: number) => void
   readonly countChanges: (inserted: number, deleted: number) => void
-  readonly stats: () => Sandbox.Stats
-  readonly entries: () => ReadonlyArray<Sandbox.RequestLogEntry>
+  readonly stats: () => ErpRules.Stats
+  readonly entries: () => ReadonlyArray<ErpRules.RequestLogEntry>
   /** Clears the counters and the log; requests in flight stay counted as in flight. */
   readonly reset: () => void
 }
 
-const snapshot = (draft: Draft): Sandbox.RequestLogEntry => ({
+const snapshot = (draft: Draft): ErpRules.RequestLogEntry => ({
   method: draft.method,
   endpoint: draft.endpoint,
   query: draft.query,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as ApiKeys from "../../src/internal/apiKeys.js"
+import * as ApiKeys from "../../src/internal/erp/apiKeys.js"
 
 describe("internal/apiKeys", () => {
   it("checks, revokes and replaces keys; the first one stays what it was at start", () => {

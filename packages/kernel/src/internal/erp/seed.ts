@@ -2,8 +2,7 @@
  * The seeded partners (see `Seed`): partner `i` of a seed is a pure function of `(seed, i)`, strayed from the
  * contract or hidden as the options say.
  */
-import * as Option from "effect/Option"
-import type * as Seed from "../Seed.js"
+import type * as Seed from "../../Seed.js"
 import * as Hidden from "./hidden.js"
 import * as Odd from "./oddRecords.js"
 import * as Prng from "./prng.js"
@@ -76,13 +75,13 @@ export const awkwardNames = (seed: number, count: number): ReadonlyArray<string>
 }
 
 /** @internal */
-export const indexOfName = (seed: number, count: number, name: string): Option.Option<number> => {
+export const indexOfName = (seed: number, count: number, name: string): number | undefined => {
   for (const match of name.matchAll(/\d+/g)) {
     const id = Number(match[0])
     if (!Number.isSafeInteger(id) || id < 1 || id > count) continue
-    if (partnerAt(seed, id - 1).company_name === name) return Option.some(id - 1)
+    if (partnerAt(seed, id - 1).company_name === name) return id - 1
   }
-  return Option.none()
+  return undefined
 }
 
 /** @internal */
@@ -90,7 +89,7 @@ export const oddKindAt = (
   seed: number,
   index: number,
   options: Seed.OddRecords | undefined
-): Option.Option<Seed.OddKind> => options === undefined ? Option.none() : Odd.kindAt(seed, index, options)
+): Seed.OddKind | undefined => options === undefined ? undefined : Odd.kindAt(seed, index, options)
 
 /** @internal */
 export const servedPartnerAt = (seed: number, index: number, options: Seed.OddRecords | undefined): Seed.ServedRecord =>

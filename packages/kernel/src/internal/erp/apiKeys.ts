@@ -1,5 +1,5 @@
 /**
- * The valid API keys, which tests change while the sandbox serves (a key revoked in the middle of an export).
+ * The valid API keys, which tests change while the ERP serves (a key revoked in the middle of an export).
  *
  * @internal
  */

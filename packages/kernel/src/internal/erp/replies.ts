@@ -1,46 +1,16 @@
 /**
- * What the sandbox answers, as plain data: a response (status, headers, body text), or what happens to the connection
- * instead (dropped before a response, cut in the middle of the body, never answered). The Node server
- * (`internal/nodeServer.ts`) and the in-memory HttpClient (`internal/memoryClient.ts`) each carry a reply out their
- * way, so every fault means the same in both.
+ * What the ERP answers, as plain data: a response (status, headers, body text), or what happens to the connection
+ * instead (dropped before a response, cut in the middle of the body, never answered). An edition carries a reply
+ * out its way (the Effect 3 sandbox on a Node server and to an in-memory HttpClient), so every fault means the same
+ * in every one.
  */
-import * as Duration from "effect/Duration"
-import * as Http from "node:http"
-import type * as Fault from "../Fault.js"
-import type * as RateLimit from "../RateLimit.js"
-import type * as Sandbox from "../Sandbox.js"
+import type * as ErpRules from "../../ErpRules.js"
+import type * as SlidingWindow from "../../SlidingWindow.js"
 import * as Envelope from "./envelope.js"
+import { STATUS_TEXT } from "./statusText.js"
 import * as Window from "./window.js"
 
-/**
- * How a request is answered:
- *
- * - `Respond`: a whole response; `body` absent for none.
- * - `Drop`: the connection closes before any byte of a response.
- * - `CutBody`: the status line, the headers with the whole body's `Content-Length`, the first `sentBytes` bytes of
- *   `body`, then the connection closes.
- * - `Hang`: nothing, until the client gives up (or the sandbox closes).
- *
- * @internal
- */
-export type Reply =
-  | {
-    readonly _tag: "Respond"
-    readonly status: number
-    readonly headers: Readonly<Record<string, string>>
-    readonly contentType?: string | undefined
-    readonly body?: string | undefined
-  }
-  | { readonly _tag: "Drop" }
-  | {
-    readonly _tag: "CutBody"
-    readonly status: number
-    readonly headers: Readonly<Record<string, string>>
-    readonly contentType: string
-    readonly body: Uint8Array
-    readonly sentBytes: number
-  }
-  | { readonly _tag: "Hang" }
+type Reply = ErpRules.Reply
 
 /**
  * The status the request log records for a reply: 0 when no status line is sent.
@@ -79,27 +49,32 @@ const empty = (status: number, headers: Readonly<Record<string, string>>): Reply
 
 // What a proxy or gateway sends in place of the service.
 const statusPage = (status: number): string =>
-  `<html><body><h1>${status} ${Http.STATUS_CODES[status] ?? "Error"}</h1></body></html>\n`
+  `<html><body><h1>${status} ${STATUS_TEXT[status] ?? "Error"}</h1></body></html>\n`
 
 /**
- * The `Retry-After` value of a fault at `nowMillis` (see `Fault.RetryAfter`).
+ * The `Retry-After` value of a fault at `nowMillis` (see `ErpRules.RetryAfter`), its duration read by `toMillis`.
  *
  * @internal
  */
-export const retryAfterValue = (retryAfter: Fault.RetryAfter, nowMillis: number): string => {
+export const retryAfterValue = <D>(
+  retryAfter: ErpRules.RetryAfter<D>,
+  nowMillis: number,
+  toMillis: (input: D) => number
+): string => {
   if (typeof retryAfter === "string") return retryAfter
-  const afterMillis = Duration.toMillis(Duration.decode(retryAfter.after))
+  const afterMillis = toMillis(retryAfter.after)
   return retryAfter.format === "http-date"
     ? new Date(nowMillis + afterMillis).toUTCString()
     : String(Math.max(0, Math.ceil(afterMillis / 1000)))
 }
 
-const withRetryAfter = (
+const withRetryAfter = <D>(
   headers: Readonly<Record<string, string>>,
-  retryAfter: Fault.RetryAfter | undefined,
-  nowMillis: number
+  retryAfter: ErpRules.RetryAfter<D> | undefined,
+  nowMillis: number,
+  toMillis: (input: D) => number
 ): Readonly<Record<string, string>> =>
-  retryAfter === undefined ? headers : { ...headers, "retry-after": retryAfterValue(retryAfter, nowMillis) }
+  retryAfter === undefined ? headers : { ...headers, "retry-after": retryAfterValue(retryAfter, nowMillis, toMillis) }
 
 /**
  * How many bytes of a body of `length` bytes a `DropMidBody` with `fraction` sends: at least one, never all.
@@ -114,14 +89,18 @@ export const cutAt = (length: number, fraction: number): number =>
  *
  * @internal
  */
-export const outage = (fault: Extract<Fault.Fault, { readonly _tag: "Outage" }>, nowMillis: number): Reply => {
+export const outage = <D>(
+  fault: Extract<ErpRules.Fault<D>, { readonly _tag: "Outage" }>,
+  nowMillis: number,
+  toMillis: (input: D) => number
+): Reply => {
   const status = fault.status ?? 503
-  const headers = withRetryAfter({}, fault.retryAfter, nowMillis)
+  const headers = withRetryAfter({}, fault.retryAfter, nowMillis, toMillis)
   switch (fault.body ?? "html") {
     case "html":
       return html(statusPage(status), status, headers)
     case "envelope":
-      return json(Envelope.failure(Http.STATUS_CODES[status] ?? "Service unavailable"), status, headers)
+      return json(Envelope.failure(STATUS_TEXT[status] ?? "Service unavailable"), status, headers)
     case "empty":
       return empty(status, headers)
   }
@@ -132,11 +111,13 @@ export const outage = (fault: Extract<Fault.Fault, { readonly _tag: "Outage" }>,
  *
  * @internal
  */
-export interface Config {
+export interface Config<D> {
   /** The limit in force, for the headers of the `TooManyRequests` fault. */
-  readonly rateLimit: RateLimit.Resolved | false
+  readonly rateLimit: SlidingWindow.Resolved | false
   readonly messages: Envelope.Messages
-  readonly tooManyRequestsBody: Sandbox.TooManyRequestsBody
+  readonly tooManyRequestsBody: ErpRules.TooManyRequestsBody
+  /** Reads the durations of the faults. */
+  readonly toMillis: (input: D) => number
 }
 
 /**
@@ -144,8 +125,8 @@ export interface Config {
  *
  * @internal
  */
-export interface Faulted {
-  readonly fault: Fault.Fault
+export interface Faulted<D> {
+  readonly fault: ErpRules.Fault<D>
   /** The `X-RateLimit-*` headers the window gave the request. */
   readonly headers: Readonly<Record<string, string>>
   readonly nowMillis: number
@@ -163,15 +144,15 @@ export type Plan = Reply | { readonly _tag: "Delay"; readonly millis: number }
 /**
  * @internal
  */
-export interface Replies {
+export interface Replies<D> {
   /** A 429 with these headers: what the window sends past the limit and the `TooManyRequests` fault sends always. */
   readonly tooManyRequests: (headers: Readonly<Record<string, string>>) => Reply
-  readonly forFault: (faulted: Faulted) => Plan
+  readonly forFault: (faulted: Faulted<D>) => Plan
 }
 
 /** @internal */
-export const make = (config: Config): Replies => {
-  const { messages, rateLimit } = config
+export const make = <D>(config: Config<D>): Replies<D> => {
+  const { messages, rateLimit, toMillis } = config
   const tooManyRequests = (headers: Readonly<Record<string, string>>): Reply => {
     switch (config.tooManyRequestsBody) {
       case "envelope":
@@ -183,27 +164,30 @@ export const make = (config: Config): Replies => {
     }
   }
 
-  const forFault = (faulted: Faulted): Plan => {
+  const forFault = (faulted: Faulted<D>): Plan => {
     const { fault, headers, nowMillis } = faulted
     switch (fault._tag) {
       case "Status":
         return html(
           fault.body ?? statusPage(fault.status),
           fault.status,
-          withRetryAfter(headers, fault.retryAfter, nowMillis)
+          withRetryAfter(headers, fault.retryAfter, nowMillis, toMillis)
         )
       case "Outage":
-        return outage(fault, nowMillis)
+        return outage(fault, nowMillis, toMillis)
       case "TooManyRequests": {
-        if (fault.headers === false) return tooManyRequests(withRetryAfter({}, fault.retryAfter, nowMillis))
+        if (fault.headers === false) {
+          return tooManyRequests(withRetryAfter({}, fault.retryAfter, nowMillis, toMillis))
+        }
         const limit = rateLimit === false ? Window.defaults.limit : rateLimit.limit
         const unit = fault.resetUnit ?? (rateLimit === false ? Window.defaults.resetUnit : rateLimit.resetUnit)
         const skew = rateLimit === false ? 0 : rateLimit.resetSkewMillis
-        const resetAtMillis = nowMillis + (fault.resetAfter === undefined ? 1000 : Duration.toMillis(fault.resetAfter))
+        const resetAtMillis = nowMillis + (fault.resetAfter === undefined ? 1000 : toMillis(fault.resetAfter))
         return tooManyRequests(withRetryAfter(
           Window.headers({ allowed: false, limit, remaining: 0, resetAtMillis }, unit, nowMillis, skew),
           fault.retryAfter,
-          nowMillis
+          nowMillis,
+          toMillis
         ))
       }
       case "DropBeforeResponse":
@@ -234,7 +218,7 @@ export const make = (config: Config): Replies => {
       case "Hang":
         return { _tag: "Hang" }
       case "Delay":
-        return { _tag: "Delay", millis: Duration.toMillis(Duration.decode(fault.duration)) }
+        return { _tag: "Delay", millis: toMillis(fault.duration) }
       case "Unauthorized":
         return json(Envelope.failure(messages.unauthorized), 200, headers)
       case "Redirect":

@@ -1,10 +1,9 @@
 /**
- * The seeded invoices `invoice/list` and `invoice/get` serve (`Sandbox.Options.invoices`): invoice `i` of a seed is a
+ * The seeded invoices `invoice/list` and `invoice/get` serve (`ErpRules.Options.invoices`): invoice `i` of a seed is a
  * pure function of `(seed, i)`, id `i + 1`, made on demand like the seeded partners. A second kind of record beside
  * partners, in the same envelope, paging, rate limit and faults; the list does not change and hides nothing.
  */
-import * as Option from "effect/Option"
-import type * as Seed from "../Seed.js"
+import type * as Seed from "../../Seed.js"
 import * as PartnerStore from "./partnerStore.js"
 import * as Prng from "./prng.js"
 
@@ -37,7 +36,7 @@ export const invoiceAt = (seed: number, index: number, partners: number): Seed.I
 }
 
 /**
- * The invoices of a sandbox.
+ * The invoices of one ERP.
  *
  * @internal
  */
@@ -48,8 +47,8 @@ export interface Table {
     count: number,
     conditions: ReadonlyArray<readonly [string, string]>
   ) => ReadonlyArray<Seed.InvoiceRecord>
-  readonly byId: (id: string) => Option.Option<Seed.InvoiceRecord>
-  readonly byNumber: (number: string) => Option.Option<Seed.InvoiceRecord>
+  readonly byId: (id: string) => Seed.InvoiceRecord | undefined
+  readonly byNumber: (number: string) => Seed.InvoiceRecord | undefined
 }
 
 /** @internal */
@@ -71,13 +70,16 @@ export const make = (seed: number, count: number, partners: number): Table => {
       }
       return records
     },
-    byId: (id) => Option.map(Option.fromNullable(indexOfId(id)), at),
+    byId: (id) => {
+      const index = indexOfId(id)
+      return index === undefined ? undefined : at(index)
+    },
     // The number holds the id (`INV-2023-000042`): the invoice of that id, if that is its number.
     byNumber: (number) => {
       const id = /^INV-\d{4}-(\d+)$/.exec(number)?.[1]
       const index = id === undefined ? undefined : indexOfId(String(Number(id)))
       const invoice = index === undefined ? undefined : at(index)
-      return invoice !== undefined && invoice.number === number ? Option.some(invoice) : Option.none()
+      return invoice !== undefined && invoice.number === number ? invoice : undefined
     }
   }
 }

@@ -1,28 +1,26 @@
-import * as Duration from "effect/Duration"
-import type * as Fault from "../Fault.js"
-import type * as Sandbox from "../Sandbox.js"
+import type * as ErpRules from "../../ErpRules.js"
 import * as Prng from "./prng.js"
 
 /**
  * The faults waiting for requests: injected ones first, in the order injected, then the seeded random ones. An
- * `Outage`, once a request met it, answers every matching request until it ends (Effect clock time).
+ * `Outage`, once a request met it, answers every matching request until it ends (in the time the caller passes).
  *
  * @internal
  */
-export interface FaultQueue {
-  readonly push: (fault: Fault.Fault, options?: Sandbox.InjectOptions) => void
+export interface FaultQueue<D> {
+  readonly push: (fault: ErpRules.Fault<D>, options?: ErpRules.InjectOptions) => void
   readonly clear: () => void
   /** The outage under way at `nowMillis` for a request to `endpoint`, if any. */
-  readonly outage: (endpoint: string, nowMillis: number) => Fault.Fault | undefined
+  readonly outage: (endpoint: string, nowMillis: number) => ErpRules.Fault<D> | undefined
   /**
    * The fault for the next request to `endpoint`, if any: an outage under way, else the first queued fault whose
    * `after` requests have passed (taking one of its `times`; an `Outage` starts then), else a random one.
    */
-  readonly take: (endpoint: string, nowMillis: number) => Fault.Fault | undefined
+  readonly take: (endpoint: string, nowMillis: number) => ErpRules.Fault<D> | undefined
 }
 
-interface Queued {
-  readonly fault: Fault.Fault
+interface Queued<D> {
+  readonly fault: ErpRules.Fault<D>
   readonly endpoint: string | undefined
   /** Times left; for an outage, outages left to start. */
   remaining: number
@@ -32,16 +30,22 @@ interface Queued {
   until: number | undefined
 }
 
-const matches = (queued: Queued, endpoint: string) => queued.endpoint === undefined || queued.endpoint === endpoint
-
-const durationMillis = (fault: Fault.Fault): number =>
-  fault._tag === "Outage" ? Math.max(0, Duration.toMillis(Duration.decode(fault.duration))) : 0
+const matches = <D>(queued: Queued<D>, endpoint: string) =>
+  queued.endpoint === undefined || queued.endpoint === endpoint
 
 /**
+ * The queue; `toMillis` reads the durations of the faults (an `Outage`'s), when they are served.
+ *
  * @internal
  */
-export const make = (randomFaults: Sandbox.Options["randomFaults"], seed: number): FaultQueue => {
-  let queue: Array<Queued> = []
+export const make = <D>(
+  randomFaults: ErpRules.Options<D>["randomFaults"],
+  seed: number,
+  toMillis: (input: D) => number
+): FaultQueue<D> => {
+  const durationMillis = (fault: ErpRules.Fault<D>): number =>
+    fault._tag === "Outage" ? Math.max(0, toMillis(fault.duration)) : 0
+  let queue: Array<Queued<D>> = []
   const prng = Prng.mulberry32(randomFaults?.seed ?? seed)
 
   // Ends the outages whose time is up, dropping those with no outage left to start.
@@ -57,7 +61,7 @@ export const make = (randomFaults: Sandbox.Options["randomFaults"], seed: number
     return queue.find((queued) => queued.until !== undefined && matches(queued, endpoint))?.fault
   }
 
-  const start = (queued: Queued, nowMillis: number) => {
+  const start = (queued: Queued<D>, nowMillis: number) => {
     queued.remaining -= 1
     if (queued.fault._tag === "Outage") queued.until = nowMillis + durationMillis(queued.fault)
   }
@@ -83,7 +87,7 @@ export const make = (randomFaults: Sandbox.Options["randomFaults"], seed: number
       const ongoing = outage(endpoint, nowMillis)
       if (ongoing !== undefined) return ongoing
       // A fault still waiting lets this request pass; the first that waits no more takes it.
-      let chosen: Queued | undefined
+      let chosen: Queued<D> | undefined
       for (const queued of queue) {
         if (!matches(queued, endpoint) || queued.until !== undefined) continue
         if (queued.skip > 0) queued.skip -= 1
@@ -98,7 +102,7 @@ export const make = (randomFaults: Sandbox.Options["randomFaults"], seed: number
         const fault = randomFaults.faults[Math.floor(prng() * randomFaults.faults.length)]
         // A random outage lasts its duration too.
         if (fault._tag === "Outage") {
-          const queued: Queued = { fault, endpoint: undefined, remaining: 1, skip: 0, until: undefined }
+          const queued: Queued<D> = { fault, endpoint: undefined, remaining: 1, skip: 0, until: undefined }
           queue.push(queued)
           start(queued, nowMillis)
           expire(nowMillis)

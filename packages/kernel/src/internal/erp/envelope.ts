@@ -1,6 +1,10 @@
-import { CODE_ERROR, CODE_OK } from "@erp-client/core/Envelope"
-import type * as Sandbox from "../Sandbox.js"
+import type * as ErpRules from "../../ErpRules.js"
 import * as Exact from "./exactNumber.js"
+
+// `result.code` of a success and of an error (docs/erp-api-v2.md, "Response envelope"; `CODE_OK` and `CODE_ERROR` of
+// `@erp-client/core/Envelope`, which the kernel cannot import: the core imports the kernel).
+const CODE_OK = 1
+const CODE_ERROR = 0
 
 /** @internal */
 export const JSON_TYPE = "application/json"
@@ -14,7 +18,7 @@ export const envelope = (code: number, message: string | null, data: unknown, ex
   (exact ? Exact.stringify : JSON.stringify)({ result: { code, message }, data })
 
 /**
- * `Sandbox.Messages` with the defaults filled in: the contract's texts (docs/erp-api-v2.md, "Errors").
+ * `ErpRules.Messages` with the defaults filled in: the contract's texts (docs/erp-api-v2.md, "Errors").
  *
  * @internal
  */
@@ -25,7 +29,7 @@ export interface Messages {
 }
 
 /** @internal */
-export const resolveMessages = (messages: Sandbox.Messages | undefined): Messages => ({
+export const resolveMessages = (messages: ErpRules.Messages | undefined): Messages => ({
   unauthorized: messages?.unauthorized ?? "Unauthorized",
   notFound: messages?.notFound ?? "Not found",
   tooManyRequests: messages?.tooManyRequests ?? "Too Many Requests"

@@ -1,16 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Fault, RateLimit } from "../../src/index.js"
-import * as Admission from "../../src/internal/admission.js"
-import * as FaultQueue from "../../src/internal/faultQueue.js"
-import * as RequestLog from "../../src/internal/requestLog.js"
+import * as ErpRules from "../../src/ErpRules.js"
+import * as Admission from "../../src/internal/erp/admission.js"
+import * as FaultQueue from "../../src/internal/erp/faultQueue.js"
+import * as RequestLog from "../../src/internal/erp/requestLog.js"
+import * as SlidingWindow from "../../src/SlidingWindow.js"
 
-const setup = (rateLimit: RateLimit.Resolved | false) => {
-  const faults = FaultQueue.make(undefined, 1)
+const setup = (rateLimit: SlidingWindow.Resolved | false) => {
+  const faults = FaultQueue.make<ErpRules.DurationInput>(undefined, 1, ErpRules.millis)
   const log = RequestLog.make(0)
   return { faults, log, admission: Admission.make(rateLimit, faults, log) }
 }
 
-const limit2 = RateLimit.resolve({ limit: 2, window: "1 second", resetUnit: "epoch-millis" })
+const limit2 = SlidingWindow.resolve({ limit: 2, window: "1 second", resetUnit: "epoch-millis" })
 
 describe("internal/admission", () => {
   it("lets `limit` requests per key and endpoint through, then limits with the headers of the window", () => {
@@ -33,8 +34,8 @@ describe("internal/admission", () => {
 
   it("takes a queued fault only for a request the window lets through; a 429 fault is not counted", () => {
     const { admission, faults } = setup(limit2)
-    faults.push(Fault.Fault.TooManyRequests({}))
-    faults.push(Fault.Fault.Hang())
+    faults.push({ _tag: "TooManyRequests" })
+    faults.push({ _tag: "Hang" })
     const first = admission.decide("/partner/list", "k", 0)
     expect(first._tag === "Allowed" && first.fault?._tag).toBe("TooManyRequests")
     expect(first.headers["x-ratelimit-remaining"]).toBe("1")
@@ -47,11 +48,11 @@ describe("internal/admission", () => {
 
   it("without a rate limit: no headers, every request allowed, and still reports the most seen in a window", () => {
     const { admission, faults, log } = setup(false)
-    faults.push(Fault.Fault.MalformedJson())
+    faults.push({ _tag: "MalformedJson" })
     expect(admission.decide("/partner/get", "k", 0)).toStrictEqual({
       _tag: "Allowed",
       headers: {},
-      fault: Fault.Fault.MalformedJson()
+      fault: { _tag: "MalformedJson" }
     })
     for (let t = 1; t < 10; t++) admission.decide("/partner/get", "k", t)
     // The window is the contract's 30 seconds: all ten are in it; a minute later, one.
@@ -68,12 +69,12 @@ describe("internal/admission", () => {
   it("an outage under way comes before the window: no headers, nothing counted, never Limited", () => {
     const { admission, faults } = setup(limit2)
     admission.decide("/partner/list", "k", 0)
-    faults.push(Fault.Fault.Outage({ duration: "1 second" }))
+    faults.push({ _tag: "Outage", duration: "1 second" })
     for (let t = 1; t < 6; t++) {
       expect(admission.decide("/partner/list", "k", t)).toStrictEqual({
         _tag: "Allowed",
         headers: {},
-        fault: Fault.Fault.Outage({ duration: "1 second" })
+        fault: { _tag: "Outage", duration: "1 second" }
       })
     }
     // Over at 1001: the window held only the request at 0.
@@ -84,7 +85,7 @@ describe("internal/admission", () => {
 
   it("resetSkew shifts the reset of every decision's headers", () => {
     const { admission } = setup(
-      RateLimit.resolve({ limit: 1, window: "1 second", resetUnit: "epoch-millis", resetSkew: -400 })
+      SlidingWindow.resolve({ limit: 1, window: "1 second", resetUnit: "epoch-millis", resetSkew: -400 })
     )
     expect(admission.decide("/partner/list", "k", 0).headers["x-ratelimit-reset"]).toBe("600")
     expect(admission.decide("/partner/list", "k", 10)).toStrictEqual({

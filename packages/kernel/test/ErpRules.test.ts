@@ -1,0 +1,138 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration } from "effect"
+import * as ErpRules from "../src/ErpRules.js"
+import * as Seed from "../src/Seed.js"
+
+// The rules on their own, driven by hand on a clock of the test's (the Effect 3 sandbox's suites test them served).
+
+const T0 = 1_700_000_000_000
+
+/** Carries a plan out on `clock`: each Delay moves the clock on, then its next step is taken. */
+const carryOut = (plan: ErpRules.Plan, clock: { now: number }): ErpRules.Reply => {
+  while (plan._tag === "Delay") {
+    clock.now += plan.millis
+    plan = plan.next()
+  }
+  return plan
+}
+
+const serve = <D>(rules: ErpRules.Rules<D>, url: string, clock = { now: T0 }, apiKey = "sandbox-key") => {
+  const arrival = rules.arrive({ method: "GET", url, apiKey }, clock.now)
+  const reply = carryOut(arrival.plan(), clock)
+  arrival.finish(clock.now)
+  return reply
+}
+
+const body = (reply: ErpRules.Reply): any => {
+  if (reply._tag !== "Respond") throw new Error(`expected a response, got ${reply._tag}`)
+  return JSON.parse(reply.body ?? "null")
+}
+
+describe("ErpRules.millis", () => {
+  it("reads durations as Effect's Duration does", () => {
+    const inputs: ReadonlyArray<ErpRules.DurationInput> = [
+      0,
+      250,
+      -5,
+      Infinity,
+      "1 second",
+      "2 seconds",
+      "1.5 minutes",
+      "3 hours",
+      "1 day",
+      "2 weeks",
+      "500 millis",
+      "1 milli",
+      "2000 micros",
+      "3000000 nanos",
+      "-5 seconds"
+    ]
+    for (const input of inputs) expect([input, ErpRules.millis(input)]).toStrictEqual([input, Duration.toMillis(input)])
+  })
+
+  it("refuses text it cannot read", () => {
+    expect(() => ErpRules.millis("5 fortnights" as ErpRules.DurationInput)).toThrow(RangeError)
+    expect(() => ErpRules.millis("soon" as ErpRules.DurationInput)).toThrow(/not a duration/)
+  })
+})
+
+describe("ErpRules.make", () => {
+  it("answers an unknown endpoint 404 at once, and logs what was sent", () => {
+    const rules = ErpRules.make({ partners: 5, latency: { base: 100 } })
+    const arrival = rules.arrive({ method: "DELETE", url: "/partner/list", apiKey: "sandbox-key" }, T0)
+    expect(arrival.endpoint).toBeUndefined()
+    const plan = arrival.plan()
+    expect(plan).toMatchObject({ _tag: "Respond", status: 404 })
+    expect(body(plan as ErpRules.Reply)).toStrictEqual({ result: { code: 0, message: "Unknown endpoint" }, data: null })
+    expect(rules.controls.stats()).toMatchObject({ requests: 1, inFlight: 1, byStatus: {} })
+    expect(rules.controls.requests()[0]).toMatchObject({ endpoint: "/partner/list", status: 404 })
+    arrival.finish(T0 + 3)
+    expect(rules.controls.stats()).toMatchObject({ inFlight: 0, byStatus: { "404": 1 } })
+    expect(rules.controls.requests()[0].durationMillis).toBe(3)
+  })
+
+  it("waits the latency first, then answers; a Delay fault waits, then computes the answer of that time", () => {
+    const rules = ErpRules.make({ partners: 5, latency: { base: "40 millis" }, rateLimit: false })
+    const clock = { now: T0 }
+    rules.controls.inject({ _tag: "Delay", duration: "2 seconds" })
+    const url = "/partner/list?list_offset=0&list_count=10"
+    const arrival = rules.arrive({ method: "GET", url, apiKey: "sandbox-key" }, T0)
+    const first = arrival.plan()
+    expect(first).toMatchObject({ _tag: "Delay", millis: 40 })
+    // Nothing is sent before the waits are over.
+    expect(rules.controls.requests()[0]).toMatchObject({ status: 0, fault: "Delay" })
+    const second = (first as Extract<ErpRules.Plan, { _tag: "Delay" }>).next()
+    expect(second).toMatchObject({ _tag: "Delay", millis: 2000 })
+    // A partner inserted during the delay is in the answer: it is computed when the delay is over.
+    rules.controls.insertPartners(1, 0)
+    const reply = carryOut((second as Extract<ErpRules.Plan, { _tag: "Delay" }>).next(), clock)
+    expect(body(reply).data).toHaveLength(6)
+    expect(rules.controls.requests()[0]).toMatchObject({ status: 200, records: 6 })
+  })
+
+  it("serves the window's 429 with its headers, and every fault as a reply for the edition to carry out", () => {
+    const rules = ErpRules.make({ partners: 5, rateLimit: { limit: 1, window: "1 second", resetUnit: "epoch-millis" } })
+    expect(serve(rules, "/partner/get?id=1")).toMatchObject({ _tag: "Respond", status: 200 })
+    expect(serve(rules, "/partner/get?id=1")).toMatchObject({
+      _tag: "Respond",
+      status: 429,
+      headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(T0 + 1000) }
+    })
+    const later = { now: T0 + 1000 }
+    rules.controls.inject({ _tag: "DropBeforeResponse" })
+    expect(serve(rules, "/partner/get?id=1", later)).toStrictEqual({ _tag: "Drop" })
+    rules.controls.resetRateLimits()
+    rules.controls.inject({ _tag: "Hang" })
+    expect(serve(rules, "/partner/get?id=1", later)).toStrictEqual({ _tag: "Hang" })
+    expect(rules.controls.stats().byStatus).toStrictEqual({ "200": 1, "429": 1, "0": 2 })
+  })
+
+  it("takes an edition's own durations through its reader", () => {
+    type Ms = { readonly ms: number }
+    const rules = ErpRules.make<Ms>(
+      {
+        partners: 3,
+        latency: { base: { ms: 5 } },
+        rateLimit: { limit: 1, window: { ms: 60_000 }, resetSkew: { ms: 0 } },
+        inject: [{ fault: { _tag: "Outage", duration: { ms: 1_000 } } }]
+      },
+      (input) => input.ms
+    )
+    expect(rules.controls.rateLimit).toMatchObject({ limit: 1, windowMillis: 60_000 })
+    const clock = { now: T0 }
+    expect(serve(rules, "/partner/get?id=1", clock)).toMatchObject({ status: 503 })
+    expect(clock.now).toBe(T0 + 5)
+    expect(serve(rules, "/partner/get?id=1", { now: T0 + 999 })).toMatchObject({ status: 503 })
+    expect(serve(rules, "/partner/get?id=1", { now: T0 + 1005 })).toMatchObject({ status: 200 })
+  })
+
+  it("controls: the seeded data as served, undefined where nothing is", () => {
+    const rules = ErpRules.make({ partners: 10, seed: 42, oddRecords: { rate: 0.3 } })
+    const kinds = Array.from({ length: 10 }, (_, index) => rules.controls.oddKindAt(index))
+    expect(kinds).toStrictEqual(Array.from({ length: 10 }, (_, index) => Seed.oddKindAt(42, index, { rate: 0.3 })))
+    expect(kinds).toContain(undefined)
+    expect(rules.controls.partnerAt(0)).toStrictEqual(Seed.servedPartnerAt(42, 0, { rate: 0.3 }))
+    expect(rules.controls.visiblePartners()).toHaveLength(10)
+    expect(Seed.indexOfName(42, 10, "nobody")).toBeUndefined()
+  })
+})

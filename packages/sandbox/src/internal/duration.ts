@@ -1,0 +1,9 @@
+import * as Duration from "effect/Duration"
+
+/**
+ * An Effect `DurationInput` in milliseconds: how the rules of `@erp-client/kernel` read the sandbox's options and
+ * faults, which are written with Effect's durations.
+ *
+ * @internal
+ */
+export const toMillis = (input: Duration.DurationInput): number => Duration.toMillis(input)
