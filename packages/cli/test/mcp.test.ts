@@ -1,8 +1,9 @@
 import * as JsonText from "@erp-client/core/JsonText"
 import { Either } from "effect"
+import { Redis } from "ioredis"
 import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BIN, openRequestsAfterwards, ROOT, SECRET, startSandbox } from "./harness.js"
+import { BIN, erp, openRequestsAfterwards, ROOT, SECRET, startSandbox } from "./harness.js"
 
 // `erp mcp` as an assistant's host runs it: the compiled command started with ERP_BASE_URL and ERP_API_KEY in its
 // environment, spoken to in JSON-RPC 2.0, one message a line on its stdin, its answers read from its stdout (the MCP
@@ -379,6 +380,43 @@ describe("erp mcp under a strict rate limit", () => {
     expect(stats.tooManyRequests).toBe(0)
     expect(stats.byEndpoint["/partner/get"]).toBe(50)
     expect(stats.maxObservedInWindow["/partner/get"]).toBeLessThanOrEqual(5)
+  })
+})
+
+describe("erp mcp --redis", () => {
+  const REDIS = "redis://127.0.0.1:6379"
+  const PREFIX = `erp-test:mcp:${process.pid}:${Date.now().toString(36)}`
+  const admin = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 1 })
+  afterAll(async () => {
+    let cursor = "0"
+    do {
+      const [next, keys] = await admin.scan(cursor, "MATCH", `${PREFIX}:*`, "COUNT", 1000)
+      cursor = next
+      if (keys.length > 0) await admin.del(...keys)
+    } while (cursor !== "0")
+    await admin.quit()
+  })
+
+  it("shares the limit with an export running beside it: together within it, no 429", async () => {
+    const s = await startSandbox({ partners: 300, rateLimit: { limit: 10, window: "1 second" } })
+    started.push(s)
+    const env = { ...s.env, ERP_RATE_LIMIT: "10", ERP_RATE_WINDOW: "1", ERP_REDIS_PREFIX: PREFIX }
+    const client = start(["--redis", REDIS], env)
+    await client.initialize()
+    const exported = erp(["partners", "list", "--page-size", "10", "--redis", REDIS], { via: "node", env })
+    const calls = Array.from({ length: 20 }, (_, i) => client.call("partners_list", { where: { id: i + 1 } }))
+    const answers = await Promise.all(calls)
+    expect(answers.map((answer) => JSON.parse(answer.texts[0]!).records[0].id)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1)
+    )
+    const run = await exported
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout.split("\n").filter((line) => line !== "")).toHaveLength(300)
+    expect(await client.end()).toEqual({ code: 0, signal: null })
+    const stats = await s.run(s.sandbox.stats)
+    expect(stats.byEndpoint["/partner/list"]).toBeGreaterThanOrEqual(20 + 31)
+    expect(stats.tooManyRequests).toBe(0)
+    expect(stats.maxObservedInWindow["/partner/list"]).toBeLessThanOrEqual(10)
   })
 })
 
