@@ -327,6 +327,20 @@ describe("erp mcp, read-only, against a sandbox with records a float would chang
     client.sendLine("{not json")
     expect((await client.answer(null)).error!.code).toBe(-32700)
     expect((await client.request("no/such/method")).error).toMatchObject({ code: -32601 })
+    expect((await client.request("tools/call", {})).error).toEqual({
+      code: -32602,
+      message: "Invalid params: [\"name\"] is missing"
+    })
+    expect((await client.request("tools/call", { name: "no_such_tool" })).error).toMatchObject({ code: -32602 })
+    // A batch: each message answered on its own.
+    client.sendLine(JSON.stringify([{ jsonrpc: "2.0", id: "b1", method: "ping" }, {
+      jsonrpc: "2.0",
+      id: "b2",
+      method: "tools/call",
+      params: { name: "partners_get", arguments: { id: 2 } }
+    }]))
+    expect((await client.answer("b1")).result).toEqual({})
+    expect(JSON.parse((await client.answer("b2")).result.content[0].text).id).toBe(2)
     // A tool without arguments (optional in MCP).
     expect(JSON.parse((await client.call("partners_count")).texts[0]!).count).toBe(PARTNERS)
     expect((await client.request("ping")).result).toEqual({})

@@ -49,6 +49,7 @@ export interface StdioProtocol {
 const PARSE_ERROR = McpSchema.PARSE_ERROR_CODE
 const INVALID_REQUEST = McpSchema.INVALID_REQUEST_ERROR_CODE
 const METHOD_NOT_FOUND = McpSchema.METHOD_NOT_FOUND_ERROR_CODE
+const INVALID_PARAMS = McpSchema.INVALID_PARAMS_ERROR_CODE
 const INTERNAL_ERROR = McpSchema.INTERNAL_ERROR_CODE
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -81,14 +82,18 @@ export const errorOfCause = (
     }
     case "Die": {
       const defect = cause.defect
-      const said = typeof defect === "string"
-        ? defect
-        : isObject(defect) && typeof defect.message === "string"
-        ? defect.message
-        : "Internal error"
-      // A request whose params do not match the method's schema is answered as a defect by RpcServer: its message
-      // is the schema's complaint, which is what the client needs to fix the call.
-      return { code: INTERNAL_ERROR, message: said.split("\n")[0]!, data: said }
+      // Params that do not match the method's schema are answered by RpcServer as a defect whose text is the schema's
+      // complaint (a tree: the schema on its first line, what is wrong beneath): what the client needs to fix the call.
+      if (typeof defect === "string") {
+        const wrong = defect.split("\n").slice(1).map((line) => line.replace(/^[\s└├│─]+/, "")).filter((line) =>
+          line !== ""
+        )
+        return { code: INVALID_PARAMS, message: `Invalid params: ${wrong.length > 0 ? wrong.join(" ") : defect}` }
+      }
+      return {
+        code: INTERNAL_ERROR,
+        message: isObject(defect) && typeof defect.message === "string" ? defect.message : "Internal error"
+      }
     }
     case "Sequential":
     case "Parallel":
