@@ -243,7 +243,7 @@ export const serve = (resources: ReadonlyArray<Resource.Resource<any, any>>) => 
             filters: Object.fromEntries(
               resources.map((resource) => [
                 resource.list,
-                Object.fromEntries(resource.filters.map((filter) => [filter.flag.replace(/-/g, "_"), filter.where]))
+                Object.fromEntries(resource.filters.map((filter) => [Tools.filterArgument(filter), filter.where]))
               ])
             ),
             seen: fields.byEndpoint()
@@ -277,9 +277,9 @@ export const serve = (resources: ReadonlyArray<Resource.Resource<any, any>>) => 
         content: ({ question }) =>
           Effect.succeed(
             `Answer from the ERP, using the erp tools: ${question}\n\nRead erp://contract first. Use ` +
-              "partners_get for one partner (by id or exact company name), partners_count or api_count for \"how many\" (never list " +
-              "to count), partners_list or api_list for records (they return at most limit and say when there are " +
-              "more). Quote values exactly as the records give them, and say which tool answered."
+              "partners_get for one partner (by id or exact company name), partners_count or api_count for \"how " +
+              "many\" (never list to count), partners_list or api_list for records (they return at most limit and " +
+              "say when there are more). Quote values exactly as the records give them, and say which tool answered."
           )
       }),
       McpServer.registerPrompt({

@@ -239,12 +239,15 @@ const COSTS = "The rate limit counts requests, not records: the client asks for 
 
 const selectorWords = (selector: Resource.Selector) => selector.flag.replace(/-/g, " ")
 
+/** A declared filter's argument: its flag, `_` for `-` (`customers`). */
+export const filterArgument = (filter: Resource.Filter): string => filter.flag.replace(/-/g, "_")
+
 /** A resource's filters in a sentence: `Filter: "customers": true for customers only (is_customer=1).` */
 export const filtersSentence = (resource: Resource.Resource<any, any>): string => {
   if (resource.filters.length === 0) return ""
   const each = resource.filters.map((filter) => {
     const said = filter.description.replace(/\.$/, "").replace(/^./, (c) => c.toLowerCase())
-    return `"${filter.flag.replace(/-/g, "_")}": true for ${said}`
+    return `"${filterArgument(filter)}": true for ${said}`
   })
   return `Filter${each.length === 1 ? "" : "s"}: ${each.join("; ")}.`
 }
@@ -300,7 +303,7 @@ export const resourceTools = (context: Context, resource: Resource.Resource<any,
   }
   const filterParams = Object.fromEntries(
     resource.filters.map((filter) => [
-      filter.flag.replace(/-/g, "_"),
+      filterArgument(filter),
       param(Schema.Boolean, { type: "boolean", description: filter.description })
     ])
   )
@@ -308,7 +311,7 @@ export const resourceTools = (context: Context, resource: Resource.Resource<any,
     Either.map(whereOf(resource.list, given.where), (where) => {
       let all = where
       for (const filter of resource.filters) {
-        if (given[filter.flag.replace(/-/g, "_")] === true) all = { ...all, ...filter.where }
+        if (given[filterArgument(filter)] === true) all = { ...all, ...filter.where }
       }
       return all
     })
