@@ -381,7 +381,7 @@ describe("erp mcp under a strict rate limit", () => {
   it("50 calls at once: each answered, at the server's pace, no 429; stdin's end waits for the answers", async () => {
     const s = await startSandbox({ partners: 60, rateLimit: { limit: 5, window: "1 second" } })
     started.push(s)
-    const client = start([], { ...s.env, ERP_RATE_LIMIT: "5", ERP_RATE_WINDOW: "1" })
+    const client = start(["--verbose"], { ...s.env, ERP_RATE_LIMIT: "5", ERP_RATE_WINDOW: "1" })
     await client.initialize()
     const answers = Array.from({ length: 50 }, (_, i) => client.call("partners_get", { id: i + 1 }))
     // The host is done asking: the server answers what it was asked, then ends.
@@ -394,6 +394,11 @@ describe("erp mcp under a strict rate limit", () => {
     expect(stats.tooManyRequests).toBe(0)
     expect(stats.byEndpoint["/partner/get"]).toBe(50)
     expect(stats.maxObservedInWindow["/partner/get"]).toBeLessThanOrEqual(5)
+    // The waits are logged with --verbose, on stderr; stdout holds the protocol only.
+    expect(client.stderr).toMatch(/level=INFO .*message="waiting \d+ ms for the client-side rate limit"/)
+    for (const line of client.stdout.split("\n").filter((line) => line !== "")) {
+      expect(JSON.parse(line).jsonrpc).toBe("2.0")
+    }
   })
 })
 
