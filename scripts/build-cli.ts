@@ -3,7 +3,9 @@
  * and the command `erp.cjs` (`src/internal/entry.ts` and everything it imports: our packages from source, Effect,
  * @effect/cli, ws… bundled by esbuild). One bundle loads in a fraction of the time a tree of hundreds of modules
  * takes, and carries one copy of each Effect package whatever the application beside it installed. ioredis is not
- * bundled: a dependency of the package, loaded only with `--redis`.
+ * bundled: a dependency of the package, loaded only with `--redis`. `erp mcp` runs from a bundle of its own,
+ * `mcp.cjs` (`src/internal/mcpEntry.ts`: the same command with the MCP server, @effect/ai and @effect/rpc), so that
+ * no other command reads or compiles them.
  *
  * Run by `pnpm install` (the root `prepare`), `pnpm build`, and before the tests (vitest's global set-up). Also
  * writes `packages/cli/build/bundle.json` (which output holds which source, for the tests and `scripts/erp.js`) and
@@ -25,6 +27,9 @@ export const BIN = Path.join(DIST, "bin.js")
 export const ENTRY = Path.join(DIST, "erp.cjs")
 /** Its source map (not shipped). */
 export const ENTRY_MAP = Path.join(CLI, "build/erp.cjs.map")
+/** The command with the MCP server, loaded by the executable for `erp mcp` only. */
+export const MCP_ENTRY = Path.join(DIST, "mcp.cjs")
+export const MCP_ENTRY_MAP = Path.join(CLI, "build/mcp.cjs.map")
 export const BUNDLE_INFO = Path.join(CLI, "build/bundle.json")
 
 // The function Node wraps a CommonJS module in (`Module.wrap`), written around the command's code: the executable
@@ -85,43 +90,58 @@ export const buildCli = async (): Promise<BundleInfo> => {
   // The command: one CommonJS file, which the executable runs with a V8 code cache made after a run
   // (packages/cli/src/internal/codeCache.ts says why CommonJS). What only some commands use (the sandbox server, the
   // Redis limiter, telemetry) is in it, evaluated only when imported: esbuild wraps a module reached by `import()` in
-  // a function of its own, so it costs nothing until then.
-  const command = await esbuild.build({
-    ...common,
-    entryPoints: [Path.join(CLI, "src/internal/entry.ts")],
-    outfile: ENTRY,
-    format: "cjs",
-    define: { ERP_CLI_VERSION: JSON.stringify(version) },
-    // Loaded only by `--redis`; installed beside the command as its dependency. Its `import()` becomes a `require`
-    // (ioredis is CommonJS): a script run through `vm` could `import()` only with an experimental loader option.
-    external: ["ioredis"],
-    supported: { "dynamic-import": false },
-    // For the tests only (packages/cli/test/lazy.test.ts maps V8's coverage of the bundle back to our sources): moved
-    // out of `dist/` below, so it is not shipped.
-    sourcemap: "external",
-    sourcesContent: false,
-    // The function a CommonJS module runs in, written into the file (internal/codeCache.ts says why).
-    banner: { js: WRAPPER.start },
-    footer: { js: WRAPPER.end }
-  })
-  Fs.mkdirSync(Path.dirname(ENTRY_MAP), { recursive: true })
-  Fs.renameSync(`${ENTRY}.map`, ENTRY_MAP)
+  // a function of its own, so it costs nothing until then. The MCP server is not: it is a bundle of its own, below.
+  const commandBundle = async (entryPoint: string, outfile: string, map: string) => {
+    const result = await esbuild.build({
+      ...common,
+      entryPoints: [Path.join(CLI, entryPoint)],
+      outfile,
+      format: "cjs",
+      define: { ERP_CLI_VERSION: JSON.stringify(version) },
+      // Loaded only by `--redis`; installed beside the command as its dependency. Its `import()` becomes a `require`
+      // (ioredis is CommonJS): a script run through `vm` could `import()` only with an experimental loader option.
+      external: ["ioredis"],
+      supported: { "dynamic-import": false },
+      // For the tests only (packages/cli/test/lazy.test.ts maps V8's coverage of the bundle back to our sources):
+      // moved out of `dist/` below, so it is not shipped.
+      sourcemap: "external",
+      sourcesContent: false,
+      // The function a CommonJS module runs in, written into the file (internal/codeCache.ts says why).
+      banner: { js: WRAPPER.start },
+      footer: { js: WRAPPER.end }
+    })
+    Fs.mkdirSync(Path.dirname(map), { recursive: true })
+    Fs.renameSync(`${outfile}.map`, map)
+    return result
+  }
+  // `erp mcp`: the same command with the MCP server (@effect/ai, @effect/rpc), a second bundle that only `erp mcp`
+  // loads: the other commands' bundle, and their start, stay as they were (`pnpm bench startup`).
+  const [command, mcp] = await Promise.all([
+    commandBundle("src/internal/entry.ts", ENTRY, ENTRY_MAP),
+    commandBundle("src/internal/mcpEntry.ts", MCP_ENTRY, MCP_ENTRY_MAP)
+  ])
   // The executable: the quick answers (`--version`, `--help`) and the loader, none of the command.
-  const bundleHash = Crypto.createHash("sha256").update(Fs.readFileSync(ENTRY)).digest("hex").slice(0, 16)
+  const hashOf = (file: string) => Crypto.createHash("sha256").update(Fs.readFileSync(file)).digest("hex").slice(0, 16)
   const executable = await esbuild.build({
     ...common,
     entryPoints: [Path.join(CLI, "src/bin.ts")],
     outfile: BIN,
     format: "esm",
-    define: { ERP_CLI_VERSION: JSON.stringify(version), ERP_BUNDLE_HASH: JSON.stringify(bundleHash) }
+    define: {
+      ERP_CLI_VERSION: JSON.stringify(version),
+      ERP_BUNDLE_HASH: JSON.stringify(hashOf(ENTRY)),
+      ERP_MCP_BUNDLE_HASH: JSON.stringify(hashOf(MCP_ENTRY))
+    }
   })
   const outputs: Record<string, Array<string>> = {}
-  for (const result of [executable, command]) {
+  for (const result of [executable, command, mcp]) {
     for (const [file, output] of Object.entries(result.metafile.outputs)) {
       if (!file.endsWith(".map")) outputs[Path.relative(ROOT, Path.resolve(ROOT, file))] = Object.keys(output.inputs)
     }
   }
-  const inputs = [...new Set([...Object.keys(command.metafile.inputs), ...Object.keys(executable.metafile.inputs)])]
+  const inputs = [
+    ...new Set([executable, command, mcp].flatMap((result) => Object.keys(result.metafile.inputs)))
+  ]
   const info: BundleInfo = { outputs, sources: inputs.filter((file) => !file.includes("node_modules/")) }
   Fs.mkdirSync(Path.dirname(BUNDLE_INFO), { recursive: true })
   Fs.writeFileSync(BUNDLE_INFO, JSON.stringify(info, null, 2) + "\n")

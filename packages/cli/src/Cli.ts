@@ -1,6 +1,6 @@
 /**
- * The `erp` command (`<resource> list | get` for every declared resource, `api get | list | post`, `sandbox`): its help,
- * its exit codes, and one line for every failure.
+ * The `erp` command (`<resource> list | get` for every declared resource, `api get | list | post`, `mcp`, `sandbox`):
+ * its help, its exit codes, and one line for every failure.
  *
  * @since 0.1.0
  */
@@ -28,6 +28,7 @@ import { Argv, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
 import type * as HelpPath from "./internal/helpPath.js"
+import { mcpCommand, mcpSummary } from "./internal/mcpCommand.js"
 import { getCommand, getSummary, LookupsFailed } from "./internal/resourceGet.js"
 import { listCommand, listSummary } from "./internal/resourceList.js"
 import { sandbox } from "./internal/sandbox.js"
@@ -105,6 +106,7 @@ const summaries = {
   apiGet: "GET an endpoint; prints its data as JSON",
   apiList: "every record of a list endpoint, with the options of partners list",
   apiPost: "POST JSON to an endpoint (never retried after a transient failure); prints its data as JSON",
+  mcp: mcpSummary,
   sandbox: "run the built-in ERP sandbox server (prints its base URL and key)"
 }
 
@@ -150,7 +152,7 @@ const commandsOf = (resources: ReadonlyArray<Resource.Resource<any, any>>) => {
   const nodes = resources.map(resourceNode)
   const erp = Command.make("erp").pipe(
     Command.withDescription(summaries.erp),
-    Command.withSubcommands([api, sandbox, ...nodes.map((n) => n.command)])
+    Command.withSubcommands([api, mcpCommand, sandbox, ...nodes.map((n) => n.command)])
   )
   const tree: Help.Node = {
     name: "erp",
@@ -168,6 +170,7 @@ const commandsOf = (resources: ReadonlyArray<Resource.Resource<any, any>>) => {
           leaf("post", summaries.apiPost, apiPost)
         ]
       },
+      leaf("mcp", summaries.mcp, mcpCommand),
       leaf("sandbox", summaries.sandbox, sandbox)
     ]
   }
@@ -252,7 +255,7 @@ export type HelpIndex = HelpPath.HelpIndex
  * import { Cli } from "@erp-client/cli"
  *
  * const index = Cli.helpIndex()
- * console.log(Object.keys(index.pages).length) // => 9
+ * console.log(Object.keys(index.pages).length) // => 10
  * console.log(index.pages["erp partners get"]?.plain === Cli.helpPage(["partners", "get", "--help"], { color: false }))
  * // => true
  * ```

@@ -14,10 +14,11 @@ import type * as Entry from "./internal/entry.js"
 import { colorEnabled, type HelpIndex } from "./internal/helpPath.js"
 import { quickAnswer } from "./internal/quick.js"
 
-// The package's version and the hash of the command's bundle (`erp.cjs`), written in by the build
-// (scripts/build-cli.ts).
+// The package's version and the hashes of the command's bundles (`erp.cjs`, and `mcp.cjs` for `erp mcp`), written in by
+// the build (scripts/build-cli.ts).
 declare const ERP_CLI_VERSION: string
 declare const ERP_BUNDLE_HASH: string
+declare const ERP_MCP_BUNDLE_HASH: string
 
 // `erp --version` and `--help` need nothing of the command (`internal/quick.ts`): answered here, they take about what
 // node itself takes to start (`pnpm bench startup`). A reader that closes stdout early is no failure.
@@ -79,8 +80,11 @@ function run() {
   for (const flag of flags) V8.setFlagsFromString(flag)
 
   // The command (`internal/entry.ts`), one CommonJS bundle loaded with the code of an earlier run (`codeCache.ts`).
-  const entry = CodeCache.load<typeof Entry>(fileURLToPath(new URL("./erp.cjs", import.meta.url)), {
-    bundleHash: ERP_BUNDLE_HASH,
+  // `erp mcp` loads the same command with the MCP server (`internal/mcpEntry.ts`), a bundle of its own: no other
+  // command reads or compiles @effect/ai and @effect/rpc.
+  const mcp = process.argv[2] === "mcp"
+  const entry = CodeCache.load<typeof Entry>(fileURLToPath(new URL(mcp ? "./mcp.cjs" : "./erp.cjs", import.meta.url)), {
+    bundleHash: mcp ? ERP_MCP_BUNDLE_HASH : ERP_BUNDLE_HASH,
     flags
   })
 

@@ -13,6 +13,7 @@ const COMMANDS = [
   ["api", "get"],
   ["api", "list"],
   ["api", "post"],
+  ["mcp"],
   ["sandbox"]
 ] as const
 
@@ -115,6 +116,7 @@ describe("erp --help and --version, answered before the command is loaded", () =
     ["partners", "get", "--id", "5", "-h"],
     ["api", "post", "partner/create", "--help"],
     ["sandbox", "--help"],
+    ["mcp", "--help"],
     ["nosuch", "--help"],
     ["--verbose", "--help"]
   ]
@@ -122,6 +124,7 @@ describe("erp --help and --version, answered before the command is loaded", () =
     ["partners", "list"],
     ["partners", "get", "--id", "5"],
     ["sandbox"],
+    ["mcp"],
     ["api", "get", "partner/get"],
     ["--version", "--verbose"],
     ["nosuch"]

@@ -90,10 +90,14 @@ afterAll(async () => {
 })
 
 describe("the compiled erp command runs what it needs only", () => {
-  it("is two files: the executable, and the command in one bundle (no ioredis, no npm undici)", () => {
+  it("is three files: the executable, the command, the command with the MCP server (no ioredis, no npm undici)", () => {
     expect(outputsHolding("packages/cli/src/bin.ts")).toEqual(["packages/cli/dist/bin.js"])
     for (const source of ["packages/cli/src/Cli.ts", "packages/sandbox/src/", "packages/client/src/", "@effect/cli"]) {
-      expect(outputsHolding(source), source).toEqual(["packages/cli/dist/erp.cjs"])
+      expect(outputsHolding(source), source).toEqual(["packages/cli/dist/erp.cjs", "packages/cli/dist/mcp.cjs"])
+    }
+    // Only `erp mcp` reads and compiles the MCP server and what it brings.
+    for (const source of ["packages/cli/src/internal/mcpServer.ts", "/@effect/ai/", "/@effect/rpc/"]) {
+      expect(outputsHolding(source), source).toEqual(["packages/cli/dist/mcp.cjs"])
     }
     expect(outputsHolding("/ioredis/")).toEqual([])
     // Requests go through Node's own fetch: the npm undici (560 KB, a fifth of a lookup's start) is not bundled.
@@ -113,6 +117,15 @@ describe("the compiled erp command runs what it needs only", () => {
     expect(sources).not.toContain("packages/client/src/ErpRateLimiterRedis.ts")
     expect(sources).not.toContain("packages/cli/src/internal/telemetry.ts")
     expect(loaded.filter((file) => file.includes("/ioredis/"))).toEqual([])
+    expect(loaded).not.toContain("packages/cli/dist/mcp.cjs")
+  })
+
+  it("erp mcp loads the command with the MCP server, not the other commands' bundle", async () => {
+    const { loaded, run } = await ran("mcp", ["mcp"], { env: env.env, stdin: "" })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toBe("")
+    expect(loaded).toContain("packages/cli/dist/mcp.cjs")
+    expect(loaded).not.toContain("packages/cli/dist/erp.cjs")
   })
 
   it("telemetry runs only when the OTEL_* variables ask for it", async () => {
@@ -125,11 +138,12 @@ describe("the compiled erp command runs what it needs only", () => {
   })
 
   it("erp --version and erp --help load none of the command: no Effect, no client, no @effect/cli", async () => {
-    for (const args of [["--version"], ["--help"], ["partners", "list", "--help"]]) {
+    for (const args of [["--version"], ["--help"], ["partners", "list", "--help"], ["mcp", "--help"]]) {
       const { run, loaded } = await ran(`quick-${args.length}`, args)
       expect(run.code, args.join(" ")).toBe(0)
       expect(loaded).toContain("packages/cli/dist/bin.js")
       expect(loaded, args.join(" ")).not.toContain("packages/cli/dist/erp.cjs")
+      expect(loaded, args.join(" ")).not.toContain("packages/cli/dist/mcp.cjs")
     }
   })
 

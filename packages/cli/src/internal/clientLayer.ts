@@ -37,13 +37,24 @@ const limiterLayer = (redisFlag: Option.Option<Redacted.Redacted>) =>
  * `ConfigProvider`), its limiter in memory or shared through Redis (see above), on Node's own fetch
  * (`FetchHttpClient`: bundling the npm undici that `NodeHttpClient.layerUndici` brings added 560 KB of JavaScript to
  * every start, about a fifth of `erp partners get`'s time on Node 20; `pnpm bench startup`). `observer` hears the
- * limiter's waits (the progress line), when given.
+ * limiter's waits (the progress line), when given; `tapLimiter` sees the limiter the client uses (`erp mcp` reads what
+ * is left of the limit from it), and may wrap it.
  */
 export const clientLayer = (options: {
   readonly redisUrl: Option.Option<Redacted.Redacted>
   readonly observer?: Layer.Layer<WaitObserver> | undefined
-}): Layer.Layer<ErpClient.ErpClient, ConfigError.ConfigError> =>
-  ErpClient.layerConfig().pipe(
-    Layer.provide(limiterLayer(options.redisUrl).pipe(Layer.provide(options.observer ?? Layer.empty))),
+  readonly tapLimiter?: ((limiter: ErpRateLimiter.Service) => ErpRateLimiter.Service) | undefined
+}): Layer.Layer<ErpClient.ErpClient, ConfigError.ConfigError> => {
+  const limiter = limiterLayer(options.redisUrl).pipe(Layer.provide(options.observer ?? Layer.empty))
+  const tap = options.tapLimiter
+  return ErpClient.layerConfig().pipe(
+    Layer.provide(
+      tap === undefined
+        ? limiter
+        : Layer.effect(ErpRateLimiter.ErpRateLimiter, Effect.map(ErpRateLimiter.ErpRateLimiter, tap)).pipe(
+          Layer.provide(limiter)
+        )
+    ),
     Layer.provide(FetchHttpClient.layer)
   )
+}

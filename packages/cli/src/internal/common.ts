@@ -80,7 +80,7 @@ export interface CommonArgs {
 // failure reaches the command, which says it in its one line.
 // When log records are exported (the OTEL_* variables ask for logs, internal/telemetry.ts), warnings reach the
 // exporter too, and stderr still shows only what it would.
-const logging = (isVerbose: boolean) => {
+export const logging = (isVerbose: boolean) => {
   const exported = askedSignals(process.env).includes("logs")
   // logfmt quotes a value only when it holds a space, a quote or =, and JSON-escapes only C0: the line is escaped
   // like every other on stderr (Output.visible), so a server's text in a log cannot act on the terminal.
