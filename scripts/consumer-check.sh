@@ -57,10 +57,17 @@ quiet() { grep -v 'Unknown user config' || true; }
 
 step "build"
 timeout 300 pnpm --silent build
-# The API reference each package ships (docs/reference, from `pnpm run docs`; .ci/run builds it fresh before this
-# check; a local run without it builds it here, and otherwise packs it as last built).
-if ! ls packages/*/docs/reference/README.md >/dev/null 2>&1 ||
-  [ "$(ls packages/*/docs/reference/README.md | wc -l)" -ne "$(ls -d packages/*/ | wc -l)" ]; then
+# The API reference each package of the edition ships and its README links (docs/reference, from `pnpm run docs`;
+# .ci/run builds it fresh before this check; a local run without it builds it here, and otherwise packs it as last
+# built). Packages whose README links none (the Effect 4 edition's, for now) need none.
+missing_reference() {
+  for name in $PACKAGES; do
+    if grep -q '](docs/reference/README.md)' "packages/$name/README.md" &&
+      [ ! -f "packages/$name/docs/reference/README.md" ]; then return 0; fi
+  done
+  return 1
+}
+if missing_reference; then
   timeout 600 pnpm --silent run docs >/dev/null
 fi
 
