@@ -68,9 +68,9 @@ export interface Resolved {
 }
 
 /**
- * The default of every optional setting, as data: `resolve` fills them in from here, and the command line's `--help`
- * and the configuration reference (docs/configuration.md, written from this by `pnpm run docs`) show them. A duration
- * is written as `Duration` reads it; `maxServerWait` is a number of the limiter's windows.
+ * The default of every optional setting, as data: `resolve` fills them in from here, and the configuration reference
+ * (docs/configuration.md, written from this by `pnpm run docs`) shows them. A duration is written as `Duration` reads
+ * it; `maxServerWait` is a number of the limiter's windows.
  *
  * @example
  * ```ts

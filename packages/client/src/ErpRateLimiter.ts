@@ -47,9 +47,9 @@ export interface Resolved {
 }
 
 /**
- * The default of every optional setting of the limiter, as data: `resolve` fills them in from here, and the command
- * line's `--help` and the configuration reference (docs/configuration.md) show them. The margin is a share of the
- * window, at least `margin.atLeast`.
+ * The default of every optional setting of the limiter, as data: `resolve` fills them in from here, and the
+ * configuration reference (docs/configuration.md) shows them. The margin is a share of the window, at least
+ * `margin.atLeast`.
  *
  * @example
  * ```ts

@@ -66,8 +66,7 @@ export interface Resolved extends ErpRateLimiter.Resolved {
 
 /**
  * The default of every optional setting of the shared limiter besides the limit's own (`ErpRateLimiter.defaults`), as
- * data: `resolve` fills them in from here, and the command line's `--help` and the configuration reference
- * (docs/configuration.md) show them.
+ * data: `resolve` fills them in from here, and the configuration reference (docs/configuration.md) shows them.
  *
  * @example
  * ```ts
