@@ -1,7 +1,7 @@
 /**
- * `pnpm check-cycles`: no import cycle among the source files of the packages (DESIGN.md, "Layout": internal modules
- * implement, public modules re-export). Reads every `packages/<name>/src/**\/*.ts`, follows its static imports and
- * re-exports (relative ones, and `@erp-client/<package>[/<Module>]` into that package's `src`), and fails with each
+ * `pnpm check-cycles`: no import cycle among the source files of the packages (docs/ARCHITECTURE.md, "Packages":
+ * internal modules implement, public modules re-export). Reads every `packages/<name>/src/**\/*.ts`, follows its
+ * static imports and re-exports (relative ones, and `@erp-client/<package>[/<Module>]` into that package's `src`), and fails with each
  * cycle it finds, one line each: `a.ts -> b.ts -> a.ts`.
  *
  * Type-only imports (`import type`, `export type … from`) are left out: they are erased from the JavaScript, so they

@@ -1,6 +1,6 @@
 /**
  * `pnpm bench pages` (with the records-per-request row of run.ts): what confirming the end of a list costs. Paging
- * never takes one short page for the end (README.md, "Paging"): the page after it settles whether it was the last, a
+ * never takes one short page for the end (docs/paging.md): the page after it settles whether it was the last, a
  * clamp, or records filtered after the cut. Each row counts the list requests of a whole export against the list's
  * pages, ceil(records / page size served); on the in-memory sandbox, no limit in play. At concurrency 1 no page is in
  * flight past the end; at 4, up to 3 are (sent, then cancelled once the end is seen), and a short page drops those in

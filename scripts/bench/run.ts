@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: the benchmarks (README.md, "Benchmarks"), each against a sandbox in its own process on loopback, each beside its
+ * `pnpm bench`: the benchmarks (docs/benchmarks.md), each against a sandbox in its own process on loopback, each beside its
  * baseline in the same run, repeated, medians reported. Prints a table and writes bench/results/latest.json.
  * Benchmarks do not assert: targets are reported as met or not.
  */

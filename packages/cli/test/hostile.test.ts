@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Fault } from "@erp-client/sandbox"
 import { erp, parseCsv, type Run, SECRET, startSandbox } from "./harness.js"
 
-// Nothing from the server reaches the terminal raw (README.md, "Output"): names that carry escape sequences (a window
+// Nothing from the server reaches the terminal raw (docs/cli.md): names that carry escape sequences (a window
 // title, a clear screen, colours), C0 and C1 controls, DEL, bidi overrides and isolates, newlines, CR and tabs are
 // written visibly escaped by --format table, each record on one line, the columns as wide as the escaped text; every
 // line on stderr (a not found name, a server's message, --verbose) likewise. NDJSON and CSV keep the text exact.

@@ -6,7 +6,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { erp, openRequestsAfterwards, type Run, SECRET, startSandbox } from "./harness.js"
 
-// Work is never thrown away (README.md, "Files, resume and restart"): an export to a file that fails or is stopped keeps the records
+// Work is never thrown away (docs/cli.md, "Files, resume and restart"): an export to a file that fails or is stopped keeps the records
 // of its complete pages, says so in its one line, and `--resume` finishes it. Signals stop the command in order.
 
 type Started = Awaited<ReturnType<typeof startSandbox>>

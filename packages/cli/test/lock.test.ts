@@ -9,7 +9,7 @@ import * as Path from "node:path"
 import * as OutputLock from "../src/internal/outputLock.js"
 import { erp, type Run, SECRET, startSandbox } from "./harness.js"
 
-// One writer per output (README.md, "Files, resume and restart"): an export to --output FILE holds FILE.lock for its
+// One writer per output (docs/cli.md, "Files, resume and restart"): an export to --output FILE holds FILE.lock for its
 // run. Runs started together on one FILE: one writes it, each other refuses at once with exit 1 and one line naming
 // the holder, touching nothing; the file has every record exactly once. A lock whose holder is gone is taken over; a
 // live one, or one on another host, is not. The runs go through a gate that holds every request until each run has

@@ -67,6 +67,31 @@ export interface Resolved {
   readonly maxBodyBytes: number
 }
 
+/**
+ * The default of every optional setting, as data: `resolve` fills them in from here, and the configuration reference
+ * (docs/configuration.md, written from this by `pnpm run docs`) shows them. A duration is written as `Duration` reads
+ * it; `maxServerWait` is a number of the limiter's windows.
+ *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/client"
+ *
+ * console.log(ErpConfig.defaults.retries, ErpConfig.defaults.retryBudget) // => 8 60 seconds
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const defaults = {
+  timeout: "30 seconds",
+  retries: 8,
+  retryBudget: "60 seconds",
+  retryBaseDelay: "200 millis",
+  rateLimitBudget: "5 minutes",
+  maxServerWait: { windows: 2 },
+  maxBodyBytes: 8 * 1024 * 1024
+} as const
+
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
 /**
@@ -146,8 +171,8 @@ export const validateApiKey = (
 }
 
 /**
- * Checks options and fills in every default, here and nowhere else. `window` is the rate limiter's: a single wait for
- * the server's reset is capped at two of them unless `maxServerWait` says otherwise.
+ * Checks options and fills in every default (from `defaults`), here and nowhere else. `window` is the rate limiter's: a
+ * single wait for the server's reset is capped at two of them unless `maxServerWait` says otherwise.
  *
  * @example
  * ```ts
@@ -175,19 +200,22 @@ export const resolve = (
     return {
       baseUrl: yield* validateBaseUrl(options.baseUrl),
       apiKey: yield* validateApiKey(options.apiKey),
-      timeout: yield* Checks.positiveDuration("timeout", options.timeout ?? Duration.seconds(30)),
-      retries: yield* Checks.nonNegativeInt("retries", options.retries ?? 8),
-      retryBudget: yield* Checks.positiveDuration("retryBudget", options.retryBudget ?? Duration.seconds(60)),
-      retryBaseDelay: yield* Checks.positiveDuration("retryBaseDelay", options.retryBaseDelay ?? Duration.millis(200)),
+      timeout: yield* Checks.positiveDuration("timeout", options.timeout ?? defaults.timeout),
+      retries: yield* Checks.nonNegativeInt("retries", options.retries ?? defaults.retries),
+      retryBudget: yield* Checks.positiveDuration("retryBudget", options.retryBudget ?? defaults.retryBudget),
+      retryBaseDelay: yield* Checks.positiveDuration(
+        "retryBaseDelay",
+        options.retryBaseDelay ?? defaults.retryBaseDelay
+      ),
       rateLimitBudget: yield* Checks.positiveDuration(
         "rateLimitBudget",
-        options.rateLimitBudget ?? Duration.minutes(5)
+        options.rateLimitBudget ?? defaults.rateLimitBudget
       ),
       maxServerWait: yield* Checks.positiveDuration(
         "maxServerWait",
-        options.maxServerWait ?? Duration.times(limiter.window, 2)
+        options.maxServerWait ?? Duration.times(limiter.window, defaults.maxServerWait.windows)
       ),
-      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? 8 * 1024 * 1024)
+      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? defaults.maxBodyBytes)
     }
   })
 

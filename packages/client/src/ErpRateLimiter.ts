@@ -46,8 +46,32 @@ export interface Resolved {
   readonly margin: Duration.Duration
 }
 
+/**
+ * The default of every optional setting of the limiter, as data: `resolve` fills them in from here, and the
+ * configuration reference (docs/configuration.md) shows them. The margin is a share of the window, at least
+ * `margin.atLeast`.
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiter } from "@erp-client/client"
+ *
+ * console.log(ErpRateLimiter.defaults.limit, ErpRateLimiter.defaults.window) // => 100 30 seconds
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const defaults = {
+  limit: 100,
+  window: "30 seconds",
+  margin: { share: 0.02, atLeast: "50 millis" }
+} as const
+
 const defaultMargin = (window: Duration.Duration): Duration.Duration =>
-  Duration.millis(Math.max(50, Math.ceil(Duration.toMillis(window) * 0.02)))
+  Duration.max(
+    Duration.decode(defaults.margin.atLeast),
+    Duration.millis(Math.ceil(Duration.toMillis(window) * defaults.margin.share))
+  )
 
 /**
  * Checks options and fills in the defaults: 100 requests per 30 seconds, the contract's limit.
@@ -67,9 +91,9 @@ const defaultMargin = (window: Duration.Duration): Duration.Duration =>
  */
 export const resolve = (options: Options = {}): Either.Either<Resolved, ConfigError.ConfigError> =>
   Either.gen(function*() {
-    const window = yield* Checks.positiveDuration("window", options.window ?? Duration.seconds(30))
+    const window = yield* Checks.positiveDuration("window", options.window ?? defaults.window)
     return {
-      limit: yield* Checks.positiveInt("limit", options.limit ?? 100),
+      limit: yield* Checks.positiveInt("limit", options.limit ?? defaults.limit),
       window,
       margin: options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
     }

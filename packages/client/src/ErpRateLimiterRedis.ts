@@ -9,7 +9,7 @@ import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -63,6 +63,26 @@ export interface Resolved extends ErpRateLimiter.Resolved {
   readonly onFailure: FailurePolicy
   readonly timeout: Duration.Duration
 }
+
+/**
+ * The default of every optional setting of the shared limiter besides the limit's own (`ErpRateLimiter.defaults`), as
+ * data: `resolve` fills them in from here, and the configuration reference (docs/configuration.md) shows them.
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiterRedis } from "@erp-client/client"
+ *
+ * console.log(ErpRateLimiterRedis.defaults.prefix, ErpRateLimiterRedis.defaults.onFailure) // => erp-client: fail
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const defaults = {
+  prefix: "erp-client:",
+  onFailure: "fail",
+  timeout: "1 second"
+} as const satisfies { readonly prefix: string; readonly onFailure: FailurePolicy; readonly timeout: string }
 
 /**
  * Checks a Redis URL without ever putting it in a message (it may hold a password): `redis://` or `rediss://`, a
@@ -125,13 +145,13 @@ export const validateUrl = (
  */
 export const resolve = (options: Options): Either.Either<Resolved, ConfigError.ConfigError> =>
   Either.gen(function*() {
-    const onFailure = options.onFailure ?? "fail"
+    const onFailure: FailurePolicy = options.onFailure ?? defaults.onFailure
     if (onFailure !== "fail" && onFailure !== "local") {
       return yield* Either.left(
         Checks.invalid("redis.onFailure", "must be \"fail\" or \"local\"")
       )
     }
-    const prefix = options.prefix ?? "erp-client:"
+    const prefix = options.prefix ?? defaults.prefix
     if (Checks.CONTROL.test(prefix) || /\s/.test(prefix)) {
       return yield* Either.left(
         Checks.invalid("redis.prefix", "the Redis key prefix must not hold spaces or control characters")
@@ -142,7 +162,7 @@ export const resolve = (options: Options): Either.Either<Resolved, ConfigError.C
       url: yield* validateUrl(options.url),
       prefix,
       onFailure,
-      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? Duration.seconds(1))
+      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? defaults.timeout)
     }
   })
 
