@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -67,8 +68,6 @@ export interface Resolved {
   readonly maxBodyBytes: number
 }
 
-const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
-
 /**
  * Checks a base URL: absolute, https (or http to a loopback address, where nothing crosses a network), no query,
  * no fragment, no credentials. Returns it ending with `/`.
@@ -89,30 +88,8 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
  * @since 0.1.0
  * @category Validation
  */
-export const validateBaseUrl = (input: string | URL): Either.Either<string, ConfigError.ConfigError> => {
-  let url: URL
-  try {
-    url = new URL(String(input))
-  } catch {
-    return Either.left(Checks.invalid("baseUrl", "the base URL is not an absolute URL"))
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return Either.left(Checks.invalid("baseUrl", `the base URL must use https, not ${url.protocol}`))
-  }
-  if (url.protocol === "http:" && !LOOPBACK_HOST.test(url.hostname)) {
-    return Either.left(
-      Checks.invalid(
-        "baseUrl",
-        "plain http is only allowed to a loopback address: the API key would cross the network in clear"
-      )
-    )
-  }
-  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
-    return Either.left(Checks.invalid("baseUrl", "the base URL must not hold credentials, a query or a fragment"))
-  }
-  const href = url.href
-  return Either.right(href.endsWith("/") ? href : `${href}/`)
-}
+export const validateBaseUrl = (input: string | URL): Either.Either<string, ConfigError.ConfigError> =>
+  Checks.checked(Settings.checkBaseUrl(input))
 
 /**
  * Checks an API key without ever putting it in a message: not empty, no control characters (CR/LF would let it
@@ -133,17 +110,8 @@ export const validateBaseUrl = (input: string | URL): Either.Either<string, Conf
  */
 export const validateApiKey = (
   key: Redacted.Redacted<string>
-): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
-  const value = Redacted.value(key)
-  if (value.length === 0) return Either.left(Checks.invalid("apiKey", "the API key is empty"))
-  if (Checks.CONTROL.test(value)) {
-    return Either.left(Checks.invalid("apiKey", "the API key contains control characters"))
-  }
-  if (value.trim() !== value) {
-    return Either.left(Checks.invalid("apiKey", "the API key has leading or trailing spaces"))
-  }
-  return Either.right(key)
-}
+): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> =>
+  Either.map(Checks.checked(Settings.checkApiKey(Redacted.value(key))), () => key)
 
 /**
  * Checks options and fills in every default, here and nowhere else. `window` is the rate limiter's: a single wait for
@@ -175,19 +143,25 @@ export const resolve = (
     return {
       baseUrl: yield* validateBaseUrl(options.baseUrl),
       apiKey: yield* validateApiKey(options.apiKey),
-      timeout: yield* Checks.positiveDuration("timeout", options.timeout ?? Duration.seconds(30)),
-      retries: yield* Checks.nonNegativeInt("retries", options.retries ?? 8),
-      retryBudget: yield* Checks.positiveDuration("retryBudget", options.retryBudget ?? Duration.seconds(60)),
-      retryBaseDelay: yield* Checks.positiveDuration("retryBaseDelay", options.retryBaseDelay ?? Duration.millis(200)),
+      timeout: yield* Checks.positiveDuration("timeout", options.timeout ?? Settings.defaults.timeoutMillis),
+      retries: yield* Checks.nonNegativeInt("retries", options.retries ?? Settings.defaults.retries),
+      retryBudget: yield* Checks.positiveDuration(
+        "retryBudget",
+        options.retryBudget ?? Settings.defaults.retryBudgetMillis
+      ),
+      retryBaseDelay: yield* Checks.positiveDuration(
+        "retryBaseDelay",
+        options.retryBaseDelay ?? Settings.defaults.retryBaseDelayMillis
+      ),
       rateLimitBudget: yield* Checks.positiveDuration(
         "rateLimitBudget",
-        options.rateLimitBudget ?? Duration.minutes(5)
+        options.rateLimitBudget ?? Settings.defaults.rateLimitBudgetMillis
       ),
       maxServerWait: yield* Checks.positiveDuration(
         "maxServerWait",
-        options.maxServerWait ?? Duration.times(limiter.window, 2)
+        options.maxServerWait ?? Duration.times(limiter.window, Settings.defaults.maxServerWaitWindows)
       ),
-      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? 8 * 1024 * 1024)
+      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? Settings.defaults.maxBodyBytes)
     }
   })
 

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import type * as ServerLimit from "@erp-client/kernel/ServerLimit"
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -47,7 +48,7 @@ export interface Resolved {
 }
 
 const defaultMargin = (window: Duration.Duration): Duration.Duration =>
-  Duration.millis(Math.max(50, Math.ceil(Duration.toMillis(window) * 0.02)))
+  Duration.millis(Settings.defaultMarginMillis(Duration.toMillis(window)))
 
 /**
  * Checks options and fills in the defaults: 100 requests per 30 seconds, the contract's limit.
@@ -67,9 +68,9 @@ const defaultMargin = (window: Duration.Duration): Duration.Duration =>
  */
 export const resolve = (options: Options = {}): Either.Either<Resolved, ConfigError.ConfigError> =>
   Either.gen(function*() {
-    const window = yield* Checks.positiveDuration("window", options.window ?? Duration.seconds(30))
+    const window = yield* Checks.positiveDuration("window", options.window ?? Settings.defaults.windowMillis)
     return {
-      limit: yield* Checks.positiveInt("limit", options.limit ?? 100),
+      limit: yield* Checks.positiveInt("limit", options.limit ?? Settings.defaults.limit),
       window,
       margin: options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
     }

@@ -6,10 +6,12 @@
  * @since 0.1.0
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as LimiterText from "@erp-client/kernel/LimiterText"
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -86,23 +88,7 @@ export const validateUrl = (
   input: Redacted.Redacted<string> | string
 ): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
   const redacted = Redacted.isRedacted(input) ? input : Redacted.make(input)
-  let url: URL
-  try {
-    url = new URL(Redacted.value(redacted))
-  } catch {
-    return Either.left(Checks.invalid("redis.url", "the Redis URL is not an absolute URL"))
-  }
-  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
-    return Either.left(Checks.invalid("redis.url", "the Redis URL must start with redis:// or rediss://"))
-  }
-  if (url.hostname === "") return Either.left(Checks.invalid("redis.url", "the Redis URL has no host"))
-  if (!/^\/?\d*$/.test(url.pathname)) {
-    return Either.left(Checks.invalid("redis.url", "the Redis URL's path must be a database number"))
-  }
-  if (Checks.CONTROL.test(Redacted.value(redacted))) {
-    return Either.left(Checks.invalid("redis.url", "the Redis URL contains control characters"))
-  }
-  return Either.right(redacted)
+  return Either.map(Checks.checked(Settings.checkRedisUrl(Redacted.value(redacted))), () => redacted)
 }
 
 /**
@@ -125,24 +111,13 @@ export const validateUrl = (
  */
 export const resolve = (options: Options): Either.Either<Resolved, ConfigError.ConfigError> =>
   Either.gen(function*() {
-    const onFailure = options.onFailure ?? "fail"
-    if (onFailure !== "fail" && onFailure !== "local") {
-      return yield* Either.left(
-        Checks.invalid("redis.onFailure", "must be \"fail\" or \"local\"")
-      )
-    }
-    const prefix = options.prefix ?? "erp-client:"
-    if (Checks.CONTROL.test(prefix) || /\s/.test(prefix)) {
-      return yield* Either.left(
-        Checks.invalid("redis.prefix", "the Redis key prefix must not hold spaces or control characters")
-      )
-    }
+    const { onFailure, prefix } = yield* Checks.checked(Settings.checkRedisKeys(options))
     return {
       ...(yield* ErpRateLimiter.resolve(options)),
       url: yield* validateUrl(options.url),
       prefix,
       onFailure,
-      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? Duration.seconds(1))
+      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? Settings.defaults.redisTimeoutMillis)
     }
   })
 
@@ -164,7 +139,7 @@ export const fromEnv: Config.Config<Options> = Config.all({
 
 // While Redis is down, it is tried again at most this often; meanwhile requests fail (or go local) at once instead of
 // each waiting for a timeout.
-const PROBE_INTERVAL_MILLIS = 1_000
+const PROBE_INTERVAL_MILLIS = LimiterText.PROBE_INTERVAL_MILLIS
 
 interface Outage {
   /** Epoch ms of the first failure of this outage, 0 while Redis answers. */
@@ -236,22 +211,14 @@ export const make = (
           ]),
           (first) =>
             first
-              ? Effect.logWarning(
-                `the shared rate limit in Redis is unavailable (${error.description}); ` +
-                  (local === undefined
-                    ? "requests fail with RateLimiterUnavailable until it answers again"
-                    : "falling back to this process's own limit until it answers again: other processes are not " +
-                      "counted meanwhile")
-              )
+              ? Effect.logWarning(LimiterText.outage(error.description, local !== undefined))
               : Effect.void
         ))
 
     const answered = Effect.flatMap(Ref.get(outage), (state) =>
       state.since === 0 ? Effect.void : Ref.set(outage, { since: 0, nextProbe: 0, description: "" }).pipe(
         Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.logInfo(
-            `the shared rate limit in Redis answers again after ${now - state.since} ms; it is shared again`
-          )))
+          Effect.logInfo(LimiterText.recovered(now - state.since))))
       ))
 
     // While down and before the next probe: the last failure again, at once.
@@ -269,7 +236,8 @@ export const make = (
             answered
           ),
           Effect.catchIf(
-            (error): error is ErpRateLimiter.StoreFailure => error instanceof ErpRateLimiter.StoreFailure,
+            (error): error is ErpRateLimiter.StoreFailure =>
+              error instanceof ErpRateLimiter.StoreFailure,
             (error) => Effect.zipRight(failed(error), fallback(error))
           )
         )
