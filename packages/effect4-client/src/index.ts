@@ -12,3 +12,8 @@ export * as ErpConfig from "./ErpConfig.js"
  * @since 0.1.0
  */
 export * as ErpRateLimiter from "./ErpRateLimiter.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ErpClient from "./ErpClient.js"
