@@ -17,3 +17,8 @@ export * as ErpRateLimiter from "./ErpRateLimiter.js"
  * @since 0.1.0
  */
 export * as ErpClient from "./ErpClient.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ErpRateLimiterRedis from "./ErpRateLimiterRedis.js"
