@@ -383,7 +383,7 @@ export const invalidRequest = (error: { readonly endpoint: string; readonly reas
  * ```ts
  * import { ErrorText } from "@erp-client/kernel"
  *
- * console.log(ErrorText.pagingDrift({ endpoint: "partner/list", offset: 300, requests: 4 }).slice(0, 61))
+ * console.log(ErrorText.pagingDrift({ endpoint: "partner/list", offset: 300, requests: 4 }).slice(0, 62))
  * // => partner/list: the list changed faster than paging could follow
  * ```
  *
