@@ -8,7 +8,7 @@ import * as Fs from "node:fs"
 const source = Fs.readFileSync(new URL("../src/ErpError.ts", import.meta.url), "utf8")
 
 const documentedFields = (name: string): Array<string> => {
-  const at = source.indexOf(`export class ${name} extends`)
+  const at = source.search(new RegExp(`export class ${name}\\s+extends`))
   const doc = source.slice(source.lastIndexOf("/**", at), at)
   return [...doc.matchAll(/^ \* - `(\w+)` \(([^)]*)\)/gm)].map(([, field, type]) =>
     `${field}${type!.includes("optional") ? "?" : ""}`

@@ -129,15 +129,6 @@ export const recovered = (downMillis: number): string =>
   `the shared rate limit in Redis answers again after ${downMillis} ms; it is shared again`
 
 /**
- * While the store is down, it is tried again at most this often; meanwhile requests fail (or go local) at once
- * instead of each waiting for a timeout.
- *
- * @since 0.1.0
- * @category Constants
- */
-export const PROBE_INTERVAL_MILLIS = 1_000
-
-/**
  * A redactor for the texts a Redis client writes about a connection (its errors may quote the URL): the URL and its
  * password, as written and decoded, become `<redacted>`.
  *

@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as BodyCap from "./BodyCap.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as CallState from "./CallState.js"
 
 /**
@@ -37,6 +42,21 @@ export * as ListQuery from "./ListQuery.js"
  * @since 0.1.0
  */
 export * as MemoryStore from "./MemoryStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Outage from "./Outage.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Page from "./Page.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Partner from "./Partner.js"
 
 /**
  * @since 0.1.0

@@ -10,6 +10,7 @@ import * as Envelope from "@erp-client/core/Envelope"
 import { DecodeError, InvalidRequest } from "@erp-client/core/ErpError"
 import * as JsonText from "@erp-client/core/JsonText"
 import * as Page from "@erp-client/core/Page"
+import * as Texts from "@erp-client/kernel/JsonText"
 import * as Query from "@erp-client/kernel/ListQuery"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -45,20 +46,11 @@ const dataText = (endpoint: string, body: string): Either.Either<JsonText.DataTe
 const withText = <A>(endpoint: string, body: string, value: A): Either.Either<Exact<A>, DecodeError> =>
   Either.map(dataText(endpoint, body), (text) => ({ value, json: text.data }))
 
-// The body to send: a value as JSON.stringify writes it, or JSON text as it is (checked, so nothing else goes out).
+// The body to send (`@erp-client/kernel/JsonText`): a value as JSON.stringify writes it, or JSON text as it is.
 const bodyOf = (
   endpoint: string,
   options: PostOptions | undefined
-): Either.Either<string | undefined, InvalidRequest> => {
-  if (options?.json === undefined) {
-    return Either.right(options?.body === undefined ? undefined : JSON.stringify(options.body))
-  }
-  const json = options.json
-  return Either.match(JsonText.compact(json), {
-    onLeft: (error) => Either.left(new InvalidRequest({ endpoint, reason: `the body is not JSON: ${error.message}` })),
-    onRight: () => Either.right(json)
-  })
-}
+): Either.Either<string | undefined, InvalidRequest> => checked(endpoint, Texts.requestBody(options))
 
 /** `get`, `list` and `post` on the executor. */
 export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | "post"> => {

@@ -8,10 +8,12 @@
 import * as Decoder from "@erp-client/effect4-core/Decoder"
 import type * as Envelope from "@erp-client/effect4-core/Envelope"
 import * as EnvelopeDecoding from "@erp-client/effect4-core/Envelope"
-import { DecodeError, InvalidRequest } from "@erp-client/effect4-core/ErpError"
+import type { InvalidRequest } from "@erp-client/effect4-core/ErpError"
+import { DecodeError } from "@erp-client/effect4-core/ErpError"
 import * as JsonText from "@erp-client/effect4-core/JsonText"
 import { checked } from "@erp-client/effect4-core/ListQuery"
 import * as Page from "@erp-client/effect4-core/Page"
+import * as Texts from "@erp-client/kernel/JsonText"
 import * as Query from "@erp-client/kernel/ListQuery"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -44,21 +46,11 @@ const dataText = (endpoint: string, body: string): Result.Result<JsonText.DataTe
 const withText = <A>(endpoint: string, body: string, value: A): Result.Result<Exact<A>, DecodeError> =>
   Result.map(dataText(endpoint, body), (text) => ({ value, json: text.data }))
 
-// The body to send: a value as JSON.stringify writes it, or JSON text as it is (checked, so nothing else goes out).
+// The body to send (`@erp-client/kernel/JsonText`): a value as JSON.stringify writes it, or JSON text as it is.
 const bodyOf = (
   endpoint: string,
   options: PostOptions | undefined
-): Result.Result<string | undefined, InvalidRequest> => {
-  if (options?.json === undefined) {
-    return Result.succeed(options?.body === undefined ? undefined : JSON.stringify(options.body))
-  }
-  const json = options.json
-  return Result.match(JsonText.compact(json), {
-    onFailure: (error) =>
-      Result.fail(new InvalidRequest({ endpoint, reason: `the body is not JSON: ${error.message}` })),
-    onSuccess: () => Result.succeed(json)
-  })
-}
+): Result.Result<string | undefined, InvalidRequest> => checked(endpoint, Texts.requestBody(options))
 
 /** `get`, `list` and `post` on the executor. */
 export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | "post"> => {

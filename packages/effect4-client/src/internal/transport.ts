@@ -4,6 +4,7 @@
  * the body travelling with the answer it belongs to.
  */
 import { InvalidRequest, ResponseTooLarge, TimeoutError, TransportError } from "@erp-client/effect4-core/ErpError"
+import * as BodyCap from "@erp-client/kernel/BodyCap"
 import type * as CallState from "@erp-client/kernel/CallState"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -53,11 +54,9 @@ export type Answer = CallState.Answer
 /** How one attempt can fail without an answer. */
 export type AttemptError = TransportError | TimeoutError | ResponseTooLarge | InvalidRequest
 
-const textDecoder = new TextDecoder()
-
 /**
- * Reads the whole body, but never more than `maxBytes` of it: a declared length over the cap is refused before
- * reading, a body that turns out longer is cut off (`ResponseTooLarge`).
+ * Reads the whole body, but never more than `maxBytes` of it (`@erp-client/kernel/BodyCap` decides how): a declared
+ * length over the cap is refused before reading, a body that turns out longer is cut off (`ResponseTooLarge`).
  */
 const readCapped = (
   response: HttpClientResponse.HttpClientResponse,
@@ -67,29 +66,20 @@ const readCapped = (
 ): Effect.Effect<string, ResponseTooLarge | HttpClientError.HttpClientError> =>
   Effect.suspend(() => {
     const tooLarge = () => new ResponseTooLarge({ ...target, limitBytes: maxBytes })
-    const declared = Number(headers["content-length"] ?? Number.NaN)
-    if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge())
-    const encoding = headers["content-encoding"]
-    // A declared length frames the body (HTTP reads no more than that), and nothing decompresses it into more: it
-    // can be read whole.
-    if (Number.isFinite(declared) && (encoding === undefined || encoding === "identity")) return response.text
-    // No length, or a compressed body: counted as it arrives (decompressed), and cut off past the cap.
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    return Stream.runForEach(response.stream, (chunk) => {
-      size += chunk.length
-      if (size > maxBytes) return Effect.fail(tooLarge())
-      chunks.push(chunk)
-      return Effect.void
-    }).pipe(Effect.map(() => {
-      const body = new Uint8Array(size)
-      let at = 0
-      for (const chunk of chunks) {
-        body.set(chunk, at)
-        at += chunk.length
+    switch (BodyCap.plan(headers, maxBytes)) {
+      case "too-large":
+        return Effect.fail(tooLarge())
+      case "whole":
+        return response.text
+      case "counted": {
+        const body = BodyCap.counted(maxBytes)
+        return Stream.runForEach(response.stream, (chunk) =>
+          BodyCap.add(body, chunk) ? Effect.void : Effect.fail(tooLarge()))
+          .pipe(Effect.map(() =>
+            BodyCap.text(body)
+          ))
       }
-      return textDecoder.decode(body)
-    }))
+    }
   })
 
 /** One `HttpClientError` as the client's typed error, the request and its headers (the key) left out. */
