@@ -143,29 +143,23 @@ export const make = (
         }
       })
 
-    // With the stores in this process's memory, a request that need not wait takes its place in one synchronous step:
-    // the same ticket, slot, counter and busy mark as the steps below would take, read and written on the state
-    // directly. It goes only where those steps would not wait at all: the key not paused, the slot's counter lapsed
-    // (its spacing would be nothing) and the slot not busy, and the bound not passed. Anything else takes the steps
-    // below from the start, having changed nothing.
+    // With the stores in this process's memory, a request that need not wait takes its place in one synchronous step
+    // (`MemoryStore.acquireNow`: the same places the steps below would take); anything else takes the steps below from
+    // the start, having changed nothing.
     const fastAcquire = (state: Memory.State, key: string, now: number, bound: number | undefined) => {
-      if (Memory.holdOf(state, key) > now || (bound !== undefined && now > bound)) return undefined
-      const learned = Memory.learnedOf(state, key, now)
-      const ticket = ticketKey(key)
-      const slot = slotKey(key, slotOf(Memory.nextCount(state, ticket, now), learned?.limit ?? limit))
-      if (Memory.isCounting(state, slot, now) || Memory.holdOf(state, slot) > now) return undefined
-      Memory.fixedWindow(state, ticket, 1, slotWindowMillis, undefined, now)
-      Memory.fixedWindow(state, slot, 1, slotWindowMillis, undefined, now)
       const windows = { windowMillis, slotWindowMillis }
-      Memory.extendHold(state, slot, busyFrom({ startedMillis: now }, windows))
+      const taken = Memory.acquireNow(state, key, { limit, ...windows }, now, bound)
+      if (taken === undefined) return undefined
       const acquired: Acquired = {
         spacedMillis: 0,
         pausedMillis: 0,
         startedMillis: now,
-        limit: learned?.limit ?? limit,
-        learned,
+        limit: taken.limit,
+        learned: taken.learned,
         release: (endedMillis: number) =>
-          Effect.sync(() => Memory.extendHold(state, slot, busyFrom({ startedMillis: now, endedMillis }, windows)))
+          Effect.sync(() =>
+            Memory.extendHold(state, taken.slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+          )
       }
       return acquired
     }

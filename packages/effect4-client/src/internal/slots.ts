@@ -1,5 +1,5 @@
 /**
- * The limiter's algorithm, on Effect 4's `RateLimiterStore` (memory or Redis) and a `HoldStore`: the same slots,
+ * The limiter's algorithm, on Effect 4's `RateLimiterStore` (in memory, `memory.ts`, or Redis) and a `HoldStore`: the same slots,
  * ticket, keys and busy marks as the Effect 3 edition's `internal/slots.ts` (docs/rate-limit.md), so a process of
  * either edition on one Redis shares one limit. The arithmetic is `@erp-client/kernel/Slots`'s.
  *
@@ -19,6 +19,7 @@
  * request held up between the limiter and the wire cannot bring two arrivals on one slot within a window.
  */
 import * as LimiterText from "@erp-client/kernel/LimiterText"
+import * as MemoryStore from "@erp-client/kernel/MemoryStore"
 import * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import { busyFrom, slotKey, slotOf, ticketKey, waitFor } from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
@@ -38,6 +39,7 @@ import {
   type WaitReason,
   waits
 } from "./limiter.js"
+import * as Memory from "./memory.js"
 
 /** What a store error says, for `StoreFailure`: the store's own message (a remote store's holds no secret). */
 const storeFailure = (error: RateLimiter.RateLimiterError): StoreFailure =>
@@ -51,6 +53,7 @@ export const make = (
   Effect.gen(function*() {
     const store = yield* RateLimiter.RateLimiterStore
     const holds = yield* HoldStore
+    const memory = yield* Effect.serviceOption(Memory.Memory)
     const limiter = yield* RateLimiter.make
     const observer = yield* Effect.serviceOption(WaitObserver)
     const observe = (key: string, reason: WaitReason, untilMillis: number): Effect.Effect<void> =>
@@ -122,66 +125,99 @@ export const make = (
       }
     })
 
-    const acquire: Service["acquire"] = Effect.fnUntraced(function*(key: string, deadline?: number, bound?: number) {
-      let pausedMillis = 0
-      let spacedMillis = 0
-      const space = Effect.fnUntraced(function*(delay: number) {
-        yield* observe(key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
-        // A long wait is worth telling an operator about; the usual short spacing is not.
-        yield* Effect.logWithLevel(LimiterText.spacingIsNews(delay) ? "Info" : "Debug")(LimiterText.spacing(delay))
-          .pipe(Effect.annotateLogs("erp.limiter_key", key))
-        yield* Effect.sleep(Duration.millis(delay))
-        spacedMillis += delay
-      })
-      while (true) {
-        pausedMillis += yield* waitForPause(key, deadline, bound)
-        // The limit learned from the server, if lower: requests go to that many slots only.
-        const learned = yield* holds.learned(key)
-        const limitNow = learned?.limit ?? limit
-        let slot: string
-        if (bound === undefined) {
-          const reserved = yield* reserve(key, limitNow)
-          slot = reserved.slot
-          if (reserved.delay > 0) yield* space(reserved.delay)
-        } else {
-          const reserved = yield* reserveBounded(key, limitNow, bound)
-          const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
-          // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
-          if (wait > 0) {
-            yield* space(wait)
-            continue
-          }
-          slot = reserved.slot
-        }
-        // The slot's previous request may have ended (or started) late: it keeps the slot busy until a window after.
+    const acquireSteps: Service["acquire"] = Effect.fnUntraced(
+      function*(key: string, deadline?: number, bound?: number) {
+        let pausedMillis = 0
+        let spacedMillis = 0
+        const space = Effect.fnUntraced(function*(delay: number) {
+          yield* observe(key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
+          // A long wait is worth telling an operator about; the usual short spacing is not.
+          yield* Effect.logWithLevel(LimiterText.spacingIsNews(delay) ? "Info" : "Debug")(LimiterText.spacing(delay))
+            .pipe(Effect.annotateLogs("erp.limiter_key", key))
+          yield* Effect.sleep(Duration.millis(delay))
+          spacedMillis += delay
+        })
         while (true) {
-          const busy = waitFor(yield* holds.get(slot), yield* Clock.currentTimeMillis)
-          if (busy === 0) break
-          yield* space(busy)
-        }
-        // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window to
-        // that slot's next use, so the reservation is dropped (a wasted slot is safe) and we queue again.
-        const until = yield* holds.get(key)
-        const now = yield* Clock.currentTimeMillis
-        if (waitFor(until, now) === 0) {
-          yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
-          if (spacedMillis > 0 || pausedMillis > 0) {
-            yield* Metric.update(waits, 1)
-            yield* Metric.update(spacingWait, spacedMillis / 1000)
-            yield* Metric.update(pauseWait, pausedMillis / 1000)
+          pausedMillis += yield* waitForPause(key, deadline, bound)
+          // The limit learned from the server, if lower: requests go to that many slots only.
+          const learned = yield* holds.learned(key)
+          const limitNow = learned?.limit ?? limit
+          let slot: string
+          if (bound === undefined) {
+            const reserved = yield* reserve(key, limitNow)
+            slot = reserved.slot
+            if (reserved.delay > 0) yield* space(reserved.delay)
+          } else {
+            const reserved = yield* reserveBounded(key, limitNow, bound)
+            const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
+            // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
+            if (wait > 0) {
+              yield* space(wait)
+              continue
+            }
+            slot = reserved.slot
           }
-          const acquired: Acquired = {
-            spacedMillis,
-            pausedMillis,
-            startedMillis: now,
-            limit: limitNow,
-            learned,
-            release: (endedMillis: number) => holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+          // The slot's previous request may have ended (or started) late: it keeps the slot busy until a window after.
+          while (true) {
+            const busy = waitFor(yield* holds.get(slot), yield* Clock.currentTimeMillis)
+            if (busy === 0) break
+            yield* space(busy)
           }
-          return acquired
+          // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window to
+          // that slot's next use, so the reservation is dropped (a wasted slot is safe) and we queue again.
+          const until = yield* holds.get(key)
+          const now = yield* Clock.currentTimeMillis
+          if (waitFor(until, now) === 0) {
+            yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
+            if (spacedMillis > 0 || pausedMillis > 0) {
+              yield* Metric.update(waits, 1)
+              yield* Metric.update(spacingWait, spacedMillis / 1000)
+              yield* Metric.update(pauseWait, pausedMillis / 1000)
+            }
+            const acquired: Acquired = {
+              spacedMillis,
+              pausedMillis,
+              startedMillis: now,
+              limit: limitNow,
+              learned,
+              release: (endedMillis: number) =>
+                holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+            }
+            return acquired
+          }
         }
       }
-    })
+    )
+
+    // With the stores in this process's memory, a request that need not wait takes its place in one synchronous step
+    // (`MemoryStore.acquireNow`: the same places the steps above would take); anything else takes the steps from the
+    // start, having changed nothing.
+    const acquire: Service["acquire"] = memory._tag === "None" ?
+      acquireSteps :
+      (key, deadline, bound) =>
+        Effect.clockWith((clock) =>
+          Effect.suspend(() => {
+            const now = clock.currentTimeMillisUnsafe()
+            const taken = MemoryStore.acquireNow(memory.value, key, { limit, ...windows }, now, bound)
+            if (taken === undefined) return acquireSteps(key, deadline, bound)
+            const acquired: Acquired = {
+              spacedMillis: 0,
+              pausedMillis: 0,
+              startedMillis: now,
+              limit: taken.limit,
+              learned: taken.learned,
+              release: (endedMillis: number) =>
+                Effect.sync(() =>
+                  MemoryStore.extendHold(
+                    memory.value,
+                    taken.slot,
+                    busyFrom({ startedMillis: now, endedMillis }, windows)
+                  )
+                )
+            }
+            return Effect.succeed(acquired)
+          })
+        )
 
     // A slot is held until a window (and the margin) after its request started, or a window after it ended.
     const inUse: Service["inUse"] = (key) =>
