@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/effect4-client"
 import { ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Redacted, Result, Schema } from "effect"
-import { HttpClient, type HttpClientRequest, HttpClientResponse } from "effect/http"
+import { HttpClient, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { TestClock } from "effect/testing"
 import { inspect } from "node:util"
 
@@ -228,6 +228,44 @@ describe("ErpClient requests", () => {
       expect(own).toMatchObject({ _tag: "RateLimited", maxWaitMillis: 2_000 })
       expect(fake.seen).toHaveLength(2)
     }).pipe(Effect.provide(twoPerTenSeconds(fake)))
+  })
+})
+
+describe("httpClient, transformClient and spanHeaders", () => {
+  it.effect("httpClient: the configured client for endpoints that do not answer with the envelope", () => {
+    const fake = fakeErp((_, n) =>
+      n === 1 ? new Response("busy", { status: 503 }) : new Response("%PDF-1.7 not an envelope", { status: 200 })
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const got = yield* Effect.forkChild(
+        Effect.flatMap(client.httpClient.get("invoice/pdf?id=7"), (response) => response.text)
+      )
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(got)).toBe("%PDF-1.7 not an envelope")
+      expect(fake.seen.map((r) => [r.method, new URL(r.url).pathname, r.headers["x-api-key"]])).toEqual([
+        ["GET", "/api/invoice/pdf", KEY],
+        ["GET", "/api/invoice/pdf", KEY]
+      ])
+    }).pipe(Effect.provide(clientOn(fake)))
+  })
+
+  it.effect("transformClient adds a header of the application's own; the key header stays the client's", () => {
+    const fake = fakeErp(() => new Response(ok(1)))
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      yield* client.get("thing/get", Schema.Number)
+      expect(fake.seen[0]!.headers["x-tenant"]).toBe("acme")
+      expect(fake.seen[0]!.headers["x-api-key"]).toBe(KEY)
+    }).pipe(
+      Effect.provide(
+        ErpClient.layer({
+          baseUrl: "https://erp.example.com/api/",
+          apiKey: Redacted.make(KEY),
+          transformClient: HttpClient.mapRequest(HttpClientRequest.setHeader("X-Tenant", "acme"))
+        }).pipe(Layer.provide(ErpRateLimiter.layer()), Layer.provide(fake.layer))
+      )
+    )
   })
 })
 

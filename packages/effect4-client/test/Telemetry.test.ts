@@ -103,6 +103,28 @@ describe("how the client's spans end, and what its metrics count", () => {
     }).pipe(Effect.provide(clientOn(fake)))
   })
 
+  it.effect("headers on the attempt's span only when asked for, and never the key", () => {
+    const fake = fakeErp(() => Effect.succeed(new Response(ok(1), { headers: { "x-ratelimit-remaining": "7" } })))
+    const { spans, tracer } = recorder()
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      yield* client.get("telemetry/headers", Schema.Number).pipe(Effect.withTracer(tracer))
+      const attempt = spans.find((s) => s.name === "GET telemetry/headers")!
+      expect(attempt.attributes.get("http.request.header.accept")).toEqual(["application/json"])
+      expect(attempt.attributes.get("http.response.header.x-ratelimit-remaining")).toEqual(["7"])
+      expect([...attempt.attributes.keys()].filter((k) => k.includes("api-key"))).toEqual([])
+      expect(JSON.stringify([...attempt.attributes.values()])).not.toContain("sk-telemetry-test")
+    }).pipe(
+      Effect.provide(
+        ErpClient.layer({
+          baseUrl: "https://erp.example.com/api/",
+          apiKey: Redacted.make("sk-telemetry-test"),
+          spanHeaders: { request: ["X-API-KEY", "Accept"], response: ["X-RateLimit-Remaining"] }
+        }).pipe(Layer.provide(ErpRateLimiter.layer()), Layer.provide(fake.layer))
+      )
+    )
+  })
+
   it.effect("an attempt interrupted (Ctrl-C): ERROR spans with error.type interrupted, its duration recorded", () => {
     const fake = fakeErp(never)
     const { exitOf, parentOf, spans, tracer } = recorder()
