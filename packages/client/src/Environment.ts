@@ -1,10 +1,12 @@
 /**
  * The environment variable each setting is read from, by option name: the one list the settings modules read their
  * variables from (`ErpConfig.fromEnv`, `ErpRateLimiter.fromEnv`, `ErpRateLimiterRedis.fromEnv`) and the command line's
- * help and messages name them by. Data only: it loads nothing.
+ * help and messages name them by. Data only: it loads nothing. The table is `@erp-client/kernel/Environment`'s, which
+ * the Effect 4 edition reads too.
  *
  * @since 0.1.0
  */
+import * as Kernel from "@erp-client/kernel/Environment"
 
 /**
  * The client's settings (`ErpConfig.Options`).
@@ -12,17 +14,7 @@
  * @since 0.1.0
  * @category Variables
  */
-export const client = {
-  baseUrl: "ERP_BASE_URL",
-  apiKey: "ERP_API_KEY",
-  timeout: "ERP_TIMEOUT",
-  retries: "ERP_RETRIES",
-  retryBudget: "ERP_RETRY_BUDGET",
-  retryBaseDelay: "ERP_RETRY_BASE_DELAY",
-  rateLimitBudget: "ERP_RATE_LIMIT_BUDGET",
-  maxServerWait: "ERP_MAX_SERVER_WAIT",
-  maxBodyBytes: "ERP_MAX_BODY_BYTES"
-} as const
+export const client: typeof Kernel.client = Kernel.client
 
 /**
  * The rate limit's settings (`ErpRateLimiter.Options`).
@@ -30,10 +22,7 @@ export const client = {
  * @since 0.1.0
  * @category Variables
  */
-export const limiter = {
-  limit: "ERP_RATE_LIMIT",
-  window: "ERP_RATE_WINDOW"
-} as const
+export const limiter: typeof Kernel.limiter = Kernel.limiter
 
 /**
  * The shared limit's settings (`ErpRateLimiterRedis.Options`, besides `limiter`'s).
@@ -41,12 +30,7 @@ export const limiter = {
  * @since 0.1.0
  * @category Variables
  */
-export const redis = {
-  url: "ERP_REDIS_URL",
-  prefix: "ERP_REDIS_PREFIX",
-  onFailure: "ERP_REDIS_ON_FAILURE",
-  timeout: "ERP_REDIS_TIMEOUT"
-} as const
+export const redis: typeof Kernel.redis = Kernel.redis
 
 /**
  * Settings whose value is a duration: a bare number is seconds (`30`), or a number with a unit (`"500 millis"`).
@@ -54,15 +38,7 @@ export const redis = {
  * @since 0.1.0
  * @category Variables
  */
-export const durations: ReadonlyArray<string> = [
-  client.timeout,
-  client.retryBudget,
-  client.retryBaseDelay,
-  client.rateLimitBudget,
-  client.maxServerWait,
-  limiter.window,
-  redis.timeout
-]
+export const durations: ReadonlyArray<string> = Kernel.durations
 
 /**
  * The variable an option of any settings module is read from, by the option's name as settings errors give it
@@ -80,7 +56,4 @@ export const durations: ReadonlyArray<string> = [
  * @since 0.1.0
  * @category Variables
  */
-export const variableOf = (option: string): string | undefined => {
-  if (option.startsWith("redis.")) return (redis as Record<string, string>)[option.slice("redis.".length)]
-  return (client as Record<string, string>)[option] ?? (limiter as Record<string, string>)[option]
-}
+export const variableOf: (option: string) => string | undefined = Kernel.variableOf

@@ -23,6 +23,7 @@ import type {
 import type { InvalidRequest } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
+import * as Slots from "@erp-client/kernel/Slots"
 import type * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -346,7 +347,7 @@ export const make = (
   Effect.gen(function*() {
     const limiter = yield* ErpRateLimiter.ErpRateLimiter
     const config = yield* ErpConfig.resolve(options, limiter)
-    const keyId = yield* digest(Redacted.value(config.apiKey))
+    const keyId = yield* Effect.promise(() => Slots.keyIdOf(Redacted.value(config.apiKey)))
     const transform = options.transformClient ?? identity
     const headers = Observe.headerNames(options.spanHeaders)
     const sent = transform(
@@ -358,7 +359,7 @@ export const make = (
       : HttpClient.tapRequest(sent, (request) => Observe.annotateRequestHeaders(headers, request))
     const { execute } = Executor.make({
       limiter,
-      keyOf: (target) => `erp:${keyId}:${target.endpoint}`,
+      keyOf: (target) => Slots.limiterKey(keyId, target.endpoint),
       targetOf: Transport.targetOf(config.baseUrl),
       urlOf: (request) =>
         Option.getOrUndefined(HttpClientRequest.toUrl(HttpClientRequest.prependUrl(request, config.baseUrl))),
@@ -393,12 +394,6 @@ export const make = (
     )
 
     return ErpClient.of({ httpClient, ...Calls.make(execute) })
-  })
-
-const digest = (value: string): Effect.Effect<string> =>
-  Effect.promise(async () => {
-    const bytes = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(value))
-    return Array.from(new Uint8Array(bytes).subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("")
   })
 
 /**

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -68,9 +69,9 @@ export interface Resolved {
 }
 
 /**
- * The default of every optional setting, as data: `resolve` fills them in from here, and the configuration reference
- * (docs/configuration.md, written from this by `pnpm run docs`) shows them. A duration is written as `Duration` reads
- * it; `maxServerWait` is a number of the limiter's windows.
+ * The default of every optional setting, as data: the kernel's (`Settings.defaults`, which both editions fill in from),
+ * written as `Duration` reads it, as the configuration reference (docs/configuration.md, written from this by
+ * `pnpm run docs`) shows them; `maxServerWait` is a number of the limiter's windows.
  *
  * @example
  * ```ts
@@ -83,16 +84,14 @@ export interface Resolved {
  * @category Defaults
  */
 export const defaults = {
-  timeout: "30 seconds",
-  retries: 8,
-  retryBudget: "60 seconds",
-  retryBaseDelay: "200 millis",
-  rateLimitBudget: "5 minutes",
-  maxServerWait: { windows: 2 },
-  maxBodyBytes: 8 * 1024 * 1024
+  timeout: Checks.durationText(Settings.defaults.timeoutMillis),
+  retries: Settings.defaults.retries,
+  retryBudget: Checks.durationText(Settings.defaults.retryBudgetMillis),
+  retryBaseDelay: Checks.durationText(Settings.defaults.retryBaseDelayMillis),
+  rateLimitBudget: Checks.durationText(Settings.defaults.rateLimitBudgetMillis),
+  maxServerWait: { windows: Settings.defaults.maxServerWaitWindows },
+  maxBodyBytes: Settings.defaults.maxBodyBytes
 } as const
-
-const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
 /**
  * Checks a base URL: absolute, https (or http to a loopback address, where nothing crosses a network), no query,
@@ -114,30 +113,8 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
  * @since 0.1.0
  * @category Validation
  */
-export const validateBaseUrl = (input: string | URL): Either.Either<string, ConfigError.ConfigError> => {
-  let url: URL
-  try {
-    url = new URL(String(input))
-  } catch {
-    return Either.left(Checks.invalid("baseUrl", "the base URL is not an absolute URL"))
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return Either.left(Checks.invalid("baseUrl", `the base URL must use https, not ${url.protocol}`))
-  }
-  if (url.protocol === "http:" && !LOOPBACK_HOST.test(url.hostname)) {
-    return Either.left(
-      Checks.invalid(
-        "baseUrl",
-        "plain http is only allowed to a loopback address: the API key would cross the network in clear"
-      )
-    )
-  }
-  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
-    return Either.left(Checks.invalid("baseUrl", "the base URL must not hold credentials, a query or a fragment"))
-  }
-  const href = url.href
-  return Either.right(href.endsWith("/") ? href : `${href}/`)
-}
+export const validateBaseUrl = (input: string | URL): Either.Either<string, ConfigError.ConfigError> =>
+  Checks.checked(Settings.checkBaseUrl(input))
 
 /**
  * Checks an API key without ever putting it in a message: not empty, no control characters (CR/LF would let it
@@ -158,17 +135,8 @@ export const validateBaseUrl = (input: string | URL): Either.Either<string, Conf
  */
 export const validateApiKey = (
   key: Redacted.Redacted<string>
-): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
-  const value = Redacted.value(key)
-  if (value.length === 0) return Either.left(Checks.invalid("apiKey", "the API key is empty"))
-  if (Checks.CONTROL.test(value)) {
-    return Either.left(Checks.invalid("apiKey", "the API key contains control characters"))
-  }
-  if (value.trim() !== value) {
-    return Either.left(Checks.invalid("apiKey", "the API key has leading or trailing spaces"))
-  }
-  return Either.right(key)
-}
+): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> =>
+  Either.map(Checks.checked(Settings.checkApiKey(Redacted.value(key))), () => key)
 
 /**
  * Checks options and fills in every default (from `defaults`), here and nowhere else. `window` is the rate limiter's: a
@@ -200,22 +168,25 @@ export const resolve = (
     return {
       baseUrl: yield* validateBaseUrl(options.baseUrl),
       apiKey: yield* validateApiKey(options.apiKey),
-      timeout: yield* Checks.positiveDuration("timeout", options.timeout ?? defaults.timeout),
-      retries: yield* Checks.nonNegativeInt("retries", options.retries ?? defaults.retries),
-      retryBudget: yield* Checks.positiveDuration("retryBudget", options.retryBudget ?? defaults.retryBudget),
+      timeout: yield* Checks.positiveDuration("timeout", options.timeout ?? Settings.defaults.timeoutMillis),
+      retries: yield* Checks.nonNegativeInt("retries", options.retries ?? Settings.defaults.retries),
+      retryBudget: yield* Checks.positiveDuration(
+        "retryBudget",
+        options.retryBudget ?? Settings.defaults.retryBudgetMillis
+      ),
       retryBaseDelay: yield* Checks.positiveDuration(
         "retryBaseDelay",
-        options.retryBaseDelay ?? defaults.retryBaseDelay
+        options.retryBaseDelay ?? Settings.defaults.retryBaseDelayMillis
       ),
       rateLimitBudget: yield* Checks.positiveDuration(
         "rateLimitBudget",
-        options.rateLimitBudget ?? defaults.rateLimitBudget
+        options.rateLimitBudget ?? Settings.defaults.rateLimitBudgetMillis
       ),
       maxServerWait: yield* Checks.positiveDuration(
         "maxServerWait",
-        options.maxServerWait ?? Duration.times(limiter.window, defaults.maxServerWait.windows)
+        options.maxServerWait ?? Duration.times(limiter.window, Settings.defaults.maxServerWaitWindows)
       ),
-      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? defaults.maxBodyBytes)
+      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? Settings.defaults.maxBodyBytes)
     }
   })
 

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import type * as ServerLimit from "@erp-client/kernel/ServerLimit"
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -47,7 +48,7 @@ export interface Resolved {
 }
 
 /**
- * The default of every optional setting of the limiter, as data: `resolve` fills them in from here, and the
+ * The default of every optional setting of the limiter, as data: the kernel's (`Settings.defaults`), as the
  * configuration reference (docs/configuration.md) shows them. The margin is a share of the window, at least
  * `margin.atLeast`.
  *
@@ -62,16 +63,13 @@ export interface Resolved {
  * @category Defaults
  */
 export const defaults = {
-  limit: 100,
-  window: "30 seconds",
-  margin: { share: 0.02, atLeast: "50 millis" }
+  limit: Settings.defaults.limit,
+  window: Checks.durationText(Settings.defaults.windowMillis),
+  margin: { share: Settings.defaults.marginShare, atLeast: Checks.durationText(Settings.defaults.marginAtLeastMillis) }
 } as const
 
 const defaultMargin = (window: Duration.Duration): Duration.Duration =>
-  Duration.max(
-    Duration.decode(defaults.margin.atLeast),
-    Duration.millis(Math.ceil(Duration.toMillis(window) * defaults.margin.share))
-  )
+  Duration.millis(Settings.defaultMarginMillis(Duration.toMillis(window)))
 
 /**
  * Checks options and fills in the defaults: 100 requests per 30 seconds, the contract's limit.
@@ -91,9 +89,9 @@ const defaultMargin = (window: Duration.Duration): Duration.Duration =>
  */
 export const resolve = (options: Options = {}): Either.Either<Resolved, ConfigError.ConfigError> =>
   Either.gen(function*() {
-    const window = yield* Checks.positiveDuration("window", options.window ?? defaults.window)
+    const window = yield* Checks.positiveDuration("window", options.window ?? Settings.defaults.windowMillis)
     return {
-      limit: yield* Checks.positiveInt("limit", options.limit ?? defaults.limit),
+      limit: yield* Checks.positiveInt("limit", options.limit ?? Settings.defaults.limit),
       window,
       margin: options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
     }

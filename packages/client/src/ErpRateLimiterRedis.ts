@@ -6,6 +6,9 @@
  * @since 0.1.0
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as LimiterText from "@erp-client/kernel/LimiterText"
+import * as Outage from "@erp-client/kernel/Outage"
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -14,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Environment from "./Environment.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
@@ -31,7 +33,7 @@ import * as Slots from "./internal/slots.js"
  * @since 0.1.0
  * @category Models
  */
-export type FailurePolicy = "fail" | "local"
+export type FailurePolicy = Outage.FailurePolicy
 
 /**
  * @since 0.1.0
@@ -79,9 +81,9 @@ export interface Resolved extends ErpRateLimiter.Resolved {
  * @category Defaults
  */
 export const defaults = {
-  prefix: "erp-client:",
-  onFailure: "fail",
-  timeout: "1 second"
+  prefix: Settings.defaults.redisPrefix,
+  onFailure: Settings.defaults.redisOnFailure,
+  timeout: Checks.durationText(Settings.defaults.redisTimeoutMillis)
 } as const satisfies { readonly prefix: string; readonly onFailure: FailurePolicy; readonly timeout: string }
 
 /**
@@ -106,23 +108,7 @@ export const validateUrl = (
   input: Redacted.Redacted<string> | string
 ): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
   const redacted = Redacted.isRedacted(input) ? input : Redacted.make(input)
-  let url: URL
-  try {
-    url = new URL(Redacted.value(redacted))
-  } catch {
-    return Either.left(Checks.invalid("redis.url", "the Redis URL is not an absolute URL"))
-  }
-  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
-    return Either.left(Checks.invalid("redis.url", "the Redis URL must start with redis:// or rediss://"))
-  }
-  if (url.hostname === "") return Either.left(Checks.invalid("redis.url", "the Redis URL has no host"))
-  if (!/^\/?\d*$/.test(url.pathname)) {
-    return Either.left(Checks.invalid("redis.url", "the Redis URL's path must be a database number"))
-  }
-  if (Checks.CONTROL.test(Redacted.value(redacted))) {
-    return Either.left(Checks.invalid("redis.url", "the Redis URL contains control characters"))
-  }
-  return Either.right(redacted)
+  return Either.map(Checks.checked(Settings.checkRedisUrl(Redacted.value(redacted))), () => redacted)
 }
 
 /**
@@ -145,24 +131,13 @@ export const validateUrl = (
  */
 export const resolve = (options: Options): Either.Either<Resolved, ConfigError.ConfigError> =>
   Either.gen(function*() {
-    const onFailure: FailurePolicy = options.onFailure ?? defaults.onFailure
-    if (onFailure !== "fail" && onFailure !== "local") {
-      return yield* Either.left(
-        Checks.invalid("redis.onFailure", "must be \"fail\" or \"local\"")
-      )
-    }
-    const prefix = options.prefix ?? defaults.prefix
-    if (Checks.CONTROL.test(prefix) || /\s/.test(prefix)) {
-      return yield* Either.left(
-        Checks.invalid("redis.prefix", "the Redis key prefix must not hold spaces or control characters")
-      )
-    }
+    const { onFailure, prefix } = yield* Checks.checked(Settings.checkRedisKeys(options))
     return {
       ...(yield* ErpRateLimiter.resolve(options)),
       url: yield* validateUrl(options.url),
       prefix,
       onFailure,
-      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? defaults.timeout)
+      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? Settings.defaults.redisTimeoutMillis)
     }
   })
 
@@ -181,18 +156,6 @@ export const fromEnv: Config.Config<Options> = Config.all({
   onFailure: Checks.optional(Config.literal("fail", "local")(Environment.redis.onFailure)),
   timeout: Checks.optional(Checks.duration(Environment.redis.timeout))
 }).pipe(Config.map(({ limits, ...redis }) => ({ ...limits, ...redis })))
-
-// While Redis is down, it is tried again at most this often; meanwhile requests fail (or go local) at once instead of
-// each waiting for a timeout.
-const PROBE_INTERVAL_MILLIS = 1_000
-
-interface Outage {
-  /** Epoch ms of the first failure of this outage, 0 while Redis answers. */
-  readonly since: number
-  /** While down: when Redis is tried again. */
-  readonly nextProbe: number
-  readonly description: string
-}
 
 /**
  * Builds the shared limiter: the memory limiter's algorithm (slots and ticket, `internal/slots.ts`) on Redis counters,
@@ -241,59 +204,41 @@ export const make = (
       ? yield* ErpRateLimiter.make(settings)
       : undefined
 
-    const outage = yield* Ref.make<Outage>({ since: 0, nextProbe: 0, description: "" })
+    // The failure policy's state and decisions are the kernel's (`Outage`): one warning per outage, one line at its
+    // end, Redis tried again at most once a second, and what each operation does meanwhile.
+    const outage = Outage.makeState()
+    const said = (line: Effect.Effect<void>, say: boolean) => say ? line : Effect.void
 
-    const failed = (error: ErpRateLimiter.StoreFailure) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.flatMap(
-          Ref.modify(outage, (state): [boolean, Outage] => [
-            state.since === 0,
-            {
-              since: state.since === 0 ? now : state.since,
-              nextProbe: now + PROBE_INTERVAL_MILLIS,
-              description: error.description
-            }
-          ]),
-          (first) =>
-            first
-              ? Effect.logWarning(
-                `the shared rate limit in Redis is unavailable (${error.description}); ` +
-                  (local === undefined
-                    ? "requests fail with RateLimiterUnavailable until it answers again"
-                    : "falling back to this process's own limit until it answers again: other processes are not " +
-                      "counted meanwhile")
-              )
-              : Effect.void
-        ))
-
-    const answered = Effect.flatMap(Ref.get(outage), (state) =>
-      state.since === 0 ? Effect.void : Ref.set(outage, { since: 0, nextProbe: 0, description: "" }).pipe(
-        Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.logInfo(
-            `the shared rate limit in Redis answers again after ${now - state.since} ms; it is shared again`
-          )))
-      ))
-
-    // While down and before the next probe: the last failure again, at once.
     const guarded = <A, E>(
+      operation: Outage.Operation,
       use: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,
-      fallback: (error: ErpRateLimiter.StoreFailure) => Effect.Effect<A, E | ErpRateLimiter.StoreFailure>
-    ): Effect.Effect<A, E | ErpRateLimiter.StoreFailure> =>
-      Effect.gen(function*() {
-        const state = yield* Ref.get(outage)
-        if (state.since !== 0 && (yield* Clock.currentTimeMillis) < state.nextProbe) {
-          return yield* fallback(new ErpRateLimiter.StoreFailure({ description: state.description }))
-        }
-        return yield* use.pipe(
+      otherwise: () => Effect.Effect<A, E | ErpRateLimiter.StoreFailure>
+    ): Effect.Effect<A, E | ErpRateLimiter.StoreFailure> => {
+      const fallback = (error: ErpRateLimiter.StoreFailure) =>
+        Outage.fallback(settings.onFailure, operation) === "fail" ? Effect.fail(error) : otherwise()
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        // While down and before the next probe: the last failure again, at once.
+        const down = Outage.shortCircuit(outage, now)
+        if (down !== undefined) return fallback(new ErpRateLimiter.StoreFailure({ description: down }))
+        return use.pipe(
           Effect.tap(() =>
-            answered
+            Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              const downMillis = Outage.answered(outage, now)
+              return said(Effect.logInfo(LimiterText.recovered(downMillis ?? 0)), downMillis !== undefined)
+            })
           ),
           Effect.catchIf(
             (error): error is ErpRateLimiter.StoreFailure => error instanceof ErpRateLimiter.StoreFailure,
-            (error) => Effect.zipRight(failed(error), fallback(error))
+            (error) =>
+              Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                said(
+                  Effect.logWarning(LimiterText.outage(error.description, local !== undefined)),
+                  Outage.failed(outage, now, error.description)
+                )).pipe(Effect.zipRight(fallback(error)))
           )
         )
       })
+    }
 
     return ErpRateLimiter.ErpRateLimiter.of({
       limit: remote.limit,
@@ -301,24 +246,21 @@ export const make = (
       margin: remote.margin,
       acquire: (key, deadline, bound) =>
         guarded(
+          "acquire",
           Effect.map(remote.acquire(key, deadline, bound), (acquired) => ({
             ...acquired,
-            release: (endedMillis: number) =>
-              guarded(acquired.release(endedMillis), (error) => local === undefined ? Effect.fail(error) : Effect.void)
+            release: (endedMillis: number) => guarded("release", acquired.release(endedMillis), () => Effect.void)
           })),
-          (error) => local === undefined ? Effect.fail(error) : local.acquire(key, deadline, bound)
+          () => local!.acquire(key, deadline, bound)
         ),
-      // A limit not learned while Redis is down costs a 429 later, never the answer at hand.
-      learn: (key, acquired, heard) => guarded(remote.learn(key, acquired, heard), () => Effect.void),
+      learn: (key, acquired, heard) => guarded("learn", remote.learn(key, acquired, heard), () => Effect.void),
+      // Kept locally too under `local`, so an outage that starts now still honours it.
       pause: (key, untilMillis) =>
-        local === undefined
-          ? guarded(remote.pause(key, untilMillis), Effect.fail)
-          // Kept locally too, so an outage that starts now still honours it.
-          : Effect.zipRight(
-            local.pause(key, untilMillis),
-            guarded(remote.pause(key, untilMillis), () => Effect.void)
-          ),
-      inUse: (key) => guarded(remote.inUse(key), (error) => local === undefined ? Effect.fail(error) : local.inUse(key))
+        Effect.zipRight(
+          local === undefined ? Effect.void : local.pause(key, untilMillis),
+          guarded("pause", remote.pause(key, untilMillis), () => Effect.void)
+        ),
+      inUse: (key) => guarded("inUse", remote.inUse(key), () => local!.inUse(key))
     })
   })
 

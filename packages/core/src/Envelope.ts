@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as Rules from "@erp-client/kernel/Envelope"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -70,7 +71,7 @@ export type RawEnvelope = typeof RawEnvelope.Type
  * @since 0.1.0
  * @category Constants
  */
-export const CODE_OK = 1
+export const CODE_OK: number = Rules.CODE_OK
 
 /**
  * Error code of `result.code`.
@@ -78,7 +79,7 @@ export const CODE_OK = 1
  * @since 0.1.0
  * @category Constants
  */
-export const CODE_ERROR = 0
+export const CODE_ERROR: number = Rules.CODE_ERROR
 
 /**
  * Turns a decoded envelope into its data or the error it reports: `Unauthorized`, `Not found`, any other message
@@ -104,16 +105,16 @@ export const toData = (
   selector?: string
 ): Either.Either<unknown, Unauthorized | NotFound | ApiError> => {
   const { code, message } = envelope.result
-  if (code === CODE_OK) return Either.right(envelope.data)
-  if (code === CODE_ERROR) {
-    // The contract names these two messages; compare leniently on case and surrounding space.
-    const normalized = message?.trim().toLowerCase()
-    if (normalized === "unauthorized") return Either.left(new Unauthorized({ endpoint }))
-    if (normalized === "not found") {
+  switch (Rules.verdict(code, message)) {
+    case "Data":
+      return Either.right(envelope.data)
+    case "Unauthorized":
+      return Either.left(new Unauthorized({ endpoint }))
+    case "NotFound":
       return Either.left(new NotFound(selector === undefined ? { endpoint } : { endpoint, selector }))
-    }
+    case "ApiError":
+      return Either.left(new ApiError({ endpoint, code, serverMessage: message }))
   }
-  return Either.left(new ApiError({ endpoint, code, serverMessage: message }))
 }
 
 /**
@@ -130,14 +131,7 @@ export const toData = (
  * @since 0.1.0
  * @category Decoding
  */
-export const formatPath = (prefix: string, path: ReadonlyArray<PropertyKey>): string => {
-  let out = prefix
-  for (const key of path) {
-    if (typeof key === "number") out += `[${key}]`
-    else out += out === "" ? String(key) : `.${String(key)}`
-  }
-  return out
-}
+export const formatPath: (prefix: string, path: ReadonlyArray<PropertyKey>) => string = Rules.formatPath
 
 /**
  * Builds a `DecodeError` from a parse error: the first issue's path (under `prefix`) and message.
@@ -212,13 +206,7 @@ export const catchThrows = <A>(
   try {
     return step()
   } catch (cause) {
-    return Either.left(
-      new DecodeError({
-        endpoint,
-        path,
-        reason: `the value cannot be checked (${cause instanceof Error ? cause.message : String(cause)})`
-      })
-    )
+    return Either.left(new DecodeError({ endpoint, path, reason: Rules.uncheckable(cause) }))
   }
 }
 
@@ -245,23 +233,12 @@ export const catchThrows = <A>(
  * @category Decoding
  */
 export const parseBody = (endpoint: string, body: string): Either.Either<RawEnvelope, DecodeError> => {
-  let json: unknown
-  try {
-    json = JSON.parse(body)
-  } catch (cause) {
-    // JSON.parse is the one API here that throws; its message names the position, never the key.
-    return Either.left(
-      new DecodeError({
-        endpoint,
-        path: "",
-        reason: `the body is not valid JSON (${cause instanceof Error ? cause.message : String(cause)})`
-      })
-    )
-  }
+  const json = Rules.parseJson(body)
+  if (!json.ok) return Either.left(new DecodeError({ endpoint, path: "", reason: json.reason }))
   return catchThrows(
     endpoint,
     "",
-    () => Either.mapLeft(decodeRawEnvelope(json), (error) => decodeErrorFrom(endpoint, "", error))
+    () => Either.mapLeft(decodeRawEnvelope(json.value), (error) => decodeErrorFrom(endpoint, "", error))
   )
 }
 

@@ -5,16 +5,8 @@
  *
  * @since 0.1.0
  */
+import * as ErrorText from "@erp-client/kernel/ErrorText"
 import * as Schema from "effect/Schema"
-
-/**
- * How many attempts a call made and over how long, for the message of the error it ended with: `(4 attempts over
- * 122.4 s)`; nothing for a call that failed at its first attempt.
- */
-const attemptsNote = (attempts: number | undefined, elapsedMillis: number | undefined): string =>
-  attempts === undefined || attempts < 2
-    ? ""
-    : ` (${attempts} attempts${elapsedMillis === undefined ? "" : ` over ${(elapsedMillis / 1000).toFixed(1)} s`})`
 
 /**
  * The fields every error of a request carries about its retries.
@@ -49,10 +41,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("@erp-client/
   serverMessage: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    const said = this.serverMessage === undefined ? "" : `: ${this.serverMessage}`
-    return this.status === undefined
-      ? `${this.endpoint}: the API key was refused (Unauthorized)${said}`
-      : `${this.endpoint}: the API key was refused (HTTP ${this.status}${said})`
+    return ErrorText.unauthorized(this)
   }
 }
 
@@ -72,7 +61,7 @@ export class NotFound extends Schema.TaggedError<NotFound>("@erp-client/core/Not
   selector: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `${this.endpoint}: not found${this.selector === undefined ? "" : ` (${this.selector})`}`
+    return ErrorText.notFound(this)
   }
 }
 
@@ -120,60 +109,8 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@erp-client/co
   ...Attempts
 }) {
   override get message(): string {
-    const needed = this.neededMillis === undefined ? undefined : Math.round(this.neededMillis)
-    if (this.maxWaitMillis !== undefined) {
-      // Whether anything went out, and what came back: a bounded call fails at once, before or after a 429.
-      const sent = this.attempts === 0
-        ? "nothing was sent"
-        : `${plural(this.attempts ?? 1, "request was", "requests were")} sent${
-          this.tooManyRequests === undefined || this.tooManyRequests === 0
-            ? ""
-            : `, ${this.tooManyRequests === (this.attempts ?? 1) ? "" : `${this.tooManyRequests} `}answered 429; ${
-              serverSaid(this)
-            }`
-        }`
-      return `${this.endpoint}: rate limited: the call may wait ${Math.round(this.maxWaitMillis)} ms for the limit${
-        needed === undefined ? "" : ` and would have waited ${needed} ms`
-      }; ${sent}`
-    }
-    if (this.retryAfter !== undefined && needed !== undefined && this.budgetMillis !== undefined) {
-      return `${this.endpoint}: rate limited: the server asked to wait ${
-        seconds(needed)
-      } (Retry-After: ${this.retryAfter}), past the rate-limit budget of ${seconds(this.budgetMillis)}: not waited for${
-        attemptsNote(this.attempts, this.elapsedMillis)
-      }`
-    }
-    return `${this.endpoint}: rate limited past the retry budget after waiting ${Math.round(this.waitedMillis)} ms${
-      needed === undefined ? "" : `, would have waited ${needed} ms more`
-    }${attemptsNote(this.attempts, this.elapsedMillis)}; ${serverSaid(this)}`
+    return ErrorText.rateLimited(this)
   }
-}
-
-/** `3600 s`, `1.5 s`: whole seconds as such, else to a tenth. */
-const seconds = (millis: number): string => {
-  const tenths = Math.round(millis / 100)
-  return `${tenths % 10 === 0 ? tenths / 10 : (tenths / 10).toFixed(1)} s`
-}
-
-const plural = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`
-
-/** What the server said of its limit, only what it said: `the server said: limit 10, remaining 0, …`. */
-const serverSaid = (error: RateLimited): string => {
-  const said = [
-    ...(error.retryAfter === undefined ? [] : [`Retry-After: ${error.retryAfter}`]),
-    ...(error.limit === undefined ? [] : [`limit ${error.limit}`]),
-    ...(error.remaining === undefined ? [] : [`remaining ${error.remaining}`]),
-    ...(error.serverReset === undefined
-      ? []
-      : [
-        `X-RateLimit-Reset: ${error.serverReset}${
-          error.resetAt === undefined ? "" : ` (read as ${new Date(error.resetAt).toISOString()})`
-        }`
-      ])
-  ]
-  return said.length === 0
-    ? "the server did not say its limit or when to come back"
-    : `the server said: ${said.join(", ")}`
 }
 
 /**
@@ -195,7 +132,7 @@ export class ApiError extends Schema.TaggedError<ApiError>("@erp-client/core/Api
   serverMessage: Schema.NullOr(Schema.String)
 }) {
   override get message(): string {
-    return `${this.endpoint}: the server reported an error (code ${this.code}): ${this.serverMessage ?? "no message"}`
+    return ErrorText.apiError(this)
   }
 }
 
@@ -225,12 +162,7 @@ export class DecodeError extends Schema.TaggedError<DecodeError>("@erp-client/co
   ...Attempts
 }) {
   override get message(): string {
-    const record = this.offset === undefined
-      ? ""
-      : ` (record at offset ${this.offset}${this.recordId === undefined ? "" : `, id ${String(this.recordId)}`})`
-    return `${this.endpoint}: cannot decode ${this.path === "" ? "the body" : this.path}${record}: ${this.reason}${
-      attemptsNote(this.attempts, this.elapsedMillis)
-    }`
+    return ErrorText.decodeError(this)
   }
 }
 
@@ -258,9 +190,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("@erp-cli
   }
 ) {
   override get message(): string {
-    return `${this.method} ${this.endpoint}: transport failure: ${this.description}${
-      attemptsNote(this.attempts, this.elapsedMillis)
-    }`
+    return ErrorText.transportError(this)
   }
 }
 
@@ -285,9 +215,7 @@ export class TimeoutError extends Schema.TaggedError<TimeoutError>("@erp-client/
   ...Attempts
 }) {
   override get message(): string {
-    return `${this.method} ${this.endpoint}: no complete response within ${this.timeoutMillis} ms${
-      attemptsNote(this.attempts, this.elapsedMillis)
-    }`
+    return ErrorText.timeoutError(this)
   }
 }
 
@@ -325,20 +253,7 @@ export class HttpStatusError extends Schema.TaggedError<HttpStatusError>("@erp-c
   }
 ) {
   override get message(): string {
-    const asked = this.neededMillis === undefined || this.budgetMillis === undefined
-      ? ""
-      : `; the server asked to wait ${seconds(this.neededMillis)}, which would end past the retry budget of ${
-        seconds(this.budgetMillis)
-      }: not waited for`
-    return `${this.method} ${this.endpoint}: unexpected HTTP status ${this.status}${
-      this.serverMessage === undefined ? "" : ` (the server said: ${this.serverMessage})`
-    }${
-      this.status >= 300 && this.status < 400
-        ? " (redirects are not followed: the API key stays with the base URL)"
-        : ""
-    }${this.retryAfter === undefined ? "" : ` (Retry-After: ${this.retryAfter})`}${asked}${
-      attemptsNote(this.attempts, this.elapsedMillis)
-    }`
+    return ErrorText.httpStatusError(this)
   }
 }
 
@@ -363,7 +278,7 @@ export class ResponseTooLarge extends Schema.TaggedError<ResponseTooLarge>("@erp
   }
 ) {
   override get message(): string {
-    return `${this.method} ${this.endpoint}: the response body is larger than ${this.limitBytes} bytes`
+    return ErrorText.responseTooLarge(this)
   }
 }
 
@@ -387,7 +302,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@erp-cli
   }
 ) {
   override get message(): string {
-    return `${this.endpoint}: invalid request: ${this.reason}`
+    return ErrorText.invalidRequest(this)
   }
 }
 
@@ -411,8 +326,7 @@ export class PagingDrift extends Schema.TaggedError<PagingDrift>("@erp-client/co
   requests: Schema.Number
 }) {
   override get message(): string {
-    return `${this.endpoint}: the list changed faster than paging could follow: no page near offset ${this.offset} ` +
-      `overlaps the records already read after ${this.requests} extra requests (a larger overlap tolerates more change)`
+    return ErrorText.pagingDrift(this)
   }
 }
 
@@ -436,7 +350,7 @@ export class PagingLoop extends Schema.TaggedError<PagingLoop>("@erp-client/core
   reason: Schema.String
 }) {
   override get message(): string {
-    return `${this.endpoint}: paging stopped at offset ${this.offset}: ${this.reason}`
+    return ErrorText.pagingLoop(this)
   }
 }
 
@@ -480,6 +394,6 @@ export class RateLimiterUnavailable extends Schema.TaggedError<RateLimiterUnavai
   description: Schema.String
 }) {
   override get message(): string {
-    return `${this.endpoint}: the rate limiter's store failed: ${this.description}`
+    return ErrorText.rateLimiterUnavailable(this)
   }
 }

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as Kernel from "@erp-client/kernel/ListQuery"
 import * as Either from "effect/Either"
 import { InvalidRequest } from "./ErpError.js"
 
@@ -12,7 +13,7 @@ import { InvalidRequest } from "./ErpError.js"
  * @since 0.1.0
  * @category Models
  */
-export type ConditionValue = string | number | boolean
+export type ConditionValue = Kernel.ConditionValue
 
 /**
  * Conditions on record fields: `{ is_customer: 1 }` becomes `list_condition[is_customer]=1`.
@@ -20,19 +21,19 @@ export type ConditionValue = string | number | boolean
  * @since 0.1.0
  * @category Models
  */
-export type Conditions = Readonly<Record<string, ConditionValue>>
+export type Conditions = Kernel.Conditions
 
 /**
  * @since 0.1.0
  * @category Models
  */
-export interface ListQuery {
-  readonly offset: number
-  readonly count: number
-  readonly where?: Conditions | undefined
-}
+export type ListQuery = Kernel.ListQuery
 
-const FIELD = /^[A-Za-z0-9_]+$/
+/**
+ * A kernel check's refusal as the `InvalidRequest` of `endpoint`.
+ */
+const checked = <A>(endpoint: string, check: Kernel.Checked<A>): Either.Either<A, InvalidRequest> =>
+  check.ok ? Either.right(check.value) : Either.left(new InvalidRequest({ endpoint, reason: check.reason }))
 
 /**
  * Encodes a condition value the way the server compares it.
@@ -49,8 +50,7 @@ const FIELD = /^[A-Za-z0-9_]+$/
  * @since 0.1.0
  * @category Encoding
  */
-export const conditionValue = (value: ConditionValue): string =>
-  typeof value === "boolean" ? (value ? "1" : "0") : String(value)
+export const conditionValue: (value: ConditionValue) => string = Kernel.conditionValue
 
 /**
  * Checks conditions before anything is sent (docs/ARCHITECTURE.md, "Queries"): field names are restricted to
@@ -77,25 +77,8 @@ export const conditionValue = (value: ConditionValue): string =>
 export const validateConditions = (
   endpoint: string,
   where: Conditions | undefined
-): Either.Either<ReadonlyArray<readonly [string, string]>, InvalidRequest> => {
-  const params: Array<readonly [string, string]> = []
-  if (where === undefined) return Either.right(params)
-  for (const [field, value] of Object.entries(where)) {
-    if (!FIELD.test(field)) {
-      return Either.left(
-        new InvalidRequest({
-          endpoint,
-          reason: `condition field ${JSON.stringify(field)} is not made of A-Z, a-z, 0-9 and _`
-        })
-      )
-    }
-    if (typeof value === "number" && !Number.isFinite(value)) {
-      return Either.left(new InvalidRequest({ endpoint, reason: `condition ${field} is not a finite number` }))
-    }
-    params.push([`list_condition[${field}]`, conditionValue(value)])
-  }
-  return Either.right(params)
-}
+): Either.Either<ReadonlyArray<readonly [string, string]>, InvalidRequest> =>
+  checked(endpoint, Kernel.checkConditions(where))
 
 /**
  * Checks a page request: a non-negative integer offset and a positive integer count.
@@ -117,15 +100,7 @@ export const validatePaging = (
   endpoint: string,
   offset: number,
   count: number
-): Either.Either<void, InvalidRequest> => {
-  if (!Number.isSafeInteger(offset) || offset < 0) {
-    return Either.left(new InvalidRequest({ endpoint, reason: `list_offset must be an integer >= 0, got ${offset}` }))
-  }
-  if (!Number.isSafeInteger(count) || count < 1) {
-    return Either.left(new InvalidRequest({ endpoint, reason: `list_count must be an integer >= 1, got ${count}` }))
-  }
-  return Either.void
-}
+): Either.Either<void, InvalidRequest> => checked(endpoint, Kernel.checkPaging(offset, count))
 
 /**
  * The query parameters of one page, in the order the contract lists them. `list_offset` and `list_count` are
@@ -152,13 +127,4 @@ export const validatePaging = (
 export const toParams = (
   endpoint: string,
   query: ListQuery
-): Either.Either<ReadonlyArray<readonly [string, string]>, InvalidRequest> =>
-  Either.flatMap(
-    validatePaging(endpoint, query.offset, query.count),
-    () =>
-      Either.map(validateConditions(endpoint, query.where), (conditions) => [
-        ["list_offset", String(query.offset)] as const,
-        ["list_count", String(query.count)] as const,
-        ...conditions
-      ])
-  )
+): Either.Either<ReadonlyArray<readonly [string, string]>, InvalidRequest> => checked(endpoint, Kernel.toParams(query))

@@ -1,13 +1,15 @@
 /**
- * One page of a list endpoint, decoded record by record so a bad record is named (or set aside) on its own.
+ * One page of a list endpoint, decoded record by record so a bad record is named (or set aside) on its own. What a page
+ * must look like and which records it keeps are `@erp-client/kernel/Page`'s; this module decodes each record with its
+ * schema and names what does not match in a `DecodeError`.
  *
  * @since 0.1.0
  */
+import * as Kernel from "@erp-client/kernel/Page"
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import { catchThrows, decodeErrorFrom } from "./Envelope.js"
 import { DecodeError } from "./ErpError.js"
-import * as JsonText from "./JsonText.js"
 
 /**
  * A record that did not match the schema, kept whole so a sync can report it and lose nothing.
@@ -15,15 +17,7 @@ import * as JsonText from "./JsonText.js"
  * @since 0.1.0
  * @category Models
  */
-export interface InvalidRecord {
-  /** Position of the record in the whole list. */
-  readonly offset: number
-  /** The record as the server sent it, parsed (`JSON.parse`: numbers are floats, see `json`). */
-  readonly raw: unknown
-  /** With exact texts (`decodePage`'s `json`): the record's text exactly as the server wrote it, compact. */
-  readonly json?: string | undefined
-  readonly error: DecodeError
-}
+export type InvalidRecord = Kernel.InvalidRecord<DecodeError>
 
 /**
  * What to do with a record that does not match the schema: fail the page with a `DecodeError` that names the
@@ -32,33 +26,13 @@ export interface InvalidRecord {
  * @since 0.1.0
  * @category Models
  */
-export type InvalidRecordMode = "fail" | "collect"
+export type InvalidRecordMode = Kernel.InvalidRecordMode
 
 /**
  * @since 0.1.0
  * @category Models
  */
-export interface Page<A> {
-  readonly offset: number
-  /** The `list_count` that was asked for. */
-  readonly count: number
-  /** How many records the server sent, valid or not: paging advances by it and judges the end of the list by it. */
-  readonly received: number
-  readonly records: ReadonlyArray<A>
-  /**
-   * The valid records as the server sent them, parsed (same objects, same key order), index for index with
-   * `records`. Parsed by `JSON.parse`: a number is a float (`12345678901234567890` reads as `12345678901234567000`,
-   * `1.10` as `1.1`) and integer-like keys come first; for output that must reproduce the server's JSON, see `json`.
-   */
-  readonly raw: ReadonlyArray<unknown>
-  /**
-   * When asked for (the client's `exact` option): the text of each valid record exactly as the server wrote it,
-   * compact (whitespace outside strings removed) but otherwise as sent (number tokens, key order, string escapes),
-   * index for index with `records` and `raw`. See `JsonText`.
-   */
-  readonly json?: ReadonlyArray<string> | undefined
-  readonly invalid: ReadonlyArray<InvalidRecord>
-}
+export type Page<A> = Kernel.Page<A, DecodeError>
 
 /**
  * Whether the server sent fewer records than asked. That is not by itself the end of the list: a server may clamp
@@ -78,19 +52,7 @@ export interface Page<A> {
  * @since 0.1.0
  * @category Accessors
  */
-export const isShort = <A>(page: Page<A>): boolean => page.received < page.count
-
-// The id of a record that does not decode, to name it in the error: as sent, when the parsed number is not the
-// number sent (an id past 2^53 - 1 would otherwise be named by a neighbour's value) and the record's text is at hand.
-const idOf = (raw: unknown, json: string | undefined): unknown => {
-  const id = typeof raw === "object" && raw !== null && "id" in raw ? (raw as { readonly id: unknown }).id : undefined
-  if (typeof id !== "number" || Number.isSafeInteger(id) || json === undefined) return id
-  const members = JsonText.members(json)
-  if (Either.isLeft(members)) return id
-  let sent: string | null | undefined
-  for (const member of members.right) if (member.key === "id") sent = member.cell
-  return sent ?? id
-}
+export const isShort = <A>(page: Page<A>): boolean => Kernel.isShort(page)
 
 /**
  * Decodes the `data` of a list response into a page. `decodeRecord` should be built once per schema
@@ -129,72 +91,28 @@ export const decodePage = <A>(
   mode: InvalidRecordMode,
   json?: ReadonlyArray<string>
 ): Either.Either<Page<A>, DecodeError> => {
-  if (!Array.isArray(data)) {
-    return Either.left(
-      new DecodeError({ endpoint, path: "data", reason: `expected an array of records, got ${kindOf(data)}` })
-    )
-  }
-  if (data.length > count) {
-    // More records than asked for would make the next offset skip or repeat records: refuse the page.
-    return Either.left(
-      new DecodeError({
-        endpoint,
-        path: "data",
-        reason: `the page holds ${data.length} records but list_count was ${count}`,
-        offset
-      })
-    )
-  }
-  if (json !== undefined && json.length !== data.length) {
-    return Either.left(
-      new DecodeError({
-        endpoint,
-        path: "data",
-        reason: `${json.length} record texts were given for ${data.length} records`,
-        offset
-      })
-    )
-  }
-  const records: Array<A> = []
-  const raws: Array<unknown> = []
-  const texts: Array<string> | undefined = json === undefined ? undefined : []
-  const invalid: Array<InvalidRecord> = []
-  for (let i = 0; i < data.length; i++) {
-    const raw: unknown = data[i]
+  const page = Kernel.decodePage<A, DecodeError>(data, offset, count, mode, json, (raw, i, recordId) => {
     const decoded = catchThrows(
       endpoint,
       `data[${i}]`,
       () =>
         Either.mapLeft(
           decodeRecord(raw),
-          (error) =>
-            decodeErrorFrom(endpoint, `data[${i}]`, error, {
-              offset: offset + i,
-              recordId: idOf(raw, json?.[i])
-            })
+          (error) => decodeErrorFrom(endpoint, `data[${i}]`, error, { offset: offset + i, recordId: recordId() })
         )
     )
-    if (Either.isRight(decoded)) {
-      records.push(decoded.right)
-      raws.push(raw)
-      texts?.push(json![i])
-      continue
-    }
-    const error = decoded.left
-    if (mode === "fail") return Either.left(error)
-    invalid.push(
-      json === undefined ? { offset: offset + i, raw, error } : { offset: offset + i, raw, json: json[i], error }
-    )
-  }
-  return Either.right({
-    offset,
-    count,
-    received: data.length,
-    records,
-    raw: raws,
-    ...(texts === undefined ? {} : { json: texts }),
-    invalid
+    return Either.isRight(decoded) ? { ok: true, value: decoded.right } : { ok: false, error: decoded.left }
   })
+  if (page.ok) return Either.right(page.value)
+  const { refusal } = page
+  return Either.left(
+    refusal._tag === "Record"
+      ? refusal.error
+      : new DecodeError({
+        endpoint,
+        path: "data",
+        reason: refusal.reason,
+        ...(refusal.offset === undefined ? {} : { offset: refusal.offset })
+      })
+  )
 }
-
-const kindOf = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : typeof u

@@ -21,6 +21,7 @@
  *
  * @since 0.1.0
  */
+import * as Readings from "@erp-client/kernel/Partner"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
@@ -159,10 +160,7 @@ export type StrictPartner = typeof StrictPartner.Type
  * @since 0.1.0
  * @category Accessors
  */
-export const isCustomer = (partner: Partner): boolean => {
-  const flag = partner.is_customer
-  return flag === 1 || flag === true || flag === "1"
-}
+export const isCustomer = (partner: Partner): boolean => Readings.isCustomerFlag(partner.is_customer)
 
 /**
  * The tax number as text, when there is one: a number is written out, surrounding spaces trimmed, an empty or absent
@@ -185,9 +183,5 @@ export const isCustomer = (partner: Partner): boolean => {
  * @since 0.1.0
  * @category Accessors
  */
-export const taxNumberOf = (partner: Partner): Option.Option<string> => {
-  const value = partner.tax_number
-  if (value === null || value === undefined) return Option.none()
-  const text = typeof value === "number" ? String(value) : value.trim()
-  return text === "" ? Option.none() : Option.some(text)
-}
+export const taxNumberOf = (partner: Partner): Option.Option<string> =>
+  Option.fromNullable(Readings.taxNumberText(partner.tax_number))

@@ -328,3 +328,35 @@ export const isPlain = (text: string): boolean =>
  * @category Reading
  */
 export const dataText = (body: string): Read<DataText> => scanData(body)
+
+/**
+ * The body a POST sends: a value as `JSON.stringify` writes it, or JSON text as it is (checked, so nothing else goes
+ * out: `12345678901234567890` and `1.10` stay so), or none; `reason` when `json` is not JSON (the request is refused,
+ * not sent).
+ *
+ * @example
+ * ```ts
+ * import { JsonText } from "@erp-client/kernel"
+ *
+ * console.log(JsonText.requestBody({ json: `{"amount":1.10}` })) // => { ok: true, value: '{"amount":1.10}' }
+ * console.log(JsonText.requestBody({ body: { amount: 1.1 } })) // => { ok: true, value: '{"amount":1.1}' }
+ * console.log(JsonText.requestBody({ json: "{" }).ok) // => false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Writing
+ */
+export const requestBody = (
+  options: { readonly body?: unknown; readonly json?: string | undefined } | undefined
+): { readonly ok: true; readonly value: string | undefined } | { readonly ok: false; readonly reason: string } => {
+  if (options?.json === undefined) {
+    return { ok: true, value: options?.body === undefined ? undefined : JSON.stringify(options.body) }
+  }
+  const checked = compact(options.json)
+  return checked.ok
+    ? { ok: true, value: options.json }
+    : {
+      ok: false,
+      reason: `the body is not JSON: ${checked.failure.reason} (character ${checked.failure.position})`
+    }
+}

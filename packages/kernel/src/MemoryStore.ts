@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import type { Learned } from "./ServerLimit.js"
+import { busyFrom, slotKey, slotOf, ticketKey } from "./Slots.js"
 
 /**
  * A fixed-window counter: the tokens taken and when the count lapses (epoch ms).
@@ -269,4 +270,45 @@ export const setLearned = (
   if (next === null) state.learned.delete(key)
   else state.learned.set(key, next)
   return true
+}
+
+/**
+ * A request that need not wait takes its place in one synchronous step: its ticket, its slot's counter and busy mark,
+ * the same places the limiter's steps would take (docs/rate-limit.md), read and written on the state directly. It goes
+ * only where those steps would not wait at all: the key not paused, the bound (if any) not passed, the slot's counter
+ * lapsed and the slot not busy; then the slot, and the limit it was admitted under. Anything else changes nothing and
+ * gives `undefined`: the limiter takes its steps.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * // Two slots: two requests go at once, the third must wait (its slot is spaced)
+ * const state = MemoryStore.makeState()
+ * const limits = { limit: 2, windowMillis: 1_000, slotWindowMillis: 1_050 }
+ * console.log(MemoryStore.acquireNow(state, "k", limits, 0)?.slot, MemoryStore.acquireNow(state, "k", limits, 0)?.slot)
+ * // => k:slot:0 k:slot:1
+ * console.log(MemoryStore.acquireNow(state, "k", limits, 10)) // => undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Stores
+ */
+export const acquireNow = (
+  state: State,
+  key: string,
+  limits: { readonly limit: number; readonly windowMillis: number; readonly slotWindowMillis: number },
+  nowMillis: number,
+  boundMillis?: number
+): { readonly slot: string; readonly limit: number; readonly learned: Learned | undefined } | undefined => {
+  if (holdOf(state, key) > nowMillis || (boundMillis !== undefined && nowMillis > boundMillis)) return undefined
+  const learned = learnedOf(state, key, nowMillis)
+  const limit = learned?.limit ?? limits.limit
+  const ticket = ticketKey(key)
+  const slot = slotKey(key, slotOf(nextCount(state, ticket, nowMillis), limit))
+  if (isCounting(state, slot, nowMillis) || holdOf(state, slot) > nowMillis) return undefined
+  fixedWindow(state, ticket, 1, limits.slotWindowMillis, undefined, nowMillis)
+  fixedWindow(state, slot, 1, limits.slotWindowMillis, undefined, nowMillis)
+  extendHold(state, slot, busyFrom({ startedMillis: nowMillis }, limits))
+  return { slot, limit, learned }
 }

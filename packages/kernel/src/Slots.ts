@@ -63,3 +63,69 @@ export const busyFrom = (
     request.startedMillis + windows.slotWindowMillis,
     request.endedMillis === undefined ? 0 : request.endedMillis + windows.windowMillis
   )
+
+/**
+ * The store key of a key's ticket, the counter that deals requests to slots: `${key}:ticket`. Every process and
+ * edition sharing a store reads and writes the same keys (docs/rate-limit.md, "Through Redis").
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.ticketKey("erp:0a1b:partner/list")) // => erp:0a1b:partner/list:ticket
+ * ```
+ *
+ * @since 0.1.0
+ * @category Keys
+ */
+export const ticketKey = (key: string): string => `${key}:ticket`
+
+/**
+ * The store key of a key's slot `n`: `${key}:slot:${n}` (its busy mark is the hold of this key).
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.slotKey("erp:0a1b:partner/list", 3)) // => erp:0a1b:partner/list:slot:3
+ * ```
+ *
+ * @since 0.1.0
+ * @category Keys
+ */
+export const slotKey = (key: string, slot: number): string => `${key}:slot:${slot}`
+
+/**
+ * The limiter's key of a request: `erp:${keyId}:${endpoint}`, where `keyId` is a digest of the API key (`keyIdOf`),
+ * never the key.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.limiterKey("0a1b2c3d4e5f60718293a4b5", "partner/list")) // => erp:0a1b2c3d4e5f60718293a4b5:partner/list
+ * ```
+ *
+ * @since 0.1.0
+ * @category Keys
+ */
+export const limiterKey = (keyId: string, endpoint: string): string => `erp:${keyId}:${endpoint}`
+
+/**
+ * The digest an API key is known by in the limiter's keys (and so in Redis): the first 12 bytes of its SHA-256, in hex.
+ * Processes of either edition on one key compute the same.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * Slots.keyIdOf("sk-live-4f9a2c").then((id) => console.log(id.length)) // => 24
+ * ```
+ *
+ * @since 0.1.0
+ * @category Keys
+ */
+export const keyIdOf = async (apiKey: string): Promise<string> => {
+  const bytes = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(apiKey))
+  return Array.from(new Uint8Array(bytes).subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("")
+}

@@ -1,7 +1,32 @@
 /**
  * @since 0.1.0
  */
+export * as BodyCap from "./BodyCap.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as CallState from "./CallState.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Envelope from "./Envelope.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Environment from "./Environment.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ErpRules from "./ErpRules.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ErrorText from "./ErrorText.js"
 
 /**
  * @since 0.1.0
@@ -11,7 +36,37 @@ export * as JsonText from "./JsonText.js"
 /**
  * @since 0.1.0
  */
+export * as LimiterText from "./LimiterText.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ListQuery from "./ListQuery.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as MemoryStore from "./MemoryStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Outage from "./Outage.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Page from "./Page.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Partner from "./Partner.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PlaceQueue from "./PlaceQueue.js"
 
 /**
  * @since 0.1.0
@@ -36,9 +91,19 @@ export * as ServerLimit from "./ServerLimit.js"
 /**
  * @since 0.1.0
  */
+export * as Settings from "./Settings.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as SlidingWindow from "./SlidingWindow.js"
 
 /**
  * @since 0.1.0
  */
 export * as Slots from "./Slots.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Telemetry from "./Telemetry.js"

@@ -9,8 +9,9 @@ import * as Decoder from "@erp-client/core/Decoder"
 import * as Envelope from "@erp-client/core/Envelope"
 import { DecodeError, InvalidRequest } from "@erp-client/core/ErpError"
 import * as JsonText from "@erp-client/core/JsonText"
-import * as ListQuery from "@erp-client/core/ListQuery"
 import * as Page from "@erp-client/core/Page"
+import * as Texts from "@erp-client/kernel/JsonText"
+import * as Query from "@erp-client/kernel/ListQuery"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -19,30 +20,20 @@ import type { CallError, Exact, GetOptions, PageQuery, Params, PostOptions, Serv
 import type * as Executor from "./executor.js"
 import * as Observe from "./observe.js"
 
-const ENDPOINT = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
+/** A refusal of the kernel's checks (`@erp-client/kernel/ListQuery`) as the `InvalidRequest` of `endpoint`. */
+const checked = <A>(endpoint: string, check: Query.Checked<A>): Either.Either<A, InvalidRequest> =>
+  check.ok ? Either.right(check.value) : Either.left(new InvalidRequest({ endpoint, reason: check.reason }))
 
 /**
  * Checks an endpoint path (`partner/list`): relative, made of `[A-Za-z0-9_-]` segments, so it can never leave the
  * base URL or smuggle a query.
  */
 export const validateEndpoint = (endpoint: string): Either.Either<string, InvalidRequest> =>
-  ENDPOINT.test(endpoint)
-    ? Either.right(endpoint)
-    : Either.left(
-      new InvalidRequest({ endpoint, reason: "an endpoint is a relative path of [A-Za-z0-9_-] segments" })
-    )
+  checked(endpoint, Query.checkEndpoint(endpoint))
 
 // The paging parameters, then the caller's others: those may not set what paging sets.
 const listParams = (endpoint: string, query: PageQuery): Either.Either<Params, InvalidRequest> =>
-  Either.flatMap(ListQuery.toParams(endpoint, query), (paging) => {
-    const other = query.params ?? []
-    const taken = other.find(([name]) =>
-      name === "list_offset" || name === "list_count" || name.startsWith("list_condition[")
-    )
-    return taken === undefined
-      ? Either.right([...paging, ...other])
-      : Either.left(new InvalidRequest({ endpoint, reason: `${taken[0]} is set by paging, not as a parameter` }))
-  })
+  checked(endpoint, Query.listParams(query, query.params))
 
 // The data's text as the server wrote it. The body was parsed already, so this fails only on a body `JSON.parse`
 // reads and the scanner does not, which is a fault of the scanner's worth naming rather than hiding.
@@ -55,20 +46,11 @@ const dataText = (endpoint: string, body: string): Either.Either<JsonText.DataTe
 const withText = <A>(endpoint: string, body: string, value: A): Either.Either<Exact<A>, DecodeError> =>
   Either.map(dataText(endpoint, body), (text) => ({ value, json: text.data }))
 
-// The body to send: a value as JSON.stringify writes it, or JSON text as it is (checked, so nothing else goes out).
+// The body to send (`@erp-client/kernel/JsonText`): a value as JSON.stringify writes it, or JSON text as it is.
 const bodyOf = (
   endpoint: string,
   options: PostOptions | undefined
-): Either.Either<string | undefined, InvalidRequest> => {
-  if (options?.json === undefined) {
-    return Either.right(options?.body === undefined ? undefined : JSON.stringify(options.body))
-  }
-  const json = options.json
-  return Either.match(JsonText.compact(json), {
-    onLeft: (error) => Either.left(new InvalidRequest({ endpoint, reason: `the body is not JSON: ${error.message}` })),
-    onRight: () => Either.right(json)
-  })
-}
+): Either.Either<string | undefined, InvalidRequest> => checked(endpoint, Texts.requestBody(options))
 
 /** `get`, `list` and `post` on the executor. */
 export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | "post"> => {

@@ -3,42 +3,42 @@
  * `ErpRateLimiterRedis`): one definition of "a positive integer", "a duration" and "an optional setting". A failed
  * check names the option (`timeout`, `redis.url`): the command line says which variable that is (`Environment`).
  */
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 
-/** Control characters (C0, DEL, C1): in a header value or a key they would let a value split or forge lines. */
-// eslint-disable-next-line no-control-regex
-export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-
 /** A setting that failed its check, named by its option. */
 export const invalid = (option: string, message: string): ConfigError.ConfigError =>
   ConfigError.InvalidData([option], message)
 
+/** A kernel check's answer (`@erp-client/kernel/Settings`) as an `Either` of a `ConfigError` naming the option. */
+export const checked = <A>(check: Settings.Checked<A>): Either.Either<A, ConfigError.ConfigError> =>
+  check.ok ? Either.right(check.value) : Either.left(invalid(check.option, check.message))
+
 export const positiveInt = (option: string, value: number): Either.Either<number, ConfigError.ConfigError> =>
-  Number.isSafeInteger(value) && value > 0
-    ? Either.right(value)
-    : Either.left(invalid(option, "must be a positive integer"))
+  checked(Settings.positiveInt(option, value))
 
 export const nonNegativeInt = (option: string, value: number): Either.Either<number, ConfigError.ConfigError> =>
-  Number.isSafeInteger(value) && value >= 0
-    ? Either.right(value)
-    : Either.left(invalid(option, "must be an integer >= 0"))
+  checked(Settings.nonNegativeInt(option, value))
 
 export const positiveDuration = (
   option: string,
   input: Duration.DurationInput
 ): Either.Either<Duration.Duration, ConfigError.ConfigError> => {
   const duration = Duration.decodeUnknown(input)
-  return Option.isSome(duration) && Duration.greaterThan(duration.value, Duration.zero) &&
-      Duration.isFinite(duration.value)
-    ? Either.right(duration.value)
-    : Either.left(invalid(option, "must be a positive, finite duration"))
+  return Either.map(
+    checked(
+      Settings.positiveMillis(
+        option,
+        Option.isSome(duration) && Duration.isFinite(duration.value) ? Duration.toMillis(duration.value) : undefined
+      )
+    ),
+    () => Option.getOrThrow(duration)
+  )
 }
-
-const BARE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/
 
 /**
  * A duration read from a setting: `"30 seconds"`, `"500 millis"`, or a bare number, which means seconds
@@ -47,19 +47,24 @@ const BARE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/
 export const duration = (name: string): Config.Config<Duration.Duration> =>
   Config.string(name).pipe(
     Config.mapOrFail((text) => {
-      const parsed = Duration.decodeUnknown(BARE_NUMBER.test(text) ? Number(text) * 1000 : text)
+      const parsed = Duration.decodeUnknown(Settings.bareSeconds(text) ?? text)
       return Option.isSome(parsed)
         ? Either.right(parsed.value)
         // The path is the setting's own: `Config` puts its name in front.
-        : Either.left(
-          ConfigError.InvalidData(
-            [],
-            `must be a duration: a number of seconds ("30") or "30 seconds", "500 millis"`
-          )
-        )
+        : Either.left(ConfigError.InvalidData([], Settings.DURATION_MESSAGE))
     })
   )
 
 /** A setting that may be unset: `undefined` then, so the option's default applies. */
 export const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
   Config.map(Config.option(config), Option.getOrUndefined)
+
+/** A default in milliseconds as `Duration` reads it and people write it: `5 minutes`, `60 seconds`, `200 millis`. */
+export const durationText = (
+  millis: number
+): `${number} minutes` | `${number} seconds` | `${number} second` | `${number} millis` =>
+  millis % 60_000 === 0 && millis >= 120_000
+    ? `${millis / 60_000} minutes`
+    : millis % 1000 === 0
+    ? `${millis / 1000} ${millis === 1000 ? "second" : "seconds"}`
+    : `${millis} millis`

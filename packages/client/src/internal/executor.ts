@@ -15,6 +15,8 @@ import {
   TransportError,
   Unauthorized
 } from "@erp-client/core/ErpError"
+import * as CallState from "@erp-client/kernel/CallState"
+import * as Rules from "@erp-client/kernel/Envelope"
 import * as Policy from "@erp-client/kernel/RetryPolicy"
 import * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import * as Clock from "effect/Clock"
@@ -144,14 +146,7 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
       const maxWaitMillis = options.maxWaitMillis ?? fiber.getFiberRef(currentMaxWait)
       const inFlight = fiber.getFiberRef(currentInFlight)
       return Effect.flatMap(Clock.currentTimeMillis, (startMillis) => {
-        let attempts = 0
-        let failures = 0
-        let busy = 0
-        // Answers that were 429 (`busy` counts the pauses they led to).
-        let refused = 0
-        let waitedMillis = 0
-        let lastLimit: ServerLimit.ServerLimit | undefined = undefined
-        let lastRetryAfter: string | undefined = undefined
+        const call = CallState.make(startMillis)
         // The place the last attempt had in the limit: what the limiter is told about the answer is judged against it.
         let admitted: ErpRateLimiter.Acquired | undefined = undefined
 
@@ -159,53 +154,26 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
           nowMillis: number,
           neededMillis: number | undefined,
           bounded: { readonly maxWaitMillis?: number | undefined; readonly budgetMillis?: number | undefined } = {}
-        ) =>
-          new RateLimited({
-            endpoint: target.endpoint,
-            ...(bounded.maxWaitMillis === undefined ? {} : { maxWaitMillis: bounded.maxWaitMillis }),
-            ...(bounded.budgetMillis === undefined ? {} : { budgetMillis: bounded.budgetMillis }),
-            waitedMillis,
-            attempts,
-            ...(refused === 0 ? {} : { tooManyRequests: refused }),
-            elapsedMillis: nowMillis - startMillis,
-            ...(neededMillis === undefined ? {} : { neededMillis }),
-            ...(lastLimit?.limit === undefined ? {} : { limit: lastLimit.limit }),
-            ...(lastLimit?.remaining === undefined ? {} : { remaining: lastLimit.remaining }),
-            ...(lastLimit?.reset === undefined
-              ? {}
-              : { serverReset: lastLimit.reset.raw, resetAt: lastLimit.reset.at }),
-            ...(lastRetryAfter === undefined ? {} : { retryAfter: lastRetryAfter })
-          })
+        ) => new RateLimited(CallState.rateLimitedFields(call, target.endpoint, nowMillis, neededMillis, bounded))
 
         // The error a call gives up with, saying its attempts.
         const giveUp = (last: Last, nowMillis: number, verdict: Policy.Verdict): ExecuteError => {
-          const tally = { attempts, elapsedMillis: nowMillis - startMillis }
+          const tally = CallState.tally(call, nowMillis)
           if (last._tag === "Answer") {
             const { answer } = last
             if (answer.status >= 200 && answer.status < 300 && Either.isLeft(last.envelope)) {
               return new DecodeError({ ...last.envelope.left, ...tally })
             }
-            const serverMessage = messageOf(target, answer)
-            // A gateway in front of the service refuses a key with 401 or 403: the key's refusal as the envelope's.
-            if (answer.status === 401 || answer.status === 403) {
-              return new Unauthorized({
-                endpoint: target.endpoint,
-                status: answer.status,
-                ...(serverMessage === undefined || serverMessage === "Unauthorized" ? {} : { serverMessage })
-              })
-            }
-            const retryAfter = answer.headers["retry-after"]
-            return new HttpStatusError({
-              ...target,
-              status: answer.status,
-              ...(retryAfter === undefined ? {} : { retryAfter }),
-              ...(serverMessage === undefined ? {} : { serverMessage }),
-              // The retry the server asked for would have gone past the budget: the error says the wait asked for.
-              ...(verdict._tag === "GiveUp" && verdict.why === "retry-budget" && verdict.untilMillis !== undefined
-                ? { neededMillis: verdict.untilMillis - nowMillis, budgetMillis: settings.retryBudgetMillis }
-                : {}),
-              ...tally
-            })
+            const error = CallState.statusError(
+              call,
+              target,
+              answer,
+              messageOf(target, answer),
+              verdict,
+              nowMillis,
+              settings.retryBudgetMillis
+            )
+            return error._tag === "Unauthorized" ? new Unauthorized(error.fields) : new HttpStatusError(error.fields)
           }
           const error = last.error
           switch (error._tag) {
@@ -237,10 +205,8 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
         // One attempt: the slot, the wire (in the attempt's span), the slot handed back with the time it ended.
         const once = Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(restore(acquire), (acquired) => {
-            waitedMillis += acquired.spacedMillis + acquired.pausedMillis
             admitted = acquired
-            const resend = attempts
-            attempts += 1
+            const resend = CallState.admitted(call, acquired.spacedMillis + acquired.pausedMillis)
             return restore(
               Observe.recordWait(target.endpoint, acquired).pipe(
                 Effect.zipRight(
@@ -268,65 +234,49 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
               let outcome: Policy.Outcome
               if (Either.isLeft(result)) {
                 last = { _tag: "Error", error: result.left }
-                outcome = {
-                  _tag: "NoAnswer",
-                  transient: result.left._tag === "TransportError" || result.left._tag === "TimeoutError"
-                }
+                outcome = CallState.noAnswer(result.left._tag)
               } else {
                 const answer = result.right
                 const ok = answer.status >= 200 && answer.status < 300
                 const envelope: Either.Either<Envelope.RawEnvelope | undefined, DecodeError> = ok && options.envelope
                   ? Envelope.parseBody(target.endpoint, answer.text)
                   : Either.right(undefined)
-                lastLimit = ServerLimit.parse(answer.headers, nowMillis, settings.maxServerWaitMillis)
-                lastRetryAfter = answer.status === 429 ? answer.headers["retry-after"] : undefined
-                if (answer.status === 429) refused += 1
                 last = { _tag: "Answer", answer, envelope }
-                outcome = {
-                  _tag: "Answer",
-                  status: answer.status,
-                  limit: lastLimit,
-                  retryAfterMillis: ServerLimit.retryAfter(answer.headers, nowMillis),
-                  bodyOk: Either.isRight(envelope)
-                }
+                outcome = CallState.answered(
+                  call,
+                  answer,
+                  Either.isRight(envelope),
+                  nowMillis,
+                  settings.maxServerWaitMillis
+                )
               }
               // What the answer said of the server's limit goes to the limiter first: a lower limit holds back the
               // requests queued behind this one, whatever becomes of this call.
-              const heard = outcome._tag === "Answer" && admitted !== undefined &&
-                  (outcome.status === 429 || outcome.limit.limit !== undefined)
-                ? limiter.learn(key, admitted, {
-                  serverLimit: outcome.limit.limit,
-                  tooManyRequests: outcome.status === 429,
-                  startedMillis: admitted.startedMillis
-                })
-                : Effect.void
+              const told = admitted === undefined ? undefined : CallState.heard(outcome, admitted.startedMillis)
+              const heard = told === undefined ? Effect.void : limiter.learn(key, admitted!, told)
               const unreadable = outcome._tag === "Answer" ? outcome.limit.unreadableReset : undefined
               const said = unreadable === undefined || unreadableSaid.has(target.endpoint)
                 ? Effect.void
                 : Effect.suspend(() => {
                   unreadableSaid.add(target.endpoint)
-                  return Effect.logInfo(
-                    `${target.method} ${target.endpoint}: X-RateLimit-Reset ${
-                      JSON.stringify(unreadable)
-                    } is neither a number nor a date; the server's reset is taken as unknown`
-                  )
+                  return Effect.logInfo(CallState.unreadableResetNote(target, unreadable))
                 })
               // A failing store costs what the limiter learns, never the answer at hand.
               const jitter = heard === Effect.void && said === Effect.void
                 ? Random.nextRange(0.5, 1)
                 : Effect.zipRight(Effect.zipRight(Effect.ignore(heard), said), Random.nextRange(0.5, 1))
               return Effect.flatMap(jitter, (jitter) => {
-                const verdict = Policy.decide(policy, { startMillis, failures, busy }, outcome, nowMillis, jitter)
+                const verdict = Policy.decide(policy, CallState.history(call), outcome, nowMillis, jitter)
                 switch (verdict._tag) {
                   case "Accept": {
                     const answered = last as Extract<Last, { _tag: "Answer" }>
                     return Effect.as(
-                      pauseIfServerCountsMore(lastLimit!),
+                      pauseIfServerCountsMore(call.lastLimit!),
                       { answer: answered.answer, envelope: Either.getOrUndefined(answered.envelope) }
                     )
                   }
                   case "Pause": {
-                    busy += 1
+                    call.busy += 1
                     const pause = Effect.catchTag(
                       limiter.pause(key, verdict.untilMillis),
                       "StoreFailure",
@@ -345,24 +295,18 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
                     }
                     return Effect.zipRight(
                       Effect.zipRight(
-                        Effect.logInfo(
-                          `${target.method} ${target.endpoint}: the server answered 429${
-                            describeWait(lastLimit, lastRetryAfter, nowMillis)
-                          }; trying again in ${Math.round(verdict.untilMillis - nowMillis)} ms`
-                        ),
+                        Effect.logInfo(CallState.pauseNote(call, target, verdict.untilMillis, nowMillis)),
                         pause
                       ),
                       loop
                     )
                   }
                   case "Retry":
-                    failures += 1
+                    call.failures += 1
                     return Observe.retried.pipe(
-                      Effect.zipRight(Effect.logWarning(
-                        `${describeLast(target, last)}; retrying in ${Math.round(verdict.afterMillis)} ms (attempt ${
-                          attempts + 1
-                        })`
-                      )),
+                      Effect.zipRight(
+                        Effect.logWarning(CallState.retryNote(call, describeLast(target, last), verdict.afterMillis))
+                      ),
                       Effect.zipRight(Effect.sleep(Duration.millis(verdict.afterMillis))),
                       Effect.zipRight(loop)
                     )
@@ -412,32 +356,13 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
 
 const describeLast = (target: Transport.Target, last: Last): string => {
   if (last._tag === "Error") return last.error.message
-  const { answer } = last
   if (Either.isLeft(last.envelope)) return last.envelope.left.message
-  const retryAfter = answer.headers["retry-after"]
-  const said = messageOf(target, answer)
-  return `${target.method} ${target.endpoint}: HTTP status ${answer.status}${
-    said === undefined ? "" : ` (the server said: ${said})`
-  }${retryAfter === undefined ? "" : ` (Retry-After: ${retryAfter})`}`
+  return CallState.describeAnswer(target, last.answer, messageOf(target, last.answer))
 }
 
 /** The message of an answer that is not a success but whose body is the envelope (`result.message`), if any. */
 const messageOf = (target: Transport.Target, answer: Transport.Answer): string | undefined => {
   if (answer.status >= 200 && answer.status < 300) return undefined
   const parsed = Envelope.parseBody(target.endpoint, answer.text)
-  const message = Either.isRight(parsed) ? parsed.right.result.message : undefined
-  return typeof message === "string" && message.trim() !== "" ? message : undefined
-}
-
-/** What a 429 said of when to come back, for the log line: ` (Retry-After: 5, X-RateLimit-Reset: … (in 5 s))`. */
-const describeWait = (
-  limit: ServerLimit.ServerLimit | undefined,
-  retryAfter: string | undefined,
-  nowMillis: number
-): string => {
-  const said = [
-    ...(retryAfter === undefined ? [] : [`Retry-After: ${retryAfter}`]),
-    ...(limit?.reset === undefined ? [] : [ServerLimit.describeReset(limit.reset, nowMillis)])
-  ]
-  return said.length === 0 ? "" : ` (${said.join(", ")})`
+  return Rules.serverMessage(answer.status, Either.isRight(parsed) ? parsed.right.result : undefined)
 }

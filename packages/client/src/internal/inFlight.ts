@@ -6,16 +6,13 @@
  * `Resource.lookahead` of them), and the answers queued in order behind it would wait with it. Here a waiting attempt
  * is served by its call's start, so a retry goes before the calls that started after it.
  */
+import * as PlaceQueue from "@erp-client/kernel/PlaceQueue"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 
-interface Waiter {
-  /** The start of its call (epoch ms): the smaller, the sooner. */
-  readonly priority: number
-  /** Arrival, for calls that started in the same millisecond. */
-  readonly seq: number
+interface Waiter extends PlaceQueue.Waiter {
   readonly granted: Deferred.Deferred<void>
   /** Whether a place was handed to it (it then owns one, even if it is interrupted before it goes on). */
   handed: boolean
@@ -27,14 +24,11 @@ export interface InFlight {
   readonly withPlace: <A, E, R>(priority: number, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
-const before = (a: Waiter, b: Waiter): boolean =>
-  a.priority < b.priority || (a.priority === b.priority && a.seq < b.seq)
-
 export const make = (max: number): InFlight => {
   const places = Math.max(1, Math.floor(max))
   let free = places
   let seq = 0
-  // Sorted, first served first; short (the attempts waiting), so an insertion by scan is enough.
+  // Sorted, first served first (`PlaceQueue`).
   const waiters: Array<Waiter> = []
 
   const release = (): void => {
@@ -57,15 +51,13 @@ export const make = (max: number): InFlight => {
         return Effect.void
       }
       const waiter: Waiter = { priority, seq: seq++, granted: Deferred.unsafeMake<void>(FiberId.none), handed: false }
-      let at = waiters.length
-      while (at > 0 && before(waiter, waiters[at - 1]!)) at--
-      waiters.splice(at, 0, waiter)
+      PlaceQueue.insert(waiters, waiter)
       return restore(Deferred.await(waiter.granted)).pipe(
         Effect.onInterrupt(() =>
           Effect.sync(() => {
             // Interrupted with a place handed to it: the place goes on to the next; else it leaves the queue.
             if (waiter.handed) release()
-            else if (waiters.includes(waiter)) waiters.splice(waiters.indexOf(waiter), 1)
+            else PlaceQueue.remove(waiters, waiter)
           })
         )
       )

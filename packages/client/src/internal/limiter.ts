@@ -4,6 +4,7 @@
  * ones; `ErpRateLimiter` re-exports what users see.
  */
 import type { Learned } from "@erp-client/kernel/ServerLimit"
+import { metrics } from "@erp-client/kernel/Telemetry"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
@@ -64,31 +65,11 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
 // Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts. The two times are sums over
 // requests: each request that waits adds its own wait, so requests waiting side by side add up to more than the time
 // that passed. Each request's wait, by reason, is `erp.client.rate_limit.wait.duration` (observe.ts).
-export const spacingWait = Metric.tagged(
-  Metric.counter("erp.client.rate_limit.spacing_wait", {
-    description: "time requests waited for the client-side rate limit, summed over requests (concurrent waits " +
-      "each count, so it grows faster than the clock; erp.client.rate_limit.wait.duration has each request's wait)",
-    incremental: true
-  }),
-  "unit",
-  "s"
-)
+const counter = (info: { readonly name: string; readonly description: string; readonly unit: string }) =>
+  Metric.tagged(Metric.counter(info.name, { description: info.description, incremental: true }), "unit", info.unit)
 
-export const pauseWait = Metric.tagged(
-  Metric.counter("erp.client.rate_limit.pause_wait", {
-    description: "time requests waited for pauses the server asked for, summed over requests (concurrent waits " +
-      "each count, so it grows faster than the clock; erp.client.rate_limit.wait.duration has each request's wait)",
-    incremental: true
-  }),
-  "unit",
-  "s"
-)
+export const spacingWait = counter(metrics.spacingWait)
 
-export const waits = Metric.tagged(
-  Metric.counter("erp.client.rate_limit.waits", {
-    description: "requests that waited for the rate limit",
-    incremental: true
-  }),
-  "unit",
-  "{request}"
-)
+export const pauseWait = counter(metrics.pauseWait)
+
+export const waits = counter(metrics.waits)

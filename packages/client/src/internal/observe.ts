@@ -21,7 +21,7 @@
  */
 import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type { ApiError } from "@erp-client/core/ErpError"
+import * as Telemetry from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
@@ -57,82 +57,39 @@ export const withUnit = <Type extends MetricKeyType.MetricKeyType<any, any>>(
 ) => fromKey(MetricKey.tagged(key, "unit", unit))
 
 /** The boundaries the HTTP conventions advise for `http.client.request.duration`, in seconds. */
-export const DURATION_BOUNDARIES: ReadonlyArray<number> = [
-  0.005,
-  0.01,
-  0.025,
-  0.05,
-  0.075,
-  0.1,
-  0.25,
-  0.5,
-  0.75,
-  1,
-  2.5,
-  5,
-  7.5,
-  10
-]
+export const DURATION_BOUNDARIES: ReadonlyArray<number> = Telemetry.DURATION_BOUNDARIES
+
+const { metrics } = Telemetry
 
 export const requestDuration = withUnit(
   MetricKey.histogram(
-    "http.client.request.duration",
+    metrics.requestDuration.name,
     MetricBoundaries.fromIterable(DURATION_BOUNDARIES),
-    "Duration of HTTP client requests."
+    metrics.requestDuration.description
   ),
-  "s"
+  metrics.requestDuration.unit
 )
 
-export const requests = withUnit(
-  MetricKey.counter("erp.client.requests", {
-    description: "requests sent to the ERP (every attempt), by erp.endpoint and erp.outcome (2xx, 429, 5xx, " +
-      "transport, timeout, interrupted, cancelled, ...)",
-    incremental: true
-  }),
-  "{request}"
-)
+const counter = (info: Telemetry.MetricInfo) =>
+  withUnit(MetricKey.counter(info.name, { description: info.description, incremental: true }), info.unit)
 
-export const apiErrors = withUnit(
-  MetricKey.counter("erp.client.api_errors", {
-    description: "errors the ERP reported in its answer (HTTP 200, result.code 0 or unknown), one per call, by " +
-      "erp.endpoint, erp.error.type (NotFound, Unauthorized, ApiError) and erp.result.code",
-    incremental: true
-  }),
-  "{error}"
-)
+const waitHistogram = (info: Telemetry.MetricInfo) =>
+  withUnit(
+    MetricKey.histogram(info.name, MetricBoundaries.fromIterable(Telemetry.WAIT_BOUNDARIES), info.description),
+    info.unit
+  )
 
-const WAIT_BOUNDARIES = MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 20 })
+export const requests = counter(metrics.requests)
 
-export const rateLimitWait = withUnit(
-  MetricKey.histogram(
-    "erp.client.rate_limit.wait",
-    WAIT_BOUNDARIES,
-    "time each attempt waited for the rate limit in all (ours and the server's pauses) before it was sent, 0 when " +
-      "it did not wait: one observation per attempt, by erp.endpoint"
-  ),
-  "s"
-)
+export const apiErrors = counter(metrics.apiErrors)
 
-export const rateLimitWaitDuration = withUnit(
-  MetricKey.histogram(
-    "erp.client.rate_limit.wait.duration",
-    WAIT_BOUNDARIES,
-    "time one attempt waited before it was sent, by erp.endpoint and erp.rate_limit.reason (client-limit: the " +
-      "client's own limit; server-pause: a pause the server asked for): one observation per attempt and reason that " +
-      "made it wait. Requests wait side by side, so a sum over them is not time elapsed"
-  ),
-  "s"
-)
+export const rateLimitWait = waitHistogram(metrics.rateLimitWait)
 
-export const retries = withUnit(
-  MetricKey.counter("erp.client.retries", { description: "retries after transient failures", incremental: true }),
-  "{retry}"
-)
+export const rateLimitWaitDuration = waitHistogram(metrics.rateLimitWaitDuration)
 
-export const tooManyRequests = withUnit(
-  MetricKey.counter("erp.client.too_many_requests", { description: "429 responses received", incremental: true }),
-  "{response}"
-)
+export const retries = counter(metrics.retries)
+
+export const tooManyRequests = counter(metrics.tooManyRequests)
 
 /** One retry counted. */
 export const retried: Effect.Effect<void> = Metric.increment(retries)
@@ -201,40 +158,12 @@ const waitFor = (endpoint: string, reason: ErpRateLimiter.WaitReason) =>
   withTags(rateLimitWaitDuration, [["erp.endpoint", endpoint], ["erp.rate_limit.reason", reason]])
 
 /** Which headers become attributes of the attempts' spans, by lower-case name (the key never). */
-export interface HeaderNames {
-  readonly request: ReadonlyArray<string>
-  readonly response: ReadonlyArray<string>
-}
-
-/** Headers that never become attributes, whatever was asked: the key and any other credential. */
-const NEVER = new Set(["x-api-key", "authorization", "proxy-authorization", "cookie", "set-cookie"])
+export type HeaderNames = Telemetry.HeaderNames
 
 /** The names asked for, lower case, without the ones that never become attributes. */
-export const headerNames = (
-  asked:
-    | { readonly request?: ReadonlyArray<string> | undefined; readonly response?: ReadonlyArray<string> | undefined }
-    | undefined
-): HeaderNames => {
-  const clean = (names: ReadonlyArray<string> | undefined) =>
-    [...new Set((names ?? []).map((name) => name.trim().toLowerCase()))].filter((name) =>
-      name !== "" && !NEVER.has(name)
-    )
-  return { request: clean(asked?.request), response: clean(asked?.response) }
-}
+export const headerNames = Telemetry.headerNames
 
-const headerAttributes = (
-  prefix: string,
-  names: ReadonlyArray<string>,
-  headers: Readonly<Record<string, string | undefined>>
-): Record<string, unknown> => {
-  const attributes: Record<string, unknown> = {}
-  for (const name of names) {
-    const value = headers[name]
-    // The conventions' value is the list of the header's values.
-    if (value !== undefined) attributes[`${prefix}.${name}`] = [value]
-  }
-  return attributes
-}
+const headerAttributes = Telemetry.headerAttributes
 
 /** The request headers asked for, as attributes of the current span (the attempt's). */
 export const annotateRequestHeaders = (
@@ -247,26 +176,6 @@ export const annotateRequestHeaders = (
       headerAttributes("http.request.header", names.request, request.headers as Headers.Headers)
     )
 
-// Query parameters whose values are secrets: the conventions' list (signatures of presigned URLs), and any name that
-// says so.
-const SECRET_PARAM = /^(awsaccesskeyid|signature|sig|x-goog-signature)$|key|token|secret|passw|auth/i
-
-/** `url` as `url.full` may carry it: credentials and secret query values written `REDACTED`. */
-export const fullUrl = (url: URL): string => {
-  const copy = new URL(url.toString())
-  if (copy.username !== "") copy.username = "REDACTED"
-  if (copy.password !== "") copy.password = "REDACTED"
-  let redacted = false
-  const params = new URLSearchParams()
-  for (const [name, value] of copy.searchParams) {
-    const secret = SECRET_PARAM.test(name)
-    redacted ||= secret
-    params.append(name, secret ? "REDACTED" : value)
-  }
-  if (redacted) copy.search = params.toString()
-  return copy.toString()
-}
-
 /** The name and options of one attempt's span, and the attributes of its metrics. */
 export interface AttemptSpan {
   readonly name: string
@@ -277,30 +186,11 @@ export interface AttemptSpan {
 
 /** The span options of each attempt of one request (`resend`: how many attempts came before it). */
 export const attemptSpan = (target: Transport.Target, url: URL | undefined) => {
-  const base: Record<string, unknown> = {
-    "http.request.method": target.method,
-    "erp.endpoint": target.endpoint
+  const shape = Telemetry.attemptShape(target, url)
+  return (resend: number): AttemptSpan => {
+    const { attributes, name, tags } = shape(resend)
+    return { name, tags, options: { kind: "client", captureStackTrace: false, attributes } }
   }
-  const tags: Array<readonly [string, string]> = [["http.request.method", target.method]]
-  if (url !== undefined) {
-    const address = url.hostname.replace(/^\[|\]$/g, "")
-    const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port)
-    base["server.address"] = address
-    base["server.port"] = port
-    base["url.full"] = fullUrl(url)
-    tags.push(["server.address", address], ["server.port", String(port)])
-  }
-  tags.push(["erp.endpoint", target.endpoint])
-  const name = `${target.method} ${target.endpoint}`
-  return (resend: number): AttemptSpan => ({
-    name,
-    tags,
-    options: {
-      kind: "client",
-      captureStackTrace: false,
-      attributes: resend > 0 ? { ...base, "http.request.resend_count": resend } : base
-    }
-  })
 }
 
 /**
@@ -312,21 +202,6 @@ class StatusAnswer extends Data.TaggedError("StatusAnswer")<{ readonly answer: T
     return `HTTP ${this.answer.status}`
   }
 }
-
-const outcomeOf = (error: Transport.AttemptError): string =>
-  error._tag === "TimeoutError" ? "timeout" : error._tag === "TransportError" ? "transport" : "other"
-
-// `error.type` of a failure without an answer: the conventions' `timeout`, or the client's error's tag.
-const errorTypeOf = (error: Transport.AttemptError): string => error._tag === "TimeoutError" ? "timeout" : error._tag
-
-/** `error.type` of work interrupted by anyone but the client itself: it did not complete. */
-const INTERRUPTED = "interrupted"
-
-/** `error.type` of an attempt's duration when the client cancelled it (the span itself is no error). */
-const CANCELLED = "cancelled"
-
-// `error.type` of a defect (a bug, not an outcome): the conventions' fallback value.
-const OTHER = "_OTHER"
 
 /**
  * Marks `span` cancelled by the client for `reason` and ends it now with a success: it was not wanted any more, and
@@ -351,20 +226,20 @@ const unanswered = (
   }
 ): void => {
   const failure = Cause.failureOption(cause)
-  let errorType: string
-  let outcome: string
-  if (failure._tag === "Some") {
-    errorType = errorTypeOf(failure.value)
-    outcome = outcomeOf(failure.value)
-  } else {
-    const reason = Cancel.reasonOf(cause)
-    errorType = reason !== undefined ? CANCELLED : Cause.isInterruptedOnly(cause) ? INTERRUPTED : OTHER
-    outcome = errorType === OTHER ? "other" : errorType
-    if (reason !== undefined) endCancelled(attempt.current, reason, attempt.clock.unsafeCurrentTimeNanos())
-  }
+  const reason = failure._tag === "Some" ? undefined : Cancel.reasonOf(cause)
+  const { errorType, outcome } = Telemetry.unansweredType(
+    failure._tag === "Some"
+      ? { _tag: "Failure", tag: failure.value._tag }
+      : reason !== undefined
+      ? { _tag: "Cancelled" }
+      : Cause.isInterruptedOnly(cause)
+      ? { _tag: "Interrupted" }
+      : { _tag: "Defect" }
+  )
+  if (reason !== undefined) endCancelled(attempt.current, reason, attempt.clock.unsafeCurrentTimeNanos())
   withTags(requestDuration, [...attempt.span.tags, ["error.type", errorType]]).unsafeUpdate(attempt.seconds, labels)
   byEndpoint(requests, attempt.target.endpoint, outcome).unsafeUpdate(1, labels)
-  if (errorType !== CANCELLED) attempt.current.attribute("error.type", errorType)
+  if (errorType !== Telemetry.CANCELLED) attempt.current.attribute("error.type", errorType)
 }
 
 /**
@@ -397,8 +272,7 @@ export const observeAttempt = (
                 ? [...span.tags, ["http.response.status_code", status], ["error.type", status]]
                 : [...span.tags, ["http.response.status_code", status]]
             ).unsafeUpdate(seconds(), labels)
-            const outcome = answer.status === 429 ? "429" : `${Math.floor(answer.status / 100)}xx`
-            byEndpoint(requests, target.endpoint, outcome).unsafeUpdate(1, labels)
+            byEndpoint(requests, target.endpoint, Telemetry.statusOutcome(answer.status)).unsafeUpdate(1, labels)
             if (answer.status === 429) tooManyRequests.unsafeUpdate(1, labels)
             current.attribute("http.response.status_code", answer.status)
             if (answer.status >= 400) current.attribute("error.type", status)
@@ -415,22 +289,6 @@ export const observeAttempt = (
     })).pipe(
       Effect.catchTag("StatusAnswer", (status) => Effect.succeed(status.answer))
     )
-
-/**
- * The `result.code` an error the ERP reported in its answer's envelope (HTTP 200) came with (`NotFound`,
- * `Unauthorized`, `ApiError`), or `undefined` for any other error.
- */
-const apiErrorCode = (error: { readonly _tag: string }): string | undefined => {
-  switch (error._tag) {
-    case "NotFound":
-    case "Unauthorized":
-      return "0"
-    case "ApiError":
-      return String((error as ApiError).code)
-    default:
-      return undefined
-  }
-}
 
 /**
  * `self`, one call of the client (`ErpClient.get`, `list`, `post`), in its span named `name`, ended by how the call
@@ -462,7 +320,7 @@ const callFailed = <E extends { readonly _tag: string }>(
       if (failure._tag === "Some") {
         const tag = failure.value._tag
         span.attribute("error.type", tag)
-        const code = apiErrorCode(failure.value)
+        const code = Telemetry.apiErrorCode(failure.value)
         if (code !== undefined) {
           withTags(apiErrors, [["erp.endpoint", endpoint], ["erp.error.type", tag], ["erp.result.code", code]])
             .unsafeUpdate(1, labels)
@@ -471,6 +329,6 @@ const callFailed = <E extends { readonly _tag: string }>(
       }
       const reason = Cancel.reasonOf(cause)
       if (reason !== undefined) endCancelled(span, reason, clock.unsafeCurrentTimeNanos())
-      else span.attribute("error.type", Cause.isInterruptedOnly(cause) ? INTERRUPTED : OTHER)
+      else span.attribute("error.type", Cause.isInterruptedOnly(cause) ? Telemetry.INTERRUPTED : Telemetry.OTHER)
     })
   )

@@ -4,6 +4,7 @@
  * the call with `StoreFailure`; `ErpRateLimiterRedis` decides what that means.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -28,15 +29,6 @@ export interface Connection {
   >
 }
 
-const secretsOf = (url: Redacted.Redacted<string>): ReadonlyArray<string> => {
-  try {
-    const parsed = new URL(Redacted.value(url))
-    return [Redacted.value(url), parsed.password, decodeURIComponent(parsed.password)].filter((s) => s.length > 0)
-  } catch {
-    return [Redacted.value(url)]
-  }
-}
-
 // Opens the connection for the life of the scope. Each call fails fast: no offline queue (a call while disconnected
 // fails at once), a connect and a command timeout, no retries per request; ioredis keeps reconnecting in the
 // background, so a Redis that comes back is used again.
@@ -47,8 +39,7 @@ export const connect = (
 ): Effect.Effect<Connection, never, Scope.Scope> =>
   Effect.gen(function*() {
     const timeoutMillis = Math.max(1, Math.ceil(Duration.toMillis(timeout)))
-    const secrets = secretsOf(url)
-    const redact = (text: string): string => secrets.reduce((out, secret) => out.split(secret).join("<redacted>"), text)
+    const redact = LimiterText.redactor(Redacted.value(url))
     let lastConnectionError = ""
     // ioredis, an optional peer dependency, is loaded here, on the first connection, and never by a program that
     // keeps its limit in memory, even one that imports this package's index.

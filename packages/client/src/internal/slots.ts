@@ -23,8 +23,9 @@
  * nothing while requests end within the margin.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as ServerLimit from "@erp-client/kernel/ServerLimit"
-import { busyFrom, slotOf, waitFor } from "@erp-client/kernel/Slots"
+import { busyFrom, slotKey, slotOf, ticketKey, waitFor } from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -70,9 +71,9 @@ export const make = (
       new StoreFailure({ description: storeErrorText(error) })
 
     const reserve = (key: string, limitNow: number) =>
-      store.fixedWindow({ key: `${key}:ticket`, tokens: 1, refillRate: slotWindow, limit: undefined }).pipe(
+      store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slotWindow, limit: undefined }).pipe(
         Effect.flatMap(([ticket]) => {
-          const slot = `${key}:slot:${slotOf(ticket, limitNow)}`
+          const slot = slotKey(key, slotOf(ticket, limitNow))
           return limiter.consume({
             key: slot,
             limit: 1,
@@ -96,10 +97,10 @@ export const make = (
     ): Effect.Effect<{ readonly slot: string; readonly freeAt: number }, WaitBeyondBound | StoreFailure> =>
       Effect.gen(function*() {
         const [ticket] = yield* Effect.mapError(
-          store.fixedWindow({ key: `${key}:ticket`, tokens: 1, refillRate: slotWindow, limit: undefined }),
+          store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slotWindow, limit: undefined }),
           storeFailure
         )
-        const slot = `${key}:slot:${slotOf(ticket, limitNow)}`
+        const slot = slotKey(key, slotOf(ticket, limitNow))
         const now = yield* Clock.currentTimeMillis
         const busyUntil = yield* holds.get(slot)
         if (busyUntil > now) return { slot, freeAt: busyUntil }
@@ -134,7 +135,7 @@ export const make = (
             return yield* Effect.fail(new PauseBeyondDeadline({ pausedUntil: until }))
           }
           yield* observe(key, "server-pause", until)
-          yield* Effect.logInfo(`waiting ${until - now} ms: the server asked to pause`).pipe(
+          yield* Effect.logInfo(LimiterText.pause(until - now)).pipe(
             Effect.annotateLogs("erp.limiter_key", key)
           )
           yield* Effect.sleep(Duration.millis(until - now))
@@ -142,29 +143,23 @@ export const make = (
         }
       })
 
-    // With the stores in this process's memory, a request that need not wait takes its place in one synchronous step:
-    // the same ticket, slot, counter and busy mark as the steps below would take, read and written on the state
-    // directly. It goes only where those steps would not wait at all: the key not paused, the slot's counter lapsed
-    // (its spacing would be nothing) and the slot not busy, and the bound not passed. Anything else takes the steps
-    // below from the start, having changed nothing.
+    // With the stores in this process's memory, a request that need not wait takes its place in one synchronous step
+    // (`MemoryStore.acquireNow`: the same places the steps below would take); anything else takes the steps below from
+    // the start, having changed nothing.
     const fastAcquire = (state: Memory.State, key: string, now: number, bound: number | undefined) => {
-      if (Memory.holdOf(state, key) > now || (bound !== undefined && now > bound)) return undefined
-      const learned = Memory.learnedOf(state, key, now)
-      const ticketKey = `${key}:ticket`
-      const slot = `${key}:slot:${slotOf(Memory.nextCount(state, ticketKey, now), learned?.limit ?? limit)}`
-      if (Memory.isCounting(state, slot, now) || Memory.holdOf(state, slot) > now) return undefined
-      Memory.fixedWindow(state, ticketKey, 1, slotWindowMillis, undefined, now)
-      Memory.fixedWindow(state, slot, 1, slotWindowMillis, undefined, now)
       const windows = { windowMillis, slotWindowMillis }
-      Memory.extendHold(state, slot, busyFrom({ startedMillis: now }, windows))
+      const taken = Memory.acquireNow(state, key, { limit, ...windows }, now, bound)
+      if (taken === undefined) return undefined
       const acquired: Acquired = {
         spacedMillis: 0,
         pausedMillis: 0,
         startedMillis: now,
-        limit: learned?.limit ?? limit,
-        learned,
+        limit: taken.limit,
+        learned: taken.learned,
         release: (endedMillis: number) =>
-          Effect.sync(() => Memory.extendHold(state, slot, busyFrom({ startedMillis: now, endedMillis }, windows)))
+          Effect.sync(() =>
+            Memory.extendHold(state, taken.slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+          )
       }
       return acquired
     }
@@ -182,8 +177,8 @@ export const make = (
             yield* observe(key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
             // A long wait is worth telling an operator about; the usual short spacing is not.
             yield* Effect.logWithLevel(
-              delay >= 1_000 ? LogLevel.Info : LogLevel.Debug,
-              `waiting ${delay} ms for the client-side rate limit`
+              LimiterText.spacingIsNews(delay) ? LogLevel.Info : LogLevel.Debug,
+              LimiterText.spacing(delay)
             ).pipe(
               Effect.annotateLogs("erp.limiter_key", key)
             )
@@ -258,7 +253,7 @@ export const make = (
     const inUse = (key: string) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.map(
-          Effect.forEach(Array.from({ length: limit }, (_, i) => holds.get(`${key}:slot:${i}`)), (until) => until, {
+          Effect.forEach(Array.from({ length: limit }, (_, i) => holds.get(slotKey(key, i))), (until) => until, {
             concurrency: "unbounded"
           }),
           (marks) => marks.filter((until) => until > now).length
@@ -271,21 +266,16 @@ export const make = (
         const next = ServerLimit.learn(limit, acquired.learned, heard, now, windowMillis)
         if (next === undefined) return Effect.void
         // A limit that stays (a first 429 noted, a header's renewed) is not news.
-        const news = next === null || next.limit !== acquired.limit
+        const note = LimiterText.learned({
+          configured: limit,
+          admittedUnder: acquired.limit,
+          serverLimit: heard.serverLimit,
+          window: Duration.format(window)
+        }, next)
         return Effect.flatMap(holds.setLearned(key, acquired.learned, next), (changed) =>
-          !changed || !news
+          !changed || note === undefined
             ? Effect.void
-            : Effect.logInfo(
-              next === null
-                ? `the server's limit is ${heard.serverLimit} (X-RateLimit-Limit): back to the limiter's ${limit}`
-                : heard.serverLimit !== undefined
-                ? `the server's limit is ${next.limit} per ${
-                  Duration.format(window)
-                } (X-RateLimit-Limit), lower than the limiter's ${limit}: keeping it`
-                : `the server answered 429 without saying its limit: keeping ${next.limit} per ${
-                  Duration.format(window)
-                } (was ${acquired.limit}) for ${Math.round(next.ttlMillis / 1000)} s`
-            ).pipe(Effect.annotateLogs("erp.limiter_key", key)))
+            : Effect.logInfo(note).pipe(Effect.annotateLogs("erp.limiter_key", key)))
       })
 
     const service: Service = {

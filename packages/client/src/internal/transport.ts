@@ -10,6 +10,7 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { InvalidRequest, ResponseTooLarge, TimeoutError, TransportError } from "@erp-client/core/ErpError"
+import * as BodyCap from "@erp-client/kernel/BodyCap"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -61,11 +62,9 @@ export interface Answer {
 /** How one attempt can fail without an answer. */
 export type AttemptError = TransportError | TimeoutError | ResponseTooLarge | InvalidRequest
 
-const textDecoder = new TextDecoder()
-
 /**
- * Reads the whole body, but never more than `maxBytes` of it: a declared length over the cap is refused before
- * reading, a body that turns out longer is cut off (`ResponseTooLarge`).
+ * Reads the whole body, but never more than `maxBytes` of it (`@erp-client/kernel/BodyCap` decides how): a declared
+ * length over the cap is refused before reading, a body that turns out longer is cut off (`ResponseTooLarge`).
  */
 const readCapped = (
   response: HttpClientResponse.HttpClientResponse,
@@ -75,29 +74,20 @@ const readCapped = (
 ): Effect.Effect<string, ResponseTooLarge | HttpClientError.ResponseError> =>
   Effect.suspend(() => {
     const tooLarge = () => new ResponseTooLarge({ ...target, limitBytes: maxBytes })
-    const declared = Number(headers["content-length"] ?? Number.NaN)
-    if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge())
-    const encoding = headers["content-encoding"]
-    // A declared length frames the body (HTTP reads no more than that), and nothing decompresses it into more: it
-    // can be read whole.
-    if (Number.isFinite(declared) && (encoding === undefined || encoding === "identity")) return response.text
-    // No length, or a compressed body: counted as it arrives (decompressed), and cut off past the cap.
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    return Stream.runForEach(response.stream, (chunk) => {
-      size += chunk.length
-      if (size > maxBytes) return Effect.fail(tooLarge())
-      chunks.push(chunk)
-      return Effect.void
-    }).pipe(Effect.map(() => {
-      const body = new Uint8Array(size)
-      let at = 0
-      for (const chunk of chunks) {
-        body.set(chunk, at)
-        at += chunk.length
+    switch (BodyCap.plan(headers, maxBytes)) {
+      case "too-large":
+        return Effect.fail(tooLarge())
+      case "whole":
+        return response.text
+      case "counted": {
+        const body = BodyCap.counted(maxBytes)
+        return Stream.runForEach(response.stream, (chunk) =>
+          BodyCap.add(body, chunk) ? Effect.void : Effect.fail(tooLarge()))
+          .pipe(Effect.map(() =>
+            BodyCap.text(body)
+          ))
       }
-      return textDecoder.decode(body)
-    }))
+    }
   })
 
 /** One `HttpClientError` as the client's typed error, the request and its headers (the key) left out. */

@@ -1,0 +1,342 @@
+/**
+ * The client-side rate limiter: at most `limit` request starts per (key, endpoint) in ANY interval of `window`, and
+ * pauses an endpoint when the server says its budget is spent: the Effect 3 edition's slots, keys and learned limits
+ * (docs/rate-limit.md), on Effect 4's `RateLimiterStore`.
+ *
+ * @since 0.1.0
+ */
+import type * as ServerLimit from "@erp-client/kernel/ServerLimit"
+import * as Settings from "@erp-client/kernel/Settings"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Environment from "./Environment.js"
+import * as Checks from "./internal/checks.js"
+import * as Internal from "./internal/limiter.js"
+import * as Memory from "./internal/memory.js"
+import * as Slots from "./internal/slots.js"
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Options {
+  /** Request starts allowed per window and endpoint (default 100, the contract's limit). */
+  readonly limit?: number | undefined
+  /** The server's window (default 30 seconds). */
+  readonly window?: Duration.Input | undefined
+  /**
+   * Added to the window between two uses of one slot, so that network jitter between our start and the server's
+   * clock cannot put `limit + 1` arrivals in one server window. Default: 2% of the window, at least 50 ms.
+   */
+  readonly margin?: Duration.Input | undefined
+}
+
+/**
+ * The limiter's settings, checked and with defaults filled in.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Resolved {
+  readonly limit: number
+  readonly window: Duration.Duration
+  readonly margin: Duration.Duration
+}
+
+const defaultMargin = (window: Duration.Duration): Duration.Duration =>
+  Duration.millis(Settings.defaultMarginMillis(Duration.toMillis(window)))
+
+/**
+ * Checks options and fills in the defaults: 100 requests per 30 seconds, the contract's limit.
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiter } from "@erp-client/effect4-client"
+ * import { Duration, Result } from "effect"
+ *
+ * // The margin defaults to 2% of the window
+ * const limits = Result.getOrThrow(ErpRateLimiter.resolve({ limit: 50, window: "10 seconds" }))
+ * console.log(limits.limit, Duration.toMillis(limits.margin)) // => 50 200
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const resolve = (options: Options = {}): Result.Result<Resolved, Config.ConfigError> =>
+  Result.gen(function*() {
+    const window = yield* Checks.positiveDuration("window", options.window ?? Settings.defaults.windowMillis)
+    return {
+      limit: yield* Checks.positiveInt("limit", options.limit ?? Settings.defaults.limit),
+      window,
+      margin: options.margin === undefined ? defaultMargin(window) : Duration.fromInputUnsafe(options.margin)
+    }
+  })
+
+/**
+ * The limit from the environment: `ERP_RATE_LIMIT` (requests per window) and `ERP_RATE_WINDOW` (`"30 seconds"`, or a
+ * bare number of seconds), both optional.
+ *
+ * @since 0.1.0
+ * @category Config
+ */
+export const fromEnv: Config.Config<Options> = Config.all({
+  limit: Checks.optional(Config.Int(Environment.limiter.limit)),
+  window: Checks.optional(Checks.duration(Environment.limiter.window))
+})
+
+/**
+ * What one `acquire` cost (time spent waiting for our own spacing and for pauses the server asked for), and how to
+ * hand its slot back.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Acquired {
+  readonly spacedMillis: number
+  readonly pausedMillis: number
+  /** When the request was let go (epoch ms). */
+  readonly startedMillis: number
+  /** The limit the request was admitted under: the limiter's own, or a lower one learned from the server. */
+  readonly limit: number
+  /** The limit learned from the server for the key when the request was admitted, if any (see `learn`). */
+  readonly learned: Learned | undefined
+  /**
+   * Call once the request has ended, with the time (epoch ms) it ended: its answer read, or it failed or was
+   * abandoned. The server saw the request at the latest then, so the slot stays busy for one window after it:
+   * a request held up between `acquire` and the wire (a busy event loop, a slow connect) cannot bring the slot's
+   * next request within a window of it as the server counts. Not calling it only loses that protection.
+   */
+  readonly release: (endedMillis: number) => Effect.Effect<void, StoreFailure>
+}
+
+/**
+ * `acquire` would have to wait past the caller's deadline for a pause the server asked for.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const PauseBeyondDeadline = Internal.PauseBeyondDeadline
+
+/**
+ * @since 0.1.0
+ * @category Errors
+ */
+export type PauseBeyondDeadline = Internal.PauseBeyondDeadline
+
+/**
+ * A bounded `acquire` could not start its request by its bound: `startsAt` (epoch ms) is the earliest it could have.
+ * It took no place in the limit.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const WaitBeyondBound = Internal.WaitBeyondBound
+
+/**
+ * @since 0.1.0
+ * @category Errors
+ */
+export type WaitBeyondBound = Internal.WaitBeyondBound
+
+/**
+ * The limiter's store failed (only possible with a remote store).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const StoreFailure = Internal.StoreFailure
+
+/**
+ * @since 0.1.0
+ * @category Errors
+ */
+export type StoreFailure = Internal.StoreFailure
+
+/**
+ * A limit learned from the server for a key, lower than the limiter's own: `limit`, since when (epoch ms), and how
+ * long it holds unless heard again.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Learned = ServerLimit.Learned
+
+/**
+ * What one answer said of the server's limit: `X-RateLimit-Limit` when sent, whether it was a 429, and when its
+ * request started (epoch ms).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Heard = ServerLimit.Heard
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Service {
+  readonly limit: number
+  readonly window: Duration.Duration
+  readonly margin: Duration.Duration
+  /**
+   * Waits until a request under `key` may start, then returns. `deadline` (epoch ms) bounds how long it waits for
+   * server-requested pauses; our own spacing is not bounded by it (it is bounded by the queue in front of us).
+   * `bound` (epoch ms) bounds the whole wait: a request that could not start by then fails at once with
+   * `WaitBeyondBound`, taking no place in the limit.
+   */
+  readonly acquire: (
+    key: string,
+    deadline?: number,
+    bound?: number
+  ) => Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure>
+  /**
+   * Tells the limiter what the answer to a request it admitted (`acquired`) said of the server's limit. A limit lower
+   * than its own (`X-RateLimit-Limit`, or guessed by halving at a 429 that does not say it) is kept for `key`, shared
+   * like the rest of its store, and requests are dealt to that many slots (docs/ARCHITECTURE.md, "Rate limit").
+   */
+  readonly learn: (key: string, acquired: Acquired, heard: Heard) => Effect.Effect<void, StoreFailure>
+  /** Pauses `key` until `untilMillis` (epoch ms); a later pause wins over an earlier one. */
+  readonly pause: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
+  /**
+   * How many requests under `key` the limiter counts against the current window: those started within the last
+   * window (or ended within it), by every user of its store. Compared with the count the server reports, it tells
+   * whether someone else spends the same budget.
+   */
+  readonly inUse: (key: string) => Effect.Effect<number, StoreFailure>
+}
+
+/**
+ * @since 0.1.0
+ * @category Services
+ */
+export class ErpRateLimiter extends Context.Service<ErpRateLimiter, Service>()(
+  "@erp-client/effect4-client/ErpRateLimiter"
+) {}
+
+/**
+ * Why a request waited: our own spacing (`"client-limit"`) or a pause the server asked for (`"server-pause"`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type WaitReason = Internal.WaitReason
+
+/**
+ * Told about every wait before it starts, e.g. to show progress. Optional: provide it to the limiter's layer.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
+export const WaitObserver = Internal.WaitObserver
+
+/**
+ * @since 0.1.0
+ * @category Services
+ */
+export type WaitObserver = Internal.WaitObserver
+
+/**
+ * Time spent waiting for our own spacing, `erp.client.rate_limit.spacing_wait`, in seconds, monotonic: a sum over
+ * requests, each adding its own wait, so requests waiting side by side add up to more than the time that passed (eight
+ * requests waiting one second together add eight). Each request's wait is `ErpClient.rateLimitWaitDuration`.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const spacingWait = Internal.spacingWait
+
+/**
+ * Time spent waiting for pauses the server asked for (429, `X-RateLimit-Remaining: 0`),
+ * `erp.client.rate_limit.pause_wait`, in seconds, monotonic: a sum over requests, as `spacingWait` is (a pause of one
+ * second that holds eight requests adds eight). Each request's wait is `ErpClient.rateLimitWaitDuration`.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const pauseWait = Internal.pauseWait
+
+/**
+ * Requests that had to wait at all, `erp.client.rate_limit.waits`, unit `{request}`, monotonic.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const waits = Internal.waits
+
+/**
+ * A limiter in this process's memory: at most `limit` request starts per key in ANY interval of `window`, whatever
+ * the server's window alignment, shared by the fibers that use it (`internal/slots.ts` tells how, and
+ * docs/ARCHITECTURE.md, "Rate limit", why a token bucket or a fixed window would not do).
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiter } from "@erp-client/effect4-client"
+ * import { Clock, Effect } from "effect"
+ *
+ * // Requests of your own under the limit: acquire a place, send, hand it back
+ * const program = Effect.gen(function*() {
+ *   const limiter = yield* ErpRateLimiter.make({ limit: 10, window: "1 second" })
+ *   const { release } = yield* limiter.acquire("reports:partner/list")
+ *   // … send the request …
+ *   yield* release(yield* Clock.currentTimeMillis)
+ *   return yield* limiter.inUse("reports:partner/list")
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<Service, Config.ConfigError> =>
+  Effect.flatMap(Effect.fromResult(resolve(options)), (resolved) => Effect.provide(Slots.make(resolved), Memory.layer))
+
+/**
+ * The limiter in this process's memory, shared by every fiber of the client it is provided to. For several processes
+ * on one API key, use `ErpRateLimiterRedis` instead.
+ *
+ * @example
+ * ```ts
+ * import { ErpClient, ErpRateLimiter } from "@erp-client/effect4-client"
+ * import { Layer, Redacted } from "effect"
+ * import { FetchHttpClient } from "effect/http"
+ *
+ * // 60 of the contract's 100 requests per 30 seconds, leaving the rest to another tool on the same key
+ * const ErpLive = ErpClient.layer({
+ *   baseUrl: "https://erp.example.com/api/",
+ *   apiKey: Redacted.make("sk-live-4f9a2c")
+ * }).pipe(
+ *   Layer.provide(ErpRateLimiter.layer({ limit: 60, window: "30 seconds" })),
+ *   Layer.provide(FetchHttpClient.layer)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, Config.ConfigError> =>
+  Layer.effect(ErpRateLimiter, make(options))
+
+/**
+ * The limiter in memory, its limit read through `Config` (from the environment by default: see `fromEnv`).
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiter } from "@erp-client/effect4-client"
+ * import { Config } from "effect"
+ *
+ * // ERP_RATE_LIMIT and ERP_RATE_WINDOW, or the contract's 100 per 30 seconds without them
+ * const RateLimitLive = ErpRateLimiter.layerConfig()
+ *
+ * // Or a variable of your own
+ * const CrmRateLimit = ErpRateLimiter.layerConfig({ limit: Config.Int("CRM_ERP_RATE_LIMIT") })
+ * ```
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerConfig = (
+  config: Config.Wrap<Options> = fromEnv
+): Layer.Layer<ErpRateLimiter, Config.ConfigError> => Layer.unwrap(Effect.map(Config.unwrap(config), layer))

@@ -1,0 +1,151 @@
+/**
+ * The calls of `ErpClient`: a request built for an endpoint (its path and query checked by
+ * `@erp-client/kernel/ListQuery`), run by the executor (which hands back the envelope it checked, with the body it came
+ * in), the envelope judged (`Envelope`), the data decoded (`Decoder`, `Page`), each call in its span
+ * (`Observe.observeCall`). In exact mode the data's text is also read from the body as written
+ * (`JsonText`), only then: the default path pays nothing for it.
+ */
+import * as Decoder from "@erp-client/effect4-core/Decoder"
+import type * as Envelope from "@erp-client/effect4-core/Envelope"
+import * as EnvelopeDecoding from "@erp-client/effect4-core/Envelope"
+import type { InvalidRequest } from "@erp-client/effect4-core/ErpError"
+import { DecodeError } from "@erp-client/effect4-core/ErpError"
+import * as JsonText from "@erp-client/effect4-core/JsonText"
+import { checked } from "@erp-client/effect4-core/ListQuery"
+import * as Page from "@erp-client/effect4-core/Page"
+import * as Texts from "@erp-client/kernel/JsonText"
+import * as Query from "@erp-client/kernel/ListQuery"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import type { CallError, Exact, GetOptions, PageQuery, Params, PostOptions, Service } from "../ErpClient.js"
+import type * as Executor from "./executor.js"
+import * as Observe from "./observe.js"
+
+/**
+ * Checks an endpoint path (`partner/list`): relative, made of `[A-Za-z0-9_-]` segments, so it can never leave the
+ * base URL or smuggle a query.
+ */
+export const validateEndpoint = (endpoint: string): Result.Result<string, InvalidRequest> =>
+  checked(endpoint, Query.checkEndpoint(endpoint))
+
+// The paging parameters, then the caller's others: those may not set what paging sets.
+const listParams = (endpoint: string, query: PageQuery): Result.Result<Params, InvalidRequest> =>
+  checked(endpoint, Query.listParams(query, query.params))
+
+// The data's text as the server wrote it. The body was parsed already, so this fails only on a body `JSON.parse`
+// reads and the scanner does not, which is a fault of the scanner's worth naming rather than hiding.
+const dataText = (endpoint: string, body: string): Result.Result<JsonText.DataText, DecodeError> =>
+  Result.mapError(
+    JsonText.dataText(body),
+    (error) => new DecodeError({ endpoint, path: "", reason: `the body cannot be read as written: ${error.message}` })
+  )
+
+const withText = <A>(endpoint: string, body: string, value: A): Result.Result<Exact<A>, DecodeError> =>
+  Result.map(dataText(endpoint, body), (text) => ({ value, json: text.data }))
+
+// The body to send (`@erp-client/kernel/JsonText`): a value as JSON.stringify writes it, or JSON text as it is.
+const bodyOf = (
+  endpoint: string,
+  options: PostOptions | undefined
+): Result.Result<string | undefined, InvalidRequest> => checked(endpoint, Texts.requestBody(options))
+
+/** `get`, `list` and `post` on the executor. */
+export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | "post"> => {
+  const call = (
+    method: "GET" | "POST",
+    endpoint: string,
+    params: Params,
+    body: string | undefined,
+    maxWaitMillis?: number
+  ): Effect.Effect<readonly [Envelope.RawEnvelope, string], Executor.ExecuteError | InvalidRequest> =>
+    Result.match(validateEndpoint(endpoint), {
+      onFailure: Effect.fail,
+      onSuccess: (path) => {
+        let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
+        if (params.length > 0) request = HttpClientRequest.setUrlParams(request, params)
+        if (method === "POST" && body !== undefined) {
+          request = HttpClientRequest.bodyText(request, body, "application/json")
+        }
+        return execute(request, { envelope: true, maxWaitMillis }).pipe(
+          // The executor checked the envelope of every 2xx answer it hands back; the body comes with it.
+          Effect.map((exchange) => [exchange.envelope!, exchange.answer.text] as const),
+          Effect.tap(([envelope]) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
+        )
+      }
+    })
+
+  const get = (<A>(
+    endpoint: string,
+    schema: Schema.Decoder<A>,
+    options?: GetOptions & { readonly exact?: boolean | undefined }
+  ) => {
+    const decode = Decoder.make(schema)
+    const maxWait = options?.maxWait === undefined
+      ? undefined
+      : Duration.toMillis(Duration.fromInputUnsafe(options.maxWait))
+    return call("GET", endpoint, options?.params ?? [], undefined, maxWait).pipe(
+      Effect.flatMap(([envelope, text]) => {
+        const decoded = EnvelopeDecoding.decodeEnvelope(endpoint, envelope, decode, options?.selector)
+        return Effect.fromResult<A | Exact<A>, CallError>(
+          options?.exact === true ? Result.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded
+        )
+      }),
+      (effect) => Observe.observeCall(effect, "ErpClient.get", endpoint, { "erp.endpoint": endpoint })
+    )
+  }) as Service["get"]
+
+  const list: Service["list"] = (endpoint, schema, query) => {
+    const decode = Decoder.make(schema)
+    return Result.match(listParams(endpoint, query), {
+      onFailure: Effect.fail,
+      onSuccess: (params) =>
+        call("GET", endpoint, params, undefined).pipe(
+          Effect.flatMap(([envelope, text]) =>
+            Effect.fromResult(Result.flatMap(EnvelopeDecoding.toData(endpoint, envelope), (data) => {
+              const mode = query.invalidRecords ?? "fail"
+              if (query.exact !== true || !Array.isArray(data)) {
+                return Page.decodePage(endpoint, decode, data, query.offset, query.count, mode)
+              }
+              return Result.flatMap(
+                dataText(endpoint, text),
+                (exact) => Page.decodePage(endpoint, decode, data, query.offset, query.count, mode, exact.elements)
+              )
+            }))
+          ),
+          Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
+          (effect) =>
+            Observe.observeCall(effect, "ErpClient.list", endpoint, {
+              "erp.endpoint": endpoint,
+              "erp.list_offset": query.offset,
+              "erp.list_count": query.count
+            })
+        )
+    })
+  }
+
+  const post = (<A>(
+    endpoint: string,
+    schema: Schema.Decoder<A>,
+    options?: PostOptions & { readonly exact?: boolean | undefined }
+  ) => {
+    const decode = Decoder.make(schema)
+    return Result.match(bodyOf(endpoint, options), {
+      onFailure: Effect.fail,
+      onSuccess: (body) =>
+        call("POST", endpoint, options?.params ?? [], body).pipe(
+          Effect.flatMap(([envelope, text]) => {
+            const decoded = EnvelopeDecoding.decodeEnvelope(endpoint, envelope, decode)
+            return Effect.fromResult<A | Exact<A>, CallError>(
+              options?.exact === true ? Result.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded
+            )
+          }),
+          (effect) => Observe.observeCall(effect, "ErpClient.post", endpoint, { "erp.endpoint": endpoint })
+        )
+    })
+  }) as Service["post"]
+
+  return { get, list, post }
+}

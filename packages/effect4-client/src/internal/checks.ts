@@ -1,0 +1,64 @@
+/**
+ * The checks and `Config` readers shared by the client's settings modules (`ErpConfig`, `ErpRateLimiter`,
+ * `ErpRateLimiterRedis`): the kernel's checks (`@erp-client/kernel/Settings`) as Effect 4's `Config.ConfigError`,
+ * which names the option (`timeout`, `redis.url`) in its path; the command line says which variable that is
+ * (`Environment`).
+ */
+import * as Settings from "@erp-client/kernel/Settings"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+
+/** A setting that failed its check, named by its option. */
+export const invalid = (path: ReadonlyArray<string>, message: string): Config.ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(new SchemaIssue.Pointer(path, new SchemaIssue.InvalidValue({ message })))
+  )
+
+/** A kernel check's answer as a `Result` of a `ConfigError` naming the option. */
+export const checked = <A>(check: Settings.Checked<A>): Result.Result<A, Config.ConfigError> =>
+  check.ok ? Result.succeed(check.value) : Result.fail(invalid([check.option], check.message))
+
+export const positiveInt = (option: string, value: number): Result.Result<number, Config.ConfigError> =>
+  checked(Settings.positiveInt(option, value))
+
+export const nonNegativeInt = (option: string, value: number): Result.Result<number, Config.ConfigError> =>
+  checked(Settings.nonNegativeInt(option, value))
+
+export const positiveDuration = (
+  option: string,
+  input: Duration.Input
+): Result.Result<Duration.Duration, Config.ConfigError> => {
+  const duration = Duration.fromInput(input)
+  return Result.map(
+    checked(
+      Settings.positiveMillis(
+        option,
+        Option.isSome(duration) && Duration.isFinite(duration.value) ? Duration.toMillis(duration.value) : undefined
+      )
+    ),
+    Duration.millis
+  )
+}
+
+/**
+ * A duration read from a setting: `"30 seconds"`, `"500 millis"`, or a bare number, which means seconds
+ * (`ERP_RATE_WINDOW=30`), as users of such variables expect.
+ */
+export const duration = (name: string): Config.Config<Duration.Duration> =>
+  Config.String(name).pipe(
+    Config.mapEffect((text) => {
+      const parsed = Duration.fromInput((Settings.bareSeconds(text) ?? text) as Duration.Input)
+      return Option.isSome(parsed)
+        ? Effect.succeed(parsed.value)
+        : Effect.fail(invalid([name], Settings.DURATION_MESSAGE))
+    })
+  )
+
+/** A setting that may be unset: `undefined` then, so the option's default applies. */
+export const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
+  Config.map(Config.option(config), Option.getOrUndefined)

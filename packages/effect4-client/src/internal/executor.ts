@@ -1,0 +1,372 @@
+/**
+ * The executor: one call from its first attempt to its answer or its error, and the one place that owns the call's
+ * budgets (docs/ARCHITECTURE.md, "The data path"). Each attempt waits for the limiter, goes on the wire in its own
+ * span, hands the slot back, and is judged by `@erp-client/kernel/RetryPolicy`; the call's bookkeeping, its errors'
+ * fields and its log lines are `@erp-client/kernel/CallState`'s. The executor only wires those decisions to Effect 4's
+ * clock, the limiter and the wire, as the Effect 3 edition's does.
+ */
+import * as Envelope from "@erp-client/effect4-core/Envelope"
+import {
+  DecodeError,
+  HttpStatusError,
+  RateLimited,
+  RateLimiterUnavailable,
+  TimeoutError,
+  TransportError,
+  Unauthorized
+} from "@erp-client/effect4-core/ErpError"
+import * as CallState from "@erp-client/kernel/CallState"
+import * as Rules from "@erp-client/kernel/Envelope"
+import * as Policy from "@erp-client/kernel/RetryPolicy"
+import * as ServerLimit from "@erp-client/kernel/ServerLimit"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Random from "effect/Random"
+import * as Result from "effect/Result"
+import type * as Tracer from "effect/Tracer"
+import type { RequestError } from "../ErpClient.js"
+import type * as ErpRateLimiter from "../ErpRateLimiter.js"
+import type * as InFlight from "./inFlight.js"
+import * as Observe from "./observe.js"
+import type * as Transport from "./transport.js"
+
+/** What a call asks of its answer. */
+export interface CallOptions {
+  /** Check that a 2xx body is the envelope (every ERP endpoint); a broken one is retried like a reset connection. */
+  readonly envelope: boolean
+  /**
+   * How long the call may wait for the rate limit in all (ours and the server's pauses), in milliseconds: past it,
+   * it fails at once with `RateLimited` (`maxWaitMillis`, `neededMillis`), taking no place in the limit.
+   */
+  readonly maxWaitMillis?: number | undefined
+}
+
+/** An answer, with the envelope parsed when the call asked for it. */
+export interface Exchange {
+  readonly answer: Transport.Answer
+  readonly envelope: Envelope.RawEnvelope | undefined
+}
+
+/** How a call can fail before its envelope is judged (`ErpClient.RequestError`), and a body that is not the envelope. */
+export type ExecuteError = RequestError | DecodeError
+
+/** `execute`: a call that checks the envelope can fail with a `DecodeError`; one that does not, never. */
+export interface Execute {
+  (
+    request: HttpClientRequest.HttpClientRequest,
+    options: { readonly envelope: true; readonly maxWaitMillis?: number | undefined }
+  ): Effect.Effect<Exchange, RequestError | DecodeError>
+  (
+    request: HttpClientRequest.HttpClientRequest,
+    options: { readonly envelope: false; readonly maxWaitMillis?: number | undefined }
+  ): Effect.Effect<Exchange, RequestError>
+}
+
+export interface Settings {
+  readonly limiter: ErpRateLimiter.Service
+  /** The limiter's key of a request: a digest of the API key and the endpoint (never the key). */
+  readonly keyOf: (target: Transport.Target) => string
+  readonly targetOf: (request: HttpClientRequest.HttpClientRequest) => Transport.Target
+  /** The whole URL a request goes to (its span's `url.full`, `server.address` and `server.port`). */
+  readonly urlOf: (request: HttpClientRequest.HttpClientRequest) => URL | undefined
+  /** The response headers that become attributes of the attempts' spans. */
+  readonly headers?: Observe.HeaderNames | undefined
+  /** One attempt, in its span (`span`: the parent of what the attempt traces). */
+  readonly attempt: (
+    request: HttpClientRequest.HttpClientRequest,
+    target: Transport.Target,
+    span: Tracer.Span
+  ) => Effect.Effect<Transport.Answer, Transport.AttemptError>
+  readonly retries: number
+  readonly retryBudgetMillis: number
+  readonly retryBaseDelayMillis: number
+  readonly maxRetryDelayMillis: number
+  readonly rateLimitBudgetMillis: number
+  readonly maxServerWaitMillis: number
+}
+
+// The failure an attempt ended with, or the answer that the policy refused.
+type Last =
+  | { readonly _tag: "Error"; readonly error: Transport.AttemptError }
+  | {
+    readonly _tag: "Answer"
+    readonly answer: Transport.Answer
+    readonly envelope: Result.Result<Envelope.RawEnvelope | undefined, DecodeError>
+  }
+
+/**
+ * The bound on waiting for the rate limit of the calls in its scope, in milliseconds (`ErpClient.withMaxWait`); a
+ * call's own `maxWait` wins.
+ */
+export const currentMaxWait: Context.Reference<number | undefined> = Context.Reference<number | undefined>(
+  "@erp-client/effect4-client/ErpClient/currentMaxWait",
+  { defaultValue: () => undefined }
+)
+
+/**
+ * The places for attempts in flight of the calls in its scope (`ErpClient.withMaxInFlight`): an attempt holds one
+ * while it waits for the limiter and while it is on the wire, never while its call waits to try again, so a call that
+ * keeps failing does not hold up the others.
+ */
+export const currentInFlight: Context.Reference<InFlight.InFlight | undefined> = Context.Reference<
+  InFlight.InFlight | undefined
+>("@erp-client/effect4-client/ErpClient/currentInFlight", { defaultValue: () => undefined })
+
+/**
+ * The executor of a client: `execute(request, options)` runs one call. A GET is retried after a transient failure
+ * (reset connection, timeout, 408/500/502/503/504, a 2xx body that is not the envelope) within `retries` and
+ * `retryBudgetMillis`, honouring `Retry-After`; any call is tried again after a 429 once the server's window allows,
+ * within `rateLimitBudgetMillis`. Giving up, the error says how many attempts were made and over how long.
+ */
+export const make = (settings: Settings): { readonly execute: Execute } => {
+  const { limiter } = settings
+  const windowMillis = Duration.toMillis(limiter.window)
+  // The endpoints whose `X-RateLimit-Reset` could not be read, said once each for the life of the client.
+  const unreadableSaid = new Set<string>()
+
+  const execute = (
+    request: HttpClientRequest.HttpClientRequest,
+    options: CallOptions
+  ): Effect.Effect<Exchange, ExecuteError> => {
+    const target = settings.targetOf(request)
+    const key = settings.keyOf(target)
+    const policy: Policy.Policy = {
+      idempotent: request.method === "GET",
+      retries: settings.retries,
+      retryBudgetMillis: settings.retryBudgetMillis,
+      retryBaseDelayMillis: settings.retryBaseDelayMillis,
+      maxRetryDelayMillis: settings.maxRetryDelayMillis,
+      rateLimitBudgetMillis: settings.rateLimitBudgetMillis,
+      windowMillis,
+      limit: limiter.limit
+    }
+    const span = Observe.attemptSpan(target, settings.urlOf(request))
+
+    // The caller's bounds, read from its fiber at once rather than an effect each.
+    return Effect.withFiber((fiber) => {
+      const maxWaitMillis = options.maxWaitMillis ?? fiber.getRef(currentMaxWait)
+      const inFlight = fiber.getRef(currentInFlight)
+      return Effect.flatMap(Clock.currentTimeMillis, (startMillis) => {
+        const call = CallState.make(startMillis)
+        // The place the last attempt had in the limit: what the limiter is told about the answer is judged against it.
+        let admitted: ErpRateLimiter.Acquired | undefined = undefined
+
+        const rateLimited = (
+          nowMillis: number,
+          neededMillis: number | undefined,
+          bounded: { readonly maxWaitMillis?: number | undefined; readonly budgetMillis?: number | undefined } = {}
+        ) => new RateLimited(CallState.rateLimitedFields(call, target.endpoint, nowMillis, neededMillis, bounded))
+
+        // The error a call gives up with, saying its attempts.
+        const giveUp = (last: Last, nowMillis: number, verdict: Policy.Verdict): ExecuteError => {
+          const tally = CallState.tally(call, nowMillis)
+          if (last._tag === "Answer") {
+            const { answer } = last
+            if (answer.status >= 200 && answer.status < 300 && Result.isFailure(last.envelope)) {
+              return new DecodeError({ ...last.envelope.failure, ...tally })
+            }
+            const error = CallState.statusError(
+              call,
+              target,
+              answer,
+              messageOf(target, answer),
+              verdict,
+              nowMillis,
+              settings.retryBudgetMillis
+            )
+            return error._tag === "Unauthorized" ? new Unauthorized(error.fields) : new HttpStatusError(error.fields)
+          }
+          const error = last.error
+          switch (error._tag) {
+            case "TransportError":
+              return new TransportError({ ...error, ...tally })
+            case "TimeoutError":
+              return new TimeoutError({ ...error, ...tally })
+            default:
+              return error
+          }
+        }
+
+        const bound = maxWaitMillis === undefined ? undefined : startMillis + maxWaitMillis
+        const acquire = Effect.catchTags(limiter.acquire(key, startMillis + settings.rateLimitBudgetMillis, bound), {
+          WaitBeyondBound: (beyond) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (nowMillis) => Effect.fail(rateLimited(nowMillis, beyond.startsAt - nowMillis, { maxWaitMillis }))
+            ),
+          PauseBeyondDeadline: (pause) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (nowMillis) => Effect.fail(rateLimited(nowMillis, pause.pausedUntil - nowMillis))
+            ),
+          StoreFailure: (failure) =>
+            Effect.fail(new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description }))
+        })
+
+        // One attempt: the slot, the wire (in the attempt's span), the slot handed back with the time it ended.
+        const once = Effect.uninterruptibleMask((restore) =>
+          Effect.flatMap(restore(acquire), (acquired) => {
+            admitted = acquired
+            const resend = CallState.admitted(call, acquired.spacedMillis + acquired.pausedMillis)
+            return restore(
+              Observe.recordWait(target.endpoint, acquired).pipe(
+                Effect.andThen(
+                  Observe.observeAttempt(
+                    target,
+                    span(resend),
+                    (current) => settings.attempt(request, target, current),
+                    settings.headers
+                  )
+                ),
+                Effect.result
+              )
+            ).pipe(
+              Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(acquired.release(now))))
+            )
+          })
+        )
+
+        const loop: Effect.Effect<Exchange, ExecuteError> = Effect.flatMap(
+          // Older calls first: a retry goes before the calls that started after it.
+          inFlight === undefined ? once : inFlight.withPlace(startMillis, once),
+          (result) =>
+            Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
+              let last: Last
+              let outcome: Policy.Outcome
+              if (Result.isFailure(result)) {
+                last = { _tag: "Error", error: result.failure }
+                outcome = CallState.noAnswer(result.failure._tag)
+              } else {
+                const answer = result.success
+                const ok = answer.status >= 200 && answer.status < 300
+                const envelope: Result.Result<Envelope.RawEnvelope | undefined, DecodeError> = ok && options.envelope
+                  ? Envelope.parseBody(target.endpoint, answer.text)
+                  : Result.succeed(undefined)
+                last = { _tag: "Answer", answer, envelope }
+                outcome = CallState.answered(
+                  call,
+                  answer,
+                  Result.isSuccess(envelope),
+                  nowMillis,
+                  settings.maxServerWaitMillis
+                )
+              }
+              // What the answer said of the server's limit goes to the limiter first: a lower limit holds back the
+              // requests queued behind this one, whatever becomes of this call.
+              const told = admitted === undefined ? undefined : CallState.heard(outcome, admitted.startedMillis)
+              const heard = told === undefined ? Effect.void : limiter.learn(key, admitted!, told)
+              const unreadable = outcome._tag === "Answer" ? outcome.limit.unreadableReset : undefined
+              const said = unreadable === undefined || unreadableSaid.has(target.endpoint)
+                ? Effect.void
+                : Effect.suspend(() => {
+                  unreadableSaid.add(target.endpoint)
+                  return Effect.logInfo(CallState.unreadableResetNote(target, unreadable))
+                })
+              // A failing store costs what the limiter learns, never the answer at hand.
+              const jitter = heard === Effect.void && said === Effect.void
+                ? Random.nextBetween(0.5, 1)
+                : Effect.andThen(Effect.andThen(Effect.ignore(heard), said), Random.nextBetween(0.5, 1))
+              return Effect.flatMap(jitter, (jitter) => {
+                const verdict = Policy.decide(policy, CallState.history(call), outcome, nowMillis, jitter)
+                switch (verdict._tag) {
+                  case "Accept": {
+                    const answered = last as Extract<Last, { _tag: "Answer" }>
+                    return Effect.as(
+                      pauseIfServerCountsMore(call.lastLimit!),
+                      { answer: answered.answer, envelope: Result.getOrUndefined(answered.envelope) }
+                    )
+                  }
+                  case "Pause": {
+                    call.busy += 1
+                    const pause = Effect.catchTag(
+                      limiter.pause(key, verdict.untilMillis),
+                      "StoreFailure",
+                      (failure) =>
+                        Effect.fail(
+                          new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description })
+                        )
+                    )
+                    // A call bounded by `maxWait` that cannot meet the server's pause fails now (the pause still holds
+                    // the endpoint for every other call), saying what it sent and what came back.
+                    if (bound !== undefined && verdict.untilMillis > bound) {
+                      return Effect.andThen(
+                        pause,
+                        Effect.fail(rateLimited(nowMillis, verdict.untilMillis - nowMillis, { maxWaitMillis }))
+                      )
+                    }
+                    return Effect.andThen(
+                      Effect.andThen(
+                        Effect.logInfo(CallState.pauseNote(call, target, verdict.untilMillis, nowMillis)),
+                        pause
+                      ),
+                      Effect.suspend(() => loop)
+                    )
+                  }
+                  case "Retry":
+                    call.failures += 1
+                    return Observe.retried.pipe(
+                      Effect.andThen(
+                        Effect.logWarning(CallState.retryNote(call, describeLast(target, last), verdict.afterMillis))
+                      ),
+                      Effect.andThen(Effect.sleep(Duration.millis(verdict.afterMillis))),
+                      Effect.andThen(Effect.suspend(() => loop))
+                    )
+                  case "GiveUp":
+                    return Effect.fail(
+                      verdict.why === "rate-limit-budget"
+                        ? rateLimited(
+                          nowMillis,
+                          verdict.untilMillis === undefined ? undefined : verdict.untilMillis - nowMillis,
+                          { budgetMillis: settings.rateLimitBudgetMillis }
+                        )
+                        : giveUp(last, nowMillis, verdict)
+                    )
+                }
+              })
+            })
+        )
+
+        // `X-RateLimit-Remaining: 0` pauses the endpoint until the reset when the server counts more than we sent.
+        const pauseIfServerCountsMore = (limit: ServerLimit.ServerLimit): Effect.Effect<void, RateLimiterUnavailable> =>
+          limit.remaining !== 0 || limit.reset === undefined || !limit.reset.usable
+            ? Effect.void
+            : Effect.flatMap(
+              limiter.inUse(key),
+              (inUse) =>
+                ServerLimit.pausesOnEmpty(limit, { limit: limiter.limit, inUse })
+                  ? limiter.pause(key, limit.reset!.at)
+                  : Effect.void
+            ).pipe(
+              Effect.catchTag(
+                "StoreFailure",
+                (failure) =>
+                  Effect.fail(
+                    new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description })
+                  )
+              )
+            )
+
+        return loop
+      })
+    })
+  }
+
+  // The overloads say what the options decide: without the envelope check no DecodeError can come out.
+  return { execute: execute as Execute }
+}
+
+const describeLast = (target: Transport.Target, last: Last): string => {
+  if (last._tag === "Error") return last.error.message
+  if (Result.isFailure(last.envelope)) return last.envelope.failure.message
+  return CallState.describeAnswer(target, last.answer, messageOf(target, last.answer))
+}
+
+/** The message of an answer that is not a success but whose body is the envelope (`result.message`), if any. */
+const messageOf = (target: Transport.Target, answer: Transport.Answer): string | undefined => {
+  if (answer.status >= 200 && answer.status < 300) return undefined
+  const parsed = Envelope.parseBody(target.endpoint, answer.text)
+  return Rules.serverMessage(answer.status, Result.isSuccess(parsed) ? parsed.success.result : undefined)
+}

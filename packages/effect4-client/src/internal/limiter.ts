@@ -1,0 +1,74 @@
+/**
+ * What the limiter's algorithm (`slots.ts`) and its stores (`memory.ts`, `redis.ts`) share with the public modules: its
+ * errors, the wait observer, the hold store and the limiter's metrics. Defined here so internal modules never import
+ * the public ones; `ErpRateLimiter` re-exports what users see.
+ */
+import type { Learned } from "@erp-client/kernel/ServerLimit"
+import { metrics } from "@erp-client/kernel/Telemetry"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+
+/** `acquire` would have to wait past the caller's deadline for a pause the server asked for. */
+export class PauseBeyondDeadline extends Data.TaggedError("PauseBeyondDeadline")<{
+  readonly pausedUntil: number
+}> {}
+
+/**
+ * `acquire` was bounded (a caller that would rather fail than wait long, `ErpClient`'s `maxWait`) and the request
+ * could not start by then: it would start at `startsAt` at the earliest. No place in the limit was taken.
+ */
+export class WaitBeyondBound extends Data.TaggedError("WaitBeyondBound")<{
+  readonly startsAt: number
+}> {}
+
+/** The limiter's store failed (only possible with a remote store). */
+export class StoreFailure extends Data.TaggedError("StoreFailure")<{
+  readonly description: string
+}> {}
+
+/** Why a request waited: our own spacing (`"client-limit"`) or a pause the server asked for (`"server-pause"`). */
+export type WaitReason = "client-limit" | "server-pause"
+
+/** Told about every wait before it starts, e.g. to show progress. */
+export class WaitObserver extends Context.Service<WaitObserver, {
+  readonly onWait: (
+    wait: { readonly key: string; readonly reason: WaitReason; readonly untilMillis: number }
+  ) => Effect.Effect<void>
+}>()("@erp-client/effect4-client/ErpRateLimiter/WaitObserver") {}
+
+/**
+ * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
+ * of its slots busy until a window after its last request ended; and the limit learned from the server for an
+ * endpoint. In memory by default (`memory.ts`: one process shares it across its fibers); in Redis for the shared
+ * limiter, so every process sees it.
+ */
+export class HoldStore extends Context.Service<HoldStore, {
+  /** Epoch ms until which `key` is held, 0 when it is not. */
+  readonly get: (key: string) => Effect.Effect<number, StoreFailure>
+  /** Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. */
+  readonly extend: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
+  /** The limit learned for `key` and not yet lapsed, if any. */
+  readonly learned: (key: string) => Effect.Effect<Learned | undefined, StoreFailure>
+  /**
+   * Replaces the limit learned for `key` with `next` (`null`: forgets it), if it is still `expected`: of two users
+   * that judged alike, one changes it (a 429 seen by two processes halves the limit once). Whether it changed it.
+   */
+  readonly setLearned: (
+    key: string,
+    expected: Learned | undefined,
+    next: Learned | null
+  ) => Effect.Effect<boolean, StoreFailure>
+}>()("@erp-client/effect4-client/ErpRateLimiter/HoldStore") {}
+
+// Units as Effect 4's OTLP exporter reads them (a `unit` attribute). The two times are sums over requests: each
+// request that waits adds its own wait (see the kernel's descriptions).
+const counter = (info: { readonly name: string; readonly description: string; readonly unit: string }) =>
+  Metric.counter(info.name, { description: info.description, incremental: true, attributes: { unit: info.unit } })
+
+export const spacingWait = counter(metrics.spacingWait)
+
+export const pauseWait = counter(metrics.pauseWait)
+
+export const waits = counter(metrics.waits)

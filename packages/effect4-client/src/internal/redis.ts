@@ -1,0 +1,262 @@
+/**
+ * The shared limiter's Redis: Effect 4's `Redis` service (`effect/persistence/Redis`), provided by
+ * `@effect/platform-node`'s `NodeRedis` on the `redis` package, and the two stores the limiter's algorithm (`slots.ts`)
+ * runs on over it: the counters are Effect 4's own Redis `RateLimiterStore` (`RateLimiter.makeStoreRedis`: its
+ * fixed-window script gives the answers of the Effect 3 edition's, the kernel's `FIXED_WINDOW_LUA`, on the same keys
+ * `${prefix}${key}`), the holds and learned limits are the kernel's scripts (`RedisScripts`) through `Redis.eval`. So a
+ * process of either edition on one Redis, prefix and key shares one limit. No failure policy here: a failing Redis
+ * fails the call with `StoreFailure`; `ErpRateLimiterRedis` decides what that means.
+ *
+ * What is written by hand, and why: `NodeRedis.layer` fails to build when Redis is down at start, and a limiter whose
+ * policy is `local` must start anyway; so the connection is its layer built into a scope of its own when first needed,
+ * and built again on a later call after a failure (at most once a second: the limiter's outage probe). It is built
+ * with its log lines off (it logs a warning for every failed reconnect; the limiter says one line per outage), with
+ * no offline queue (a call while disconnected fails at once instead of waiting), and every call is bounded by the
+ * timeout.
+ */
+import * as NodeRedis from "@effect/platform-node/NodeRedis"
+import * as LimiterText from "@erp-client/kernel/LimiterText"
+import * as Scripts from "@erp-client/kernel/RedisScripts"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as RateLimiter from "effect/persistence/RateLimiter"
+import * as Redis from "effect/persistence/Redis"
+import * as Redacted from "effect/Redacted"
+import * as References from "effect/References"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Limiter from "./limiter.js"
+
+interface Open {
+  readonly redis: Redis.Redis["Service"]
+  readonly store: RateLimiter.RateLimiterStore["Service"]
+}
+
+export interface Connection {
+  /** Runs one Redis call within the timeout; every failure becomes a `StoreFailure` whose text holds no secret. */
+  readonly call: <A>(
+    what: string,
+    run: (open: Open) => Effect.Effect<A, unknown>
+  ) => Effect.Effect<A, Limiter.StoreFailure>
+}
+
+const extendHold = Redis.script(
+  (key: string, ttlMillis: number, untilMillis: number) => [key, ttlMillis, untilMillis],
+  { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 }
+).withReturnType<number>()
+
+const setLearned = Redis.script(
+  (key: string, expected: string, next: string, ttlMillis: number) => [key, expected, next, ttlMillis],
+  { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 1 }
+).withReturnType<number>()
+
+const messageOf = (cause: unknown): string => {
+  // A store's error carries the Redis error, which carries the client's.
+  let inner = cause
+  for (let depth = 0; depth < 4 && typeof inner === "object" && inner !== null && "cause" in inner; depth++) {
+    if ((inner as { readonly cause?: unknown }).cause === undefined) break
+    inner = (inner as { readonly cause: unknown }).cause
+  }
+  return inner instanceof Error ? inner.message : String(inner)
+}
+
+/** Opens (when first needed) the connection for the life of the scope. */
+export const connect = (
+  url: Redacted.Redacted<string>,
+  prefix: string,
+  timeout: Duration.Duration
+): Effect.Effect<Connection, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const timeoutMillis = Math.max(1, Math.ceil(Duration.toMillis(timeout)))
+    const redact = LimiterText.redactor(Redacted.value(url))
+    const scope = yield* Effect.scope
+    const opening = yield* Semaphore.make(1)
+    let open: Open | undefined
+    let connectedOnce = false
+    let lastConnectionError = ""
+
+    // Shows in CLIENT LIST who holds the connection. Set once connected, not in the client's handshake: a handshake
+    // command to a Redis that accepts connections but never answers would hold the connection, and its closing, for
+    // ever (likewise the client's library name, not sent).
+    const name = `erp-client:${prefix.replace(/[^\x21-\x7e]/g, "_")}`
+    const layer = NodeRedis.layer({
+      url: Redacted.value(url),
+      // RESP2: no HELLO in the handshake (see `name`).
+      RESP: 2,
+      disableClientInfo: true,
+      disableOfflineQueue: true,
+      commandOptions: { timeout: timeoutMillis },
+      socket: {
+        connectTimeout: timeoutMillis,
+        // The first connection fails at once (the layer is built again later); once connected, reconnect for ever in
+        // the background, so a Redis that comes back is used again.
+        reconnectStrategy: (retries: number, cause: Error) => connectedOnce ? Math.min(50 * 2 ** retries, 2_000) : cause
+      }
+    })
+
+    const openNow = Effect.gen(function*() {
+      const child = yield* Scope.fork(scope)
+      // Building a layer cannot be interrupted, and a Redis that accepts connections but never answers holds the
+      // connection's handshake (and its closing) for ever: the build runs on a fiber of its own, waited for within the
+      // timeout; a build given up on closes its scope when it ends, if it ever does.
+      let abandoned = false
+      const build = yield* Effect.forkDetach(
+        Layer.buildWithScope(layer, child).pipe(
+          Effect.provideService(References.MinimumLogLevel, "None"),
+          Effect.onExit((exit) => Exit.isFailure(exit) || abandoned ? Scope.close(child, Exit.void) : Effect.void)
+        )
+      )
+      const done = yield* Effect.timeoutOption(Fiber.await(build), timeoutMillis)
+      if (Option.isNone(done)) {
+        abandoned = true
+        return yield* Effect.fail(new Redis.RedisError({ cause: new Error("Connection timeout") }))
+      }
+      const built = done.value
+      if (Exit.isFailure(built)) return yield* Effect.failCause(built.cause)
+      const { client } = Context.get(built.value, NodeRedis.NodeRedis)
+      connectedOnce = true
+      client.on("error", (error: unknown) => {
+        lastConnectionError = redact(messageOf(error))
+      })
+      client.on("ready", () => {
+        lastConnectionError = ""
+      })
+      // `close` waits for the commands in flight, for ever on a Redis that stopped answering: bounded, then the
+      // socket is destroyed, so nothing keeps the process alive after the scope closes.
+      // (A finalizer cannot be interrupted: the bound is a timer of its own.)
+      yield* Scope.addFinalizer(
+        child,
+        Effect.promise(() =>
+          Promise.race([
+            client.close().catch(() => undefined),
+            new Promise<void>((resolve) => setTimeout(resolve, timeoutMillis).unref())
+          ]).finally(() => {
+            if (client.isOpen) client.destroy()
+          })
+        )
+      )
+      const redis = Context.get(built.value, Redis.Redis)
+      yield* Effect.ignore(redis.send("CLIENT", "SETNAME", name))
+      const store = yield* RateLimiter.makeStoreRedis({ prefix }).pipe(Effect.provideService(Redis.Redis, redis))
+      open = { redis, store }
+      return open
+    })
+
+    // One connection attempt at a time; the calls waiting for it share its outcome.
+    const current: Effect.Effect<Open, unknown> = Effect.suspend(() =>
+      open !== undefined
+        ? Effect.succeed(open)
+        : opening.withPermits(1)(Effect.suspend(() => open !== undefined ? Effect.succeed(open) : openNow))
+    )
+
+    const failureText = (what: string, cause: unknown): string => {
+      const message = messageOf(cause)
+      const why = /offline|closed|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Socket closed/i.test(message)
+        ? `not connected${
+          lastConnectionError === "" || message.includes(lastConnectionError)
+            ? ` (${message})`
+            : ` (${lastConnectionError})`
+        }`
+        : /timeout|timed out/i.test(message)
+        ? `no answer within ${timeoutMillis} ms`
+        : message
+      return redact(`Redis ${what}: ${why}`)
+    }
+
+    const call: Connection["call"] = (what, run) =>
+      Effect.flatMap(current, run).pipe(
+        Effect.timeoutOrElse({
+          duration: timeoutMillis + 100,
+          orElse: () => Effect.fail(new Error("Command timed out"))
+        }),
+        Effect.catchCause((cause) =>
+          Effect.fail(new Limiter.StoreFailure({ description: failureText(what, causeValue(cause)) }))
+        )
+      )
+    return { call }
+  })
+
+// The error a failed call ended with, or its defect, or a word for an interruption.
+const causeValue = (cause: Cause.Cause<unknown>): unknown => {
+  const first = cause.reasons[0]
+  return first === undefined
+    ? "no cause"
+    : Cause.isFailReason(first)
+    ? first.error
+    : Cause.isDieReason(first)
+    ? first.defect
+    : "interrupted"
+}
+
+const storeError = (error: Limiter.StoreFailure) =>
+  new RateLimiter.RateLimiterError({
+    reason: new RateLimiter.RateLimitStoreError({ message: error.description, cause: error })
+  })
+
+// Effect 4's Redis `RateLimiterStore` on our connection, its calls bounded and their failures said without secrets.
+// Only the fixed window is offered: the token bucket lets about twice the limit through one window, which is what this
+// limiter exists to prevent.
+export const makeStore = (connection: Connection): RateLimiter.RateLimiterStore["Service"] =>
+  RateLimiter.RateLimiterStore.of({
+    fixedWindow: (options) =>
+      Effect.mapError(
+        connection.call("fixedWindow", (open) =>
+          open.store.fixedWindow({
+            ...options,
+            // PX takes whole milliseconds; rounding the spacing up only ever spaces requests further apart.
+            refillRate: Duration.millis(Math.max(1, Math.ceil(Duration.toMillis(options.refillRate))))
+          })),
+        storeError
+      ),
+    tokenBucket: () =>
+      Effect.fail(
+        new RateLimiter.RateLimiterError({
+          reason: new RateLimiter.RateLimitStoreError({
+            message: "the token bucket is not offered: it lets about twice the limit through one window"
+          })
+        })
+      ),
+    adaptiveConsume: () => Effect.succeed({ delay: Duration.zero, epoch: 0, phase: "inactive" }),
+    adaptiveFeedback: () => Effect.void
+  })
+
+export const makeHoldStore = (connection: Connection, prefix: string): Limiter.HoldStore["Service"] =>
+  Limiter.HoldStore.of({
+    get: (key) =>
+      Effect.flatMap(
+        connection.call("hold get", (open) => open.redis.send<number>("PTTL", `${prefix}${key}:hold`)),
+        (ttl) => Number(ttl) > 0 ? Effect.map(Clock.currentTimeMillis, (now) => now + Number(ttl)) : Effect.succeed(0)
+      ),
+    extend: (key, untilMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const ttl = Math.ceil(untilMillis - now)
+        return ttl <= 0
+          ? Effect.void
+          : Effect.asVoid(
+            connection.call("hold set", (open) => open.redis.eval(extendHold)(`${prefix}${key}:hold`, ttl, untilMillis))
+          )
+      }),
+    learned: (key) =>
+      Effect.map(
+        connection.call("limit get", (open) => open.redis.send<string | null>("GET", `${prefix}${key}:limit`)),
+        Scripts.decodeLearned
+      ),
+    setLearned: (key, expected, next) =>
+      Effect.map(
+        connection.call("limit set", (open) =>
+          open.redis.eval(setLearned)(
+            `${prefix}${key}:limit`,
+            Scripts.encodeLearned(expected),
+            Scripts.encodeLearned(next ?? undefined),
+            Math.max(1, Math.ceil(next?.ttlMillis ?? 1))
+          )),
+        (changed) => Number(changed) === 1
+      )
+  })

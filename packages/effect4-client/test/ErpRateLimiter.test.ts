@@ -1,0 +1,160 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ErpRateLimiter } from "@erp-client/effect4-client"
+import { Arbitrary, Clock, Duration, Effect, Fiber, Layer, Schema } from "effect"
+import { RateLimiter } from "effect/persistence"
+import { TestClock } from "effect/testing"
+import { maxInAnyWindow } from "./windows.js"
+
+/** The most starts a server with calendar windows [offset + kW, offset + (k+1)W) counts in one of them. */
+const maxInCalendarWindow = (starts: ReadonlyArray<number>, window: number, offset: number): number => {
+  const counts = new Map<number, number>()
+  for (const start of starts) {
+    const k = Math.floor((start - offset) / window)
+    counts.set(k, (counts.get(k) ?? 0) + 1)
+  }
+  return Math.max(0, ...counts.values())
+}
+
+/** Runs `arrivals` (ms after the start) through `acquire` under the TestClock; when each request started. */
+const startsOf = (arrivals: ReadonlyArray<number>, acquire: () => Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function*() {
+    const t0 = yield* Clock.currentTimeMillis
+    const fibers = yield* Effect.forEach(arrivals, (at) =>
+      Effect.forkChild(
+        Effect.sleep(Duration.millis(at)).pipe(
+          Effect.andThen(acquire()),
+          Effect.andThen(Clock.currentTimeMillis),
+          Effect.map((now) => now - t0)
+        )
+      ))
+    // Far enough for every queued request: arrivals plus one window per `limit` requests, generously.
+    yield* TestClock.adjust(Duration.hours(24))
+    return yield* Fiber.joinAll(fibers)
+  })
+
+const L = 10
+const W = 1_000
+
+describe("ErpRateLimiter", () => {
+  it.effect("lets a burst of L through at once and the next L one window (plus margin) later", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const starts = yield* startsOf(Array.from({ length: 3 * L }, () => 0), () => limiter.acquire("k"))
+      const sorted = [...starts].sort((a, b) => a - b)
+      expect(sorted.slice(0, L).every((s) => s === 0)).toBe(true)
+      expect(sorted.slice(L, 2 * L).every((s) => s === W + 50)).toBe(true)
+      expect(sorted.slice(2 * L).every((s) => s === 2 * (W + 50))).toBe(true)
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W, margin: 50 }))))
+
+  it.effect("keeps keys apart: one endpoint's budget never slows another", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const arrivals = Array.from({ length: L }, () => 0)
+      const a = yield* startsOf(arrivals, () => limiter.acquire("key:partner/list"))
+      const b = yield* startsOf(arrivals, () => limiter.acquire("key:partner/get"))
+      expect([...a, ...b].every((s) => s === 0)).toBe(true)
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W }))))
+
+  it.effect("never starts more than L in any window, for random arrivals and any server window offset", () =>
+    Effect.gen(function*() {
+      const Case = Schema.Struct({
+        arrivals: Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 5 * W }))).check(
+          Schema.isBetweenLength(1, 4 * L)
+        ),
+        offset: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: W - 1 })),
+        jitter: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 49 }))
+      })
+      const result = yield* Arbitrary.checkEffect(
+        Arbitrary.schema(Case),
+        ({ arrivals, jitter, offset }) =>
+          Effect.gen(function*() {
+            const limiter = yield* ErpRateLimiter.make({ limit: L, window: W, margin: 50 })
+            const starts = yield* startsOf(arrivals, () => limiter.acquire("k"))
+            // A server whose clock sees each start up to `jitter` (< margin) later still counts at most L.
+            const atServer = starts.map((s, i) => s + (i % 2 === 0 ? jitter : 0))
+            return maxInAnyWindow(starts, W) <= L && maxInCalendarWindow(atServer, W, offset) <= L &&
+              maxInAnyWindow(atServer, W) <= L
+          }).pipe(Effect.orDie, Effect.provide(TestClock.layer())),
+        { runs: 150 }
+      )
+      expect(Arbitrary.formatCheckFailure(result)).toBeUndefined()
+    }))
+
+  it.effect("the property can fail: Effect 4's fixed-window algorithm alone lets L + 1 through after a gap", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter.RateLimiter
+      // L = 2, W = 10 s: one request at 0, one at 4.9 s, then two at 10 s. The interval [4.9 s, 14.9 s] holds three.
+      const starts = yield* startsOf(
+        [0, 4_900, 10_000, 10_000],
+        () =>
+          limiter.consume({ key: "k", limit: 2, window: "10 seconds", algorithm: "fixed-window", onExceeded: "delay" })
+            .pipe(Effect.flatMap((r) => Effect.sleep(r.delay)))
+      )
+      expect(maxInAnyWindow(starts, 10_000)).toBeGreaterThan(2)
+    }).pipe(Effect.provide(RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)))))
+
+  it.effect("the same pattern stays within L through ErpRateLimiter", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const starts = yield* startsOf([0, 4_900, 10_000, 10_000], () => limiter.acquire("k"))
+      expect(maxInAnyWindow(starts, 10_000)).toBe(2)
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: "10 seconds" }))))
+
+  it.effect("keeps a slot busy for a window after its request ended, however late that request left", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const t0 = yield* Clock.currentTimeMillis
+      const [a, b] = yield* Effect.all([limiter.acquire("k"), limiter.acquire("k")])
+      yield* a!.release(t0 + 300)
+      yield* b!.release(t0 + 5)
+      const starts = yield* startsOf([0, 0], () => limiter.acquire("k"))
+      expect([...starts].sort((x, y) => x - y)).toEqual([W + 50, 300 + W])
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: W }))))
+
+  it.effect("waits out a pause the server asked for, and refuses to wait past the deadline", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const now = yield* Clock.currentTimeMillis
+      yield* limiter.pause("k", now + 5_000)
+      const waited = yield* Effect.forkChild(limiter.acquire("k"))
+      yield* TestClock.adjust(Duration.seconds(4))
+      expect(waited.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect(yield* Fiber.join(waited)).toMatchObject({ spacedMillis: 0, pausedMillis: 5_000 })
+      yield* limiter.pause("k", now + 20_000)
+      const refused = yield* Effect.flip(limiter.acquire("k", now + 10_000))
+      expect(refused._tag).toBe("PauseBeyondDeadline")
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W }))))
+
+  it.effect("a bounded acquire past its bound fails at once, saying when it could start, and takes no place", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const now = yield* Clock.currentTimeMillis
+      yield* limiter.acquire("k")
+      yield* limiter.acquire("k")
+      const refused = yield* Effect.flip(limiter.acquire("k", undefined, now + 1_000))
+      expect(refused).toMatchObject({ _tag: "WaitBeyondBound", startsAt: now + W + 50 })
+      // Nothing was taken: the next unbounded request starts one window (and the margin) after the first two.
+      const starts = yield* startsOf([0], () => limiter.acquire("k"))
+      expect(starts).toEqual([W + 50])
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: W, margin: 50 }))))
+
+  it.effect("a limit learned from the server deals requests to that many slots; a 429 judged twice halves it once", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const first = yield* limiter.acquire("k")
+      yield* limiter.learn("k", first, { serverLimit: 2, tooManyRequests: false, startedMillis: first.startedMillis })
+      const admitted = yield* limiter.acquire("k")
+      expect(admitted).toMatchObject({ limit: 2, learned: { limit: 2 } })
+      // Two processes (or two answers) judge one 429 that does not say the limit, admitted under the same limit.
+      const heard = { serverLimit: undefined, tooManyRequests: true, startedMillis: admitted.startedMillis }
+      yield* limiter.learn("k", admitted, heard)
+      yield* limiter.learn("k", admitted, heard)
+      // Halved once, not twice; and dealt to that many slots: one start per window.
+      const starts = yield* startsOf(
+        [0, 0, 0],
+        () => Effect.tap(limiter.acquire("k"), (acquired) => Effect.sync(() => expect(acquired.limit).toBe(1)))
+      )
+      expect(maxInAnyWindow(starts, W)).toBe(1)
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W, margin: 50 }))))
+})

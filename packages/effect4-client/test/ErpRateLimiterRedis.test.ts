@@ -1,0 +1,446 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { ErpClient, ErpRateLimiter, ErpRateLimiterRedis } from "@erp-client/effect4-client"
+import { RedisScripts } from "@erp-client/kernel"
+import { ConfigProvider, Duration, Effect, Exit, Layer, Logger, Redacted, Result, Schedule, Schema } from "effect"
+import { HttpClient, HttpClientResponse } from "effect/http"
+import { RateLimiter } from "effect/persistence"
+import * as Net from "node:net"
+import { inspect } from "node:util"
+import { createClient } from "redis"
+import { maxInAnyWindow } from "./windows.js"
+
+// The shared Redis of this machine: never flushed, never stopped; each test works under its own prefix and deletes
+// only its own keys.
+const REDIS = "redis://127.0.0.1:6379"
+// Nothing listens on port 1: connections are refused at once.
+const UNREACHABLE = "redis://:redis-pw-DO-NOT-LEAK@127.0.0.1:1"
+const RUN = `erp-test-e4:${process.pid}:${Date.now().toString(36)}`
+let counter = 0
+const uniquePrefix = (name: string) => `${RUN}:${name}:${counter++}:`
+
+const admin = createClient({ url: REDIS })
+const keysUnder = async (prefix: string) => {
+  const keys: Array<string> = []
+  for await (const batch of admin.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) keys.push(...batch)
+  return keys
+}
+beforeAll(async () => {
+  await admin.connect()
+})
+afterAll(async () => {
+  const keys = await keysUnder(`${RUN}:`)
+  if (keys.length > 0) await admin.del(keys)
+  await admin.close()
+})
+
+/** Collects log lines (level and message) instead of printing them. */
+const captureLogs = () => {
+  const lines: Array<string> = []
+  const layer = Logger.layer([
+    Logger.make(({ logLevel, message }) => {
+      lines.push(`${logLevel} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+    })
+  ])
+  return { lines, layer }
+}
+
+/** A TCP proxy on 127.0.0.1 in front of the shared Redis, which a test can cut (and restore) mid-way. */
+const redisProxy = () =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const sockets = new Set<Net.Socket>()
+      let server: Net.Server
+      let port = 0
+      const listen = () =>
+        new Promise<void>((resolve, reject) => {
+          server = Net.createServer((client) => {
+            const upstream = Net.connect(6379, "127.0.0.1")
+            for (const s of [client, upstream]) {
+              sockets.add(s)
+              s.on("error", () => s.destroy())
+              s.on("close", () => sockets.delete(s))
+            }
+            client.pipe(upstream).pipe(client)
+          })
+          server.once("error", reject)
+          server.listen(port, "127.0.0.1", () => {
+            port = (server.address() as Net.AddressInfo).port
+            resolve()
+          })
+        })
+      const cut = () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          for (const s of sockets) s.destroy()
+        })
+      await listen()
+      return { port, cut, restore: listen }
+    }),
+    (proxy) => Effect.promise(() => proxy.cut().catch(() => undefined))
+  )
+
+const L = 10
+const W = 1_000
+
+describe("ErpRateLimiterRedis", () => {
+  it.live("its counter gives the answers of the memory store and of the Effect 3 edition's script, on the same keys", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("store")
+      // 4 per 30 s: the margin is 600 ms, so a slot (and the ticket) is spaced 30.6 s; nothing expires meanwhile.
+      const limiter = yield* ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 4, window: Duration.seconds(30) })
+      const memory = yield* Effect.service(RateLimiter.RateLimiterStore).pipe(
+        Effect.provide(RateLimiter.layerStoreMemory)
+      )
+      for (let i = 1; i <= 4; i++) {
+        // The limiter's ticket through Effect 4's Redis store, the kernel's (the Effect 3 edition's) script on a key of
+        // its own, and the memory store: the same counts, the same time to live.
+        const acquired = yield* limiter.acquire("k")
+        expect(acquired.spacedMillis).toBe(0)
+        const ours = Number(yield* Effect.promise(() => admin.get(`${prefix}k:ticket`)))
+        const theirs = (yield* Effect.promise(() =>
+          admin.eval(RedisScripts.FIXED_WINDOW_LUA, { keys: [`${prefix}e3:ticket`], arguments: ["1", "30600"] })
+        )) as [number, number]
+        const [mem] = yield* memory.fixedWindow({
+          key: "ticket",
+          tokens: 1,
+          refillRate: Duration.millis(30_600),
+          limit: undefined
+        })
+        expect([ours, theirs[0], mem]).toEqual([i, i, i])
+        const ttls = yield* Effect.promise(() =>
+          Promise.all([admin.pTTL(`${prefix}k:ticket`), admin.pTTL(`${prefix}e3:ticket`)])
+        )
+        expect(Math.abs(ttls[0] - ttls[1])).toBeLessThan(500)
+        expect(ttls[1]).toBeGreaterThan((i - 1) * 30_600)
+      }
+      // Each slot counted one start: slot keys as the Effect 3 edition names them.
+      for (let slot = 0; slot < 4; slot++) {
+        expect(yield* Effect.promise(() => admin.get(`${prefix}k:slot:${slot}`))).toBe("1")
+      }
+    }))
+
+  it.live(
+    "keeps the limit in every window across three limiters on three connections sharing one Redis",
+    () =>
+      Effect.gen(function*() {
+        const prefix = uniquePrefix("invariant")
+        const limiters = yield* Effect.all(
+          [0, 1, 2].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: L, window: Duration.millis(W) }))
+        )
+        const t0 = Date.now()
+        const starts = yield* Effect.forEach(
+          Array.from({ length: 45 }, (_, i) => i),
+          (i) =>
+            Effect.sleep(Duration.millis(Math.floor(i / 15) * 300)).pipe(
+              Effect.andThen(limiters[i % 3]!.acquire("erp:k:partner/list")),
+              Effect.map(() => Date.now() - t0)
+            ),
+          { concurrency: "unbounded" }
+        )
+        const worst = maxInAnyWindow(starts, W)
+        console.log(
+          `3 limiters on one Redis: at most ${worst} starts in any ${W} ms (limit ${L}), the last at ${
+            Math.max(...starts)
+          } ms`
+        )
+        expect(worst).toBeLessThanOrEqual(L)
+        // A different API key (another digest) or endpoint is another budget: not held up by the 45 above.
+        const other = yield* limiters[0]!.acquire("erp:other-key:partner/list")
+        const get = yield* limiters[1]!.acquire("erp:k:partner/get")
+        expect([other.spacedMillis, get.spacedMillis]).toEqual([0, 0])
+        const keys = yield* Effect.promise(() => keysUnder(prefix))
+        expect(keys).toContain(`${prefix}erp:k:partner/list:ticket`)
+        expect(keys.some((k) => k.startsWith(`${prefix}erp:k:partner/list:slot:`))).toBe(true)
+      }).pipe(Effect.provide(captureLogs().layer)),
+    20_000
+  )
+
+  it.live("three memory limiters do let more than L through (the measure can fail)", () =>
+    Effect.gen(function*() {
+      const limiters = yield* Effect.all(
+        [0, 1, 2].map(() => ErpRateLimiter.make({ limit: L, window: Duration.millis(W) }))
+      )
+      const t0 = Date.now()
+      const starts = yield* Effect.forEach(
+        Array.from({ length: 3 * L }, (_, i) => i),
+        (i) => Effect.map(limiters[i % 3]!.acquire("erp:k:partner/list"), () => Date.now() - t0),
+        { concurrency: "unbounded" }
+      )
+      expect(maxInAnyWindow(starts, W)).toBe(3 * L)
+    }))
+
+  it.live("a pause set through one limiter holds up the others, and a shorter pause does not cut it short", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("pause")
+      const [a, b, c] = yield* Effect.all(
+        [0, 1, 2].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: L, window: Duration.millis(W) }))
+      )
+      const key = "erp:k:partner/list"
+      const t0 = Date.now()
+      yield* a!.pause(key, t0 + 600)
+      yield* c!.pause(key, t0 + 100)
+      const acquired = yield* b!.acquire(key)
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(590)
+      expect(acquired.pausedMillis).toBeGreaterThan(500)
+      expect(yield* Effect.promise(() => admin.pTTL(`${prefix}${key}:hold`))).toBe(-2)
+      yield* a!.pause(key, Date.now() + 5_000)
+      const beyond = yield* Effect.flip(b!.acquire(key, Date.now() + 1_000))
+      expect(beyond._tag).toBe("PauseBeyondDeadline")
+    }).pipe(Effect.provide(captureLogs().layer)))
+
+  it.live("a bounded acquire across processes: past its bound it fails at once and takes no place", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("bound")
+      const [a, b] = yield* Effect.all(
+        [0, 1].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 2, window: Duration.seconds(30) }))
+      )
+      const key = "erp:k:partner/get"
+      yield* a!.acquire(key)
+      yield* a!.acquire(key)
+      const refused = yield* Effect.flip(b!.acquire(key, undefined, Date.now() + 1_000))
+      expect(refused._tag).toBe("WaitBeyondBound")
+      expect(refused._tag === "WaitBeyondBound" && refused.startsAt - Date.now()).toBeGreaterThan(25_000)
+      for (const slot of [0, 1]) {
+        expect(yield* Effect.promise(() => admin.get(`${prefix}${key}:slot:${slot}`))).toBe("1")
+      }
+    }))
+
+  it.live("a limit learned by one process holds for the others; a 429 judged by two halves it once", () => {
+    const logs = captureLogs()
+    return Effect.gen(function*() {
+      const prefix = uniquePrefix("learn")
+      const [a, b] = yield* Effect.all(
+        [0, 1].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 100, window: Duration.seconds(30) }))
+      )
+      const key = "erp:k:partner/list"
+      const first = yield* a!.acquire(key)
+      expect(first).toMatchObject({ limit: 100, learned: undefined })
+      yield* first.release(Date.now())
+      yield* a!.learn(key, first, { serverLimit: 10, tooManyRequests: false, startedMillis: first.startedMillis })
+      const second = yield* b!.acquire(key)
+      expect(second).toMatchObject({ limit: 10, learned: { limit: 10 } })
+      expect(yield* Effect.promise(() => admin.pTTL(`${prefix}${key}:limit`))).toBeGreaterThan(3_000_000)
+      const heard = { serverLimit: undefined, tooManyRequests: true, startedMillis: Date.now() }
+      yield* Effect.all([a!.learn(key, second, heard), b!.learn(key, second, heard)], { concurrency: 2 })
+      expect((yield* a!.acquire(key)).limit).toBe(5)
+      const third = yield* b!.acquire(key)
+      yield* b!.learn(key, third, { serverLimit: 100, tooManyRequests: false, startedMillis: third.startedMillis })
+      expect((yield* a!.acquire(key)).limit).toBe(100)
+      expect(yield* Effect.promise(() => admin.exists(`${prefix}${key}:limit`))).toBe(0)
+      expect(logs.lines.filter((line) => line.includes("without saying its limit"))).toHaveLength(1)
+    }).pipe(Effect.provide(logs.layer))
+  })
+
+  describe("when Redis cannot be reached", () => {
+    it.live("\"fail\": acquire fails fast with StoreFailure, and the URL's password is nowhere", () => {
+      const logs = captureLogs()
+      return Effect.gen(function*() {
+        const limiter = yield* ErpRateLimiterRedis.make({
+          url: UNREACHABLE,
+          prefix: uniquePrefix("fail"),
+          limit: L,
+          window: Duration.millis(W),
+          onFailure: "fail"
+        })
+        const t0 = Date.now()
+        const errors = yield* Effect.forEach([1, 2, 3], () => Effect.flip(limiter.acquire("erp:k:partner/list")))
+        expect(Date.now() - t0).toBeLessThan(1_500)
+        for (const error of errors) {
+          expect(error._tag).toBe("StoreFailure")
+          expect(inspect(error) + JSON.stringify(error)).not.toContain("DO-NOT-LEAK")
+        }
+        expect((errors[0] as ErpRateLimiter.StoreFailure).description).toMatch(/not connected|ECONNREFUSED/)
+        expect((yield* Effect.flip(limiter.pause("erp:k:partner/list", Date.now() + 1000)))._tag).toBe("StoreFailure")
+        const warnings = logs.lines.filter((l) => l.startsWith("Warn"))
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]).toContain("requests fail with RateLimiterUnavailable")
+        expect(logs.lines.join("\n")).not.toContain("DO-NOT-LEAK")
+      }).pipe(Effect.provide(logs.layer))
+    })
+
+    it.live("a Redis that accepts connections but never answers: calls fail within the timeout", () =>
+      Effect.gen(function*() {
+        const sockets = new Set<Net.Socket>()
+        const server = yield* Effect.acquireRelease(
+          Effect.callback<Net.Server>((resume) => {
+            const server = Net.createServer((socket) => {
+              sockets.add(socket)
+              socket.on("error", () => socket.destroy())
+            })
+            server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+          }),
+          (server) =>
+            Effect.callback<void>((resume) => {
+              for (const socket of sockets) socket.destroy()
+              server.close(() => resume(Effect.void))
+            })
+        )
+        const t0 = Date.now()
+        const limiter = yield* ErpRateLimiterRedis.make({
+          url: `redis://127.0.0.1:${(server.address() as Net.AddressInfo).port}`,
+          prefix: uniquePrefix("hung"),
+          limit: L,
+          window: Duration.millis(W),
+          timeout: "300 millis"
+        })
+        const error = yield* Effect.flip(limiter.acquire("erp:k:partner/list"))
+        expect(error._tag).toBe("StoreFailure")
+        expect(Date.now() - t0).toBeLessThan(1_200)
+      }).pipe(Effect.provide(captureLogs().layer)))
+
+    it.live("\"fail\" through the client: RateLimiterUnavailable and nothing sent", () =>
+      Effect.gen(function*() {
+        let sent = 0
+        const http = Layer.succeed(
+          HttpClient.HttpClient,
+          HttpClient.make((request) =>
+            Effect.sync(() => {
+              sent++
+              return HttpClientResponse.fromWeb(request, new Response("{}"))
+            })
+          )
+        )
+        const error = yield* Effect.flip(
+          Effect.flatMap(Effect.service(ErpClient.ErpClient), (c) => c.get("partner/get", Schema.Unknown)).pipe(
+            Effect.provide(
+              ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make("sk-test-redis") }).pipe(
+                Layer.provide(
+                  ErpRateLimiterRedis.layer({ url: Redacted.make(UNREACHABLE), prefix: uniquePrefix("client-fail") })
+                ),
+                Layer.provide(http)
+              )
+            )
+          )
+        )
+        expect(error._tag).toBe("RateLimiterUnavailable")
+        expect(error.message).not.toContain("DO-NOT-LEAK")
+        expect(sent).toBe(0)
+      }).pipe(Effect.provide(captureLogs().layer)))
+
+    it.live("\"local\": falls back to this process's limiter with one warning, and still keeps the limit", () => {
+      const logs = captureLogs()
+      return Effect.gen(function*() {
+        const limiter = yield* ErpRateLimiterRedis.make({
+          url: UNREACHABLE,
+          prefix: uniquePrefix("local"),
+          limit: 3,
+          window: Duration.millis(400),
+          onFailure: "local"
+        })
+        const t0 = Date.now()
+        const starts = yield* Effect.forEach(
+          Array.from({ length: 7 }, () => 0),
+          () => Effect.map(limiter.acquire("erp:k:partner/list"), () => Date.now() - t0),
+          { concurrency: "unbounded" }
+        )
+        expect(maxInAnyWindow(starts, 400)).toBeLessThanOrEqual(3)
+        const warnings = logs.lines.filter((l) => l.startsWith("Warn"))
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]).toContain("falling back to this process's own limit")
+        expect(logs.lines.join("\n")).not.toContain("DO-NOT-LEAK")
+      }).pipe(Effect.provide(logs.layer))
+    })
+  })
+
+  describe("when Redis fails midway (a proxy in front of it is cut)", () => {
+    for (const policy of ["fail", "local"] as const) {
+      it.live(`"${policy}": ${policy === "fail" ? "fails" : "goes local"} while cut, then shares again`, () => {
+        const logs = captureLogs()
+        return Effect.gen(function*() {
+          const proxy = yield* redisProxy()
+          const prefix = uniquePrefix(`midway-${policy}`)
+          const limiter = yield* ErpRateLimiterRedis.make({
+            url: `redis://127.0.0.1:${proxy.port}`,
+            prefix,
+            limit: L,
+            window: Duration.millis(W),
+            onFailure: policy
+          })
+          const key = "erp:k:partner/list"
+          const ticket = () => Effect.promise(() => admin.get(`${prefix}${key}:ticket`)).pipe(Effect.map(Number))
+          yield* limiter.acquire(key)
+          expect(yield* ticket()).toBe(1)
+          yield* Effect.promise(proxy.cut)
+          const t0 = Date.now()
+          const during = yield* Effect.result(limiter.acquire(key))
+          expect(Date.now() - t0).toBeLessThan(1_500)
+          if (policy === "fail") expect(Result.isFailure(during) && during.failure._tag).toBe("StoreFailure")
+          else expect(Result.isSuccess(during)).toBe(true)
+          expect(yield* ticket()).toBe(1)
+          yield* Effect.promise(proxy.restore)
+          // The client reconnects in the background; the limiter tries Redis again at most once a second.
+          yield* Effect.repeat(Effect.andThen(Effect.result(limiter.acquire(key)), ticket()), {
+            until: (n) => n >= 2,
+            schedule: Schedule.spaced("100 millis").pipe(Schedule.upTo({ duration: "5 seconds" }))
+          })
+          expect(yield* ticket()).toBeGreaterThanOrEqual(2)
+          expect(logs.lines.filter((l) => l.startsWith("Warn"))).toHaveLength(1)
+          expect(logs.lines.some((l) => l.startsWith("Info") && l.includes("answers again"))).toBe(true)
+        }).pipe(Effect.provide(logs.layer))
+      }, 15_000)
+    }
+  })
+
+  describe("configuration", () => {
+    it.effect("ERP_REDIS_URL and friends are read from the environment; the URL stays redacted", () =>
+      Effect.gen(function*() {
+        const options = yield* ErpRateLimiterRedis.fromEnv.pipe(
+          Effect.provideService(
+            ConfigProvider.ConfigProvider,
+            ConfigProvider.fromEnv({
+              env: {
+                ERP_REDIS_URL: "redis://:redis-pw-DO-NOT-LEAK@10.0.0.5:6380/2",
+                ERP_REDIS_PREFIX: "team-a:",
+                ERP_REDIS_ON_FAILURE: "local",
+                ERP_REDIS_TIMEOUT: "250 millis",
+                ERP_RATE_LIMIT: "40"
+              }
+            })
+          )
+        )
+        const settings = yield* Effect.fromResult(ErpRateLimiterRedis.resolve(options))
+        expect(settings.prefix).toBe("team-a:")
+        expect(settings.onFailure).toBe("local")
+        expect(settings.limit).toBe(40)
+        expect(Duration.toMillis(settings.timeout)).toBe(250)
+        expect(Redacted.value(settings.url)).toBe("redis://:redis-pw-DO-NOT-LEAK@10.0.0.5:6380/2")
+        expect(inspect(settings, { depth: 5 }) + JSON.stringify(settings) + String(settings.url)).not.toContain(
+          "DO-NOT-LEAK"
+        )
+      }))
+
+    it("refuses bad Redis settings without printing the URL", () => {
+      for (
+        const url of ["http://:pw-DO-NOT-LEAK@host", "not a url DO-NOT-LEAK", "redis://:pw-DO-NOT-LEAK@host/x/y", ""]
+      ) {
+        const result = ErpRateLimiterRedis.resolve({ url })
+        expect(Result.isFailure(result)).toBe(true)
+        expect(String(Result.isFailure(result) ? result.failure : "")).not.toContain("DO-NOT-LEAK")
+      }
+      expect(Result.isSuccess(ErpRateLimiterRedis.resolve({ url: REDIS }))).toBe(true)
+      expect(Result.isFailure(ErpRateLimiterRedis.resolve({ url: REDIS, prefix: "a b" }))).toBe(true)
+    })
+
+    it.live("the Redis connection is closed when the limiter's scope closes", () =>
+      Effect.gen(function*() {
+        const prefix = uniquePrefix("scope")
+        const named = Effect.promise(() => admin.clientList()).pipe(
+          Effect.map((list) => list.filter((client) => client.name === `erp-client:${prefix}`).length)
+        )
+        const exit = yield* Effect.scoped(
+          Effect.gen(function*() {
+            const limiter = yield* ErpRateLimiterRedis.make({
+              url: REDIS,
+              prefix,
+              limit: L,
+              window: Duration.millis(W)
+            })
+            yield* limiter.acquire("erp:k:x")
+            return yield* named
+          })
+        ).pipe(Effect.exit)
+        expect(exit).toEqual(Exit.succeed(1))
+        expect(yield* named).toBe(0)
+      }))
+  })
+})

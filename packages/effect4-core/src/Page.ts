@@ -1,0 +1,118 @@
+/**
+ * One page of a list endpoint, decoded record by record so a bad record is named (or set aside) on its own. What a page
+ * must look like and which records it keeps are `@erp-client/kernel/Page`'s; this module decodes each record with its
+ * schema and names what does not match in a `DecodeError`.
+ *
+ * @since 0.1.0
+ */
+import * as Kernel from "@erp-client/kernel/Page"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import { catchThrows, decodeErrorFrom } from "./Envelope.js"
+import { DecodeError } from "./ErpError.js"
+
+/**
+ * A record that did not match the schema, kept whole so a sync can report it and lose nothing.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type InvalidRecord = Kernel.InvalidRecord<DecodeError>
+
+/**
+ * What to do with a record that does not match the schema: fail the page with a `DecodeError` that names the
+ * record (the default), or keep going and hand the record to the caller as an `InvalidRecord`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type InvalidRecordMode = Kernel.InvalidRecordMode
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type Page<A> = Kernel.Page<A, DecodeError>
+
+/**
+ * Whether the server sent fewer records than asked. That is not by itself the end of the list: a server may clamp
+ * its pages below the size asked (the contract does not give its largest page); `Paginate` decides.
+ *
+ * @example
+ * ```ts
+ * import { Decoder, Page, Partner } from "@erp-client/effect4-core"
+ * import { Result } from "effect"
+ *
+ * // 25 records asked for at offset 50, 2 sent: a short page (the end of the list, or a server that clamps its pages)
+ * const data = [{ id: 51, company_name: "Kovács Kft." }, { id: 52, company_name: "Nagy Építő Zrt." }]
+ * const page = Page.decodePage("partner/list", Decoder.make(Partner.Partner), data, 50, 25, "fail")
+ * console.log(Result.isSuccess(page) && Page.isShort(page.success)) // => true
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const isShort = <A>(page: Page<A>): boolean => Kernel.isShort(page)
+
+/**
+ * Decodes the `data` of a list response into a page. `decodeRecord` should be built once per schema
+ * (`Decoder.make(schema)`), not per call: this runs for every record. `json`, when given, is the text of
+ * each element of `data` as the server wrote it (`JsonText.dataText`): the page then carries the valid records' texts
+ * (`Page.json`) and each invalid record's (`InvalidRecord.json`).
+ *
+ * @example
+ * ```ts
+ * import { Decoder, Page, Partner } from "@erp-client/effect4-core"
+ * import { Result } from "effect"
+ *
+ * // The data of partner/list at offset 50: the record without an id is set aside, the others kept
+ * const data = [
+ *   { id: 51, company_name: "Kovács Kft.", tax_number: "12345678-2-42" },
+ *   { company_name: "Szabó és Társa Bt." },
+ *   { id: 53, company_name: "Nagy Építő Zrt." }
+ * ]
+ * const page = Page.decodePage("partner/list", Decoder.make(Partner.Partner), data, 50, 25, "collect")
+ * if (Result.isSuccess(page)) {
+ *   console.log(page.success.records.length) // => 2
+ *   console.log(page.success.invalid[0]?.error.message)
+ *   // => partner/list: cannot decode data[1].id (record at offset 51): Missing key
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decoding
+ */
+export const decodePage = <A>(
+  endpoint: string,
+  decodeRecord: (u: unknown) => Result.Result<A, Schema.SchemaError>,
+  data: unknown,
+  offset: number,
+  count: number,
+  mode: InvalidRecordMode,
+  json?: ReadonlyArray<string>
+): Result.Result<Page<A>, DecodeError> => {
+  const page = Kernel.decodePage<A, DecodeError>(data, offset, count, mode, json, (raw, i, recordId) => {
+    const decoded = catchThrows(
+      endpoint,
+      `data[${i}]`,
+      () =>
+        Result.mapError(
+          decodeRecord(raw),
+          (error) => decodeErrorFrom(endpoint, `data[${i}]`, error, { offset: offset + i, recordId: recordId() })
+        )
+    )
+    return Result.isSuccess(decoded) ? { ok: true, value: decoded.success } : { ok: false, error: decoded.failure }
+  })
+  if (page.ok) return Result.succeed(page.value)
+  const { refusal } = page
+  return Result.fail(
+    refusal._tag === "Record"
+      ? refusal.error
+      : new DecodeError({
+        endpoint,
+        path: "data",
+        reason: refusal.reason,
+        ...(refusal.offset === undefined ? {} : { offset: refusal.offset })
+      })
+  )
+}

@@ -1,0 +1,155 @@
+/**
+ * The lines the rate limiter logs, as plain functions: a wait worth telling, a limit learned from the server, and a
+ * shared store's outage and return (docs/rate-limit.md). Both editions' limiters log these, so an operator reads the
+ * same lines whichever edition runs; none of them holds a Redis URL or the key.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * Whether a wait for the limiter's own spacing is worth an operator's attention (a second or more), or only a
+ * debugging line: the usual short spacing is not.
+ *
+ * @example
+ * ```ts
+ * import { LimiterText } from "@erp-client/kernel"
+ *
+ * console.log(LimiterText.spacingIsNews(1_000), LimiterText.spacingIsNews(50)) // => true false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Notes
+ */
+export const spacingIsNews = (delayMillis: number): boolean => delayMillis >= 1_000
+
+/**
+ * The line of a wait for the limiter's own spacing.
+ *
+ * @example
+ * ```ts
+ * import { LimiterText } from "@erp-client/kernel"
+ *
+ * console.log(LimiterText.spacing(1_050)) // => waiting 1050 ms for the client-side rate limit
+ * ```
+ *
+ * @since 0.1.0
+ * @category Notes
+ */
+export const spacing = (delayMillis: number): string => `waiting ${delayMillis} ms for the client-side rate limit`
+
+/**
+ * The line of a wait for a pause the server asked for.
+ *
+ * @example
+ * ```ts
+ * import { LimiterText } from "@erp-client/kernel"
+ *
+ * console.log(LimiterText.pause(5_000)) // => waiting 5000 ms: the server asked to pause
+ * ```
+ *
+ * @since 0.1.0
+ * @category Notes
+ */
+export const pause = (delayMillis: number): string => `waiting ${delayMillis} ms: the server asked to pause`
+
+/**
+ * The line said once by whoever changed the limit learned for a key (`ServerLimit.learn`'s result `next`), or
+ * `undefined` when the change is no news (a first 429 noted, a header's limit renewed).
+ *
+ * @example
+ * ```ts
+ * import { LimiterText } from "@erp-client/kernel"
+ *
+ * const next = { limit: 10, sinceMillis: 0, ttlMillis: 3_600_000 }
+ * console.log(LimiterText.learned({ configured: 100, admittedUnder: 100, serverLimit: 10, window: "30s" }, next))
+ * // => the server's limit is 10 per 30s (X-RateLimit-Limit), lower than the limiter's 100: keeping it
+ * ```
+ *
+ * @since 0.1.0
+ * @category Notes
+ */
+export const learned = (
+  context: {
+    /** The limiter's own limit. */
+    readonly configured: number
+    /** The limit the request was admitted under. */
+    readonly admittedUnder: number
+    readonly serverLimit: number | undefined
+    /** The window, as the edition's `Duration.format` writes it. */
+    readonly window: string
+  },
+  next: { readonly limit: number; readonly ttlMillis: number } | null
+): string | undefined => {
+  if (next !== null && next.limit === context.admittedUnder) return undefined
+  if (next === null) {
+    return `the server's limit is ${context.serverLimit} (X-RateLimit-Limit): back to the limiter's ${context.configured}`
+  }
+  return context.serverLimit !== undefined
+    ? `the server's limit is ${next.limit} per ${context.window} (X-RateLimit-Limit), lower than the limiter's ${context.configured}: keeping it`
+    : `the server answered 429 without saying its limit: keeping ${next.limit} per ${context.window} (was ${context.admittedUnder}) for ${
+      Math.round(next.ttlMillis / 1000)
+    } s`
+}
+
+/**
+ * The one warning of an outage of the shared limiter's store, by failure policy (`local`: each process keeps its own
+ * limit meanwhile).
+ *
+ * @example
+ * ```ts
+ * import { LimiterText } from "@erp-client/kernel"
+ *
+ * console.log(LimiterText.outage("Redis fixedWindow: not connected", false))
+ * // => the shared rate limit in Redis is unavailable (Redis fixedWindow: not connected); requests fail with RateLimiterUnavailable until it answers again
+ * ```
+ *
+ * @since 0.1.0
+ * @category Notes
+ */
+export const outage = (description: string, local: boolean): string =>
+  `the shared rate limit in Redis is unavailable (${description}); ` +
+  (local
+    ? "falling back to this process's own limit until it answers again: other processes are not counted meanwhile"
+    : "requests fail with RateLimiterUnavailable until it answers again")
+
+/**
+ * The line of the shared store's return after an outage.
+ *
+ * @example
+ * ```ts
+ * import { LimiterText } from "@erp-client/kernel"
+ *
+ * console.log(LimiterText.recovered(2_300)) // => the shared rate limit in Redis answers again after 2300 ms; it is shared again
+ * ```
+ *
+ * @since 0.1.0
+ * @category Notes
+ */
+export const recovered = (downMillis: number): string =>
+  `the shared rate limit in Redis answers again after ${downMillis} ms; it is shared again`
+
+/**
+ * A redactor for the texts a Redis client writes about a connection (its errors may quote the URL): the URL and its
+ * password, as written and decoded, become `<redacted>`.
+ *
+ * @example
+ * ```ts
+ * import { LimiterText } from "@erp-client/kernel"
+ *
+ * const redact = LimiterText.redactor("redis://:s3cret@redis.internal:6379/0")
+ * console.log(redact("WRONGPASS for s3cret")) // => WRONGPASS for <redacted>
+ * ```
+ *
+ * @since 0.1.0
+ * @category Redaction
+ */
+export const redactor = (url: string): (text: string) => string => {
+  let secrets: ReadonlyArray<string>
+  try {
+    const parsed = new URL(url)
+    secrets = [url, parsed.password, decodeURIComponent(parsed.password)].filter((s) => s.length > 0)
+  } catch {
+    secrets = [url]
+  }
+  return (text) => secrets.reduce((out, secret) => out.split(secret).join("<redacted>"), text)
+}

@@ -1,0 +1,282 @@
+/**
+ * The client's settings as plain data: their defaults, and the checks a value must pass (docs/ARCHITECTURE.md, "The
+ * data path", 1, and "Redaction"). A failed check names the option (`timeout`, `redis.url`) and says why, never the
+ * value: each edition turns it into its `ConfigError`, and the command line says which variable to set
+ * (`Environment.variableOf`).
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * Every default, in one place: the contract's limit (100 per 30 s), the client's patience, the Redis limiter's.
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const defaults = {
+  timeoutMillis: 30_000,
+  retries: 8,
+  retryBudgetMillis: 60_000,
+  retryBaseDelayMillis: 200,
+  maxRetryDelayMillis: 10_000,
+  rateLimitBudgetMillis: 300_000,
+  /** `maxServerWait`: this many of the limiter's windows. */
+  maxServerWaitWindows: 2,
+  maxBodyBytes: 8 * 1024 * 1024,
+  limit: 100,
+  windowMillis: 30_000,
+  /** The limiter's margin when none is given: this share of the window, at least `marginAtLeastMillis`. */
+  marginShare: 0.02,
+  marginAtLeastMillis: 50,
+  redisPrefix: "erp-client:",
+  redisOnFailure: "fail",
+  redisTimeoutMillis: 1_000
+} as const
+
+/**
+ * The limiter's margin when none is given: 2% of the window, at least 50 ms.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.defaultMarginMillis(30_000), Settings.defaultMarginMillis(1_000)) // => 600 50
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const defaultMarginMillis = (windowMillis: number): number =>
+  Math.max(defaults.marginAtLeastMillis, Math.ceil(windowMillis * defaults.marginShare))
+
+/**
+ * A check's answer: the value, or which option failed and why.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Checked<A> =
+  | { readonly ok: true; readonly value: A }
+  | { readonly ok: false; readonly option: string; readonly message: string }
+
+const ok = <A>(value: A): Checked<A> => ({ ok: true, value })
+
+/**
+ * A failed check of `option`.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.invalid("timeout", "must be a positive, finite duration"))
+ * // => { ok: false, option: 'timeout', message: 'must be a positive, finite duration' }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const invalid = (option: string, message: string): Checked<never> => ({ ok: false, option, message })
+
+/**
+ * Control characters (C0, DEL, C1): in a header value or a key they would let a value split or forge lines.
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+// eslint-disable-next-line no-control-regex
+export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
+
+/**
+ * Checks a base URL: absolute, https (or http to a loopback address, where nothing crosses a network), no query, no
+ * fragment, no credentials. Returns it ending with `/`, so an endpoint path is appended as is.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.checkBaseUrl("https://erp.example.com/api")) // => { ok: true, value: 'https://erp.example.com/api/' }
+ * console.log(Settings.checkBaseUrl("http://erp.example.com/api").ok) // => false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const checkBaseUrl = (input: string | URL): Checked<string> => {
+  let url: URL
+  try {
+    url = new URL(String(input))
+  } catch {
+    return invalid("baseUrl", "the base URL is not an absolute URL")
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return invalid("baseUrl", `the base URL must use https, not ${url.protocol}`)
+  }
+  if (url.protocol === "http:" && !LOOPBACK_HOST.test(url.hostname)) {
+    return invalid(
+      "baseUrl",
+      "plain http is only allowed to a loopback address: the API key would cross the network in clear"
+    )
+  }
+  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
+    return invalid("baseUrl", "the base URL must not hold credentials, a query or a fragment")
+  }
+  const href = url.href
+  return ok(href.endsWith("/") ? href : `${href}/`)
+}
+
+/**
+ * Checks an API key without ever putting it in a message: not empty, no control characters (CR/LF would let it
+ * forge header lines), no surrounding spaces. The key stays where it was (a `Redacted`); only the verdict comes back.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.checkApiKey("sk-live-4f9a2c\n")) // => { ok: false, option: 'apiKey', message: 'the API key contains control characters' }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const checkApiKey = (value: string): Checked<void> => {
+  if (value.length === 0) return invalid("apiKey", "the API key is empty")
+  if (CONTROL.test(value)) return invalid("apiKey", "the API key contains control characters")
+  if (value.trim() !== value) return invalid("apiKey", "the API key has leading or trailing spaces")
+  return ok(undefined)
+}
+
+/**
+ * Checks a Redis URL without ever putting it in a message (it may hold a password): `redis://` or `rediss://`, a host,
+ * and nothing after the database number but options in the query.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.checkRedisUrl("redis://:s3cret@redis.internal:6379/2").ok) // => true
+ * console.log(Settings.checkRedisUrl("http://:s3cret@redis.internal:6379")) // => { ok: false, option: 'redis.url', message: 'the Redis URL must start with redis:// or rediss://' }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const checkRedisUrl = (value: string): Checked<void> => {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return invalid("redis.url", "the Redis URL is not an absolute URL")
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+    return invalid("redis.url", "the Redis URL must start with redis:// or rediss://")
+  }
+  if (url.hostname === "") return invalid("redis.url", "the Redis URL has no host")
+  if (!/^\/?\d*$/.test(url.pathname)) return invalid("redis.url", "the Redis URL's path must be a database number")
+  if (CONTROL.test(value)) return invalid("redis.url", "the Redis URL contains control characters")
+  return ok(undefined)
+}
+
+/**
+ * Checks the Redis key prefix and the failure policy, filling in their defaults.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.checkRedisKeys({})) // => { ok: true, value: { prefix: 'erp-client:', onFailure: 'fail' } }
+ * console.log(Settings.checkRedisKeys({ prefix: "team a:" }).ok) // => false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const checkRedisKeys = (
+  options: { readonly prefix?: string | undefined; readonly onFailure?: string | undefined }
+): Checked<{ readonly prefix: string; readonly onFailure: "fail" | "local" }> => {
+  const onFailure = options.onFailure ?? defaults.redisOnFailure
+  if (onFailure !== "fail" && onFailure !== "local") return invalid("redis.onFailure", "must be \"fail\" or \"local\"")
+  const prefix = options.prefix ?? defaults.redisPrefix
+  if (CONTROL.test(prefix) || /\s/.test(prefix)) {
+    return invalid("redis.prefix", "the Redis key prefix must not hold spaces or control characters")
+  }
+  return ok({ prefix, onFailure })
+}
+
+/**
+ * A positive integer (`limit`, `maxBodyBytes`).
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.positiveInt("limit", 0)) // => { ok: false, option: 'limit', message: 'must be a positive integer' }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const positiveInt = (option: string, value: number): Checked<number> =>
+  Number.isSafeInteger(value) && value > 0 ? ok(value) : invalid(option, "must be a positive integer")
+
+/**
+ * An integer of at least 0 (`retries`).
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.nonNegativeInt("retries", 0)) // => { ok: true, value: 0 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const nonNegativeInt = (option: string, value: number): Checked<number> =>
+  Number.isSafeInteger(value) && value >= 0 ? ok(value) : invalid(option, "must be an integer >= 0")
+
+/**
+ * A duration in milliseconds that is positive and finite (`timeout`, `window`).
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.positiveMillis("timeout", Infinity).ok, Settings.positiveMillis("timeout", 500).ok) // => false true
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const positiveMillis = (option: string, millis: number | undefined): Checked<number> =>
+  millis !== undefined && millis > 0 && Number.isFinite(millis)
+    ? ok(millis)
+    : invalid(option, "must be a positive, finite duration")
+
+const BARE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/
+
+/**
+ * A duration setting that is a bare number means seconds (`ERP_RATE_WINDOW=30`), as users of such variables expect:
+ * its milliseconds, or `undefined` for a text with a unit (`"500 millis"`), which the edition's `Duration` reads.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.bareSeconds("30"), Settings.bareSeconds("500 millis")) // => 30000 undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const bareSeconds = (text: string): number | undefined =>
+  BARE_NUMBER.test(text) ? Number(text) * 1000 : undefined
+
+/**
+ * Why a duration setting could not be read (the setting's name is put in front by the edition's `Config`).
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const DURATION_MESSAGE = `must be a duration: a number of seconds ("30") or "30 seconds", "500 millis"`
