@@ -34,9 +34,11 @@ const overview = (text: string): string => {
 Fs.rmSync(site, { recursive: true, force: true })
 Fs.mkdirSync(site, { recursive: true })
 const packages: Array<{ readonly dir: string; readonly name: string; readonly description: string }> = []
-// The Effect 4 edition's packages join the reference as they get their modules (package.json's docs script leaves
-// them out until then).
-for (const dir of Fs.readdirSync(Path.join(root, "packages")).sort().filter((dir) => !dir.startsWith("effect4-"))) {
+// A package joins the reference once it has modules (package.json's docs script leaves the Effect 4 edition's out until
+// then).
+const hasModules = (dir: string): boolean =>
+  /^export \* as /m.test(Fs.readFileSync(Path.join(root, "packages", dir, "src", "index.ts"), "utf8"))
+for (const dir of Fs.readdirSync(Path.join(root, "packages")).sort().filter(hasModules)) {
   const packageDir = Path.join(root, "packages", dir)
   const modules = Path.join(packageDir, "docs", "modules")
   if (!Fs.existsSync(modules)) throw new Error(`packages/${dir}: no docs/modules (run docgen first: pnpm run docs)`)
