@@ -138,8 +138,11 @@ export interface DriftSafe<P> {
   readonly overlap: (size: number) => number
   /** The options checked against the first page size: an overlap must leave each page something new. */
   readonly validate: (size: number) => Pager.Invalid | undefined
-  /** One page in offset order, asked at page size `size`: the mode's step (see `Pager.Step`). */
-  readonly step: (page: P, size: number) => Taken<P>
+  /**
+   * One page in offset order: the mode's step (see `Pager.Step`), with the engine's plan (its page size, and the most
+   * records the server has served in one page, which tells a page cut short by the server from the end of the list).
+   */
+  readonly step: (page: P, plan: { readonly size: number; readonly served: number }) => Taken<P>
 }
 
 /**
@@ -155,14 +158,15 @@ export interface DriftSafe<P> {
  * }
  * const safe = DriftSafe.make<PageOrder.Page<{ id: number }>>({ overlap: 1 }, 0)
  * console.log(safe.validate(4), safe.overlap(4)) // => undefined 1
+ * const plan = { size: 4, served: 4 }
  * // The first page is anchored by the start of the list
- * safe.step(page(0, [1, 2, 3, 4]), 4)
+ * safe.step(page(0, [1, 2, 3, 4]), plan)
  * // A record was inserted ahead meanwhile: the page at 3, meant to share record 4, holds 3 and 4 again
- * const shifted = safe.step(page(3, [3, 4, 5, 6]), 4)
+ * const shifted = safe.step(page(3, [3, 4, 5, 6]), plan)
  * if (shifted._tag === "Taken") console.log(shifted.step.emit[0]?.records, shifted.events)
  * // => [ { id: 5 }, { id: 6 } ] [ { _tag: 'Shifted', offset: 3, by: 1 } ]
  * // Many records were deleted ahead meanwhile: the page at 6 holds nothing read before, paging looks back
- * const lost = safe.step(page(6, [10, 11, 12, 13]), 4)
+ * const lost = safe.step(page(6, [10, 11, 12, 13]), plan)
  * if (lost._tag === "Lost") console.log(lost.recovery.next()) // => { _tag: 'Fetch', offset: 4, count: 4 }
  * ```
  *

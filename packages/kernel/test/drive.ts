@@ -33,7 +33,7 @@ export const safe = <P extends PageOrder.Page>(
 ): Pager.Mode & { readonly step: StepOf<P> } => ({
   ...state.mode,
   step: (page, { plan }) => {
-    const taken = state.step(page, plan.size)
+    const taken = state.step(page, plan)
     if (taken._tag === "Failed") return taken.failure
     events.push(...taken.events)
     if (taken._tag === "Taken") return taken.step

@@ -308,7 +308,7 @@ const safeRun = <A, E, R>(
       return Pager.run(fetch, {
         ...safe.mode,
         step: (page, { plan }) =>
-          Effect.flatMap(Effect.sync(() => safe.step(page, plan.size)), (taken) =>
+          Effect.flatMap(Effect.sync(() => safe.step(page, plan)), (taken) =>
             taken._tag === "Failed"
               ? Effect.fail(failure(taken.failure))
               : Effect.zipRight(

@@ -287,6 +287,38 @@ describe("drift-safe paging", () => {
       )
     ))
 
+  // Found by the resume property below (1 run in about 4,000 to 40,000): the list shrank under a recovery's walk
+  // forward, past the page it had just taken, and the empty page that followed was taken for the end of the list.
+  it.effect("a list that shrinks past a recovery's walk: an empty page there is not the end, nothing is skipped", () =>
+    Effect.gen(function*() {
+      // [1, 2, 3, 4]; the page at 1 finds [3, 4] after three changes (nothing read: a recovery), the walk takes [6, 2]
+      // at 0 (full), and three deletes leave [4] before it asks at 1: empty, while 4 was never emitted.
+      const walked = changingList(
+        4,
+        (n) =>
+          [[], [{ insert: 0 }, { delete: 0 }, { delete: 0 }], [{ insert: 0 }], [{ delete: 0 }, { delete: 0 }, {
+            delete: 0
+          }]][n] ?? []
+      )
+      const first = yield* run(Paginate.safePages(walked.fetch, { pageSize: 2, overlap: 1, concurrency: 1 }))
+      expect(Exit.isSuccess(first.exit)).toBe(true)
+      expect(audit(first.ids, walked.initial, walked.list)).toStrictEqual({ duplicates: 0, skipped: 0, inOrder: true })
+      // The same where the server serves at most 3 of the 4 asked: the page the walk took ([2, 3, 4] at 0) is short
+      // because it is clamped, not because the list ends there; four deletes leave [6] before the empty page at 1.
+      const clamped = changingList(
+        6,
+        (n) => [[], [{ delete: 0 }], [], [{ delete: 0 }, { delete: 0 }, { delete: 0 }, { delete: 0 }]][n] ?? [],
+        3
+      )
+      const second = yield* run(Paginate.safePages(clamped.fetch, { pageSize: 4, concurrency: 1 }))
+      expect(Exit.isSuccess(second.exit)).toBe(true)
+      expect(audit(second.ids, clamped.initial, clamped.list)).toStrictEqual({
+        duplicates: 0,
+        skipped: 0,
+        inOrder: true
+      })
+    }))
+
   it.effect("a server that serves fewer than asked and a list that does not change: every record, once", () =>
     Effect.gen(function*() {
       for (const concurrency of [1, 4, 8]) {

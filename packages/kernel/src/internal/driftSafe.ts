@@ -97,7 +97,7 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
     }
   }
 
-  step(page: P, size: number): Api.Taken<P> {
+  step(page: P, plan: { readonly size: number; readonly served: number }): Api.Taken<P> {
     // The first page of a fresh run is anchored by the start of the list. A page right after a page of one record
     // cannot share a record with it (an overlap must leave a position new): it is taken as plain paging takes it.
     const trusted = (this.first && page.offset === this.start && this.seen.size === 0) ||
@@ -106,7 +106,7 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
     const took = this.take(page, trusted)
     if (took._tag === "MissingId") return { _tag: "Failed", failure: took }
     return took.taken === undefined
-      ? { _tag: "Lost", recovery: new Recovery(this, page, size), events: took.events }
+      ? { _tag: "Lost", recovery: new Recovery(this, page, plan.size, plan.served), events: took.events }
       : { _tag: "Taken", step: this.stepOf([took.taken.page], page, took.taken.fresh), events: took.events }
   }
 
@@ -210,7 +210,9 @@ export class Recovery<P extends PageOrder.Page> implements Api.Recovery<P> {
   constructor(
     private readonly state: DriftSafe<P>,
     private readonly lost: P,
-    private readonly size: number
+    private readonly size: number,
+    /** The most records the server has served in one page (see `consider`). */
+    private served: number
   ) {
     this.target = lost.offset
     state.widened += 1
@@ -253,11 +255,23 @@ export class Recovery<P extends PageOrder.Page> implements Api.Recovery<P> {
   }
 
   private consider(page: P, useLost: boolean): void {
+    const before = this.taken[this.taken.length - 1]
+    this.served = Math.max(this.served, page.received)
     this.last = page
-    // A fresh empty page on the way forward (or at the start of the list) is where the list now ends; the lost
-    // page's own answer may be older than the pages read since, so it is asked again.
-    if (page.received === 0 && !useLost && (this.taken.length > 0 || this.cursor === 0)) {
-      this.done = true
+    // A fresh empty page (the lost page's own answer may be older than the pages read since: it is asked again) says
+    // the list now ends at or before it. That is the end of the export only at the start of the list (the list is
+    // empty), or after a page taken on the way that held the end of the list: short, and shorter than the server's
+    // pages (a page cut short by a server that clamps its pages is followed by more). Every record present all along
+    // was then read. After any other page, the list shrank under the walk by more than the walk advanced, and records
+    // not read yet may now sit behind it: step back, as from a page that overlaps nothing. The empty page is what the
+    // engine judges, and it brought nothing new: the end.
+    if (page.received === 0 && !useLost) {
+      if (this.cursor === 0 || (before !== undefined && before.received < Math.min(before.count, this.served))) {
+        this.done = true
+        this.lastFresh = 0
+      } else {
+        this.cursor = Math.max(0, this.cursor - this.stride)
+      }
       return
     }
     const took = this.state.take(page, false)
