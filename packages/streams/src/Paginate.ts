@@ -146,7 +146,7 @@ const driftEvent = (event: DriftSafe.DriftEvent): DriftEvent => {
  * @since 0.1.0
  * @category Constants
  */
-export const DEFAULT_MAX_PAGE_SIZE: number = KernelPager.DEFAULT_MAX_PAGE_SIZE
+export const DEFAULT_MAX_PAGE_SIZE = KernelPager.DEFAULT_MAX_PAGE_SIZE
 
 const invalidRequest = (invalid: KernelPager.Invalid) =>
   new InvalidRequest({ endpoint: invalid.endpoint, reason: invalid.reason })
