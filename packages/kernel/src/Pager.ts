@@ -231,7 +231,7 @@ export interface Pager<P extends PageOrder.Page, H> {
    * fetch) and hand its handle to `started`, before anything else is asked of the engine.
    */
   readonly launch: () => ReadonlyArray<Ask>
-  /** The handle of a page `launch` asked for. */
+  /** The handle of a page `launch` asked for (`ask` is the object `launch` returned). */
   readonly started: (ask: Ask, handle: H) => void
   /** The oldest page in flight, no longer in flight: await it. `launch` first, so there is one. */
   readonly take: () => InFlight<H>
