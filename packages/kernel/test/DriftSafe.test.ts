@@ -185,6 +185,20 @@ describe("DriftSafe", () => {
     expect(done._tag === "Done" && done.step.emit.flatMap((p) => p.records.map((r) => r.id))).toStrictEqual([4, 6])
   })
 
+  it("an empty page right after a short page's last record is the end, however little the server has served", () => {
+    // A list of one record: no page was ever longer than it, so its shortness alone says nothing of a clamp.
+    const plan = { size: 2, served: 1 }
+    const two = (offset: number, ids: ReadonlyArray<number>) => page(offset, ids, 2)
+    const state = DriftSafe.make<P>({ overlap: 1, resumeAfter: [1] }, 1)
+    const lost = state.step(two(1, []), plan)
+    if (lost._tag !== "Lost") throw new Error(lost._tag)
+    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 0, count: 2 })
+    lost.recovery.feed(two(0, [1]))
+    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 1, count: 2 })
+    lost.recovery.feed(two(1, []))
+    expect(lost.recovery.next()).toMatchObject({ _tag: "Done", step: { fresh: 0, last: { offset: 1, received: 0 } } })
+  })
+
   type Change = { readonly insert: number } | { readonly delete: number }
   const change = fc.oneof(
     fc.record({ insert: fc.double({ min: 0, max: 0.999, noNaN: true }) }),

@@ -319,6 +319,32 @@ describe("drift-safe paging", () => {
       })
     }))
 
+  // Found by the resume property once a recovery stepped back after an empty page that did not follow the end of the
+  // list: at the end of a list no page of which was longer than its last, the empty page right after that last record
+  // was not taken for the end, and the walk stepped back and forth until PagingDrift.
+  it.effect("a recovery at the end of a list of one record: the empty page right after it ends the export", () =>
+    Effect.gen(function*() {
+      // [1]; [2, 1] when the page at 1 answers (it holds 1 again); [1] when the resumed run asks at 1 (empty: a recovery).
+      const source = changingList(1, (n) => [[], [{ insert: 0 }], [{ delete: 0 }]][n] ?? [])
+      const options = { pageSize: 2, overlap: 1, concurrency: 1, maxRecoveryRequests: 64 }
+      const before = yield* Paginate.safePages(source.fetch, options).pipe(
+        Stream.take(2),
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray)
+      )
+      const emitted = before.flatMap((page) => page.records.map((r) => r.id))
+      const after = yield* run(
+        Paginate.safePages(source.fetch, { ...options, resume: before[1]?.next, resumeAfter: emitted })
+      )
+      expect(Exit.isSuccess(after.exit)).toBe(true)
+      expect(audit([...emitted, ...after.ids], source.initial, source.list)).toStrictEqual({
+        duplicates: 0,
+        skipped: 0,
+        inOrder: true
+      })
+      expect(source.fetches()).toBeLessThan(10)
+    }))
+
   it.effect("a server that serves fewer than asked and a list that does not change: every record, once", () =>
     Effect.gen(function*() {
       for (const concurrency of [1, 4, 8]) {

@@ -260,13 +260,16 @@ export class Recovery<P extends PageOrder.Page> implements Api.Recovery<P> {
     this.last = page
     // A fresh empty page (the lost page's own answer may be older than the pages read since: it is asked again) says
     // the list now ends at or before it. That is the end of the export only at the start of the list (the list is
-    // empty), or after a page taken on the way that held the end of the list: short, and shorter than the server's
-    // pages (a page cut short by a server that clamps its pages is followed by more). Every record present all along
-    // was then read. After any other page, the list shrank under the walk by more than the walk advanced, and records
-    // not read yet may now sit behind it: step back, as from a page that overlaps nothing. The empty page is what the
-    // engine judges, and it brought nothing new: the end.
+    // empty), or after a page taken on the way that held the end of the list, so that every record present all along
+    // was read: a short page, and either shorter than the server has served a page (a page cut short by a server that
+    // clamps its pages is followed by more) or followed by this empty page right after its records (as a list that
+    // does not change ends). After any other page, the list shrank under the walk by more than the walk advanced, and
+    // records not read yet may now sit behind it: step back, as from a page that overlaps nothing. The empty page is
+    // what the engine judges, and it brought nothing new: the end.
     if (page.received === 0 && !useLost) {
-      if (this.cursor === 0 || (before !== undefined && before.received < Math.min(before.count, this.served))) {
+      const heldTheEnd = before !== undefined && before.received < before.count &&
+        (before.received < this.served || page.offset >= before.offset + before.received)
+      if (this.cursor === 0 || heldTheEnd) {
         this.done = true
         this.lastFresh = 0
       } else {
