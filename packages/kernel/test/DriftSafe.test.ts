@@ -205,6 +205,32 @@ describe("DriftSafe", () => {
     fc.record({ delete: fc.double({ min: 0, max: 0.999, noNaN: true }) })
   ) as fc.Arbitrary<Change>
 
+  /** A list of ids 1..size, changed by `plan[n]` before the n-th fetch; at most `max` records a page. */
+  const changing = (size: number, plan: ReadonlyArray<ReadonlyArray<Change>>, max = Infinity) => {
+    let nextId = size + 1
+    const list = Array.from({ length: size }, (_, i) => i + 1)
+    let fetches = 0
+    const fetch = (offset: number, count: number): P => {
+      // The far page asked to tell an ignored list_offset is not a page of the export: no change for it.
+      for (const c of offset >= 10_000 ? [] : plan[fetches++] ?? []) {
+        if ("insert" in c) list.splice(Math.floor(c.insert * (list.length + 1)), 0, nextId++)
+        else if (list.length > 0) list.splice(Math.floor(c.delete * list.length), 1)
+      }
+      return page(offset, list.slice(offset, offset + Math.min(count, max)), count)
+    }
+    return { list, fetch, initial: new Set(list) }
+  }
+
+  /** Each id at most once; the records present all along in list order; all of them, unless `complete` is false. */
+  const audit = (source: ReturnType<typeof changing>, ids: ReadonlyArray<number>, complete: boolean) => {
+    expect(new Set(ids).size).toBe(ids.length)
+    const survivors = source.list.filter((id) => source.initial.has(id))
+    const order = new Map(survivors.map((id, i) => [id, i]))
+    const seen = ids.flatMap((id) => order.has(id) ? [order.get(id)!] : [])
+    expect(seen).toStrictEqual([...seen].sort((a, b) => a - b))
+    if (complete) expect(survivors.filter((id) => !ids.includes(id))).toStrictEqual([])
+  }
+
   it("property: under inserts and deletes before any fetch, with or without a server that clamps its pages: each id at most once, in order, and every record present all along when it ends", () =>
     fc.assert(
       fc.property(
@@ -215,30 +241,48 @@ describe("DriftSafe", () => {
         fc.integer({ min: 1, max: 4 }),
         fc.array(fc.array(change, { maxLength: 6 }), { maxLength: 60 }),
         (size, pageSize, overlapWanted, max, concurrency, plan) => {
-          let nextId = size + 1
-          const list = Array.from({ length: size }, (_, i) => i + 1)
-          const initial = new Set(list)
-          let fetches = 0
-          const fetch = (offset: number, count: number): P => {
-            // The far page asked to tell an ignored list_offset is not a page of the export: no change for it.
-            for (const c of offset >= 10_000 ? [] : plan[fetches++] ?? []) {
-              if ("insert" in c) list.splice(Math.floor(c.insert * (list.length + 1)), 0, nextId++)
-              else if (list.length > 0) list.splice(Math.floor(c.delete * list.length), 1)
-            }
-            return page(offset, list.slice(offset, offset + Math.min(count, max ?? Infinity)), count)
-          }
+          const source = changing(size, plan, max)
           const options = { pageSize, overlap: Math.min(overlapWanted, pageSize - 1), concurrency }
           const settings = settingsOf(options)
           const state = DriftSafe.make<P>({ ...options, maxRecoveryRequests: 64 }, settings.start)
-          const { emitted, failure } = drive(fetch, settings, safe(state, fetch, []))
-          const ids = emitted.flatMap((p) => p.records.map((r) => r.id))
-          expect(new Set(ids).size).toBe(ids.length)
-          const survivors = list.filter((id) => initial.has(id))
-          const order = new Map(survivors.map((id, i) => [id, i]))
-          const seen = ids.flatMap((id) => order.has(id) ? [order.get(id)!] : [])
-          expect(seen).toStrictEqual([...seen].sort((a, b) => a - b))
-          if (failure === undefined) expect(survivors.filter((id) => !ids.includes(id))).toStrictEqual([])
-          else expect(failure._tag).toBe("Drift")
+          const { emitted, failure } = drive(source.fetch, settings, safe(state, source.fetch, []))
+          audit(source, emitted.flatMap((p) => p.records.map((r) => r.id)), failure === undefined)
+          if (failure !== undefined) expect(failure._tag).toBe("Drift")
+        }
+      ),
+      { numRuns: 1000 }
+    ))
+
+  it("property: stopped after any page and resumed after it, under inserts and deletes: nothing repeated, nothing skipped", () =>
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 120 }),
+        fc.integer({ min: 2, max: 12 }),
+        fc.integer({ min: 1, max: 11 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.array(change, { maxLength: 6 }), { maxLength: 60 }),
+        (size, pageSize, overlapWanted, stopAfter, plan) => {
+          const source = changing(size, plan)
+          const options = {
+            pageSize,
+            overlap: Math.min(overlapWanted, pageSize - 1),
+            concurrency: 1,
+            maxRecoveryRequests: 64
+          }
+          const settings = settingsOf(options)
+          const state = DriftSafe.make<P>(options, settings.start)
+          const first = drive(source.fetch, settings, safe(state, source.fetch, []), { take: stopAfter })
+          expect(first.failure).toBeUndefined()
+          const ids = first.emitted.flatMap((p) => p.records.map((r) => r.id))
+          const resume = first.emitted[first.emitted.length - 1]?.next
+          if (resume !== undefined) {
+            const again = settingsOf({ ...options, resume })
+            const resumed = DriftSafe.make<P>({ ...options, resume, resumeAfter: ids }, again.start)
+            const second = drive(source.fetch, again, safe(resumed, source.fetch, []))
+            expect(second.failure).toBeUndefined()
+            ids.push(...second.emitted.flatMap((p) => p.records.map((r) => r.id)))
+          }
+          audit(source, ids, true)
         }
       ),
       { numRuns: 1000 }
