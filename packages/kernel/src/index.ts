@@ -11,6 +11,11 @@ export * as CallState from "./CallState.js"
 /**
  * @since 0.1.0
  */
+export * as DriftSafe from "./DriftSafe.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Envelope from "./Envelope.js"
 
 /**
@@ -57,6 +62,21 @@ export * as Outage from "./Outage.js"
  * @since 0.1.0
  */
 export * as Page from "./Page.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PageOrder from "./PageOrder.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Pager from "./Pager.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PagingJudge from "./PagingJudge.js"
 
 /**
  * @since 0.1.0

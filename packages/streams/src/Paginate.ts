@@ -5,15 +5,15 @@
  *
  * @since 0.1.0
  */
-import { InvalidRequest } from "@erp-client/core/ErpError"
-import type { DecodeError, PagingDrift, PagingLoop } from "@erp-client/core/ErpError"
+import { DecodeError, InvalidRequest, PagingDrift } from "@erp-client/core/ErpError"
+import type { PagingLoop } from "@erp-client/core/ErpError"
 import type * as Page from "@erp-client/core/Page"
+import * as DriftSafe from "@erp-client/kernel/DriftSafe"
+import * as KernelPager from "@erp-client/kernel/Pager"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
-import * as DriftSafe from "./internal/driftSafe.js"
-import * as Judge from "./internal/judge.js"
 import * as Pager from "./internal/pager.js"
 
 /**
@@ -62,7 +62,7 @@ export interface PagingOptions {
  * @since 0.1.0
  * @category Models
  */
-export type ResumePoint = Pager.ResumePoint
+export type ResumePoint = KernelPager.ResumePoint
 
 /**
  * A page as emitted: the server's page (`offset`, `count` asked, `received`, its records) and `next`, where an
@@ -81,7 +81,7 @@ export type ResumablePage<A> = Pager.Emitted<A>
  * @since 0.1.0
  * @category Models
  */
-export type PageSizeChange = Pager.SizeChange
+export type PageSizeChange = KernelPager.SizeChange
 
 /**
  * @since 0.1.0
@@ -109,19 +109,36 @@ export interface SafeOptions {
 }
 
 /**
- * What drift-safe paging noticed: `Shifted` (the list moved under the export; nothing lost) and `Recovered` (it moved
- * past the overlap; paging looked back and found its place).
+ * What drift-safe paging noticed: `Shifted` (the list moved under the export; nothing lost), `Recovered` (it moved
+ * past the overlap; paging looked back and found its place) and `Dropped` (a record with the id of one already
+ * emitted but other content, not emitted). See `DriftSafe.DriftEvent` of `@erp-client/kernel`.
  *
  * @since 0.1.0
  * @category Models
  */
-export type DriftEvent = DriftSafe.DriftEvent
+export type DriftEvent = Data.TaggedEnum<{
+  Shifted: { readonly offset: number; readonly by: number }
+  Recovered: { readonly offset: number; readonly requests: number; readonly overlap: number }
+  Dropped: { readonly offset: number; readonly id: string | number }
+}>
 
 /**
  * @since 0.1.0
  * @category Constructors
  */
-export const DriftEvent = DriftSafe.DriftEvent
+export const DriftEvent = Data.taggedEnum<DriftEvent>()
+
+// The kernel's events as values of this edition (structural equality).
+const driftEvent = (event: DriftSafe.DriftEvent): DriftEvent => {
+  switch (event._tag) {
+    case "Shifted":
+      return DriftEvent.Shifted({ offset: event.offset, by: event.by })
+    case "Recovered":
+      return DriftEvent.Recovered({ offset: event.offset, requests: event.requests, overlap: event.overlap })
+    case "Dropped":
+      return DriftEvent.Dropped({ offset: event.offset, id: event.id })
+  }
+}
 
 /**
  * The page size `"auto"` asks for first.
@@ -129,36 +146,20 @@ export const DriftEvent = DriftSafe.DriftEvent
  * @since 0.1.0
  * @category Constants
  */
-export const DEFAULT_MAX_PAGE_SIZE = 1000
+export const DEFAULT_MAX_PAGE_SIZE = KernelPager.DEFAULT_MAX_PAGE_SIZE
 
-const invalid = (endpoint: string, reason: string) => Either.left(new InvalidRequest({ endpoint, reason }))
+const invalidRequest = (invalid: KernelPager.Invalid) =>
+  new InvalidRequest({ endpoint: invalid.endpoint, reason: invalid.reason })
 
-const isCount = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 1
-
-// The engine's settings from the options, checked.
-const settingsOf = <E>(options: PagingOptions): Either.Either<Pager.Setup<E>, InvalidRequest> => {
-  const endpoint = options.endpoint ?? "list"
-  const { resume } = options
-  const pageSize = options.pageSize ?? "auto"
-  const maxPageSize = options.maxPageSize ?? DEFAULT_MAX_PAGE_SIZE
-  const concurrency = options.concurrency ?? 4
-  const start = resume?.offset ?? options.startOffset ?? 0
-  if (pageSize !== "auto" && !isCount(pageSize)) {
-    return invalid(endpoint, `the page size must be an integer >= 1 or "auto"`)
-  }
-  if (!isCount(maxPageSize)) return invalid(endpoint, "maxPageSize must be an integer >= 1")
-  if (!isCount(concurrency)) return invalid(endpoint, "concurrency must be an integer >= 1")
-  if (!Number.isSafeInteger(start) || start < 0) return invalid(endpoint, "the start offset must be an integer >= 0")
-  if (resume !== undefined && !(isCount(resume.pageSize) && Number.isSafeInteger(resume.served))) {
-    return invalid(endpoint, "the resume point holds no valid page size")
-  }
-  const size = resume?.pageSize ?? (pageSize === "auto" ? maxPageSize : pageSize)
-  return Either.right({
-    endpoint,
-    plan: { ...Judge.plan(size, resume?.served ?? 0), suspect: resume?.suspect },
-    start,
-    tail: resume?.tail,
-    concurrency,
+// The engine's settings from the options (checked by the kernel), and how this edition meets them.
+const withSettings = <E, A, E2, R>(
+  options: PagingOptions,
+  f: (settings: Pager.Setup<E>) => Stream.Stream<A, E2, R>
+): Stream.Stream<A, E2 | InvalidRequest, R> => {
+  const checked = KernelPager.settings(options)
+  if (!checked.ok) return Stream.fail(invalidRequest(checked.failure))
+  return f({
+    ...checked.value,
     isTooLarge: (error: E) => Predicate.isTagged(error, "ResponseTooLarge"),
     onSizeChange: options.onPageSize ?? (() => Effect.void)
   })
@@ -207,16 +208,11 @@ export const pages = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   options: PagingOptions = {}
 ): Stream.Stream<ResumablePage<A>, E | InvalidRequest | PagingLoop, R> =>
-  Either.match(settingsOf<E>(options), {
-    onLeft: Stream.fail,
-    onRight: (settings) =>
-      Pager.run(fetch, {
-        rules: { overlap: () => 0, maxQuiet: 3, firstRecordsUnique: true, minSize: 1 },
-        step: (page, { previous, tail }) => Effect.succeed(Pager.plainStep(page, tail, previous)),
-        resumeAt: (page) => page.offset + page.received,
-        resumeExtra: () => ({})
-      }, settings)
-  })
+  withSettings<E, ResumablePage<A>, E | PagingLoop, R>(options, (settings) =>
+    Pager.run(fetch, {
+      ...KernelPager.plainMode,
+      step: (page, { previous, tail }) => Effect.succeed(KernelPager.plainStep(page, tail, previous))
+    }, settings))
 
 /**
  * Drift-safe pages of any offset-paged source whose records carry an id: for a list that gets inserts and deletes
@@ -273,58 +269,55 @@ const safeRun = <A, E, R>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   options: PagingOptions & SafeOptions
 ): Stream.Stream<ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift | PagingLoop, R> =>
-  Either.match(settingsOf<E>(options), {
-    onLeft: Stream.fail,
-    onRight: (settings) => {
-      const maxRecoveryRequests = Math.max(0, options.maxRecoveryRequests ?? 16)
-      const safe = new DriftSafe.DriftSafe<A>({
-        endpoint: settings.endpoint,
-        idField: options.idField ?? "id",
-        overlap: options.resume?.overlap ?? options.overlap,
-        maxRecoveryRequests,
-        resumeAfter: options.resumeAfter,
-        start: settings.start
-      })
+  withSettings<E, ResumablePage<A>, E | DecodeError | InvalidRequest | PagingDrift | PagingLoop, R>(
+    options,
+    (settings) => {
+      const safe = DriftSafe.make<Page.Page<A>>({ ...options, endpoint: settings.endpoint }, settings.start)
       const onDrift = options.onDrift ?? (() => Effect.void)
-      const tell = (events: ReadonlyArray<DriftEvent>) => Effect.forEach(events, onDrift, { discard: true })
+      const tell = (events: ReadonlyArray<DriftSafe.DriftEvent>) =>
+        Effect.forEach(events, (event) => onDrift(driftEvent(event)), { discard: true })
+      const failure = (failure: DriftSafe.MissingId | DriftSafe.Drift) =>
+        failure._tag === "MissingId"
+          ? new DecodeError({
+            endpoint: failure.endpoint,
+            path: failure.path,
+            reason: failure.reason,
+            offset: failure.offset
+          })
+          : new PagingDrift({ endpoint: failure.endpoint, offset: failure.offset, requests: failure.requests })
       // Drives a recovery: fetch what it asks for until it is done.
       const recover = (
-        recovery: DriftSafe.Recovery<A>
+        recovery: DriftSafe.Recovery<Page.Page<A>>
       ): Effect.Effect<Pager.Step<A>, E | DecodeError | PagingDrift, R> =>
         Effect.suspend(() => {
           const next = recovery.next()
           switch (next._tag) {
             case "Fetch":
-              return Effect.flatMap(fetch(next.offset, next.count), (page) =>
-                Effect.flatMap(recovery.feed(page), () => recover(recovery)))
+              return Effect.flatMap(fetch(next.offset, next.count), (page) => {
+                recovery.feed(page)
+                return recover(recovery)
+              })
             case "Done":
               return Effect.as(tell(next.events), next.step)
             case "Fail":
-              return Effect.fail(next.error)
+              return Effect.fail(failure(next.failure))
           }
         })
       const invalid = safe.validate(settings.plan.size)
-      if (invalid !== undefined) return Stream.fail(invalid)
+      if (invalid !== undefined) return Stream.fail(invalidRequest(invalid))
       return Pager.run(fetch, {
-        // Under change, a full page that brings nothing new is the list moving under the export, and paging moves
-        // on; a long run of them is a server that does not move through the list.
-        rules: {
-          overlap: (size) => safe.overlap(size),
-          maxQuiet: Math.max(100, maxRecoveryRequests),
-          firstRecordsUnique: false,
-          minSize: 2
-        },
+        ...safe.mode,
         step: (page, { plan }) =>
-          Effect.flatMap(Effect.suspend(() => safe.step(page, plan.size)), (taken) =>
-            Effect.zipRight(
-              tell(taken.events),
-              taken._tag === "Taken" ? Effect.succeed(taken.step) : recover(taken.recovery)
-            )),
-        resumeAt: (page) => page.offset,
-        resumeExtra: (size) => safe.resumeExtra(size)
+          Effect.flatMap(Effect.sync(() => safe.step(page, plan)), (taken) =>
+            taken._tag === "Failed"
+              ? Effect.fail(failure(taken.failure))
+              : Effect.zipRight(
+                tell(taken.events),
+                taken._tag === "Taken" ? Effect.succeed(taken.step) : recover(taken.recovery)
+              ))
       }, settings)
     }
-  })
+  )
 
 /**
  * The records of a stream of pages, in order.

@@ -287,6 +287,64 @@ describe("drift-safe paging", () => {
       )
     ))
 
+  // Found by the resume property below (1 run in about 4,000 to 40,000): the list shrank under a recovery's walk
+  // forward, past the page it had just taken, and the empty page that followed was taken for the end of the list.
+  it.effect("a list that shrinks past a recovery's walk: an empty page there is not the end, nothing is skipped", () =>
+    Effect.gen(function*() {
+      // [1, 2, 3, 4]; the page at 1 finds [3, 4] after three changes (nothing read: a recovery), the walk takes [6, 2]
+      // at 0 (full), and three deletes leave [4] before it asks at 1: empty, while 4 was never emitted.
+      const walked = changingList(
+        4,
+        (n) =>
+          [[], [{ insert: 0 }, { delete: 0 }, { delete: 0 }], [{ insert: 0 }], [{ delete: 0 }, { delete: 0 }, {
+            delete: 0
+          }]][n] ?? []
+      )
+      const first = yield* run(Paginate.safePages(walked.fetch, { pageSize: 2, overlap: 1, concurrency: 1 }))
+      expect(Exit.isSuccess(first.exit)).toBe(true)
+      expect(audit(first.ids, walked.initial, walked.list)).toStrictEqual({ duplicates: 0, skipped: 0, inOrder: true })
+      // The same where the server serves at most 3 of the 4 asked: the page the walk took ([2, 3, 4] at 0) is short
+      // because it is clamped, not because the list ends there; four deletes leave [6] before the empty page at 1.
+      const clamped = changingList(
+        6,
+        (n) => [[], [{ delete: 0 }], [], [{ delete: 0 }, { delete: 0 }, { delete: 0 }, { delete: 0 }]][n] ?? [],
+        3
+      )
+      const second = yield* run(Paginate.safePages(clamped.fetch, { pageSize: 4, concurrency: 1 }))
+      expect(Exit.isSuccess(second.exit)).toBe(true)
+      expect(audit(second.ids, clamped.initial, clamped.list)).toStrictEqual({
+        duplicates: 0,
+        skipped: 0,
+        inOrder: true
+      })
+    }))
+
+  // Found by the resume property once a recovery stepped back after an empty page that did not follow the end of the
+  // list: at the end of a list no page of which was longer than its last, the empty page right after that last record
+  // was not taken for the end, and the walk stepped back and forth until PagingDrift.
+  it.effect("a recovery at the end of a list of one record: the empty page right after it ends the export", () =>
+    Effect.gen(function*() {
+      // [1]; [2, 1] when the page at 1 answers (it holds 1 again); [1] when the resumed run asks at 1 (empty: a recovery).
+      const source = changingList(1, (n) => [[], [{ insert: 0 }], [{ delete: 0 }]][n] ?? [])
+      const options = { pageSize: 2, overlap: 1, concurrency: 1, maxRecoveryRequests: 64 }
+      const before = yield* Paginate.safePages(source.fetch, options).pipe(
+        Stream.take(2),
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray)
+      )
+      const emitted = before.flatMap((page) => page.records.map((r) => r.id))
+      const after = yield* run(
+        Paginate.safePages(source.fetch, { ...options, resume: before[1]?.next, resumeAfter: emitted })
+      )
+      expect(Exit.isSuccess(after.exit)).toBe(true)
+      expect(audit([...emitted, ...after.ids], source.initial, source.list)).toStrictEqual({
+        duplicates: 0,
+        skipped: 0,
+        inOrder: true
+      })
+      expect(source.fetches()).toBeLessThan(10)
+    }))
+
   it.effect("a server that serves fewer than asked and a list that does not change: every record, once", () =>
     Effect.gen(function*() {
       for (const concurrency of [1, 4, 8]) {

@@ -1,7 +1,7 @@
 /**
  * Paging's judgement, as plain functions over data (docs/ARCHITECTURE.md, "Paging"): what one page says about the
- * rest of the list. No Effect here: the engine (`pager.ts`) wires these to fetches, and a later edition on another
- * runtime can share them as they are.
+ * rest of the list. The engine (`Pager`) applies it to each page in offset order; each edition only wires the engine to
+ * its fetches and streams.
  *
  * The contract gives neither the default nor the largest `list_count` (docs/erp-api-v2.md, "Gaps in the endpoint
  * list"), and real servers differ in how a page comes back shorter than asked:
@@ -20,9 +20,16 @@
  * new: an empty page, or one that holds only records it was placed to share with the page before. A page that holds exactly the records of the page before it at a later
  * offset, as does a page far further on, means the server ignores `list_offset`: that fails (`PagingLoop`) rather
  * than looping or ending early; so does a run of pages that bring nothing new (`Rules.maxQuiet`).
+ *
+ * @since 0.1.0
  */
 
-/** What paging knows of the server's pages. */
+/**
+ * What paging knows of the server's pages.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Plan {
   /** The `list_count` asked. */
   readonly size: number
@@ -34,10 +41,28 @@ export interface Plan {
   readonly quiet: number
 }
 
-/** A plan for a first page of `size` (or what a resumed export had learned). */
+/**
+ * A plan for a first page of `size` (or what a resumed export had learned: `served`, the most records the server
+ * served in one page).
+ *
+ * @example
+ * ```ts
+ * import { PagingJudge } from "@erp-client/kernel"
+ *
+ * console.log(PagingJudge.plan(1000)) // => { size: 1000, served: 0, suspect: undefined, quiet: 0 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
 export const plan = (size: number, served = 0): Plan => ({ size, served, suspect: undefined, quiet: 0 })
 
-/** One page as the mode saw it (see `Mode.step` in pager.ts). */
+/**
+ * One page as the mode saw it (see `Pager.Step`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Observation {
   readonly offset: number
   /** The `list_count` asked. */
@@ -60,16 +85,26 @@ export interface Observation {
   readonly repeatsPrevious: boolean
 }
 
-/** What the page that was judged says about the rest of the list. */
+/**
+ * What the page that was judged says about the rest of the list.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type Decision =
   | { readonly _tag: "More" }
   | { readonly _tag: "End" }
   /** Drop the pages in flight and go on from `offset` (with the plan's size, which may have changed). */
   | { readonly _tag: "Regrid"; readonly offset: number }
-  /** The server does not move through the list: fail, naming why. */
+  /** The server does not move through the list: fail (`PagingLoop`), naming why. */
   | { readonly _tag: "Loop"; readonly reason: string }
 
-/** How a mode pages: the records consecutive pages share (0 for plain paging), and how long it may see no progress. */
+/**
+ * How a mode pages: the records consecutive pages share (0 for plain paging), and how long it may see no progress.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Rules {
   readonly overlap: (size: number) => number
   /** Pages in a row that may bring nothing new before paging gives up (a list that never moves on). */
@@ -88,11 +123,28 @@ export interface Rules {
 /**
  * Where paging goes on after a page: right after its records, sharing the mode's overlap with them but leaving at
  * least one position new (so a page of one record shares nothing with the next).
+ *
+ * @example
+ * ```ts
+ * import { PagingJudge } from "@erp-client/kernel"
+ *
+ * console.log(PagingJudge.after({ offset: 100, received: 37 }, 0)) // => 137
+ * console.log(PagingJudge.after({ offset: 100, received: 37 }, 5)) // => 132
+ * console.log(PagingJudge.after({ offset: 100, received: 1 }, 5)) // => 101
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
  */
 export const after = (page: { readonly offset: number; readonly received: number }, overlap: number): number =>
   page.offset + page.received - Math.min(overlap, Math.max(0, page.received - 1))
 
-/** A size learned from the server (`previous` is what was asked before), to tell the caller. */
+/**
+ * A size learned from the server (`previous` is what was asked before), to tell the caller.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Learned {
   readonly size: number
   readonly previous: number
@@ -101,6 +153,47 @@ export interface Learned {
 /**
  * Judges one page (see the module's description). Returns the next plan, the decision, and the page size learned by
  * this page, if it settled one.
+ *
+ * @example
+ * ```ts
+ * import { PagingJudge } from "@erp-client/kernel"
+ *
+ * // Plain paging: no overlap, three quiet pages at most, a record at two offsets is a loop
+ * const rules = { overlap: () => 0, maxQuiet: 3, firstRecordsUnique: true, minSize: 1 }
+ * // 1000 asked, 500 served: clamped, filtered or the last page; the next page settles it
+ * const first = PagingJudge.judge(PagingJudge.plan(1000), {
+ *   offset: 0,
+ *   count: 1000,
+ *   received: 500,
+ *   fresh: 500,
+ *   surplus: 0,
+ *   repeatsPrevious: false
+ * }, rules)
+ * console.log(first.decision) // => { _tag: 'Regrid', offset: 500 }
+ * // 500 again, nothing repeated: the server serves 500 a page
+ * const second = PagingJudge.judge(first.plan, {
+ *   offset: 500,
+ *   count: 1000,
+ *   received: 500,
+ *   fresh: 500,
+ *   surplus: 0,
+ *   repeatsPrevious: false
+ * }, rules)
+ * console.log(second.learned, second.decision) // => { size: 500, previous: 1000 } { _tag: 'Regrid', offset: 1000 }
+ * // A page that brings nothing ends the list
+ * const third = PagingJudge.judge(second.plan, {
+ *   offset: 1000,
+ *   count: 500,
+ *   received: 0,
+ *   fresh: 0,
+ *   surplus: 0,
+ *   repeatsPrevious: false
+ * }, rules)
+ * console.log(third.decision) // => { _tag: 'End' }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
  */
 export const judge = (
   plan: Plan,
@@ -179,7 +272,19 @@ export const judge = (
   }
 }
 
-/** After a response too large to accept: half the page. */
+/**
+ * After a response too large to accept: half the page (at least one record).
+ *
+ * @example
+ * ```ts
+ * import { PagingJudge } from "@erp-client/kernel"
+ *
+ * console.log(PagingJudge.shrink(PagingJudge.plan(1000, 1000)).size) // => 500
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
+ */
 export const shrink = (plan: Plan): Plan => ({
   size: Math.max(1, Math.floor(plan.size / 2)),
   served: plan.served,
@@ -189,7 +294,18 @@ export const shrink = (plan: Plan): Plan => ({
 
 /**
  * A 53-bit hash of a string (cyrb53): how a resume point remembers the records a filtering server may serve again
- * after it, without storing them.
+ * after it, without storing them, and how drift-safe paging tells a record's content apart.
+ *
+ * @example
+ * ```ts
+ * import { PagingJudge } from "@erp-client/kernel"
+ *
+ * console.log(PagingJudge.hash('{"id":1}') === PagingJudge.hash('{"id":1}')) // => true
+ * console.log(PagingJudge.hash('{"id":1}') === PagingJudge.hash('{"id":2}')) // => false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
  */
 export const hash = (text: string): number => {
   let h1 = 0xdeadbeef
@@ -212,6 +328,18 @@ export const hash = (text: string): number => {
  * filters after cutting serves such records again right after a short page (all of the short page's last records,
  * or, when its pages got shorter meanwhile, the first of them); a server that clamps serves none of them. 0 when
  * `next` does not start with such a run.
+ *
+ * @example
+ * ```ts
+ * import { PagingJudge } from "@erp-client/kernel"
+ *
+ * // The last records read were 7, 8, 9 (hashes); the next page starts with 8 and 9 again: two filtered repeats
+ * console.log(PagingJudge.repeatedRun([7, 8, 9], [8, 9, 10, 11])) // => 2
+ * console.log(PagingJudge.repeatedRun([7, 8, 9], [10, 11])) // => 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
  */
 export const repeatedRun = (before: ReadonlyArray<number>, next: ReadonlyArray<number>): number => {
   if (next.length === 0) return 0

@@ -1,0 +1,177 @@
+/**
+ * Drift-safe paging's state machine (docs/paging.md, "Drift-safe paging"): for a list that gets inserts and deletes
+ * while it is read, consecutive pages overlap, a page is taken only when it holds a record already emitted, records
+ * already emitted are dropped by id, and a page that overlaps nothing read makes paging step back until one does and
+ * walk forward again (a `Recovery`, within a budget of requests). What to tell comes back as events, what went wrong
+ * as plain data; each edition's `Paginate.safePages` wires it to its fetches, callbacks and errors, and runs the pages
+ * through `Pager` with this state's `mode`.
+ *
+ * Guarantees, when the list keeps one order (records move only by inserts and deletes): each id at most once, in list
+ * order; every record present for the whole export is emitted.
+ *
+ * @since 0.1.0
+ */
+import * as Internal from "./internal/driftSafe.js"
+import type * as PageOrder from "./PageOrder.js"
+import type * as Pager from "./Pager.js"
+
+/**
+ * What drift-safe paging noticed.
+ *
+ * - `Shifted`: the page at `offset` found the records it shares with the page before `by` places from where they
+ *   were (positive: inserted ahead of it since; negative: deleted). Repeated records were dropped, none skipped.
+ * - `Recovered`: no record of the page at `offset` had been read before (the list moved by more than the overlap);
+ *   paging stepped back until a page overlapped again and came forward, spending `requests` extra requests, and
+ *   pages from then on overlap by `overlap` (doubled, up to half a page).
+ * - `Dropped`: the record at `offset` has the id of a record already emitted but other content, and was not emitted:
+ *   a record updated during the export (its earlier version came out), or a distinct record that repeats another's
+ *   id (ids are what drift-safe paging tells records apart by).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type DriftEvent =
+  | { readonly _tag: "Shifted"; readonly offset: number; readonly by: number }
+  | { readonly _tag: "Recovered"; readonly offset: number; readonly requests: number; readonly overlap: number }
+  | { readonly _tag: "Dropped"; readonly offset: number; readonly id: string | number }
+
+/**
+ * Drift-safe paging's options, as an edition takes them (its own options add callbacks).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Options {
+  /** Names the source in failures (default `"list"`). */
+  readonly endpoint?: string | undefined
+  /** The field that identifies a record, read from the record as the server sent it (default `"id"`). */
+  readonly idField?: string | undefined
+  /** Records each page shares with the page before it (default a tenth of the page size, at least 1). */
+  readonly overlap?: number | undefined
+  /** Requests one recovery may spend before paging fails (default 16). */
+  readonly maxRecoveryRequests?: number | undefined
+  /** Ids an interrupted run emitted: none of them comes out again. */
+  readonly resumeAfter?: Iterable<string | number> | undefined
+  /** The resume point of an interrupted run: its overlap (reached by recoveries) wins over `overlap`. */
+  readonly resume?: { readonly overlap?: number | undefined } | undefined
+}
+
+/**
+ * A record without the id drift-safe paging tells records apart by (`DecodeError` in each edition): `path` into the
+ * response's data, the record's `offset` in the list.
+ *
+ * @since 0.1.0
+ * @category Failures
+ */
+export interface MissingId {
+  readonly _tag: "MissingId"
+  readonly endpoint: string
+  readonly path: string
+  readonly reason: string
+  readonly offset: number
+}
+
+/**
+ * The list changed faster than paging could follow (`PagingDrift` in each edition): no page near `offset` overlapped
+ * the records read after `requests` extra requests.
+ *
+ * @since 0.1.0
+ * @category Failures
+ */
+export interface Drift {
+  readonly _tag: "Drift"
+  readonly endpoint: string
+  readonly offset: number
+  readonly requests: number
+}
+
+/**
+ * A page judged: taken (its step for the engine, what to tell), lost (no record read before in it: drive the
+ * recovery, after telling the events), or failed.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Taken<P> =
+  | { readonly _tag: "Taken"; readonly step: Pager.Step<P>; readonly events: ReadonlyArray<DriftEvent> }
+  | { readonly _tag: "Lost"; readonly recovery: Recovery<P>; readonly events: ReadonlyArray<DriftEvent> }
+  | { readonly _tag: "Failed"; readonly failure: MissingId }
+
+/**
+ * What a recovery needs next: a page fetched, or nothing more (its step for the engine, what to tell), or it failed.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Next<P> =
+  | { readonly _tag: "Fetch"; readonly offset: number; readonly count: number }
+  | { readonly _tag: "Done"; readonly step: Pager.Step<P>; readonly events: ReadonlyArray<DriftEvent> }
+  | { readonly _tag: "Fail"; readonly failure: Drift | MissingId }
+
+/**
+ * A lost page's recovery: step back along the grid until a fresh page overlaps what was read, then walk forward to
+ * the lost page's offset (trying its first answer again before asking anew). Drive it: `next()` says what to fetch
+ * (or that it is done, or failed), `feed(page)` hands the fetched page in.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Recovery<P> {
+  readonly next: () => Next<P>
+  readonly feed: (page: P) => void
+}
+
+/**
+ * The state of one run of a drift-safe export: every id emitted so far (it grows with the export), the last page
+ * taken, the overlap reached. Make one per run.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface DriftSafe<P> {
+  /** How the engine pages in this mode (overlap, quiet pages, sizes, resume points): `Pager.make`'s mode. */
+  readonly mode: Pager.Mode
+  /**
+   * Records consecutive pages share at this page size: the option (or a tenth of the page), doubled per recovery up
+   * to half a page (or the option, if larger), and always leaving each page at least one record that is new.
+   */
+  readonly overlap: (size: number) => number
+  /** The options checked against the first page size: an overlap must leave each page something new. */
+  readonly validate: (size: number) => Pager.Invalid | undefined
+  /**
+   * One page in offset order: the mode's step (see `Pager.Step`), with the engine's plan (its page size, and the most
+   * records the server has served in one page, which tells a page cut short by the server from the end of the list).
+   */
+  readonly step: (page: P, plan: { readonly size: number; readonly served: number }) => Taken<P>
+}
+
+/**
+ * The state of one run of a drift-safe export starting at offset `start`.
+ *
+ * @example
+ * ```ts
+ * import { DriftSafe, type PageOrder } from "@erp-client/kernel"
+ *
+ * const page = (offset: number, ids: ReadonlyArray<number>) => {
+ *   const records = ids.map((id) => ({ id }))
+ *   return { offset, count: 4, received: records.length, records, raw: records, invalid: [] }
+ * }
+ * const safe = DriftSafe.make<PageOrder.Page<{ id: number }>>({ overlap: 1 }, 0)
+ * console.log(safe.validate(4), safe.overlap(4)) // => undefined 1
+ * const plan = { size: 4, served: 4 }
+ * // The first page is anchored by the start of the list
+ * safe.step(page(0, [1, 2, 3, 4]), plan)
+ * // A record was inserted ahead meanwhile: the page at 3, meant to share record 4, holds 3 and 4 again
+ * const shifted = safe.step(page(3, [3, 4, 5, 6]), plan)
+ * if (shifted._tag === "Taken") console.log(shifted.step.emit[0]?.records, shifted.events)
+ * // => [ { id: 5 }, { id: 6 } ] [ { _tag: 'Shifted', offset: 3, by: 1 } ]
+ * // Many records were deleted ahead meanwhile: the page at 6 holds nothing read before, paging looks back
+ * const lost = safe.step(page(6, [10, 11, 12, 13]), plan)
+ * if (lost._tag === "Lost") console.log(lost.recovery.next()) // => { _tag: 'Fetch', offset: 4, count: 4 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make = <P extends PageOrder.Page>(options: Options, start: number): DriftSafe<P> =>
+  new Internal.DriftSafe<P>(options, start)
