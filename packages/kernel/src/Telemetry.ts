@@ -115,6 +115,57 @@ export const metrics = {
 } as const satisfies Record<string, MetricInfo>
 
 /**
+ * Every metric of the streams and lookups (`ListEndpoint`, `Lookups` in each edition's streams package).
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
+export const streamMetrics = {
+  recordsStreamed: {
+    name: "erp.client.records.streamed",
+    description: "records streamed out of list endpoints",
+    unit: "{record}"
+  },
+  pagingDrift: {
+    name: "erp.client.paging.drift",
+    description: "list shifts and recoveries noticed by drift-safe paging",
+    unit: "{event}"
+  },
+  lookups: {
+    name: "erp.client.lookups",
+    description: "lookups asked for (Resource.get and getMany)",
+    unit: "{lookup}"
+  },
+  lookupsSent: {
+    name: "erp.client.lookups.sent",
+    description: "lookups sent to the server (one per distinct lookup in flight or not cached)",
+    unit: "{lookup}"
+  },
+  lookupsShared: {
+    name: "erp.client.lookups.shared",
+    description: "lookups answered by an identical one already in flight",
+    unit: "{lookup}"
+  },
+  lookupsCached: {
+    name: "erp.client.lookups.cached",
+    description: "lookups answered from the cache of Lookups.layer",
+    unit: "{lookup}"
+  }
+} as const satisfies Record<string, MetricInfo>
+
+/**
+ * The attribute of an export's span (`ListEndpoint.pages`) that counts each kind of event drift-safe paging noticed.
+ *
+ * @since 0.1.0
+ * @category Attributes
+ */
+export const DRIFT_ATTRIBUTES = {
+  Shifted: "erp.drift.shifts",
+  Recovered: "erp.drift.recoveries",
+  Dropped: "erp.drift.dropped"
+} as const
+
+/**
  * `error.type` of work interrupted by anyone but the client itself: it did not complete.
  *
  * @since 0.1.0

@@ -81,6 +81,11 @@ export * as PagingJudge from "./PagingJudge.js"
 /**
  * @since 0.1.0
  */
+export * as PagingText from "./PagingText.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Partner from "./Partner.js"
 
 /**

@@ -8,6 +8,8 @@ import { ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
+import * as PagingText from "@erp-client/kernel/PagingText"
+import { DRIFT_ATTRIBUTES, streamMetrics } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -47,12 +49,12 @@ export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
  * @category Metrics
  */
 export const recordsStreamed = Metric.tagged(
-  Metric.counter("erp.client.records.streamed", {
-    description: "records streamed out of list endpoints",
+  Metric.counter(streamMetrics.recordsStreamed.name, {
+    description: streamMetrics.recordsStreamed.description,
     incremental: true
   }),
   "unit",
-  "{record}"
+  streamMetrics.recordsStreamed.unit
 )
 
 /**
@@ -63,31 +65,24 @@ export const recordsStreamed = Metric.tagged(
  * @category Metrics
  */
 export const pagingDrift = Metric.tagged(
-  Metric.counter("erp.client.paging.drift", {
-    description: "list shifts and recoveries noticed by drift-safe paging",
+  Metric.counter(streamMetrics.pagingDrift.name, {
+    description: streamMetrics.pagingDrift.description,
     incremental: true
   }),
   "unit",
-  "{event}"
+  streamMetrics.pagingDrift.unit
 )
 
+// The line each event is logged with, at its level (`@erp-client/kernel/PagingText`).
 const logDrift = (endpoint: string, event: Paginate.DriftEvent) => {
-  // A shift is routine under change; a recovery costs requests, and a dropped record is not written: both are worth
-  // an operator's eye.
-  switch (event._tag) {
-    case "Shifted":
-      return Effect.logDebug(`${endpoint}: the list shifted by ${event.by} at offset ${event.offset}`)
-    case "Recovered":
-      return Effect.logInfo(
-        `${endpoint}: the list moved past the overlap at offset ${event.offset}; recovered with ` +
-          `${event.requests} extra requests, overlap now ${event.overlap}`
-      )
-    case "Dropped":
-      return Effect.logWarning(
-        `${endpoint}: the record at offset ${event.offset} has id ${
-          JSON.stringify(event.id)
-        }, already written with other content; not written again (drift-safe paging tells records apart by id)`
-      )
+  const line = PagingText.drift(endpoint, event)
+  switch (line.level) {
+    case "Debug":
+      return Effect.logDebug(line.text)
+    case "Info":
+      return Effect.logInfo(line.text)
+    case "Warning":
+      return Effect.logWarning(line.text)
   }
 }
 
@@ -118,12 +113,7 @@ const sayEnd = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R>
   ))
 
 const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
-  Effect.logInfo(
-    change.reason === "served"
-      ? `${endpoint}: the server serves at most ${change.size} records a page (asked ${change.previous}); ` +
-        `paging on with ${change.size}`
-      : `${endpoint}: a page of ${change.previous} records was too large to accept; paging on with ${change.size}`
-  )
+  Effect.logInfo(PagingText.pageSize(endpoint, change))
 
 /**
  * Pages of a list endpoint of the ERP, each record decoded with `schema`, each page with where to resume after it.
@@ -191,14 +181,7 @@ export const pages = <A, I>(
             Metric.increment(
               Metric.tagged(Metric.tagged(pagingDrift, "erp.endpoint", endpoint), "erp.drift.kind", event._tag)
             ),
-            count(
-              event._tag === "Shifted"
-                ? "erp.drift.shifts"
-                : event._tag === "Recovered"
-                ? "erp.drift.recoveries"
-                : "erp.drift.dropped",
-              1
-            ),
+            count(DRIFT_ATTRIBUTES[event._tag], 1),
             logDrift(endpoint, event),
             safe.onDrift?.(event) ?? Effect.void
           ], { discard: true })

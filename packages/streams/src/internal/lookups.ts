@@ -12,6 +12,7 @@
  * parent), and interrupting the first caller interrupts everyone waiting with it.
  */
 import type { CallError, Params, Service } from "@erp-client/client/ErpClient"
+import * as Telemetry from "@erp-client/kernel/Telemetry"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -73,22 +74,23 @@ const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
 
 // A counter with its unit in its key, made with `Metric.fromMetricKey` rather than `Metric.tagged`, which would join
 // the tags anew at every update (the client's observe.ts tells the cost).
-const counter = (name: string, description: string) =>
+const counter = (info: Telemetry.MetricInfo) =>
   Metric.fromMetricKey(
-    MetricKey.tagged(MetricKey.counter(name, { description, incremental: true }), "unit", "{lookup}")
+    MetricKey.tagged(
+      MetricKey.counter(info.name, { description: info.description, incremental: true }),
+      "unit",
+      info.unit
+    )
   )
 
 /**
  * Lookups asked for (`erp.client.lookups`), sent to the server (`…sent`), answered by one already in flight
  * (`…shared`) or by the cache of a `Lookups.layer` (`…cached`).
  */
-export const lookups = counter("erp.client.lookups", "lookups asked for (Resource.get and getMany)")
-export const sent = counter(
-  "erp.client.lookups.sent",
-  "lookups sent to the server (one per distinct lookup in flight or not cached)"
-)
-export const shared = counter("erp.client.lookups.shared", "lookups answered by an identical one already in flight")
-export const cached = counter("erp.client.lookups.cached", "lookups answered from the cache of Lookups.layer")
+export const lookups = counter(Telemetry.streamMetrics.lookups)
+export const sent = counter(Telemetry.streamMetrics.lookupsSent)
+export const shared = counter(Telemetry.streamMetrics.lookupsShared)
+export const cached = counter(Telemetry.streamMetrics.lookupsCached)
 
 /** A lookup on its way, or answered and kept. */
 interface Entry {

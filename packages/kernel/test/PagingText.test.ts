@@ -1,0 +1,49 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as PagingText from "../src/PagingText.js"
+import * as Telemetry from "../src/Telemetry.js"
+
+// The lines and names both editions' streams tell an operator: written once, here.
+
+describe("PagingText", () => {
+  it("a page size learned from the server, or halved after a response too large", () => {
+    expect(PagingText.pageSize("partner/list", { size: 30, previous: 1000, reason: "served" })).toBe(
+      "partner/list: the server serves at most 30 records a page (asked 1000); paging on with 30"
+    )
+    expect(PagingText.pageSize("invoice/list", { size: 250, previous: 500, reason: "too-large" })).toBe(
+      "invoice/list: a page of 500 records was too large to accept; paging on with 250"
+    )
+  })
+
+  it("a shift at debug, a recovery at info, a dropped record at warning, its id as JSON", () => {
+    expect(PagingText.drift("partner/list", { _tag: "Shifted", offset: 90, by: -2 })).toEqual({
+      level: "Debug",
+      text: "partner/list: the list shifted by -2 at offset 90"
+    })
+    expect(PagingText.drift("partner/list", { _tag: "Recovered", offset: 450, requests: 3, overlap: 10 })).toEqual({
+      level: "Info",
+      text:
+        "partner/list: the list moved past the overlap at offset 450; recovered with 3 extra requests, overlap now 10"
+    })
+    const dropped = PagingText.drift("partner/list", { _tag: "Dropped", offset: 7, id: "12" })
+    expect(dropped.level).toBe("Warning")
+    expect(dropped.text).toBe(
+      `partner/list: the record at offset 7 has id "12", already written with other content; not written again ` +
+        `(drift-safe paging tells records apart by id)`
+    )
+  })
+
+  it("the streams' metrics are named erp.client.*, each with a unit, none a client metric's name", () => {
+    const names = Object.values(Telemetry.streamMetrics).map((info) => info.name)
+    expect(names).toEqual([
+      "erp.client.records.streamed",
+      "erp.client.paging.drift",
+      "erp.client.lookups",
+      "erp.client.lookups.sent",
+      "erp.client.lookups.shared",
+      "erp.client.lookups.cached"
+    ])
+    for (const info of Object.values(Telemetry.streamMetrics)) expect(info.unit).toMatch(/^\{[a-z]+\}$/)
+    const clientNames = new Set<string>(Object.values(Telemetry.metrics).map((info) => info.name))
+    expect(names.filter((name) => clientNames.has(name))).toEqual([])
+  })
+})
