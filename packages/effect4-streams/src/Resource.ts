@@ -1,0 +1,316 @@
+/**
+ * One kind of record of the ERP, declared once: its list and get endpoints, its schemas, the field that tells records
+ * apart, how one is looked up, and how records are shown. The library's streams and lookups come from the declaration;
+ * the shape is the Effect 3 edition's, whose command line also makes its commands, help and output from it
+ * (docs/ARCHITECTURE.md, "Adding an endpoint"). `Partners` is one.
+ *
+ * @since 0.1.0
+ */
+import * as ErpClientModule from "@erp-client/effect4-client/ErpClient"
+import { type CallError, ErpClient, type Params } from "@erp-client/effect4-client/ErpClient"
+import type * as ErpError from "@erp-client/effect4-core/ErpError"
+import { InvalidRequest } from "@erp-client/effect4-core/ErpError"
+import type * as ListQuery from "@erp-client/effect4-core/ListQuery"
+import * as Effect from "effect/Effect"
+import type * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Lookups from "./internal/lookups.js"
+import * as ListEndpoint from "./ListEndpoint.js"
+import type * as Paginate from "./Paginate.js"
+
+/**
+ * How one record is looked up by the get endpoint: the query parameter, what a value is, and the command line's flag.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Selector {
+  /** The query parameter (`id`, `company_name`). */
+  readonly param: string
+  /** `"integer"`: a whole number (a `--stdin` line of only digits is one); `"text"`: any text, URL-encoded. */
+  readonly kind: "integer" | "text"
+  /** The command line's flag, without dashes (`id`, `company-name`). */
+  readonly flag: string
+  /** What a value is, for help (`A partner's id.`). */
+  readonly description: string
+  /** A `--stdin` line starting with this is a value of this selector whatever it looks like (`name:`). */
+  readonly prefix?: string | undefined
+}
+
+/**
+ * A column of the command line's table: a field as the server wrote it, or a value shown from the record.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Column {
+  readonly header: string
+  readonly width: number
+  /** The field shown as written (its exact text for a number). */
+  readonly field?: string | undefined
+  /** Or a value shown from the record as parsed (e.g. `yes`/`no` for a flag). */
+  readonly show?: ((record: Readonly<Record<string, unknown>>) => string) | undefined
+}
+
+/**
+ * A condition the command line offers as a flag of its own (`--customers` for `is_customer=1`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Filter {
+  /** The flag, without dashes. */
+  readonly flag: string
+  readonly description: string
+  readonly where: ListQuery.Conditions
+}
+
+/**
+ * The declaration of a kind of record. `A` is what `schema` decodes (what servers send), `S` what `strict` decodes
+ * (the contract to the letter).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Resource<A, S = A> {
+  /** The command line's name for these records: lower case, plural (`partners`). */
+  readonly name: string
+  /** One line for help: what these records are. */
+  readonly description: string
+  /** The list endpoint (`partner/list`). */
+  readonly list: string
+  /** The single-record endpoint (`partner/get`), if there is one. */
+  readonly get?: string | undefined
+  /** Records as servers send them: what the library decodes (a record that strays from the contract is kept). */
+  readonly schema: Schema.Decoder<A>
+  /** The contract to the letter: records that stray are reported, and `--strict` fails at the first. */
+  readonly strict?: Schema.Decoder<S> | undefined
+  /** What the contract asks, in a few words, for `--strict`'s help (`a tax number of hyphenated digit groups, …`). */
+  readonly contract?: string | undefined
+  /** The field that tells records apart (drift-safe paging). */
+  readonly idField: string
+  /** The fields the contract shows, in order: a CSV export's first columns. */
+  readonly fields: ReadonlyArray<string>
+  /** How one record is looked up by `get`, in the order `--stdin` tries them. */
+  readonly selectors: ReadonlyArray<Selector>
+  /** The command line's table. */
+  readonly columns: ReadonlyArray<Column>
+  /** Conditions with flags of their own. */
+  readonly filters: ReadonlyArray<Filter>
+}
+
+/**
+ * A declaration, with the defaults: `idField` `"id"`, no strict schema, no selectors, columns or filters.
+ *
+ * @example
+ * ```ts
+ * import { Resource } from "@erp-client/effect4-streams"
+ * import { Schema } from "effect"
+ *
+ * // Invoices, declared once: their streams and lookups come from it
+ * const Invoice = Schema.Struct({ id: Schema.Number, number: Schema.String, partner_id: Schema.Number })
+ * const invoices = Resource.make({
+ *   name: "invoices",
+ *   description: "export and look up invoices",
+ *   list: "invoice/list",
+ *   get: "invoice/get",
+ *   schema: Invoice,
+ *   fields: ["id", "number", "partner_id"],
+ *   selectors: [{ param: "number", kind: "text", flag: "number", description: "An invoice's number." }]
+ * })
+ * console.log(invoices.idField, invoices.filters) // => id []
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make = <A, S = A>(
+  declaration:
+    & Pick<Resource<A, S>, "name" | "description" | "list" | "schema">
+    & Partial<Omit<Resource<A, S>, "name" | "description" | "list" | "schema">>
+): Resource<A, S> => ({
+  idField: "id",
+  fields: [],
+  selectors: [],
+  columns: [],
+  filters: [],
+  ...declaration
+})
+
+/**
+ * Pages of the resource's list, each record decoded with its schema (see `ListEndpoint.pages`).
+ *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/effect4-streams"
+ * import { Console, Stream } from "effect"
+ *
+ * // Each page of customers, with where an interrupted export would go on after it (`resume: page.next`)
+ * const program = Resource.pages(Partners.resource, { where: { is_customer: 1 } }).pipe(
+ *   Stream.runForEach((page) => Console.log(`${page.records.length} partners, next:`, JSON.stringify(page.next)))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const pages = <A, S>(
+  resource: Resource<A, S>,
+  options: ListEndpoint.ListOptions = {}
+): Stream.Stream<Paginate.ResumablePage<A>, ErpError.ErpError, ErpClient> =>
+  ListEndpoint.pages(resource.list, resource.schema, withIdField(resource, options))
+
+/**
+ * Every record of the resource's list, in offset order (see `ListEndpoint.stream`).
+ *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/effect4-streams"
+ * import { Stream } from "effect"
+ *
+ * // Every customer's company name; `safe: true` tells partners apart by the resource's `idField`
+ * const names = Resource.stream(Partners.resource, { where: { is_customer: 1 }, safe: true }).pipe(
+ *   Stream.map((partner) => partner.company_name),
+ *   Stream.runCollect
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const stream = <A, S>(
+  resource: Resource<A, S>,
+  options: ListEndpoint.ListOptions = {}
+): Stream.Stream<A, ErpError.ErpError, ErpClient> =>
+  ListEndpoint.stream(resource.list, resource.schema, withIdField(resource, options))
+
+// Drift-safe paging tells records apart by the resource's id field unless told otherwise.
+const withIdField = <A, S>(resource: Resource<A, S>, options: ListEndpoint.ListOptions): ListEndpoint.ListOptions =>
+  options.safe === undefined
+    ? options
+    : { ...options, safe: { idField: resource.idField, ...(options.safe === true ? {} : options.safe) } }
+
+/**
+ * The get endpoint's query for a selector and a value, and how `NotFound` names it (`id=42`).
+ *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/effect4-streams"
+ *
+ * const { params, selector } = Resource.query(Partners.byCompanyName, "Kovács & Társa Kft.")
+ * console.log(params) // => [ [ 'company_name', 'Kovács & Társa Kft.' ] ]
+ * console.log(selector) // => company_name="Kovács & Társa Kft."
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const query = (
+  selector: Selector,
+  value: string | number
+): { readonly params: Params; readonly selector: string } => ({
+  params: [[selector.param, String(value)]],
+  selector: `${selector.param}=${typeof value === "number" ? value : JSON.stringify(value)}`
+})
+
+/**
+ * One record by a selector's value; `NotFound` when there is none. A resource without a get endpoint is an
+ * `InvalidRequest`. Identical lookups in flight share one request (with a `Lookups.layer`: answers are kept for its
+ * time to live). Under `ErpClient.withMaxWait`, a lookup the rate limit would keep longer fails at once with
+ * `RateLimited`; lookups under different bounds do not share a request.
+ *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/effect4-streams"
+ * import { Effect } from "effect"
+ *
+ * // One partner by its exact company name, or `undefined` when there is none
+ * const program = Resource.get(Partners.resource, Partners.byCompanyName, "Kovács & Társa Kft.").pipe(
+ *   Effect.map((partner) => partner.id),
+ *   Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const get = <A, S>(
+  resource: Resource<A, S>,
+  selector: Selector,
+  value: string | number
+): Effect.Effect<A, CallError, ErpClient> => {
+  const endpoint = resource.get
+  return endpoint === undefined
+    ? Effect.fail(new InvalidRequest({ endpoint: resource.list, reason: `${resource.name} have no get endpoint` }))
+    : Effect.flatMap(
+      ErpClient,
+      (client) =>
+        Lookups.run(
+          Lookups.make(client, endpoint, resource.schema, selector.param, value, query(selector, value).selector)
+        )
+    )
+}
+
+/**
+ * How many lookups of `getMany` may be under way ahead of the oldest one not yet answered: answers wait in order
+ * behind it. Its retries hold no place for a request (`ErpClient.withMaxInFlight`), so with one lookup failing, up to
+ * this many others go on meanwhile.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const lookahead = 4096
+
+/**
+ * Many records by a selector's values, in the order given: each value's record or the error of its lookup, one by one
+ * as they come in order. Lookups of equal values share one request while it is in flight (with a `Lookups.layer`,
+ * for its time to live), so a batch with repeats costs one request per distinct value within that reach; up to
+ * `concurrency` (default 4) requests are in flight at once, the limiter deciding when each goes.
+ *
+ * Lookups fail independently: one that keeps failing is retried within the client's budget while the others go on
+ * (its waits between attempts hold none of the `concurrency` places), so a batch with failing values takes about its
+ * time without them plus one retry budget (`retryBudget`, 60 s by default), as long as fewer than `lookahead` lookups
+ * are answered meanwhile.
+ *
+ * @example
+ * ```ts
+ * import { Partners, Resource } from "@erp-client/effect4-streams"
+ * import { Result, Stream } from "effect"
+ *
+ * // Partners by company name, two lookups at a time; each name with its partner's id or why there is none
+ * const lines = Resource.getMany(Partners.resource, Partners.byCompanyName, ["Acme GmbH", "Globex Kft."], {
+ *   concurrency: 2
+ * }).pipe(
+ *   Stream.map(({ result, value }) =>
+ *     Result.isSuccess(result) ? `${value}: partner ${result.success.id}` : `${value}: ${result.failure._tag}`
+ *   ),
+ *   Stream.runCollect
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const getMany = <A, S>(
+  resource: Resource<A, S>,
+  selector: Selector,
+  values: Iterable<string | number>,
+  options: { readonly concurrency?: number | undefined } = {}
+): Stream.Stream<
+  { readonly value: string | number; readonly result: Result.Result<A, CallError> },
+  never,
+  ErpClient
+> =>
+  Stream.suspend(() => {
+    // One bound for the whole batch: every lookup's requests count against it.
+    const inFlight = ErpClientModule.makeInFlight(options.concurrency ?? 4)
+    return Stream.mapEffect(
+      Stream.fromIterable(values),
+      (value) =>
+        Effect.map(Effect.result(get(resource, selector, value)), (result) => ({ value, result })).pipe(
+          Effect.provideService(ErpClientModule.currentInFlight, inFlight)
+        ),
+      { concurrency: lookahead }
+    )
+  })
