@@ -194,7 +194,8 @@ export const pages = <A>(
         "erp.concurrency": options.concurrency ?? 4,
         "erp.start_offset": options.resume?.offset ?? options.startOffset ?? 0,
         "erp.safe": options.safe !== undefined
-      }
+      },
+      captureStackTrace: false
     })
   )
 
