@@ -260,6 +260,22 @@ describe("servers that stray where the contract is silent", () => {
       }
     }))
 
+  it.effect("a stream run twice pages twice, each run with its own engine (drift-safe: its own ids)", () =>
+    Effect.gen(function*() {
+      const server = misbehaving({ total: 45 })
+      for (
+        const stream of [
+          Paginate.pages(server.fetch, { pageSize: 10 }),
+          Paginate.safePages(server.fetch, { pageSize: 10 })
+        ]
+      ) {
+        const [first, second] = [yield* run(stream), yield* run(stream)]
+        expect(idsOf(first)).toEqual(server.visible)
+        expect(idsOf(second)).toEqual(server.visible)
+      }
+      expect(server.requests.filter((request) => request.offset === 0)).toHaveLength(4)
+    }))
+
   it.effect("one short page mid-list costs one request more than the pages themselves, at concurrency 1", () =>
     Effect.gen(function*() {
       const server = misbehaving({ total: 1000, hidden: new Set([250]) })
