@@ -1,8 +1,23 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpRateLimiter } from "@erp-client/effect4-client"
-import { ListEndpoint } from "@erp-client/effect4-streams"
-import { Deferred, Effect, Exit, Fiber, Layer, Metric, Redacted, Schema, Stream, Tracer } from "effect"
+import { ListEndpoint, type Paginate, Partners } from "@erp-client/effect4-streams"
+import * as PagingText from "@erp-client/kernel/PagingText"
+import {
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Logger,
+  Metric,
+  Redacted,
+  References,
+  Schema,
+  Stream,
+  Tracer
+} from "effect"
 import { HttpClient, HttpClientResponse } from "effect/http"
+import { memoryErp } from "./memoryErp.js"
 
 // Pages fetched ahead and no longer wanted are the client's cancellation, not an error: their spans end without an
 // error, saying why (`erp.cancel_reason`, the kernel's reason); an export interrupted from outside (Ctrl-C) still ends
@@ -231,5 +246,50 @@ describe("pages no longer wanted are cancelled, not failed", () => {
       ])
       expect(spans.some((s) => s.attributes.has("erp.cancelled"))).toBe(false)
     }).pipe(Effect.provide(server.client))
+  })
+})
+
+describe("what an export tells an operator", () => {
+  it.effect("records streamed and drift events counted by endpoint, the page size and recoveries logged in the kernel's lines", () => {
+    const erp = memoryErp({ partners: 600, maxListCount: 30, drift: { inserts: 10, deletes: 25, seed: 3 } })
+    const lines: Array<{ readonly level: string; readonly text: string }> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      lines.push({ level: logLevel, text: (Array.isArray(message) ? message : [message]).map(String).join(" ") })
+    })
+    const points = (name: string) =>
+      Effect.map(
+        Metric.snapshot,
+        (snapshots) =>
+          snapshots.filter((snapshot) =>
+            snapshot.id === name && snapshot.attributes?.["erp.endpoint"] === "partner/list"
+          )
+            .map((snapshot) => ({
+              attributes: snapshot.attributes ?? {},
+              count: (snapshot.state as unknown as { count: number }).count
+            }))
+      )
+    return Effect.gen(function*() {
+      const events: Array<Paginate.DriftEvent> = []
+      const partners = yield* Stream.runCollect(
+        Partners.stream({ pageSize: 100, safe: { onDrift: (event) => Effect.sync(() => events.push(event)) } })
+      ).pipe(Effect.provide(Logger.layer([logger])), Effect.provideService(References.MinimumLogLevel, "Debug"))
+      const streamed = yield* points("erp.client.records.streamed")
+      expect(streamed.map((point) => [point.attributes.unit, point.count])).toEqual([["{record}", partners.length]])
+      const drift = yield* points("erp.client.paging.drift")
+      for (const kind of ["Shifted", "Recovered"] as const) {
+        const counted = drift.filter((point) => point.attributes["erp.drift.kind"] === kind)
+        expect(counted.map((point) => point.count), kind).toEqual([events.filter((e) => e._tag === kind).length])
+      }
+      expect(events.some((e) => e._tag === "Recovered")).toBe(true)
+      // The lines are the kernel's (PagingText), at its levels.
+      expect(lines).toContainEqual({
+        level: "Info",
+        text: PagingText.pageSize("partner/list", { size: 30, previous: 100, reason: "served" })
+      })
+      for (const event of events) {
+        const line = PagingText.drift("partner/list", event)
+        expect(lines).toContainEqual({ level: line.level === "Warning" ? "Warn" : line.level, text: line.text })
+      }
+    }).pipe(Effect.provide(erp.layer))
   })
 })
