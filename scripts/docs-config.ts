@@ -45,7 +45,13 @@ const meanings: Record<Module, Record<string, string>> = {
     maxServerWait: "The longest single wait for `X-RateLimit-Reset` believed; a reset further ahead (a wrong unit, " +
       "a hostile header) counts as unknown and the client backs off by its own schedule.",
     maxBodyBytes: "The largest response body accepted, in bytes; a larger one fails with `ResponseTooLarge` (and " +
-      "halves the page when paging), never buffered. An integer."
+      "halves the page when paging), never buffered. An integer.",
+    retriesByStatus:
+      "A lower cap of retries for some statuses, as data (`{ 502: 2 }` retries a 502 at most twice in a " +
+      "call; its other transient failures still count against `retries`). Code or `Config` only.",
+    headers:
+      "Headers of the application's own on every request (`{ \"X-Tenant\": \"north\" }`); not the client's own " +
+      "(`X-API-KEY`, `Content-Type`, `Accept`, trace headers). Code or `Config` only; values never logged."
   },
   ErpRateLimiter: {
     limit: "Request starts allowed per API key and endpoint in any interval of `window`. An integer.",
@@ -90,6 +96,8 @@ const shown = (option: string, value: unknown): string => {
   }
   if (typeof value === "object" && value !== null) {
     const record = value as Record<string, unknown>
+    // An option whose default is "none": an empty record (retriesByStatus, headers).
+    if (Object.keys(record).length === 0) return "none"
     // A number of the limiter's windows (maxServerWait).
     if (typeof record.windows === "number") {
       const window = Duration.decode(ErpRateLimiter.defaults.window)

@@ -157,7 +157,7 @@ describe("erp sandbox reports what it saw", () => {
       async (baseUrl) => {
         for (const id of [1, 2, 3, 4]) await get(baseUrl, `/partner/get?id=${id}`)
         await fetch(`${baseUrl}/partner/list?list_offset=0&list_count=5`, { headers: { "X-API-KEY": "stolen" } })
-        const stats = await (await fetch(`${baseUrl}/_sandbox/stats`)).json()
+        const stats = await (await fetch(`${baseUrl}/_sandbox/stats`)).json() as { summary: Array<string> }
         expect(stats).toMatchObject({
           requests: 5,
           byEndpoint: { "/partner/get": 4, "/partner/list": 1 },
@@ -172,7 +172,7 @@ describe("erp sandbox reports what it saw", () => {
           "at most 4 requests of one key in any 30 s window: /partner/get 4, /partner/list 1 (limit 3)"
         ])
         // The report is not a request of the ERP's: asking again counts nothing.
-        expect((await (await fetch(`${baseUrl}/_sandbox/stats`)).json()).requests).toBe(5)
+        expect((await (await fetch(`${baseUrl}/_sandbox/stats`)).json() as { requests: number }).requests).toBe(5)
         pid = Number(/kill -USR1 (\d+)/.exec(printedOut)?.[1])
         process.kill(pid, "SIGUSR1")
         for (let i = 0; i < 100 && !printedOut.includes("sandbox so far:"); i++) {
