@@ -230,7 +230,8 @@ export const layer = (options: Options = {}): Layer.Layer<never> =>
       "http/protobuf": yield* serviceOf(OtlpSerialization.OtlpSerialization, OtlpSerialization.layerProtobuf),
       "http/json": yield* serviceOf(OtlpSerialization.OtlpSerialization, OtlpSerialization.layerJson)
     }
-    // One registry for the three exporters (the layer does not offer it: its `flush` would not be bounded).
+    // The exporters need a registry of their flushes; the layer keeps it to itself and provides nothing, as the Effect 3
+    // edition's (a `flush` of the program's would wait out each export's timeout, not the shutdown budget).
     const flusher = yield* serviceOf(OtlpExporter.Flusher, OtlpExporter.layerFlusher)
     const common = {
       resource,
