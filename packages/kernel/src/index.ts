@@ -107,3 +107,8 @@ export * as Slots from "./Slots.js"
  * @since 0.1.0
  */
 export * as Telemetry from "./Telemetry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WebReply from "./WebReply.js"
