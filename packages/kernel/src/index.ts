@@ -106,6 +106,11 @@ export * as Slots from "./Slots.js"
 /**
  * @since 0.1.0
  */
+export * as StallText from "./StallText.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Telemetry from "./Telemetry.js"
 
 /**
