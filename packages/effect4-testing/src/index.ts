@@ -1,4 +1,9 @@
 /**
  * @since 0.1.0
  */
-export {}
+export * as Fault from "./Fault.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Sandbox from "./Sandbox.js"
