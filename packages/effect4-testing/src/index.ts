@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as ErpTest from "./ErpTest.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Fault from "./Fault.js"
 
 /**

@@ -1,14 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
+import { ErpClient } from "@erp-client/effect4-client"
+import { Partner } from "@erp-client/effect4-core"
 import type { ErpRules } from "@erp-client/kernel"
 import { Fault as Fault3, Sandbox as Sandbox3 } from "@erp-client/sandbox"
-import { Duration, Effect, Fiber, Stream } from "effect"
+import { Duration, Effect, Fiber, Option, Stream } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { TestClock } from "effect/testing"
 import * as Effect3 from "effect3/Effect"
 import * as Fiber3 from "effect3/Fiber"
 import * as TestClock3 from "effect3/TestClock"
 import * as TestContext3 from "effect3/TestContext"
-import { Fault, Sandbox } from "../src/index.js"
+import { ErpTest, Fault, Sandbox } from "../src/index.js"
 
 interface Reply {
   readonly status: number
@@ -181,6 +183,34 @@ describe("Fault: Effect 4's durations, on the TestClock", () => {
           expect([refused.status, refused.headers["x-ratelimit-reset"]]).toStrictEqual([429, "10"])
         })
     ))
+})
+
+describe("Sandbox: the controls", () => {
+  it.effect("partners inserted, deleted and revoked keys change what the ErpClient gets; stats reset", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const erp = yield* ErpClient.ErpClient
+      const byId = (id: number) => erp.get("partner/get", Partner.Partner, { params: [["id", String(id)]] })
+      expect([sandbox.partnerCount, yield* sandbox.size]).toStrictEqual([20, 20])
+      expect(sandbox.partnerAt(6).id).toBe(7)
+      expect(Option.isOption(sandbox.oddKindAt(0))).toBe(true)
+      const [inserted] = yield* sandbox.insertPartners(1, 0)
+      expect((yield* sandbox.partnerIds)[0]).toBe(inserted)
+      expect((yield* byId(inserted)).id).toBe(inserted)
+      expect(yield* sandbox.deletePartners([7, 999])).toBe(1)
+      expect((yield* Effect.flip(byId(7)))._tag).toBe("NotFound")
+      expect((yield* sandbox.visiblePartners).map((record) => record.id)).not.toContain(7)
+      expect((yield* sandbox.stats).requests).toBe(2)
+      yield* sandbox.resetStats
+      expect(yield* sandbox.requests).toStrictEqual([])
+      yield* sandbox.revokeKey(sandbox.apiKey)
+      expect((yield* Effect.flip(byId(1)))._tag).toBe("Unauthorized")
+      yield* sandbox.setKeys([sandbox.apiKey])
+      expect((yield* byId(1)).id).toBe(1)
+      yield* sandbox.inject(Fault.Fault.Status({ status: 500 }), { times: Infinity })
+      yield* sandbox.clearFaults
+      expect((yield* byId(2)).id).toBe(2)
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 20, oddRecords: { rate: 0.5 } } }))))
 })
 
 // The Effect 3 sandbox (`@erp-client/sandbox`, in memory, on Effect 3's TestClock) and this kit's ERP answer the same
