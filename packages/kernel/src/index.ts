@@ -141,4 +141,14 @@ export * as Slots from "./Slots.js"
 /**
  * @since 0.1.0
  */
+export * as StallText from "./StallText.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Telemetry from "./Telemetry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WebReply from "./WebReply.js"
