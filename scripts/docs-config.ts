@@ -6,19 +6,19 @@
  * - `settings`: every `ERP_*` variable, from the client's one list of them (`Environment.ts`, which `erp --help` names
  *   them from too), with its option and its default from the data the code fills defaults in from
  *   (`ErpConfig.defaults`, `ErpRateLimiter.defaults`, `ErpRateLimiterRedis.defaults`), and options without a variable.
- * - `otel`: every `OTEL_*` variable `@erp-client/otel` reads (its settings module's list), with the default its own
- *   reading of an empty environment gives.
+ * - `otel`: every `OTEL_*` variable both editions' `ErpTelemetry` read (the kernel's `OtelSettings` list), with the
+ *   default its reading of an empty environment gives.
  *
  * What each setting means is said here, once per option. A variable or default added to the code without a meaning
  * here fails this script, and `--check` (run by `packages/client/test/docs-config.test.ts`) fails when the committed
  * page differs from what the code gives: run `pnpm run docs` (or `tsx scripts/docs-config.ts`) and commit the page.
  */
 import { Environment, ErpConfig, ErpRateLimiter, ErpRateLimiterRedis } from "@erp-client/client"
+import * as OtelSettings from "@erp-client/kernel/OtelSettings"
 import * as Duration from "effect/Duration"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
-import * as OtelSettings from "../packages/otel/src/internal/settings.js"
 
 const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "..")
 const page = Path.join(root, "docs", "configuration.md")
@@ -45,7 +45,13 @@ const meanings: Record<Module, Record<string, string>> = {
     maxServerWait: "The longest single wait for `X-RateLimit-Reset` believed; a reset further ahead (a wrong unit, " +
       "a hostile header) counts as unknown and the client backs off by its own schedule.",
     maxBodyBytes: "The largest response body accepted, in bytes; a larger one fails with `ResponseTooLarge` (and " +
-      "halves the page when paging), never buffered. An integer."
+      "halves the page when paging), never buffered. An integer.",
+    retriesByStatus:
+      "A lower cap of retries for some statuses, as data (`{ 502: 2 }` retries a 502 at most twice in a " +
+      "call; its other transient failures still count against `retries`). Code or `Config` only.",
+    headers:
+      "Headers of the application's own on every request (`{ \"X-Tenant\": \"north\" }`); not the client's own " +
+      "(`X-API-KEY`, `Content-Type`, `Accept`, trace headers). Code or `Config` only; values never logged."
   },
   ErpRateLimiter: {
     limit: "Request starts allowed per API key and endpoint in any interval of `window`. An integer.",
@@ -90,6 +96,8 @@ const shown = (option: string, value: unknown): string => {
   }
   if (typeof value === "object" && value !== null) {
     const record = value as Record<string, unknown>
+    // An option whose default is "none": an empty record (retriesByStatus, headers).
+    if (Object.keys(record).length === 0) return "none"
     // A number of the limiter's windows (maxServerWait).
     if (typeof record.windows === "number") {
       const window = Duration.decode(ErpRateLimiter.defaults.window)

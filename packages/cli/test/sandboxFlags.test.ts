@@ -7,6 +7,9 @@ import { erp } from "./harness.js"
 
 const headers = { "X-API-KEY": "sandbox-key" }
 
+// What the last sandbox started by `serveWhile` has printed so far.
+let printedOut = ""
+
 /** Runs `erp sandbox ARGS`, runs `probe` against the base URL it prints, then interrupts it. */
 const serveWhile = (args: ReadonlyArray<string>, probe: (baseUrl: string) => Promise<void>) => {
   let resolveUrl: (url: string) => void = () => {}
@@ -14,6 +17,7 @@ const serveWhile = (args: ReadonlyArray<string>, probe: (baseUrl: string) => Pro
   return erp(["sandbox", "--port", "0", ...args], {
     via: "node",
     onStdout: (text) => {
+      printedOut = text
       const url = /export ERP_BASE_URL=(\S+)/.exec(text)
       if (url !== null) resolveUrl(url[1]!)
     },
@@ -142,6 +146,49 @@ describe("erp sandbox: servers that differ where the contract is silent", () => 
     ])
     const date = await erp(["sandbox", "--retry-after-date"], { via: "node" })
     expect([date.code, date.stderr]).toStrictEqual([2, "erp: --retry-after-date needs --retry-after\n"])
+  })
+})
+
+describe("erp sandbox reports what it saw", () => {
+  it("at GET /_sandbox/stats, on SIGUSR1 and when it stops: requests by endpoint and status, refused keys, 429s, faults", async () => {
+    let pid = 0
+    const run = await serveWhile(
+      ["--partners", "20", "--limit", "3", "--window", "30"],
+      async (baseUrl) => {
+        for (const id of [1, 2, 3, 4]) await get(baseUrl, `/partner/get?id=${id}`)
+        await fetch(`${baseUrl}/partner/list?list_offset=0&list_count=5`, { headers: { "X-API-KEY": "stolen" } })
+        const stats = await (await fetch(`${baseUrl}/_sandbox/stats`)).json() as { summary: Array<string> }
+        expect(stats).toMatchObject({
+          requests: 5,
+          byEndpoint: { "/partner/get": 4, "/partner/list": 1 },
+          byStatus: { "200": 4, "429": 1 },
+          tooManyRequests: 1,
+          refusedKeys: 1
+        })
+        expect(stats.summary).toEqual([
+          "5 requests: /partner/get 4, /partner/list 1",
+          "by status: 200 4, 429 1",
+          "1 with a refused key, 1 answered 429, no fault served",
+          "at most 4 requests of one key in any 30 s window: /partner/get 4, /partner/list 1 (limit 3)"
+        ])
+        // The report is not a request of the ERP's: asking again counts nothing.
+        expect((await (await fetch(`${baseUrl}/_sandbox/stats`)).json() as { requests: number }).requests).toBe(5)
+        pid = Number(/kill -USR1 (\d+)/.exec(printedOut)?.[1])
+        process.kill(pid, "SIGUSR1")
+        for (let i = 0; i < 100 && !printedOut.includes("sandbox so far:"); i++) {
+          await new Promise((r) => setTimeout(r, 20))
+        }
+      }
+    )
+    expect(pid).toBeGreaterThan(0)
+    expect(run.code).toBe(130)
+    const report = run.stdout.slice(run.stdout.indexOf("sandbox stopped:"))
+    expect(run.stdout).toContain("sandbox so far:\n  5 requests: /partner/get 4, /partner/list 1")
+    expect(report).toBe(
+      "sandbox stopped:\n  5 requests: /partner/get 4, /partner/list 1\n  by status: 200 4, 429 1\n" +
+        "  1 with a refused key, 1 answered 429, no fault served\n" +
+        "  at most 4 requests of one key in any 30 s window: /partner/get 4, /partner/list 1 (limit 3)\n"
+    )
   })
 })
 

@@ -351,7 +351,7 @@ export const make = (
     const transform = options.transformClient ?? identity
     const headers = Observe.headerNames(options.spanHeaders)
     const sent = transform(
-      (yield* HttpClient.HttpClient).pipe(Transport.withErpRequest(config.baseUrl, config.apiKey))
+      (yield* HttpClient.HttpClient).pipe(Transport.withErpRequest(config.baseUrl, config.apiKey, config.headers))
     )
     // The request headers asked for, as they go out (after `transformClient`), on the attempt's span.
     const client = headers.request.length === 0
@@ -366,6 +366,7 @@ export const make = (
       headers,
       attempt: Transport.attempt(client, { maxBytes: config.maxBodyBytes, timeout: config.timeout }),
       retries: config.retries,
+      retriesByStatus: config.retriesByStatus,
       retryBudgetMillis: Duration.toMillis(config.retryBudget),
       retryBaseDelayMillis: Duration.toMillis(config.retryBaseDelay),
       maxRetryDelayMillis: 10_000,

@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientResponse, UrlParams } from "@effect/platform"
 import type { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/client"
@@ -11,6 +11,7 @@ import {
   Either,
   Exit,
   Layer,
+  Option,
   Redacted,
   Schema,
   TestClock
@@ -383,4 +384,58 @@ describe("ErpConfig", () => {
       expect(String(insecure)).toContain("plain http is only allowed to a loopback address")
       expect(String(insecure)).not.toContain(KEY)
     }))
+})
+
+describe("an application's own settings", () => {
+  it.effect("headers of its own go on every request, from options or Config; the client's own cannot be named", () => {
+    const fake = fakeErp(() => new Response(ok({ id: 1 })))
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      yield* client.get("partner/get", Schema.Unknown, { params: [["id", "1"]] })
+      expect(fake.seen[0]!.headers).toMatchObject({ "x-tenant": "north", "x-api-key": KEY })
+      // Refused at configuration time, naming the header, never its value.
+      const refused = yield* Effect.flip(
+        ErpClient.make({
+          baseUrl: "https://erp.example.com/api/",
+          apiKey: Redacted.make(KEY),
+          headers: { "X-API-KEY": "sk-other-secret" }
+        }).pipe(Effect.provide(ErpRateLimiter.layer()), Effect.provide(fake.layer))
+      )
+      expect(String(refused)).toContain("X-API-KEY is set by the client itself")
+      expect(String(refused)).not.toContain("sk-other-secret")
+    }).pipe(
+      Effect.provide(
+        ErpClient.layerConfig({
+          baseUrl: Config.succeed("https://erp.example.com/api/"),
+          apiKey: Config.succeed(Redacted.make(KEY)),
+          headers: { "X-Tenant": Config.string("TENANT") }
+        }).pipe(
+          Layer.provide(ErpRateLimiter.layer()),
+          Layer.provide(fake.layer),
+          Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["TENANT", "north"]]))))
+        )
+      )
+    )
+  })
+
+  it.effect("a cap of retries for one status, as data: a 502 twice at most, a 503 as usual", () => {
+    const fake = fakeErp((request) =>
+      new Response("bad gateway", {
+        status: Option.getOrUndefined(UrlParams.getFirst(request.urlParams, "id")) === "1" ? 502 : 503
+      })
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const first = yield* Effect.fork(
+        Effect.flip(client.get("partner/get", Schema.Unknown, { params: [["id", "1"]] }))
+      )
+      yield* TestClock.adjust("1 minute")
+      expect(yield* first).toMatchObject({ _tag: "HttpStatusError", status: 502, attempts: 3 })
+      const second = yield* Effect.fork(
+        Effect.flip(client.get("partner/get", Schema.Unknown, { params: [["id", "2"]] }))
+      )
+      yield* TestClock.adjust("10 minutes")
+      expect(yield* second).toMatchObject({ _tag: "HttpStatusError", status: 503, attempts: 6 })
+    }).pipe(Effect.provide(clientOn(fake, { retries: 5, retriesByStatus: { 502: 2 }, retryBudget: "10 minutes" })))
+  })
 })

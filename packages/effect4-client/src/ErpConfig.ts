@@ -47,6 +47,17 @@ export interface Options {
   readonly maxServerWait?: Duration.Input | undefined
   /** Largest response body accepted, in bytes (default 8 MiB); a larger one is `ResponseTooLarge`, never buffered. */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * A lower cap of retries for some statuses, as data: `{ 502: 2 }` retries a 502 at most twice in a call (its other
+   * transient failures still count against `retries`). None by default.
+   */
+  readonly retriesByStatus?: Readonly<Record<number, number>> | undefined
+  /**
+   * Headers of the application's own on every request (`{ "X-Tenant": "north" }`), read from `Config` like any
+   * setting (`ErpClient.layerConfig({ …, headers: { "X-Tenant": Config.string("TENANT") } })`). They may not name the
+   * client's own (`X-API-KEY`, `Content-Type`, `Accept`, trace headers); values are never logged. None by default.
+   */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 /**
@@ -66,6 +77,8 @@ export interface Resolved {
   readonly rateLimitBudget: Duration.Duration
   readonly maxServerWait: Duration.Duration
   readonly maxBodyBytes: number
+  readonly retriesByStatus: Readonly<Record<number, number>>
+  readonly headers: Readonly<Record<string, string>>
 }
 
 /**
@@ -159,7 +172,9 @@ export const resolve = (
         "maxServerWait",
         options.maxServerWait ?? Duration.times(limiter.window, defaults.maxServerWaitWindows)
       ),
-      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? defaults.maxBodyBytes)
+      maxBodyBytes: yield* Checks.positiveInt("maxBodyBytes", options.maxBodyBytes ?? defaults.maxBodyBytes),
+      retriesByStatus: yield* Checks.checked(Settings.checkRetriesByStatus(options.retriesByStatus ?? {})),
+      headers: yield* Checks.checked(Settings.checkHeaders(options.headers ?? {}))
     }
   })
 

@@ -1,4 +1,9 @@
 /**
  * @since 0.1.0
  */
-export {}
+export * as ErpTelemetry from "./ErpTelemetry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Variables from "./Variables.js"

@@ -1,4 +1,14 @@
 /**
  * @since 0.1.0
  */
-export {}
+export * as ErpTest from "./ErpTest.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Fault from "./Fault.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Sandbox from "./Sandbox.js"

@@ -45,6 +45,8 @@ export interface CallState {
   attempts: number
   /** Transient failures so far. */
   failures: number
+  /** Of them, the answers with a status, by status. */
+  readonly failuresByStatus: Record<number, number>
   /** Pauses for the server's limit so far. */
   busy: number
   /** Answers that were 429. */
@@ -64,7 +66,7 @@ export interface CallState {
  * import { CallState } from "@erp-client/kernel"
  *
  * const call = CallState.make(1_700_000_000_000)
- * console.log(call.attempts, CallState.history(call)) // => 0 { startMillis: 1700000000000, failures: 0, busy: 0 }
+ * console.log(call.attempts, CallState.history(call).failures) // => 0 0
  * ```
  *
  * @since 0.1.0
@@ -74,6 +76,7 @@ export const make = (startMillis: number): CallState => ({
   startMillis,
   attempts: 0,
   failures: 0,
+  failuresByStatus: {},
   busy: 0,
   refused: 0,
   waitedMillis: 0,
@@ -88,7 +91,7 @@ export const make = (startMillis: number): CallState => ({
  * ```ts
  * import { CallState } from "@erp-client/kernel"
  *
- * console.log(CallState.history(CallState.make(0))) // => { startMillis: 0, failures: 0, busy: 0 }
+ * console.log(CallState.history(CallState.make(0))) // => { startMillis: 0, failures: 0, failuresByStatus: {}, busy: 0 }
  * ```
  *
  * @since 0.1.0
@@ -97,8 +100,32 @@ export const make = (startMillis: number): CallState => ({
 export const history = (call: CallState): RetryPolicy.History => ({
   startMillis: call.startMillis,
   failures: call.failures,
+  failuresByStatus: call.failuresByStatus,
   busy: call.busy
 })
+
+/**
+ * A transient failure the call will retry: counted, and by its status when it was an answer.
+ *
+ * @example
+ * ```ts
+ * import { CallState } from "@erp-client/kernel"
+ *
+ * const call = CallState.make(0)
+ * CallState.retried(call, { _tag: "NoAnswer", transient: true })
+ * CallState.retried(call, { _tag: "Answer", status: 502, limit: { limit: undefined, remaining: undefined, reset: undefined }, retryAfterMillis: undefined, bodyOk: true })
+ * console.log(call.failures, call.failuresByStatus) // => 2 { '502': 1 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Bookkeeping
+ */
+export const retried = (call: CallState, outcome: RetryPolicy.Outcome): void => {
+  call.failures += 1
+  if (outcome._tag === "Answer") {
+    call.failuresByStatus[outcome.status] = (call.failuresByStatus[outcome.status] ?? 0) + 1
+  }
+}
 
 /**
  * An attempt admitted by the limiter after waiting `waitedMillis`: counted; how many attempts came before it (its

@@ -377,6 +377,10 @@ export interface Stats {
   /** 429 responses sent, from the window or from a fault. */
   readonly tooManyRequests: number
   readonly faultsServed: number
+  /** Faults served, by kind (`Status`, `Hang`, …). */
+  readonly faultsByKind: Readonly<Partial<Record<FaultTag, number>>>
+  /** Requests whose API key was not a valid one (answered `Unauthorized`, or refused before that). */
+  readonly refusedKeys: number
   /** Requests being handled now (hung requests included until the client goes). */
   readonly inFlight: number
   readonly maxInFlight: number
@@ -580,3 +584,67 @@ export const make: {
   <D>(options: Options<D>, toMillis: (input: D) => number): Rules<D>
 } = <D>(options: Options<D> = {}, toMillis?: (input: D) => number): Rules<D> =>
   internal.make(options, toMillis ?? (Duration.millis as (input: D) => number))
+
+const count = (n: number, one: string, many = `${one}s`): string =>
+  `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
+
+const listed = (counts: Readonly<Record<string, number | undefined>>): string =>
+  Object.entries(counts)
+    .filter((entry): entry is [string, number] => entry[1] !== undefined && entry[1] > 0)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([name, n]) => `${name} ${n.toLocaleString("en-US")}`)
+    .join(", ")
+
+/**
+ * What the ERP saw, in a few lines for a person: requests by endpoint and by status, refused keys, 429s, faults served
+ * by kind, and per endpoint the most requests one key started in any window against the limit. What `erp sandbox`
+ * prints when it stops (and on SIGUSR1), and what `GET /_sandbox/stats` answers beside the numbers.
+ *
+ * @example
+ * ```ts
+ * import { ErpRules } from "@erp-client/kernel"
+ *
+ * const erp = ErpRules.make({ partners: 5, rateLimit: { limit: 2, window: 1_000 } })
+ * for (const [i, key] of ["sandbox-key", "sandbox-key", "sandbox-key", "stolen"].entries()) {
+ *   const arrival = erp.arrive({ method: "GET", url: `/partner/get?id=${i + 1}`, apiKey: key }, 0)
+ *   arrival.plan()
+ *   arrival.finish(0)
+ * }
+ * console.log(ErpRules.describeStats(erp.controls.stats(), { limit: 2, windowMillis: 1_000 }).join("\n"))
+ * // => 4 requests: /partner/get 4
+ * // => by status: 200 3, 429 1
+ * // => 1 with a refused key, 1 answered 429, no fault served
+ * // => at most 3 requests of one key in any 1 s window: /partner/get 3 (limit 2)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Serving
+ */
+export const describeStats = (
+  stats: Stats,
+  rateLimit: { readonly limit: number; readonly windowMillis: number } | false
+): ReadonlyArray<string> => {
+  const lines = [
+    `${count(stats.requests, "request")}${stats.requests === 0 ? "" : `: ${listed(stats.byEndpoint)}`}`
+  ]
+  if (stats.requests > 0) lines.push(`by status: ${listed(stats.byStatus)}`)
+  const faults = listed(stats.faultsByKind)
+  lines.push(
+    `${count(stats.refusedKeys, "with a refused key", "with a refused key")}, ${
+      count(stats.tooManyRequests, "answered 429", "answered 429")
+    }, ${stats.faultsServed === 0 ? "no fault served" : `${count(stats.faultsServed, "fault")} served (${faults})`}`
+  )
+  const windows = listed(stats.maxObservedInWindow)
+  if (windows !== "") {
+    const window = rateLimit === false ? 30_000 : rateLimit.windowMillis
+    lines.push(
+      `at most ${Math.max(...Object.values(stats.maxObservedInWindow))} requests of one key in any ${
+        window % 1000 === 0 ? `${window / 1000} s` : `${window} ms`
+      } window: ${windows}${rateLimit === false ? " (no limit)" : ` (limit ${rateLimit.limit})`}`
+    )
+  }
+  if (stats.inserted + stats.deleted > 0) {
+    lines.push(`${count(stats.inserted, "partner")} inserted, ${stats.deleted.toLocaleString("en-US")} deleted`)
+  }
+  return lines
+}

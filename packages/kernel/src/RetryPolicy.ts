@@ -17,6 +17,11 @@ export interface Policy {
   readonly idempotent: boolean
   /** Retries after transient failures, at most. */
   readonly retries: number
+  /**
+   * A lower cap for some statuses, as data: `{ 502: 2 }` retries a 502 at most twice in a call (its other transient
+   * failures still count against `retries`).
+   */
+  readonly retriesByStatus?: Readonly<Record<number, number>> | undefined
   /** Time from the call's start within which a retry may still start. */
   readonly retryBudgetMillis: number
   /** First backoff after a transient failure, doubled each time, jittered, at most `maxRetryDelayMillis`. */
@@ -39,6 +44,8 @@ export interface History {
   readonly startMillis: number
   /** Transient failures so far. */
   readonly failures: number
+  /** Of them, the answers with a status, by status (for `Policy.retriesByStatus`). */
+  readonly failuresByStatus?: Readonly<Record<number, number>> | undefined
   /** 429s so far. */
   readonly busy: number
 }
@@ -172,9 +179,13 @@ export const decide = (
   nowMillis: number,
   jitter: number
 ): Verdict => {
-  const retry = (retryAfterMillis: number | undefined): Verdict => {
+  const retry = (retryAfterMillis: number | undefined, status?: number): Verdict => {
     if (!policy.idempotent) return { _tag: "GiveUp", why: "not-idempotent" }
     if (history.failures >= policy.retries) return { _tag: "GiveUp", why: "retries" }
+    const cap = status === undefined ? undefined : policy.retriesByStatus?.[status]
+    if (cap !== undefined && (history.failuresByStatus?.[status!] ?? 0) >= cap) {
+      return { _tag: "GiveUp", why: "retries" }
+    }
     const backoff = Math.min(policy.maxRetryDelayMillis, policy.retryBaseDelayMillis * 2 ** history.failures) * jitter
     // Whole milliseconds: clocks and stores keep integers, and a fraction left over would be waited for again.
     const afterMillis = Math.ceil(Math.max(backoff, retryAfterMillis ?? 0))
@@ -214,5 +225,5 @@ export const decide = (
       : { _tag: "Pause", untilMillis }
   }
   if (status >= 200 && status < 300) return outcome.bodyOk ? { _tag: "Accept" } : retry(undefined)
-  return isTransientStatus(status) ? retry(outcome.retryAfterMillis) : { _tag: "GiveUp", why: "final" }
+  return isTransientStatus(status) ? retry(outcome.retryAfterMillis, status) : { _tag: "GiveUp", why: "final" }
 }

@@ -148,6 +148,79 @@ export const checkApiKey = (value: string): Checked<void> => {
 }
 
 /**
+ * The headers the client sets on every request itself: an application's own headers may not name them (the key, the
+ * body's and the answer's types, trace headers, which are never sent to a third party).
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const clientHeaders: ReadonlyArray<string> = [
+  "x-api-key",
+  "content-type",
+  "accept",
+  "traceparent",
+  "tracestate",
+  "b3"
+]
+
+/**
+ * Checks an application's own headers (`ErpConfig.Options.headers`): each name a header name (RFC 9110 token), not one
+ * of `clientHeaders`, each value without control characters. A message names the header, never its value (a token,
+ * say).
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.checkHeaders({ "X-Tenant": "north" }).ok) // => true
+ * console.log(Settings.checkHeaders({ "X-API-KEY": "other" })) // => { ok: false, option: 'headers', message: 'X-API-KEY is set by the client itself' }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const checkHeaders = (
+  headers: Readonly<Record<string, string>>
+): Checked<Readonly<Record<string, string>>> => {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      return invalid("headers", `${JSON.stringify(name)} is not a header name`)
+    }
+    if (clientHeaders.includes(name.toLowerCase())) return invalid("headers", `${name} is set by the client itself`)
+    if (typeof value !== "string" || CONTROL.test(value)) {
+      return invalid("headers", `the value of ${name} is not text without control characters`)
+    }
+  }
+  return ok(headers)
+}
+
+/**
+ * Checks the caps of retries by status (`ErpConfig.Options.retriesByStatus`): HTTP statuses, each capped at a whole
+ * number from 0 up.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.checkRetriesByStatus({ 502: 2 }).ok, Settings.checkRetriesByStatus({ 502: -1 }).ok) // => true false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const checkRetriesByStatus = (
+  caps: Readonly<Record<number, number>>
+): Checked<Readonly<Record<number, number>>> => {
+  for (const [status, cap] of Object.entries(caps)) {
+    if (!/^[1-5]\d\d$/.test(status)) return invalid("retriesByStatus", `${status} is not an HTTP status`)
+    if (!Number.isSafeInteger(cap) || cap < 0) {
+      return invalid("retriesByStatus", `the cap of ${status} must be a whole number from 0 up`)
+    }
+  }
+  return ok(caps)
+}
+
+/**
  * Checks a Redis URL without ever putting it in a message (it may hold a password): `redis://` or `rediss://`, a host,
  * and nothing after the database number but options in the query.
  *

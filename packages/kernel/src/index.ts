@@ -11,6 +11,11 @@ export * as CallState from "./CallState.js"
 /**
  * @since 0.1.0
  */
+export * as CollectorGuard from "./CollectorGuard.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as DriftSafe from "./DriftSafe.js"
 
 /**
@@ -52,6 +57,16 @@ export * as ListQuery from "./ListQuery.js"
  * @since 0.1.0
  */
 export * as MemoryStore from "./MemoryStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OtelSettings from "./OtelSettings.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OtlpShape from "./OtlpShape.js"
 
 /**
  * @since 0.1.0
@@ -131,4 +146,14 @@ export * as Slots from "./Slots.js"
 /**
  * @since 0.1.0
  */
+export * as StallText from "./StallText.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Telemetry from "./Telemetry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WebReply from "./WebReply.js"

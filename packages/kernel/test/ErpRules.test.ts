@@ -136,3 +136,34 @@ describe("ErpRules.make", () => {
     expect(Seed.indexOfName(42, 10, "nobody")).toBeUndefined()
   })
 })
+
+describe("ErpRules.describeStats", () => {
+  it("says requests by endpoint and status, refused keys, 429s, faults by kind and the busiest window", () => {
+    const erp = ErpRules.make({
+      partners: 5,
+      rateLimit: { limit: 2, window: 1_000 },
+      inject: [{ fault: { _tag: "Status", status: 503 }, times: 2, endpoint: "/partner/list" }]
+    })
+    const request = (url: string, apiKey = "sandbox-key") => {
+      const arrival = erp.arrive({ method: "GET", url, apiKey }, 0)
+      arrival.plan()
+      arrival.finish(0)
+    }
+    request("/partner/list?list_offset=0&list_count=5")
+    request("/partner/list?list_offset=0&list_count=5")
+    request("/partner/get?id=1")
+    request("/partner/get?id=2", "stolen")
+    const stats = erp.controls.stats()
+    expect(stats).toMatchObject({ refusedKeys: 1, faultsServed: 2, faultsByKind: { Status: 2 } })
+    expect(ErpRules.describeStats(stats, { limit: 2, windowMillis: 1_000 })).toEqual([
+      "4 requests: /partner/get 2, /partner/list 2",
+      "by status: 200 2, 503 2",
+      "1 with a refused key, 0 answered 429, 2 faults served (Status 2)",
+      "at most 2 requests of one key in any 1 s window: /partner/list 2, /partner/get 1 (limit 2)"
+    ])
+    expect(ErpRules.describeStats(ErpRules.make({}).controls.stats(), false)).toEqual([
+      "0 requests",
+      "0 with a refused key, 0 answered 429, no fault served"
+    ])
+  })
+})

@@ -150,3 +150,22 @@ describe("Policy.decide", () => {
       { numRuns: 2000 }
     ))
 })
+
+describe("Policy.decide with caps by status", () => {
+  it("retries a status at most its cap, the others as before", () => {
+    const capped: Policy.Policy = { ...policy, retriesByStatus: { 502: 2 } }
+    const after = (failuresByStatus: Record<number, number>) => ({ ...fresh, failures: 2, failuresByStatus })
+    expect(Policy.decide(capped, after({ 502: 1 }), answer(502), now, 1)).toMatchObject({ _tag: "Retry" })
+    expect(Policy.decide(capped, after({ 502: 2 }), answer(502), now, 1)).toEqual({ _tag: "GiveUp", why: "retries" })
+    // Another status, and a failure without an answer, keep the general cap.
+    expect(Policy.decide(capped, after({ 502: 2 }), answer(503), now, 1)).toMatchObject({ _tag: "Retry" })
+    expect(Policy.decide(capped, after({ 502: 2 }), { _tag: "NoAnswer", transient: true }, now, 1)).toMatchObject({
+      _tag: "Retry"
+    })
+    // A cap of 0: never retried.
+    expect(Policy.decide({ ...policy, retriesByStatus: { 500: 0 } }, fresh, answer(500), now, 1)).toEqual({
+      _tag: "GiveUp",
+      why: "retries"
+    })
+  })
+})

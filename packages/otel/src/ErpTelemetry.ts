@@ -11,6 +11,7 @@ import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as CollectorGuard from "@erp-client/kernel/CollectorGuard"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
@@ -186,13 +187,10 @@ export const layer = (options: Options = {}): Layer.Layer<never> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const settings = Settings.resolve(yield* readEnvironment, options)
     const onFailure = options.onExportFailure ??
-      ((failure: ExportFailure) =>
-        Effect.logWarning(
-          `OpenTelemetry export to ${failure.url} failed (${failure.reason}); exports are dropped for a minute`
-        ))
+      ((failure: ExportFailure) => Effect.logWarning(CollectorGuard.warning(failure)))
     for (const problem of settings.problems) yield* Effect.logWarning(`OpenTelemetry: ${problem}`)
     if (settings.disabled) return Layer.empty
-    const shutdownMillis = Duration.toMillis(options.shutdownTimeout ?? Duration.millis(1_500))
+    const shutdownMillis = Duration.toMillis(options.shutdownTimeout ?? Duration.millis(CollectorGuard.SHUTDOWN_MILLIS))
     const runtimeMetrics = options.runtimeMetrics === true
     const resource = {
       serviceName: settings.serviceName,
@@ -206,6 +204,8 @@ export const layer = (options: Options = {}): Layer.Layer<never> =>
       }
     }
     const scopes: Shape.Scopes = {
+      client: "@erp-client/client",
+      streams: "@erp-client/streams",
       version: VERSION,
       program: options.scope ?? { name: settings.serviceName, version: settings.serviceVersion }
     }

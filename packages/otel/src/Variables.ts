@@ -1,9 +1,11 @@
 /**
  * What the standard OpenTelemetry variables ask for, read without loading any exporter: for a program that exports
- * only when told (the `erp` command), to decide before it loads `ErpTelemetry`.
+ * only when told (the `erp` command), to decide before it loads `ErpTelemetry`. The reading is the kernel's
+ * (`@erp-client/kernel/OtelSettings`), the same in both editions.
  *
  * @since 0.1.0
  */
+import * as OtelSettings from "@erp-client/kernel/OtelSettings"
 
 /**
  * One of the three signals.
@@ -11,7 +13,7 @@
  * @since 0.1.0
  * @category Models
  */
-export type Signal = "traces" | "metrics" | "logs"
+export type Signal = OtelSettings.Signal
 
 /**
  * The three signals, in the order they are listed.
@@ -19,11 +21,7 @@ export type Signal = "traces" | "metrics" | "logs"
  * @since 0.1.0
  * @category Constants
  */
-export const SIGNALS: ReadonlyArray<Signal> = ["traces", "metrics", "logs"]
-
-const set = (text: string | undefined): boolean => text !== undefined && text.trim() !== ""
-
-const upper = (signal: Signal) => signal.toUpperCase() as "TRACES" | "METRICS" | "LOGS"
+export const SIGNALS: ReadonlyArray<Signal> = OtelSettings.SIGNALS
 
 /**
  * The signals an environment asks a program for that exports only when told: an OTLP endpoint is set
@@ -45,14 +43,8 @@ const upper = (signal: Signal) => signal.toUpperCase() as "TRACES" | "METRICS" |
  * @since 0.1.0
  * @category Settings
  */
-export const askedSignals = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<Signal> => {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return []
-  const general = set(env.OTEL_EXPORTER_OTLP_ENDPOINT)
-  return SIGNALS.filter((signal) =>
-    env[`OTEL_${upper(signal)}_EXPORTER`]?.trim().toLowerCase() !== "none" &&
-    (general || set(env[`OTEL_EXPORTER_OTLP_${upper(signal)}_ENDPOINT`]))
-  )
-}
+export const askedSignals: (env: Readonly<Record<string, string | undefined>>) => ReadonlyArray<Signal> =
+  OtelSettings.askedSignals
 
 /**
  * Whether the environment names the service (`OTEL_SERVICE_NAME`, or `service.name` in `OTEL_RESOURCE_ATTRIBUTES`):
@@ -71,5 +63,4 @@ export const askedSignals = (env: Readonly<Record<string, string | undefined>>):
  * @since 0.1.0
  * @category Settings
  */
-export const namesService = (env: Readonly<Record<string, string | undefined>>): boolean =>
-  set(env.OTEL_SERVICE_NAME) || /(^|,)\s*service\.name\s*=\s*[^\s,]/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? "")
+export const namesService: (env: Readonly<Record<string, string | undefined>>) => boolean = OtelSettings.namesService

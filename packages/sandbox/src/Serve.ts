@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type * as HttpServerError from "@effect/platform/HttpServerError"
+import * as ErpRules from "@erp-client/kernel/ErpRules"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,7 +14,10 @@ import * as Sandbox from "./Sandbox.js"
 import type * as Seed from "./Seed.js"
 
 /**
- * Serves the sandbox, prints its address and key on stdout, and runs until interrupted.
+ * Serves the sandbox, prints its address and key on stdout, and runs until interrupted. What it saw (requests by
+ * endpoint and status, refused keys, 429s, faults served, the most requests of one key in any window:
+ * `ErpRules.describeStats`) is printed when it stops, on SIGUSR1 while it runs, and answered as JSON at
+ * `GET /_sandbox/stats`.
  *
  * @example
  * ```ts
@@ -28,9 +32,10 @@ import type * as Seed from "./Seed.js"
  */
 export const serve = (options: Sandbox.Options): Effect.Effect<never, HttpServerError.ServeError> =>
   Layer.launch(
-    Layer.effectDiscard(
-      Effect.flatMap(Sandbox.Sandbox, (sandbox) =>
-        Console.log(
+    Layer.scopedDiscard(
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox.Sandbox
+        yield* Console.log(
           [
             `ERP sandbox listening on ${sandbox.baseUrl} (${sandbox.partnerCount} partners, seed ${sandbox.seed}, ${
               sandbox.rateLimit === false
@@ -39,9 +44,23 @@ export const serve = (options: Sandbox.Options): Effect.Effect<never, HttpServer
             })`,
             `export ERP_BASE_URL=${sandbox.baseUrl}`,
             `export ERP_API_KEY=${sandbox.apiKey}`,
-            "Press Ctrl+C to stop."
+            `What it saw: kill -USR1 ${process.pid}, or GET ${sandbox.baseUrl}/_sandbox/stats. Press Ctrl+C to stop.`
           ].join("\n")
-        ))
+        )
+        const report = (when: string) =>
+          Effect.flatMap(sandbox.stats, (stats) =>
+            Console.log(
+              [`sandbox ${when}:`, ...ErpRules.describeStats(stats, sandbox.rateLimit).map((line) => `  ${line}`)]
+                .join("\n")
+            ))
+        // Printed however the program ends (Ctrl-C, SIGTERM, an error), after the server stopped taking requests.
+        yield* Effect.addFinalizer(() => report("stopped"))
+        const onSignal = () => Effect.runFork(report("so far"))
+        yield* Effect.acquireRelease(
+          Effect.sync(() => process.on("SIGUSR1", onSignal)),
+          () => Effect.sync(() => process.off("SIGUSR1", onSignal))
+        )
+      })
     ).pipe(Layer.provide(Sandbox.layer(options)))
   )
 

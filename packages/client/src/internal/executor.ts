@@ -80,6 +80,8 @@ export interface Settings {
     span: Tracer.Span
   ) => Effect.Effect<Transport.Answer, Transport.AttemptError>
   readonly retries: number
+  /** A lower cap of retries for some statuses (`ErpConfig.Options.retriesByStatus`). */
+  readonly retriesByStatus?: Readonly<Record<number, number>> | undefined
   readonly retryBudgetMillis: number
   readonly retryBaseDelayMillis: number
   readonly maxRetryDelayMillis: number
@@ -132,6 +134,7 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
     const policy: Policy.Policy = {
       idempotent: request.method === "GET",
       retries: settings.retries,
+      retriesByStatus: settings.retriesByStatus,
       retryBudgetMillis: settings.retryBudgetMillis,
       retryBaseDelayMillis: settings.retryBaseDelayMillis,
       maxRetryDelayMillis: settings.maxRetryDelayMillis,
@@ -302,7 +305,7 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
                     )
                   }
                   case "Retry":
-                    call.failures += 1
+                    CallState.retried(call, outcome)
                     return Observe.retried.pipe(
                       Effect.zipRight(
                         Effect.logWarning(CallState.retryNote(call, describeLast(target, last), verdict.afterMillis))

@@ -34,19 +34,24 @@ export const targetOf = (baseUrl: string) => (request: HttpClientRequest.HttpCli
  * `X-API-KEY` and `Content-Type: application/json`, asking for JSON. (No trace headers go to the third party, and the
  * platform's own span is off: `attempt` sets both for the attempt.)
  */
-export const withErpRequest =
-  (baseUrl: string, apiKey: Redacted.Redacted<string>) =>
-  <E, R>(client: HttpClient.HttpClient.With<E, R>): HttpClient.HttpClient.With<E, R> =>
-    client.pipe(
-      HttpClient.mapRequest((request) =>
-        request.pipe(
-          HttpClientRequest.prependUrl(baseUrl),
-          HttpClientRequest.setHeader("X-API-KEY", Redacted.value(apiKey)),
-          HttpClientRequest.setHeader("Content-Type", "application/json"),
-          HttpClientRequest.acceptJson
-        )
+export const withErpRequest = (
+  baseUrl: string,
+  apiKey: Redacted.Redacted<string>,
+  headers: Readonly<Record<string, string>> = {}
+) =>
+<E, R>(client: HttpClient.HttpClient.With<E, R>): HttpClient.HttpClient.With<E, R> =>
+  client.pipe(
+    HttpClient.mapRequest((request) =>
+      request.pipe(
+        // The application's own first: the client's own (which they may not name, `Settings.checkHeaders`) last.
+        HttpClientRequest.setHeaders(headers),
+        HttpClientRequest.prependUrl(baseUrl),
+        HttpClientRequest.setHeader("X-API-KEY", Redacted.value(apiKey)),
+        HttpClientRequest.setHeader("Content-Type", "application/json"),
+        HttpClientRequest.acceptJson
       )
     )
+  )
 
 /** An answer with its whole body. */
 export type Answer = CallState.Answer

@@ -23,6 +23,8 @@ describe("internal/requestLog", () => {
       byStatus: { "200": 1, "429": 1, "0": 1 },
       tooManyRequests: 1,
       faultsServed: 1,
+      faultsByKind: { TooManyRequests: 1 },
+      refusedKeys: 0,
       inFlight: 0,
       maxInFlight: 2,
       maxObservedInWindow: {},

@@ -6,7 +6,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as ErpRules from "@erp-client/kernel/ErpRules"
+import * as ErpRules from "@erp-client/kernel/ErpRules"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Http from "node:http"
@@ -80,6 +80,14 @@ const deliver = (
 }
 
 /**
+ * The path of the sandbox's own report: `GET /_sandbox/stats` answers `Sandbox.stats` as JSON, with `summary`, the lines
+ * `ErpRules.describeStats` writes.
+ *
+ * @internal
+ */
+export const STATS_PATH = "/_sandbox/stats"
+
+/**
  * Serves `core` on the `HttpServer` provided until the scope closes; closing it cuts the requests still open (a hung
  * one would otherwise keep the server from closing until its client gives up).
  *
@@ -91,6 +99,15 @@ export const serve = (core: Core.Core): Effect.Effect<Sandbox.Service, never, Ht
     // The platform runs an app uninterruptibly (its router makes each route interruptible): a handler must be
     // interruptible for the client going away to end a hung request.
     const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      // What the sandbox saw, for a person or a script pointing their own code at it: not an ERP endpoint, not counted,
+      // not limited, no key needed (the sandbox listens on loopback by default).
+      if (request.method === "GET" && request.url.split("?")[0] === STATS_PATH) {
+        return Effect.map(core.controls.stats, (stats) =>
+          HttpServerResponse.unsafeJson({
+            ...stats,
+            summary: ErpRules.describeStats(stats, core.controls.rateLimit)
+          }))
+      }
       const response = NodeHttpServerRequest.toServerResponse(request)
       return Effect.acquireUseRelease(
         Effect.sync(() => open.add(response)),

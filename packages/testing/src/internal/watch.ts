@@ -4,11 +4,13 @@
  * test calls `TestClock.adjust`, and a test that does not hangs until its timeout. Effect's own warning for this
  * goes to the logger, which `@effect/vitest` removes in `it.effect`. So the kit watches its calls: when one has been
  * in flight for `stallAfter` of real time while the clock, the sandbox and the calls all stood still, it writes one
- * line on the console (stderr) saying what the call waits for and how to move the clock.
+ * line on the console (stderr) saying what the call waits for and how to move the clock (the line is the kernel's
+ * `StallText`, which the Effect 4 kit writes too).
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
+import * as StallText from "@erp-client/kernel/StallText"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
 import * as Chunk from "effect/Chunk"
 import type * as Clock from "effect/Clock"
@@ -36,68 +38,6 @@ export interface Watch {
   readonly observer: ErpRateLimiter.WaitObserver["Type"]
   /** The client with every call counted while it is in flight. */
   readonly track: (client: ErpClient.Service) => ErpClient.Service
-}
-
-/**
- * What stands still, in words: the calls in flight, and the likely reason they wait.
- *
- * @internal
- */
-export interface Stall {
-  readonly calls: ReadonlyArray<string>
-  readonly stalledMillis: number
-  readonly nowMillis: number
-  /** The limiter's last wait, if it still lies ahead. */
-  readonly wait: Wait | undefined
-  /** Requests the sandbox holds unanswered. */
-  readonly sandboxInFlight: number
-  /** The sandbox's last answer: status and fault. */
-  readonly lastAnswer: { readonly status: number; readonly fault?: string | undefined } | undefined
-  /** The next time a fiber sleeping on the TestClock wakes up, if any. */
-  readonly nextWakeMillis: number | undefined
-}
-
-const seconds = (millis: number): string => {
-  const s = millis / 1000
-  return `${Number.isInteger(s) ? s : s.toFixed(s < 10 ? 3 : 1).replace(/\.?0+$/, "")} s`
-}
-
-// An amount to advance that covers `millis`, in the unit a reader types: whole seconds (at least one).
-const adjustBy = (millis: number): string => {
-  const s = Math.max(1, Math.ceil(millis / 1000))
-  return s === 1 ? "1 second" : `${s} seconds`
-}
-
-/**
- * The one line the watch writes for a stall.
- *
- * @internal
- */
-export const describeStall = (stall: Stall): string => {
-  const calls = stall.calls.length === 1
-    ? `an ErpClient call (${stall.calls[0]})`
-    : `${stall.calls.length} ErpClient calls (${[...new Set(stall.calls)].join(", ")})`
-  const ahead = (until: number) => `${seconds(until - stall.nowMillis)} ahead on the TestClock`
-  const reason = stall.wait !== undefined
-    ? `it waits for ${
-      stall.wait.reason === "client-limit" ? "the client's rate limit" : "a pause the server asked for (a 429)"
-    } until ${ahead(stall.wait.untilMillis)}`
-    : stall.sandboxInFlight > 0
-    ? `the sandbox holds ${stall.sandboxInFlight === 1 ? "a request" : `${stall.sandboxInFlight} requests`} ` +
-      `unanswered (a Hang fault, or latency or a Delay fault on the TestClock), until the client's timeout`
-    : stall.lastAnswer !== undefined && stall.lastAnswer.status !== 200
-    ? `it waits to retry after the sandbox's last answer, ${stall.lastAnswer.status || "no answer"}${
-      stall.lastAnswer.fault === undefined ? "" : ` (${stall.lastAnswer.fault})`
-    }`
-    : "it waits on the TestClock"
-  const next = stall.wait?.untilMillis ?? stall.nextWakeMillis
-  const wake = stall.wait !== undefined || next === undefined || next <= stall.nowMillis
-    ? ""
-    : `; the next wake-up is ${ahead(next)}`
-  return `@erp-client/testing: ${calls} has waited ${seconds(stall.stalledMillis)} of real time on a TestClock ` +
-    `nobody advances: ${reason}${wake}. Only the test moves a TestClock: fork the call, ` +
-    `TestClock.adjust("${adjustBy(next === undefined ? 0 : next - stall.nowMillis)}") (or more), then Fiber.join ` +
-    `it, or run it with ErpTest.advancing (see the @erp-client/testing README, "Time").`
 }
 
 const isTestClock = (clock: Clock.Clock): clock is TestClock.TestClock =>
@@ -188,7 +128,7 @@ export const make = (
       const wakes = Chunk.toReadonlyArray(yield* clock.sleeps).filter((at) =>
         at > nowMillis
       )
-      yield* Console.warn(describeStall({
+      yield* Console.warn(StallText.describeStall({
         calls: [...inFlight.values()],
         stalledMillis: stalled * Duration.toMillis(TICK),
         nowMillis,
@@ -196,7 +136,7 @@ export const make = (
         sandboxInFlight: stats.inFlight,
         lastAnswer: last === undefined ? undefined : { status: last.status, fault: last.fault },
         nextWakeMillis: wakes.length === 0 ? undefined : Math.min(...wakes)
-      }))
+      }, "@erp-client/testing"))
     })
     yield* Effect.forkScoped(Effect.forever(look))
     return { observer, track }

@@ -74,6 +74,8 @@ export const make = (maxEntries: number): RequestLog => {
     byStatus: {} as Record<string, number>,
     tooManyRequests: 0,
     faultsServed: 0,
+    faultsByKind: {} as Record<string, number>,
+    refusedKeys: 0,
     maxObservedInWindow: {} as Record<string, number>,
     inserted: 0,
     deleted: 0
@@ -95,6 +97,7 @@ export const make = (maxEntries: number): RequestLog => {
       }
       counts.requests += 1
       bump(counts.byEndpoint, request.endpoint)
+      if (!request.keyValid) counts.refusedKeys += 1
       if (maxEntries > 0) {
         log.push(draft)
         // Trim in batches so a long benchmark does not pay for a shift on every request.
@@ -107,6 +110,7 @@ export const make = (maxEntries: number): RequestLog => {
     faultServed: (draft, tag) => {
       draft.fault = tag
       counts.faultsServed += 1
+      bump(counts.faultsByKind, tag)
     },
     finish: (draft, nowMillis) => {
       draft.durationMillis = nowMillis - draft.timeMillis
@@ -127,6 +131,8 @@ export const make = (maxEntries: number): RequestLog => {
       byStatus: { ...counts.byStatus },
       tooManyRequests: counts.tooManyRequests,
       faultsServed: counts.faultsServed,
+      faultsByKind: { ...counts.faultsByKind },
+      refusedKeys: counts.refusedKeys,
       inFlight,
       maxInFlight,
       maxObservedInWindow: { ...counts.maxObservedInWindow },

@@ -1,0 +1,256 @@
+/**
+ * The ERP served in memory for Effect 4 tests: the rules the Effect 3 sandbox serves (`ErpRules` of
+ * `@erp-client/kernel`: seeded or given partners, auth, paging, rate limits, faults), answered to an Effect 4
+ * `HttpClient` without a socket, on Effect's clock, and the `Sandbox` service that steers and inspects it.
+ *
+ * @since 0.1.0
+ */
+import * as ErpRules from "@erp-client/kernel/ErpRules"
+import type * as Seed from "@erp-client/kernel/Seed"
+import type * as SlidingWindow from "@erp-client/kernel/SlidingWindow"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Fault from "./Fault.js"
+import * as Core from "./internal/core.js"
+import * as MemoryClient from "./internal/memoryClient.js"
+
+/**
+ * The endpoints the in-memory ERP serves; every other path is answered 404.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const endpoints: readonly ["/partner/list", "/partner/get", "/invoice/list", "/invoice/get"] = ErpRules.endpoints
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type Endpoint = typeof endpoints[number]
+
+/**
+ * The ERP's options (`ErpRules.Options` of `@erp-client/kernel`, the Effect 3 sandbox's options without a port):
+ * `partners` (a seeded count, default 1,000, or your own records), `seed`, `invoices`, `rateLimit`, `maxListCount`,
+ * `apiKeys`, `inject`, `randomFaults`, `latency`, `oddRecords`, `hidden`, `drift`, `messages`, …, durations as Effect
+ * 4's `Duration.Input`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Options = ErpRules.Options<Duration.Input>
+
+/**
+ * The `result.message` of the error envelopes. The contract shows `Unauthorized` and `Not found` and no message for a
+ * 429 (docs/erp-api-v2.md, "Errors"); a real server may spell them otherwise.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Messages = ErpRules.Messages
+
+/**
+ * The body of a 429, which the contract does not show: `"envelope"` (the default), `"html"` or `"empty"`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type TooManyRequestsBody = ErpRules.TooManyRequestsBody
+
+/**
+ * How a fault is queued: `times` (default 1), `endpoint` (any by default), `after` (matching requests let through
+ * first, default 0).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type InjectOptions = ErpRules.InjectOptions
+
+/**
+ * One request, as the ERP saw it. The API key is never recorded: only whether it was valid.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type RequestLogEntry = ErpRules.RequestLogEntry
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type Stats = ErpRules.Stats
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Service {
+  /** The origin the in-memory HttpClient answers, no trailing slash (default `https://sandbox.erp.invalid`). */
+  readonly baseUrl: string
+  /** The port of `baseUrl`. */
+  readonly port: number
+  /** The first valid API key at start. */
+  readonly apiKey: string
+  readonly seed: number
+  /** How many partners the list started with, seeded or given (see `size` for now). */
+  readonly partnerCount: number
+  readonly maxListCount: number
+  /** The rate limit in force, or `false`. */
+  readonly rateLimit: SlidingWindow.Resolved | false
+  /**
+   * The seeded partner at `index` (zero-based), as list and get serve it (strayed when `oddRecords` says so): what the
+   * list holds there until partners are inserted or deleted. With `partners` given as records, the record given at
+   * `index` as served (its fields are the ones you gave, whatever the type says; a `RangeError` past the last).
+   */
+  readonly partnerAt: (index: number) => Seed.ServedRecord
+  /** The seeded invoice at `index` (zero-based; its `id` is `index + 1`), as `invoice/list` and `invoice/get` serve it. */
+  readonly invoiceAt: (index: number) => Seed.InvoiceRecord
+  /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `None`. */
+  readonly oddKindAt: (index: number) => Option.Option<Seed.OddKind>
+  /** Whether the seeded partner at `index` is hidden (`hidden`): held in the list, never served. */
+  readonly hiddenAt: (index: number) => boolean
+  /**
+   * Every partner the list serves now, in list order: the list without its hidden partners. What an export that loses
+   * nothing writes (with `Seed.recordJson` of `@erp-client/kernel` for the text of each, exact numbers as written).
+   */
+  readonly visiblePartners: Effect.Effect<ReadonlyArray<Seed.ServedRecord>>
+  /** Queues `fault` for the next `times` matching requests (after the rate limit let them through). */
+  readonly inject: (fault: Fault.Fault, options?: InjectOptions) => Effect.Effect<void>
+  readonly clearFaults: Effect.Effect<void>
+  readonly stats: Effect.Effect<Stats>
+  readonly requests: Effect.Effect<ReadonlyArray<RequestLogEntry>>
+  /** Clears the counters and the request log (not the rate-limit windows). */
+  readonly resetStats: Effect.Effect<void>
+  readonly resetRateLimits: Effect.Effect<void>
+  /** Makes `key` invalid from the next request on, e.g. a key revoked in the middle of an export. */
+  readonly revokeKey: (key: string) => Effect.Effect<void>
+  readonly setKeys: (keys: ReadonlyArray<string>) => Effect.Effect<void>
+  /** How many partners the list holds now, hidden ones included (they hold list positions). */
+  readonly size: Effect.Effect<number>
+  /**
+   * The ids of the partners, in list order, now, hidden ones included: each partner's own id (the seeded `index + 1`
+   * or an inserted partner's), which `deletePartners` takes. An `id-beyond-double` or `duplicate-id` partner serves
+   * another id (see `Seed.OddKind`).
+   */
+  readonly partnerIds: Effect.Effect<ReadonlyArray<number>>
+  /** Inserts `count` new partners (fresh ids) before list position `at`; returns their ids. */
+  readonly insertPartners: (count: number, at: number) => Effect.Effect<ReadonlyArray<number>>
+  /** Deletes the partners with these ids; returns how many existed. */
+  readonly deletePartners: (ids: Iterable<number>) => Effect.Effect<number>
+}
+
+/**
+ * @since 0.1.0
+ * @category Services
+ */
+export class Sandbox extends Context.Service<Sandbox, Service>()("@erp-client/effect4-testing/Sandbox") {}
+
+/**
+ * Options of the in-memory ERP: its `Options` and the origin it answers.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface InMemoryOptions extends Options {
+  /**
+   * The origin the HttpClient answers (default `https://sandbox.erp.invalid`, a name that never resolves, so a client
+   * pointed at it by mistake reaches nothing real); a request to any other origin fails as a refused connection.
+   */
+  readonly baseUrl?: string | undefined
+}
+
+/**
+ * The origin the in-memory ERP answers by default.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const inMemoryBaseUrl = "https://sandbox.erp.invalid"
+
+/**
+ * The ERP served to an Effect 4 `HttpClient` in memory, without a socket, until the scope closes: the same answers as
+ * the Effect 3 sandbox gives on a socket or in memory, every option included, with time on the Effect `Clock` of the
+ * fiber that sends the request: under `TestClock` the rate-limit windows, `latency`, outages and `Delay` follow the
+ * test's clock. What a client sees:
+ *
+ * - a response, its body in memory;
+ * - for `DropBeforeResponse`, an `HttpClientError` whose reason is a `TransportError`;
+ * - for `DropMidBody`, the response, whose body fails after its first bytes (reading it is an `HttpClientError`);
+ * - for `Hang`, nothing until the caller gives up (it is interruptible) or the scope closes (then a
+ *   `TransportError`).
+ *
+ * A `TestClock` starts at 0 (1970): there an epoch `X-RateLimit-Reset` (the default unit) is a small number, which a
+ * client may read as seconds from now; choose `rateLimit.resetUnit: "seconds"`, or set the clock to today first.
+ *
+ * @example
+ * ```ts
+ * import { Sandbox } from "@erp-client/effect4-testing"
+ * import { Effect } from "effect"
+ *
+ * // A raw request to the ERP in memory, the API key in its header
+ * const program = Effect.gen(function*() {
+ *   const { httpClient, sandbox } = yield* Sandbox.makeHttpClient({ partners: 10 })
+ *   const response = yield* httpClient.get(`${sandbox.baseUrl}/partner/get?id=7`, {
+ *     headers: { "X-API-KEY": sandbox.apiKey }
+ *   })
+ *   return response.status
+ * }).pipe(Effect.scoped)
+ *
+ * Effect.runPromise(program).then(console.log) // => 200
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeHttpClient = (
+  options: InMemoryOptions = {}
+): Effect.Effect<{ readonly sandbox: Service; readonly httpClient: HttpClient.HttpClient }, never, Scope.Scope> =>
+  Effect.suspend(() => {
+    const url = new URL(options.baseUrl ?? inMemoryBaseUrl)
+    const core = Core.make(options)
+    const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port)
+    return Effect.map(MemoryClient.make(core, url.origin), (httpClient) => ({
+      sandbox: { baseUrl: url.origin, port, ...core.controls },
+      httpClient
+    }))
+  })
+
+/**
+ * The ERP in memory, for tests of code that takes an `HttpClient`: an `HttpClient` answered by it (no port is opened)
+ * and the `Sandbox` service to steer and inspect it (`inject`, `requests`, `stats`). Point the code under test at
+ * `baseUrl` with `apiKey`. See `makeHttpClient` for what a client sees; for the `ErpClient` on it, `ErpTest.layer`.
+ *
+ * @example
+ * ```ts
+ * import { Sandbox } from "@erp-client/effect4-testing"
+ * import { Effect } from "effect"
+ * import { HttpClient } from "effect/http"
+ *
+ * // Code that takes an HttpClient, answered by the ERP in memory; then what the ERP saw
+ * const program = Effect.gen(function*() {
+ *   const sandbox = yield* Sandbox.Sandbox
+ *   const client = yield* HttpClient.HttpClient
+ *   yield* client.get(`${sandbox.baseUrl}/partner/list?list_offset=0&list_count=25`, {
+ *     headers: { "X-API-KEY": sandbox.apiKey }
+ *   })
+ *   const [entry] = yield* sandbox.requests
+ *   return `${entry.endpoint} ${entry.status}, ${entry.records} records`
+ * }).pipe(Effect.provide(Sandbox.layerHttpClient({ partners: 100 })))
+ *
+ * Effect.runPromise(program).then(console.log) // => /partner/list 200, 25 records
+ * ```
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerHttpClient = (options: InMemoryOptions = {}): Layer.Layer<HttpClient.HttpClient | Sandbox> =>
+  Layer.effectContext(
+    Effect.map(
+      makeHttpClient(options),
+      ({ httpClient, sandbox }) => Context.make(Sandbox, sandbox).pipe(Context.add(HttpClient.HttpClient, httpClient))
+    )
+  )

@@ -1,0 +1,59 @@
+/**
+ * The in-memory ERP served to an Effect 4 `HttpClient` without a socket: each request is handled in the calling fiber,
+ * on its Effect `Clock` (so `TestClock` drives the windows, latency, outages and `Delay`), and each reply becomes what a
+ * client on a real connection would see (`@erp-client/kernel`'s `WebReply`, as the Effect 3 sandbox's in-memory client
+ * has it): a response; an `HttpClientError` whose reason is a `TransportError` for a connection dropped before a
+ * response; a response whose body fails after its first bytes for a body cut mid-way (reading it is an
+ * `HttpClientError` whose reason is a `DecodeError`); and no answer at all for a hang, until the caller gives up or
+ * the sandbox closes.
+ */
+import type * as ErpRules from "@erp-client/kernel/ErpRules"
+import * as WebReply from "@erp-client/kernel/WebReply"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
+import type * as Scope from "effect/Scope"
+import type * as Core from "./core.js"
+
+const transportError = (request: HttpClientRequest.HttpClientRequest, description: string) =>
+  new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, description }) })
+
+const deliver = (
+  request: HttpClientRequest.HttpClientRequest,
+  reply: ErpRules.Reply,
+  closed: Deferred.Deferred<void>
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
+  const delivery = WebReply.deliver(reply)
+  switch (delivery._tag) {
+    case "Response":
+      return Effect.succeed(HttpClientResponse.fromWeb(request, delivery.response))
+    case "Failed":
+      return Effect.fail(transportError(request, delivery.description))
+    case "Hang":
+      // Interruptible: the caller's timeout or interruption ends it; closing the sandbox cuts it, as on a socket.
+      return Effect.andThen(Deferred.await(closed), Effect.fail(transportError(request, WebReply.closedUnanswered)))
+  }
+}
+
+/**
+ * An HttpClient answered by `core` for requests to `origin` (`https://host[:port]`); a request elsewhere, or after
+ * the scope closed, fails as a refused connection. Closing the scope cuts the requests left hanging.
+ */
+export const make = (core: Core.Core, origin: string): Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const closed = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(closed, undefined))
+    return HttpClient.make((request, url) =>
+      Effect.suspend(() => {
+        const refused = WebReply.refusal(origin, url, Deferred.isDoneUnsafe(closed))
+        if (refused !== undefined) return Effect.fail(transportError(request, refused))
+        return core.handle(
+          WebReply.incoming(request.method, url, request.headers),
+          (reply) => deliver(request, reply, closed)
+        )
+      })
+    )
+  })
