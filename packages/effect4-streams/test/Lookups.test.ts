@@ -1,20 +1,32 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient } from "@erp-client/effect4-client"
 import { Lookups, Partners, Resource } from "@erp-client/effect4-streams"
+import { ErpTest, Fault, Sandbox } from "@erp-client/effect4-testing"
 import { Clock, Effect, Fiber, Layer, Metric, Result, Schema, Stream, Tracer } from "effect"
 import { TestClock } from "effect/testing"
-import { advancing, memoryErp } from "./memoryErp.js"
 
-// Lookups, on the kernel's in-memory ERP and the TestClock: what the ERP was asked is the truth.
+// Lookups, on the test kit's in-memory ERP and the TestClock: what the ERP was asked is the truth.
 
-// A server that takes 200 ms to answer, so lookups meet while one is in flight.
-const slow = { partners: 50, latency: { base: 200 } } as const
+// A server that takes 200 ms to answer, so lookups meet while one is in flight; no limit of its own.
+const slow = { partners: 50, latency: { base: "200 millis" }, rateLimit: false } as const
+
+/** The get requests the ERP saw, as their query (`id=7`). */
+const asked = Effect.map(
+  Effect.flatMap(Sandbox.Sandbox, (sandbox) => sandbox.requests),
+  (log) =>
+    log.filter((entry) => entry.endpoint === "/partner/get").map((entry) =>
+      entry.query.map(([name, value]) => `${name}=${value}`).join("&")
+    )
+)
+
+const stats = Effect.flatMap(Sandbox.Sandbox, (sandbox) => sandbox.stats)
+
+const advancing = <A, E, R>(effect: Effect.Effect<A, E, R>) => ErpTest.advancing(effect)
 
 const count = (metric: Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
 
 describe("lookups in flight", () => {
   it.effect("identical lookups at once share one request; each caller gets the partner", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       const [sharedBefore, sentBefore] = [yield* count(Lookups.metrics.shared), yield* count(Lookups.metrics.sent)]
       const fiber = yield* Effect.forkChild(
@@ -23,25 +35,26 @@ describe("lookups in flight", () => {
       yield* TestClock.adjust("1 second")
       const [a, b, c, d] = yield* Fiber.join(fiber)
       expect([a.id, b.id, c.id, d.id]).toEqual([7, 7, 7, 3])
-      expect(erp.got().sort()).toEqual(["id=3", "id=7"])
+      expect([...yield* asked].sort()).toEqual(["id=3", "id=7"])
       expect((yield* count(Lookups.metrics.shared)) - sharedBefore).toBe(2)
       expect((yield* count(Lookups.metrics.sent)) - sentBefore).toBe(2)
-    }).pipe(Effect.provide(erp.layer))
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("without a cache nothing is kept: the same lookup later asks again", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       yield* advancing(Partners.get(7))
       yield* advancing(Partners.get(7))
-      expect(erp.got()).toEqual(["id=7", "id=7"])
-    }).pipe(Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=7", "id=7"])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("a failure is shared by those waiting for it, and kept by nobody", () => {
-    const erp = memoryErp(slow, { retries: 0 })
     return Effect.gen(function*() {
-      erp.erp.inject({ _tag: "Status", status: 500 }, { endpoint: "/partner/get", times: 1 })
+      yield* (yield* Sandbox.Sandbox).inject(Fault.Fault.Status({ status: 500 }), {
+        endpoint: "/partner/get",
+        times: 1
+      })
       const both = yield* Effect.forkChild(
         Effect.all([Effect.result(Partners.get(7)), Effect.result(Partners.get(7))], { concurrency: "unbounded" })
       )
@@ -49,29 +62,26 @@ describe("lookups in flight", () => {
       const [first, second] = yield* Fiber.join(both)
       expect(Result.isFailure(first) && first.failure._tag).toBe("HttpStatusError")
       expect(Result.isFailure(second) && second.failure._tag).toBe("HttpStatusError")
-      expect(erp.got()).toEqual(["id=7"])
+      expect(yield* asked).toEqual(["id=7"])
       expect((yield* advancing(Partners.get(7))).id).toBe(7)
-      expect(erp.got()).toEqual(["id=7", "id=7"])
-    }).pipe(Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=7", "id=7"])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow, client: { retries: 0 } })))
   })
 
   it.effect("lookups by another client (another server) never share an answer", () => {
-    const mine = memoryErp(slow)
-    const theirs = memoryErp({ ...slow, seed: 2 })
     return Effect.gen(function*() {
-      const other = yield* Layer.build(theirs.layer)
+      const other = yield* Layer.build(ErpTest.layer({ sandbox: { ...slow, seed: 2 } }))
       const their = yield* Effect.forkChild(Effect.provide(Partners.get(7), other))
       const our = yield* Effect.forkChild(Partners.get(7))
       yield* TestClock.adjust("1 second")
       const [t, o] = [yield* Fiber.join(their), yield* Fiber.join(our)]
       expect([t.id, o.id]).toEqual([7, 7])
       expect(t).not.toEqual(o)
-      expect([mine.got(), theirs.got()]).toEqual([["id=7"], ["id=7"]])
-    }).pipe(Effect.provide(mine.layer))
+      expect([yield* asked, yield* Effect.provide(asked, other)]).toEqual([["id=7"], ["id=7"]])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("the first caller interrupted, the others still get the answer of the one request", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       const first = yield* Effect.forkChild(Partners.get(7))
       yield* TestClock.adjust("50 millis")
@@ -80,12 +90,11 @@ describe("lookups in flight", () => {
       yield* Fiber.interrupt(first)
       yield* TestClock.adjust("1 second")
       expect((yield* Fiber.join(second)).id).toBe(7)
-      expect(erp.got()).toEqual(["id=7"])
-    }).pipe(Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=7"])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("every caller interrupted: the request is given up, and the next lookup asks again", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       const callers = yield* Effect.forkChild(
         Effect.all([Partners.get(7), Partners.get(7)], { concurrency: "unbounded" })
@@ -93,16 +102,15 @@ describe("lookups in flight", () => {
       yield* TestClock.adjust("50 millis")
       yield* Fiber.interrupt(callers)
       // Given up: the ERP saw it end before its answer.
-      expect(erp.erp.stats().inFlight).toBe(0)
+      expect((yield* stats).inFlight).toBe(0)
       const again = yield* Effect.forkChild(Partners.get(7))
       yield* TestClock.adjust("1 second")
       expect((yield* Fiber.join(again)).id).toBe(7)
-      expect(erp.got()).toEqual(["id=7", "id=7"])
-    }).pipe(Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=7", "id=7"])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("the request's span is a child of the first caller's span, and it outlives that caller", () => {
-    const erp = memoryErp(slow)
     const spans: Array<Tracer.NativeSpan> = []
     const tracer = Tracer.make({
       span(options) {
@@ -126,19 +134,18 @@ describe("lookups in flight", () => {
       expect(call!.parent._tag === "Some" && call!.parent.value.spanId).toBe(caller!.spanId)
       // The call was answered, though the caller it was made for was interrupted.
       expect(call!.status._tag === "Ended" && call!.status.exit._tag).toBe("Success")
-    }).pipe(Effect.withTracer(tracer), Effect.provide(erp.layer))
+    }).pipe(Effect.withTracer(tracer), Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("a resource without a get endpoint is an InvalidRequest, nothing sent", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       const noGet = Resource.make({ name: "notes", description: "notes", list: "note/list", schema: Schema.Unknown })
       expect(yield* Effect.flip(Resource.get(noGet, Partners.byId, 1))).toMatchObject({
         _tag: "InvalidRequest",
         endpoint: "note/list"
       })
-      expect(erp.erp.requests()).toEqual([])
-    }).pipe(Effect.provide(erp.layer))
+      expect(yield* (yield* Sandbox.Sandbox).requests).toEqual([])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 })
 
@@ -146,22 +153,20 @@ describe("Lookups.layer: the opt-in cache", () => {
   const cache = Lookups.layer({ timeToLive: "1 minute", capacity: 100 })
 
   it.effect("an answer is kept for its time to live: a lookup meanwhile sends nothing", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       const cachedBefore = yield* count(Lookups.metrics.cached)
       const first = yield* advancing(Partners.get(7))
       const again = yield* advancing(Partners.get(7))
       expect(again).toEqual(first)
-      expect(erp.got()).toEqual(["id=7"])
+      expect(yield* asked).toEqual(["id=7"])
       expect((yield* count(Lookups.metrics.cached)) - cachedBefore).toBe(1)
       yield* TestClock.adjust("1 minute")
       yield* advancing(Partners.get(7))
-      expect(erp.got()).toEqual(["id=7", "id=7"])
-    }).pipe(Effect.provide(cache), Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=7", "id=7"])
+    }).pipe(Effect.provide(cache), Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("the time to live counts from when the lookup was sent, not from its answer", () => {
-    const erp = memoryErp({ partners: 50, latency: { base: 400 } })
     return Effect.gen(function*() {
       const start = yield* Clock.currentTimeMillis
       const first = yield* Effect.forkChild(Partners.get(7))
@@ -170,48 +175,48 @@ describe("Lookups.layer: the opt-in cache", () => {
       // 900 ms after it was sent, 500 after its answer: kept.
       yield* TestClock.adjust("500 millis")
       yield* Effect.forkChild(Partners.get(7))
-      expect(erp.got()).toEqual(["id=7"])
+      expect(yield* asked).toEqual(["id=7"])
       // 1,050 ms after it was sent, 650 after its answer: gone.
       yield* TestClock.adjust("150 millis")
       expect((yield* Clock.currentTimeMillis) - start).toBe(1_050)
       yield* advancing(Partners.get(7))
-      expect(erp.got()).toEqual(["id=7", "id=7"])
-    }).pipe(Effect.provide(Lookups.layer({ timeToLive: "1 second" })), Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=7", "id=7"])
+    }).pipe(
+      Effect.provide(Lookups.layer({ timeToLive: "1 second" })),
+      Effect.provide(ErpTest.layer({ sandbox: { ...slow, latency: { base: "400 millis" } } }))
+    )
   })
 
   it.effect("past its capacity the least recently used answer goes first", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       for (const id of [1, 2, 1, 3]) yield* advancing(Partners.get(id))
       // 1 was used after 2: 2 went to make room for 3.
       for (const id of [1, 3, 2]) yield* advancing(Partners.get(id))
-      expect(erp.got()).toEqual(["id=1", "id=2", "id=3", "id=2"])
-    }).pipe(Effect.provide(Lookups.layer({ capacity: 2 })), Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=1", "id=2", "id=3", "id=2"])
+    }).pipe(Effect.provide(Lookups.layer({ capacity: 2 })), Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("invalidate forgets one, under any bound on waiting: the next lookup of it asks, the others stay kept", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       yield* advancing(Effect.all([Partners.get(7), Partners.get(3)], { concurrency: 2 }))
       yield* advancing(Partners.get(7).pipe(ErpClient.withMaxWait("5 seconds")))
-      expect(erp.got().sort()).toEqual(["id=3", "id=7", "id=7"])
+      expect([...yield* asked].sort()).toEqual(["id=3", "id=7", "id=7"])
       yield* Lookups.invalidate(Partners.resource, Partners.byId, 7)
       yield* advancing(Effect.all([Partners.get(7), Partners.get(3)], { concurrency: 2 }))
       yield* advancing(Partners.get(7).pipe(ErpClient.withMaxWait("5 seconds")))
-      expect(erp.got().sort()).toEqual(["id=3", "id=7", "id=7", "id=7", "id=7"])
-    }).pipe(Effect.provide(cache), Effect.provide(erp.layer))
+      expect([...yield* asked].sort()).toEqual(["id=3", "id=7", "id=7", "id=7", "id=7"])
+    }).pipe(Effect.provide(cache), Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("a lookup by company name is kept apart from one by id", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
-      const name = String(erp.erp.partnerAt(4).company_name)
+      const name = String((yield* Sandbox.Sandbox).partnerAt(4).company_name)
       const byName = yield* advancing(Partners.getByCompanyName(name))
       yield* advancing(Partners.getByCompanyName(name))
       yield* advancing(Partners.get(5))
       expect(byName.id).toBe(5)
-      expect(erp.got()).toHaveLength(2)
-    }).pipe(Effect.provide(cache), Effect.provide(erp.layer))
+      expect(yield* asked).toHaveLength(2)
+    }).pipe(Effect.provide(cache), Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 })
 
@@ -222,93 +227,90 @@ describe("Resource.getMany", () => {
   ) => results.map((r) => Result.isSuccess(r.result) ? r.result.success.id : r.result.failure._tag)
 
   it.effect("answers every value in the order given; with the cache, one request per distinct value", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       const results = yield* advancing(
         Stream.runCollect(Resource.getMany(Partners.resource, Partners.byId, ids, { concurrency: 4 }))
       )
       expect(results.map((r) => r.value)).toEqual(ids)
       expect(outcomes(results)).toEqual([7, 7, 3, 7, 3, 12, "NotFound", 12])
-      expect(erp.got().sort()).toEqual(["id=12", "id=3", "id=7", "id=999"])
-    }).pipe(Effect.provide(Lookups.layer()), Effect.provide(erp.layer))
+      expect([...yield* asked].sort()).toEqual(["id=12", "id=3", "id=7", "id=999"])
+    }).pipe(Effect.provide(Lookups.layer()), Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("without the cache: the same answers in order, repeats in flight together sent once", () => {
-    const erp = memoryErp(slow)
     return Effect.gen(function*() {
       const results = yield* advancing(
         Stream.runCollect(Resource.getMany(Partners.resource, Partners.byId, ids, { concurrency: 8 }))
       )
       expect(results.map((r) => r.value)).toEqual(ids)
       expect(outcomes(results)).toEqual([7, 7, 3, 7, 3, 12, "NotFound", 12])
-      expect(erp.got().sort()).toEqual(["id=12", "id=3", "id=7", "id=999"])
-    }).pipe(Effect.provide(erp.layer))
+      expect([...yield* asked].sort()).toEqual(["id=12", "id=3", "id=7", "id=999"])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: slow })))
   })
 
   it.effect("failing ids are retried side by side, in input order: about one retry budget more, not one each", () => {
-    const erp = memoryErp(
-      { partners: 300, failingIds: { every: 20 }, latency: { base: 50 } },
-      { retryBudget: "60 seconds", retryBaseDelay: "1 second" }
-    )
     return Effect.gen(function*() {
       const values = Array.from({ length: 200 }, (_, i) => i + 1)
       const started = yield* Clock.currentTimeMillis
-      const results = yield* advancing(
+      const results = yield* ErpTest.advancing(
         Stream.runCollect(Resource.getMany(Partners.resource, Partners.byId, values, { concurrency: 4 })),
-        { step: "1 second", max: 3_600 }
+        { step: "1 second" }
       )
       expect(results.map((result) => result.value)).toEqual(values)
       const failed = results.filter((result) => Result.isFailure(result.result))
       expect(failed.map((result) => result.value)).toEqual(values.filter((id) => id % 20 === 0))
       for (const result of failed) expect(result.result).toMatchObject({ failure: { _tag: "HttpStatusError" } })
       // Each failing id was tried more than once (its retries), and every other once.
-      const asked = erp.got()
-      expect(asked.filter((query) => query === "id=20").length).toBeGreaterThan(1)
-      expect(asked.filter((query) => query === "id=21")).toHaveLength(1)
+      const sent = yield* asked
+      expect(sent.filter((query) => query === "id=20").length).toBeGreaterThan(1)
+      expect(sent.filter((query) => query === "id=21")).toHaveLength(1)
       // The retry budget is 60 s and 200 lookups at 100 per 30 s take about 60 s of the limit anyway: one budget
       // after another would take 10 x 60 s.
       expect((yield* Clock.currentTimeMillis) - started).toBeLessThanOrEqual(150_000)
-      expect(erp.erp.stats().maxInFlight).toBeLessThanOrEqual(4)
-    }).pipe(Effect.provide(erp.layer))
+      expect((yield* stats).maxInFlight).toBeLessThanOrEqual(4)
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: { partners: 300, failingIds: { every: 20 }, latency: { base: "50 millis" }, rateLimit: false },
+      client: { retryBudget: "60 seconds", retryBaseDelay: "1 second" }
+    })))
   })
 })
 
 describe("ErpClient.withMaxWait: a lookup that would rather fail than wait", () => {
   // The client's own limit: 3 per 30 seconds.
-  const limited = () => memoryErp({ partners: 50 }, { limiter: { limit: 3, window: "30 seconds" } })
+  const limited = ErpTest.layer({
+    sandbox: { partners: 50, rateLimit: false },
+    rateLimiter: { limit: 3, window: "30 seconds" }
+  })
 
   it.effect("past the bound it fails at once with RateLimited saying the wait it needed, and takes no place", () => {
-    const erp = limited()
     return Effect.gen(function*() {
       yield* Effect.forEach([1, 2, 3], (id) => Partners.get(id), { concurrency: 3 })
       const refused = yield* Effect.flip(Partners.get(4).pipe(ErpClient.withMaxWait("1 second")))
       expect(refused).toMatchObject({ _tag: "RateLimited", maxWaitMillis: 1_000 })
       expect(refused._tag === "RateLimited" && refused.neededMillis).toBeGreaterThan(29_000)
       expect(refused.message).toContain("nothing was sent")
-      expect(erp.got()).toEqual(["id=1", "id=2", "id=3"])
+      expect(yield* asked).toEqual(["id=1", "id=2", "id=3"])
       // It took no place in the limit: a window later, three lookups start together.
       const three = yield* Effect.forkChild(Effect.forEach([4, 5, 6], (id) => Partners.get(id), { concurrency: 3 }))
       yield* TestClock.adjust("31 seconds")
       yield* Fiber.join(three)
-      const log = erp.erp.requests().filter((entry) => entry.endpoint === "/partner/get")
+      const log = (yield* (yield* Sandbox.Sandbox).requests).filter((entry) => entry.endpoint === "/partner/get")
       expect(log).toHaveLength(6)
       expect(new Set(log.slice(3).map((entry) => entry.timeMillis)).size).toBe(1)
-    }).pipe(Effect.provide(erp.layer))
+    }).pipe(Effect.provide(limited))
   })
 
   it.effect("a wait within the bound is waited", () => {
-    const erp = limited()
     return Effect.gen(function*() {
       yield* Effect.forEach([1, 2, 3], (id) => Partners.get(id), { concurrency: 3 })
       yield* TestClock.adjust("29 seconds")
       const fourth = yield* Effect.forkChild(Partners.get(4).pipe(ErpClient.withMaxWait("3 seconds")))
       yield* TestClock.adjust("3 seconds")
       expect((yield* Fiber.join(fourth)).id).toBe(4)
-    }).pipe(Effect.provide(erp.layer))
+    }).pipe(Effect.provide(limited))
   })
 
   it.effect("a lookup under a bound never shares the request of one without, nor its failure", () => {
-    const erp = limited()
     return Effect.gen(function*() {
       yield* Effect.forEach([1, 2, 3], (id) => Partners.get(id), { concurrency: 3 })
       // An unbounded lookup of 4 waits for the limit; a bounded one of 4 meanwhile fails at once on its own.
@@ -317,19 +319,19 @@ describe("ErpClient.withMaxWait: a lookup that would rather fail than wait", () 
       expect(hurried._tag).toBe("RateLimited")
       yield* TestClock.adjust("31 seconds")
       expect((yield* Fiber.join(patient)).id).toBe(4)
-      expect(erp.got()).toEqual(["id=1", "id=2", "id=3", "id=4"])
-    }).pipe(Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=1", "id=2", "id=3", "id=4"])
+    }).pipe(Effect.provide(limited))
   })
 
   it.effect("a pause the server asked for, past the bound: RateLimited at once, nothing sent", () => {
-    const erp = memoryErp({ partners: 20, rateLimit: { limit: 2, window: "30 seconds" } }, {
-      limiter: { limit: 100, window: "30 seconds" }
-    })
     return Effect.gen(function*() {
       yield* Effect.forEach([1, 2], (id) => Partners.get(id))
       const refused = yield* Effect.flip(Partners.get(3).pipe(ErpClient.withMaxWait("1 second")))
       expect(refused._tag).toBe("RateLimited")
-      expect(erp.got()).toEqual(["id=1", "id=2"])
-    }).pipe(Effect.provide(erp.layer))
+      expect(yield* asked).toEqual(["id=1", "id=2"])
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: { partners: 20, rateLimit: { limit: 2, window: "30 seconds" } },
+      rateLimiter: { limit: 100, window: "30 seconds" }
+    })))
   })
 })

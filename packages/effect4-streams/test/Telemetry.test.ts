@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpRateLimiter } from "@erp-client/effect4-client"
 import { ListEndpoint, type Paginate, Partners } from "@erp-client/effect4-streams"
+import { ErpTest } from "@erp-client/effect4-testing"
 import * as PagingText from "@erp-client/kernel/PagingText"
 import {
   Deferred,
@@ -17,7 +18,6 @@ import {
   Tracer
 } from "effect"
 import { HttpClient, HttpClientResponse } from "effect/http"
-import { memoryErp } from "./memoryErp.js"
 
 // Pages fetched ahead and no longer wanted are the client's cancellation, not an error: their spans end without an
 // error, saying why (`erp.cancel_reason`, the kernel's reason); an export interrupted from outside (Ctrl-C) still ends
@@ -251,7 +251,6 @@ describe("pages no longer wanted are cancelled, not failed", () => {
 
 describe("what an export tells an operator", () => {
   it.effect("records streamed and drift events counted by endpoint, the page size and recoveries logged in the kernel's lines", () => {
-    const erp = memoryErp({ partners: 600, maxListCount: 30, drift: { inserts: 10, deletes: 25, seed: 3 } })
     const lines: Array<{ readonly level: string; readonly text: string }> = []
     const logger = Logger.make(({ logLevel, message }) => {
       lines.push({ level: logLevel, text: (Array.isArray(message) ? message : [message]).map(String).join(" ") })
@@ -290,6 +289,8 @@ describe("what an export tells an operator", () => {
         const line = PagingText.drift("partner/list", event)
         expect(lines).toContainEqual({ level: line.level === "Warning" ? "Warn" : line.level, text: line.text })
       }
-    }).pipe(Effect.provide(erp.layer))
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: { partners: 600, maxListCount: 30, drift: { inserts: 10, deletes: 25, seed: 3 }, rateLimit: false }
+    })))
   })
 })
