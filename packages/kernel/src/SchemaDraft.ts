@@ -549,6 +549,25 @@ const noteOf = (field: Field): ReadonlyArray<string> => {
   return notes
 }
 
+const WIDTH = 120
+
+// A doc comment at `indent`, on one line when it fits, else wrapped at WIDTH.
+const docComment = (text: string, indent: string): string => {
+  if (indent.length + text.length + 7 <= WIDTH) return `${indent}/** ${text} */\n`
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of text.split(" ")) {
+    if (line !== "" && indent.length + 3 + line.length + 1 + word.length > WIDTH) {
+      lines.push(line)
+      line = word
+    } else {
+      line = line === "" ? word : `${line} ${word}`
+    }
+  }
+  lines.push(line)
+  return `${indent}/**\n${lines.map((l) => `${indent} * ${l}\n`).join("")}${indent} */\n`
+}
+
 // A struct whose fields the samples showed; every other field is kept (`otherFields`).
 const struct = (fields: ReadonlyArray<Field>, indent: string): string => {
   if (fields.length === 0) return "Schema.Struct({}, otherFields)"
@@ -556,7 +575,7 @@ const struct = (fields: ReadonlyArray<Field>, indent: string): string => {
   const lines = fields.map((field) => {
     const value = expression(field.shape, inner)
     const notes = noteOf(field)
-    const comment = notes.length === 0 ? "" : `${inner}/** ${notes.join("; ")} */\n`
+    const comment = notes.length === 0 ? "" : docComment(notes.join("; "), inner)
     return `${comment}${inner}${key(field.name)}: ${field.optional ? `Schema.optional(${value})` : value}`
   })
   return `Schema.Struct({\n${lines.join(",\n")}\n${indent}}, otherFields)`
@@ -621,7 +640,9 @@ export const render = (draft: Draft, options: RenderOptions): string => {
       ...(get === undefined ? [] : [`  get: ${JSON.stringify(get)},`]),
       `  schema: ${name},`,
       `  idField: ${JSON.stringify(idField ?? "id")},`,
-      `  fields: [${fields.join(", ")}],`,
+      `  fields: [${fields.join(", ")}],`.length <= WIDTH
+        ? `  fields: [${fields.join(", ")}],`
+        : `  fields: [\n${fields.map((field) => `    ${field}`).join(",\n")}\n  ],`,
       ...(get === undefined || idField === undefined ? [] : [
         "  selectors: [",
         `    { param: ${JSON.stringify(idField)}, kind: ${JSON.stringify(draft.idIsInteger ? "integer" : "text")}, ` +

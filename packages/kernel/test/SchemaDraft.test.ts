@@ -171,8 +171,10 @@ describe("SchemaDraft.render", () => {
         "export const Customer = Schema.Struct({",
         "  id: Schema.Int,",
         "  name: Schema.String,",
-        "  /** 1 value beyond a double (12345678901234567890): a parsed record holds the nearest double; the exact text " +
-        "is the record's as sent (exact: true, Page.json) */",
+        "  /**",
+        "   * 1 value beyond a double (12345678901234567890): a parsed record holds the nearest double; the exact text is the",
+        "   * record's as sent (exact: true, Page.json)",
+        "   */",
         "  limit: Schema.Number,",
         "  address: Schema.Struct({",
         "    city: Schema.String,",
