@@ -197,6 +197,14 @@ const significand = (token: string): { readonly digits: string; readonly exponen
  * Whether a JSON number token is held exactly by the double `JSON.parse` makes of it: `1.10`, `1e2` and `-0.0` are;
  * `12345678901234567890` and `9007199254740993` are not.
  *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * console.log(SchemaDraft.fitsDouble("1.10")) // => true
+ * console.log(SchemaDraft.fitsDouble("12345678901234567890")) // => false
+ * ```
+ *
  * @since 0.1.0
  * @category Reading
  */
@@ -407,6 +415,20 @@ const columnsOf = (root: Seen, samples: number, idField: string | undefined): Re
  * of several kinds make a `Union`; the items of every array at one place are drafted together. Text that is not JSON is
  * a `Failure`.
  *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * // Two records as the server wrote them: `fax` is in one only, `limit` is beyond a double in one
+ * const read = SchemaDraft.draft([`{"id":1,"fax":null,"limit":12345678901234567890}`, `{"id":2,"limit":5}`])
+ * if (read.ok && read.value.shape._tag === "Struct") {
+ *   for (const field of read.value.shape.fields) console.log(field.name, field.optional, JSON.stringify(field.shape))
+ * }
+ * // => id false {"_tag":"Int"}
+ * // => fax true {"_tag":"Null"}
+ * // => limit false {"_tag":"Number","beyondDouble":{"count":1,"example":"12345678901234567890"}}
+ * ```
+ *
  * @since 0.1.0
  * @category Drafting
  */
@@ -467,6 +489,13 @@ export interface RenderOptions {
 /**
  * Whether `name` can name the schema: a TypeScript identifier that is not a reserved word.
  *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * console.log(SchemaDraft.isIdentifier("Invoice"), SchemaDraft.isIdentifier("class")) // => true false
+ * ```
+ *
  * @since 0.1.0
  * @category Rendering
  */
@@ -481,6 +510,13 @@ const RESERVED = new Set(
 
 /**
  * The schema's name drafted from an endpoint: `invoice/list` → `Invoice`, `stock-item/list` → `StockItem`.
+ *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * console.log(SchemaDraft.nameOf("stock-item/list")) // => StockItem
+ * ```
  *
  * @since 0.1.0
  * @category Rendering
@@ -587,6 +623,17 @@ const struct = (fields: ReadonlyArray<Field>, indent: string): string => {
  * (`resource`: endpoint, id field, fields, a selector for `get`, table columns) that, added to the command line's
  * resources, gives `erp <name> list` and `get`.
  *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * const read = SchemaDraft.draft([`{"id":1,"name":"Kovács Kft."}`, `{"id":2,"name":"Nagy Bt."}`])
+ * if (read.ok) {
+ *   const text = SchemaDraft.render(read.value, { name: "Customer", endpoint: "customer/list", get: "customer/get" })
+ *   console.log(text.includes("export const Customer = Schema.Struct({")) // => true
+ * }
+ * ```
+ *
  * @since 0.1.0
  * @category Rendering
  */
@@ -635,7 +682,9 @@ export const render = (draft: Draft, options: RenderOptions): string => {
       " */",
       "export const resource = Resource.make({",
       `  name: ${JSON.stringify(resourceName)},`,
-      `  description: ${JSON.stringify(`export and look up the records of ${options.endpoint} (drafted)`)},`,
+      `  description: ${
+        JSON.stringify(`export${get === undefined ? "" : " and look up"} the records of ${options.endpoint} (drafted)`)
+      },`,
       `  list: ${JSON.stringify(options.endpoint)},`,
       ...(get === undefined ? [] : [`  get: ${JSON.stringify(get)},`]),
       `  schema: ${name},`,
