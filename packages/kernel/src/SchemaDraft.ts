@@ -536,6 +536,14 @@ const resourceNameOf = (endpoint: string): string => {
 
 const INDENT = "  "
 
+// Text from outside (a parameter, a server's message) in a block comment: one line, and never the comment's end.
+// eslint-disable-next-line no-control-regex
+const LINE_BREAKING = /[\u0000-\u001f\u007f\u2028\u2029]+/g
+const commentText = (text: string): string => text.replace(LINE_BREAKING, " ").replace(/\*\//g, "*\\/")
+
+// The command line's flag for the id field: its name with hyphens, or `id` when it is not a plain name.
+const flagOf = (field: string): string => /^[A-Za-z][A-Za-z0-9_]*$/.test(field) ? field.replace(/_/g, "-") : "id"
+
 const key = (name: string): string =>
   name === "__proto__" ? `["__proto__"]` : /^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name)
 
@@ -642,7 +650,9 @@ export const render = (draft: Draft, options: RenderOptions): string => {
   const isStruct = draft.shape._tag === "Struct"
   const query = options.params === undefined || options.params.length === 0
     ? ""
-    : ` ${options.params.map((p) => `-p ${JSON.stringify(p)}`).join(" ")}`
+    : ` ${options.params.map((p) => `-p ${commentText(JSON.stringify(p))}`).join(" ")}`
+  const body = expression(draft.shape, "")
+  const keepsOthers = body.includes("otherFields)")
   const lines = [
     "/**",
     ` * ${name}: the records of ${options.endpoint}, drafted by \`erp api infer ${options.endpoint}${query}\` from ` +
@@ -650,16 +660,25 @@ export const render = (draft: Draft, options: RenderOptions): string => {
     " *",
     " * A draft says what the samples held, not what the endpoint promises: a field every sample had is required, others",
     " * optional; a literal is a closed set of values seen many times. Read it, and loosen what the samples cannot show.",
-    " * Fields the samples did not show are kept on decode (`otherFields`), as the client keeps every field a server sends.",
+    ...(keepsOthers
+      ? [
+        " * Fields the samples did not show are kept on decode (`otherFields`), as the client keeps every field a server sends."
+      ]
+      : []),
     " */",
     ...(isStruct ? [`import * as Resource from "@erp-client/streams/Resource"`] : []),
     `import * as Schema from "effect/Schema"`,
     "",
-    "// Decoding keeps every field the samples did not show, as the server sent it.",
-    "const otherFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })",
-    "",
+    // Declared where a struct uses it: a strict build refuses an unused declaration.
+    ...(keepsOthers
+      ? [
+        "// Decoding keeps every field the samples did not show, as the server sent it.",
+        "const otherFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })",
+        ""
+      ]
+      : []),
     `/** A record of ${options.endpoint} as the samples showed it. */`,
-    `export const ${name} = ${expression(draft.shape, "")}`,
+    `export const ${name} = ${body}`,
     "",
     `export type ${name} = typeof ${name}.Type`
   ]
@@ -677,7 +696,7 @@ export const render = (draft: Draft, options: RenderOptions): string => {
       ...(idField === undefined
         ? [" * No field had a different value in every sample: `idField` is a guess, and there is no `get`."]
         : get === undefined && options.noGet !== undefined
-        ? [` * No \`get\`: ${options.noGet}.`]
+        ? [` * No \`get\`: ${commentText(options.noGet)}.`]
         : []),
       " */",
       "export const resource = Resource.make({",
@@ -695,9 +714,7 @@ export const render = (draft: Draft, options: RenderOptions): string => {
       ...(get === undefined || idField === undefined ? [] : [
         "  selectors: [",
         `    { param: ${JSON.stringify(idField)}, kind: ${JSON.stringify(draft.idIsInteger ? "integer" : "text")}, ` +
-        `flag: ${JSON.stringify(idField.replace(/_/g, "-"))}, description: ${
-          JSON.stringify(`A record's ${idField}.`)
-        } }`,
+        `flag: ${JSON.stringify(flagOf(idField))}, description: ${JSON.stringify(`A record's ${idField}.`)} }`,
         "  ],"
       ]),
       "  columns: [",

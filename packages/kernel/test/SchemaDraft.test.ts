@@ -202,4 +202,28 @@ describe("SchemaDraft.render", () => {
     expect(text).not.toContain("selectors")
     expect(text).not.toContain("get:")
   })
+
+  it("text from outside cannot end a comment or break a line; no unused declaration when no record is an object", () => {
+    const draft = draftOf([`{"id":1}`, `{"id":2}`])
+    const text = SchemaDraft.render(draft, {
+      name: "Row",
+      endpoint: "row/list",
+      params: ["q=*/ evil()\n/*"],
+      noGet: "row/get answered ApiError: bad */ x\u2028y"
+    })
+    expect(text).toContain(`-p "q=*\\/ evil()\\n/*"`)
+    expect(text).toContain(" * No `get`: row/get answered ApiError: bad *\\/ x y.")
+    expect(text.match(/\*\//g)!.length).toBe(text.match(/\/\*\*/g)!.length)
+    const strings = SchemaDraft.render(draftOf([`"a"`, `"b"`]), { name: "Code", endpoint: "code/list" })
+    expect(strings).toContain("export const Code = Schema.String")
+    expect(strings).not.toContain("otherFields")
+    expect(strings).not.toContain("Resource")
+  })
+
+  it("an id field that is not a plain name gets the flag --id", () => {
+    const draft = draftOf([`{"Nr.":"A-1"}`, `{"Nr.":"A-2"}`])
+    expect(draft.idField).toBe("Nr.")
+    const text = SchemaDraft.render(draft, { name: "Row", endpoint: "row/list", get: "row/get" })
+    expect(text).toContain(`{ param: "Nr.", kind: "text", flag: "id", description: "A record's Nr.." }`)
+  })
 })
