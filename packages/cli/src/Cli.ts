@@ -24,6 +24,7 @@ import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { apiGet, apiList, apiPost } from "./internal/api.js"
+import { apiInfer } from "./internal/apiInfer.js"
 import { Argv, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
@@ -106,13 +107,14 @@ const summaries = {
   apiGet: "GET an endpoint; prints its data as JSON",
   apiList: "every record of a list endpoint, with the options of partners list",
   apiPost: "POST JSON to an endpoint (never retried after a transient failure); prints its data as JSON",
+  apiInfer: "draft an Effect Schema and a Resource from the records a list endpoint serves",
   mcp: mcpSummary,
   sandbox: "run the built-in ERP sandbox server (prints its base URL and key)"
 }
 
 const api = Command.make("api").pipe(
   Command.withDescription(summaries.api),
-  Command.withSubcommands([apiGet, apiList, apiPost])
+  Command.withSubcommands([apiGet, apiList, apiPost, apiInfer])
 )
 
 const leaf = (name: string, summary: string, command: Help.Node["command"]): Help.Node => ({
@@ -167,7 +169,8 @@ const commandsOf = (resources: ReadonlyArray<Resource.Resource<any, any>>) => {
         children: [
           leaf("get", summaries.apiGet, apiGet),
           leaf("list", summaries.apiList, apiList),
-          leaf("post", summaries.apiPost, apiPost)
+          leaf("post", summaries.apiPost, apiPost),
+          leaf("infer", summaries.apiInfer, apiInfer)
         ]
       },
       leaf("mcp", summaries.mcp, mcpCommand),

@@ -121,6 +121,11 @@ export * as RetryPolicy from "./RetryPolicy.js"
 /**
  * @since 0.1.0
  */
+export * as SchemaDraft from "./SchemaDraft.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Seed from "./Seed.js"
 
 /**

@@ -19,24 +19,24 @@ import { runExport } from "./exportList.js"
 import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
 import * as Stdin from "./stdin.js"
 
-const endpoint = Args.text({ name: "ENDPOINT" }).pipe(
+export const endpoint = Args.text({ name: "ENDPOINT" }).pipe(
   Args.withDescription(
     "The path after ERP_BASE_URL, e.g. partner/get: segments of A-Z, a-z, 0-9, _ and - joined by /."
   )
 )
 
-const params = Options.text("param").pipe(
+export const params = Options.text("param").pipe(
   Options.withAlias("p"),
   Options.withPseudoName("NAME=VALUE"),
   Options.withDescription("A query parameter; NAME and VALUE are URL-encoded by the client, VALUE may hold anything."),
   repeatable
 )
 
-const parseParams = (items: ReadonlyArray<string>): Either.Either<ErpClient.Params, UsageError> =>
+export const parseParams = (items: ReadonlyArray<string>): Either.Either<ErpClient.Params, UsageError> =>
   parsePairs("-p", "NAME=VALUE", items)
 
 // ENDPOINT is checked first, by the client's own rule, before any setting is read: a bad one is a usage error (2).
-const checkEndpoint = ErpClient.validateEndpoint
+export const checkEndpoint = ErpClient.validateEndpoint
 
 // What `NotFound` says was looked up: the parameters, as given.
 const selectorOf = (query: ErpClient.Params) =>

@@ -17,18 +17,25 @@ import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereF
 export const listSummary = (resource: Resource.Resource<any, any>): string =>
   `export ${resource.name}: NDJSON (default), CSV or a table, to stdout or a file`
 
+// A flag for each of the resource's filters. `Options.all` of an empty record fails (it reads its first entry): a
+// resource without filters (`Resource.make`'s default, a drafted one's) has none.
+const filterOptions = (resource: Resource.Resource<any, any>): Options.Options<Record<string, boolean>> =>
+  resource.filters.length === 0
+    ? Options.map(Options.none, () => ({}))
+    : Options.all(
+      Object.fromEntries(
+        resource.filters.map((
+          filter
+        ) => [filter.flag, Options.boolean(filter.flag).pipe(Options.withDescription(filter.description))])
+      )
+    )
+
 /** `erp <resource> list`. */
 export const listCommand = (resource: Resource.Resource<any, any>) =>
   Command.make(
     "list",
     {
-      filters: Options.all(
-        Object.fromEntries(
-          resource.filters.map((
-            filter
-          ) => [filter.flag, Options.boolean(filter.flag).pipe(Options.withDescription(filter.description))])
-        )
-      ),
+      filters: filterOptions(resource),
       ...listOptions,
       strict: strictFlag(resource),
       redis,

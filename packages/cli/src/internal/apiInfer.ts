@@ -1,0 +1,140 @@
+/**
+ * `erp api infer ENDPOINT`: a schema drafted from live samples. Pages through up to `--sample` records of a list
+ * endpoint (the client, its limiter and paging, as `erp api list`), reads each as the server wrote it, and prints a
+ * TypeScript module: an Effect Schema and a `Resource` declaration for the command line.
+ *
+ * The drafting is the kernel's (`@erp-client/kernel/SchemaDraft`, which says why not quicktype-core). It is imported
+ * when this command runs: esbuild wraps a module reached by `import()` in a function of its own, so no other command
+ * evaluates it.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as ErpClient from "@erp-client/client/ErpClient"
+import * as JsonText from "@erp-client/core/JsonText"
+import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Sink from "../Sink.js"
+import { checkEndpoint, endpoint, params, parseParams } from "./api.js"
+import { AnyRecord, redis, shownDefault, verbose, withClient } from "./common.js"
+import { UsageError } from "./errors.js"
+
+/** The most records `--sample` may ask for: a draft reads them all into memory. */
+const MAX_SAMPLE = 100_000
+
+/** The list served no record, or a record the drafting could not read: nothing to draft from. */
+export class DraftFailed extends Schema.TaggedError<DraftFailed>()("DraftFailed", { reason: Schema.String }) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+// The single-record endpoint beside a list one (`invoice/list` → `invoice/get`), tried once with the first sample's
+// id: kept when it answers with that record, otherwise the module says what it answered.
+const probeGet = (
+  list: string,
+  idField: string | undefined,
+  first: string
+): Effect.Effect<{ readonly get?: string; readonly noGet?: string }, never, ErpClient.ErpClient> => {
+  if (!/\/list$/.test(list)) return Effect.succeed({ noGet: `${list} is not a …/list endpoint, so none was tried` })
+  const get = list.replace(/\/list$/, "/get")
+  const member = idField === undefined
+    ? undefined
+    : Either.getOrUndefined(JsonText.members(first))?.find((m) => m.key === idField)
+  if (idField === undefined || member === undefined || member.cell === null) return Effect.succeed({})
+  const value = member.cell
+  return Effect.flatMap(
+    ErpClient.ErpClient,
+    (client) =>
+      client.get(get, Schema.Unknown, { params: [[idField, value]], exact: true }).pipe(
+        Effect.map((answer) => {
+          const record = Array.isArray(answer.value) ? answer.value[0] : answer.value
+          const id = typeof record === "object" && record !== null ? (record as Record<string, unknown>)[idField] : null
+          return String(id) === value
+            ? { get }
+            : { noGet: `${get}?${idField}=${value} answered without that record` }
+        }),
+        Effect.catchAll((error) =>
+          Effect.succeed({ noGet: `${get}?${idField}=${value} answered ${error._tag}: ${error.message}` })
+        )
+      )
+  )
+}
+
+export const apiInfer = Command.make(
+  "infer",
+  {
+    endpoint,
+    params,
+    name: Options.text("name").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription(
+        "The schema's name, a TypeScript identifier. Default: from ENDPOINT (invoice/list: Invoice)."
+      ),
+      Options.optional
+    ),
+    sample: Options.integer("sample").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription(`Draft from the first N records of the list (1 to ${MAX_SAMPLE}).`),
+      shownDefault(1000)
+    ),
+    redis,
+    verbose
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const path = yield* checkEndpoint(args.endpoint)
+      const query = yield* parseParams(args.params)
+      if (args.sample < 1 || args.sample > MAX_SAMPLE) {
+        return yield* new UsageError({ reason: `--sample must be from 1 to ${MAX_SAMPLE}` })
+      }
+      const SchemaDraft = yield* Effect.promise(() => import("@erp-client/kernel/SchemaDraft"))
+      const name = Option.getOrElse(args.name, () => SchemaDraft.nameOf(path))
+      if (!SchemaDraft.isIdentifier(name)) {
+        return yield* new UsageError({
+          reason: `--name ${JSON.stringify(name)}: not a TypeScript identifier, or a name the module uses itself`
+        })
+      }
+      return yield* withClient(
+        args,
+        Effect.gen(function*() {
+          // The records as the server wrote them (`exact`): a number's token, not JSON.parse's double, is drafted.
+          const texts = Chunk.toReadonlyArray(
+            yield* ListEndpoint.pages(path, AnyRecord, {
+              params: query,
+              pageSize: args.sample <= 1000 ? args.sample : "auto",
+              exact: true
+            }).pipe(
+              Stream.mapConcat((page) => page.json ?? page.raw.map((record) => JSON.stringify(record))),
+              Stream.take(args.sample),
+              Stream.runCollect
+            )
+          )
+          if (texts.length === 0) {
+            return yield* new DraftFailed({ reason: `${path} served no records: there is nothing to draft from` })
+          }
+          const read = SchemaDraft.draft(texts)
+          if (!read.ok) {
+            const { position, reason, sample } = read.failure
+            return yield* new DraftFailed({
+              reason: `${path}: record ${sample + 1} is not JSON: ${reason} (character ${position})`
+            })
+          }
+          const draft = read.value
+          const get = draft.shape._tag === "Struct" ? yield* probeGet(path, draft.idField, texts[0]!) : {}
+          yield* Sink.writeStdout(SchemaDraft.render(draft, { name, endpoint: path, params: args.params, ...get }))
+        })
+      )
+    })
+).pipe(Command.withDescription(
+  "Draft an Effect Schema from the records ENDPOINT serves: pages through up to --sample records (through the " +
+    "rate limit, as api list) and prints a TypeScript module: the schema (a field in every record required, others " +
+    "optional; null seen as NullOr; integers as Int; a small set of values seen many times as literals; nested " +
+    "objects and arrays; fields not seen kept on decode), and a Resource declaration that, added to the command " +
+    "line's resources, gives erp NAME list and get (the get endpoint beside a …/list one is tried once with the " +
+    "first record's id). A draft says what the samples held: read it before relying on it."
+))

@@ -1,0 +1,731 @@
+/**
+ * A schema drafted from live samples (`erp api infer`): the records of an endpoint nobody has typed, read as the
+ * server wrote them, become a shape (which fields every record has, of which types) and then the text of a
+ * TypeScript module: an Effect Schema and a `Resource` declaration.
+ *
+ * Why not quicktype-core (26, whose `typescript-effect-schema` drafts Effect Schemas from sample JSON): it reads the
+ * samples with `JSON.parse`, so `12345678901234567890` is already a float it cannot tell from its neighbours; it types
+ * every number `S.Number` (its integer type is rendered as a Number too) and never makes literals of numbers; its
+ * classes (`S.Class`) drop the fields the samples did not show, where this client keeps every field a server sends
+ * (docs/ARCHITECTURE.md, "Records"); and it knows nothing of this API's envelope, paging and limit (one page is one
+ * sample, the envelope typed as the record). Adapting its output would mean rewriting most of it, for 6 MB of
+ * dependencies. The decisions here are few and plain: they are written out, and tested on their own.
+ *
+ * The records are read from their text (`internal/jsonScan.ts`, the scanner `JsonText` uses), so a number's token is
+ * seen as written: one a double does not hold (`12345678901234567890`, `0.1000000000000000000001`) is typed
+ * `Schema.Number` with a note saying its exact text is the record's (`Page.json`), never `Schema.Int`, which would
+ * refuse the rounded value. Nesting past `maxDepth` is typed `Schema.Unknown` (read without recursion).
+ *
+ * @since 0.1.0
+ */
+import * as Scan from "./internal/jsonScan.js"
+
+/**
+ * How the samples are judged.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Options {
+  /** At most this many distinct values make a literal (default 8). */
+  readonly maxLiterals?: number | undefined
+  /** A literal needs at least this many values seen (default 20)… */
+  readonly minLiteralSamples?: number | undefined
+  /** …and at least this many values seen for each distinct one (default 5). */
+  readonly minSamplesPerLiteral?: number | undefined
+  /** Nesting deeper than this is typed `Schema.Unknown` (default 16). */
+  readonly maxDepth?: number | undefined
+}
+
+/**
+ * The defaults of `Options`.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const defaults = {
+  maxLiterals: 8,
+  minLiteralSamples: 20,
+  minSamplesPerLiteral: 5,
+  maxDepth: 16
+} as const
+
+type Settings = { readonly [K in keyof typeof defaults]: number }
+
+/**
+ * A field of an object: whether every object seen had it, and the shape of its values.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Field {
+  readonly name: string
+  /** Absent from some of the objects seen. */
+  readonly optional: boolean
+  /** In how many of the objects seen it was present. */
+  readonly present: number
+  /** How many objects were seen where it could be. */
+  readonly of: number
+  readonly shape: Shape
+}
+
+/**
+ * What the samples showed at one place. `Number` notes the values a double does not hold (`beyondDouble`: how many,
+ * and the first as written).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Shape =
+  | { readonly _tag: "Unknown" }
+  | { readonly _tag: "Null" }
+  | { readonly _tag: "Boolean" }
+  | { readonly _tag: "String" }
+  | { readonly _tag: "Int" }
+  | {
+    readonly _tag: "Number"
+    readonly beyondDouble?: { readonly count: number; readonly example: string } | undefined
+  }
+  | { readonly _tag: "Literal"; readonly values: ReadonlyArray<string | number> }
+  | { readonly _tag: "Array"; readonly item: Shape }
+  | { readonly _tag: "Struct"; readonly fields: ReadonlyArray<Field> }
+  | { readonly _tag: "Union"; readonly members: ReadonlyArray<Shape> }
+  | { readonly _tag: "NullOr"; readonly shape: Shape }
+
+/**
+ * A column of the drafted table: a field and its width.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Column {
+  readonly field: string
+  readonly width: number
+}
+
+/**
+ * What a set of samples drafts: the record's shape, the field that tells the samples apart, a table's columns.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Draft {
+  readonly samples: number
+  readonly shape: Shape
+  /** A field present in every sample, a number or a string, different in each (`id` first), if there is one. */
+  readonly idField: string | undefined
+  /** Whether `idField` holds integers (a `get` selector of kind `integer`). */
+  readonly idIsInteger: boolean
+  readonly columns: ReadonlyArray<Column>
+}
+
+/**
+ * Why a sample is not JSON (the sample's index, and where in its text).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Failure {
+  readonly sample: number
+  readonly position: number
+  readonly reason: string
+}
+
+// What was seen at one place, over all the samples.
+interface Seen {
+  count: number
+  nulls: number
+  booleans: number
+  deep: number
+  strings: number
+  stringValues: Map<string, number> | undefined
+  numbers: number
+  fractions: number
+  unsafe: number
+  beyond: number
+  beyondExample: string | undefined
+  numberValues: Map<string, number> | undefined
+  objects: number
+  fields: Map<string, { present: number; seen: Seen }>
+  arrays: number
+  items: Seen | undefined
+  // A record's own fields only: each value's text (for the id field) and the widest (for the table).
+  texts: Set<string> | undefined
+  width: number
+}
+
+const seen = (keepTexts: boolean): Seen => ({
+  count: 0,
+  nulls: 0,
+  booleans: 0,
+  deep: 0,
+  strings: 0,
+  stringValues: new Map(),
+  numbers: 0,
+  fractions: 0,
+  unsafe: 0,
+  beyond: 0,
+  beyondExample: undefined,
+  numberValues: new Map(),
+  objects: 0,
+  fields: new Map(),
+  arrays: 0,
+  items: undefined,
+  texts: keepTexts ? new Set() : undefined,
+  width: 0
+})
+
+// Counts a value toward a literal; past `limit` distinct values the count is dropped: no literal then.
+const tally = (values: Map<string, number> | undefined, key: string, limit: number) => {
+  if (values === undefined) return undefined
+  values.set(key, (values.get(key) ?? 0) + 1)
+  return values.size > limit ? undefined : values
+}
+
+// The significant digits of a number's token: `0.0012300e5` → `123`. Two tokens of the same value have the same digits
+// and exponent; the digits of a double's shortest text differ from a token's when the double does not hold it.
+const significand = (token: string): { readonly digits: string; readonly exponent: number } => {
+  const [mantissa, exp = "0"] = token.replace(/^-/, "").toLowerCase().split("e") as [string, string?]
+  const [whole, fraction = ""] = mantissa.split(".") as [string, string?]
+  const all = whole + fraction
+  const lead = all.length - all.replace(/^0+/, "").length
+  const digits = all.slice(lead).replace(/0+$/, "")
+  return { digits, exponent: Number(exp) + whole.length - lead }
+}
+
+/**
+ * Whether a JSON number token is held exactly by the double `JSON.parse` makes of it: `1.10`, `1e2` and `-0.0` are;
+ * `12345678901234567890` and `9007199254740993` are not.
+ *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * console.log(SchemaDraft.fitsDouble("1.10")) // => true
+ * console.log(SchemaDraft.fitsDouble("12345678901234567890")) // => false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Reading
+ */
+export const fitsDouble = (token: string): boolean => {
+  const value = Number(token)
+  if (!Number.isFinite(value)) return false
+  const written = significand(token)
+  if (written.digits === "") return true
+  const held = significand(String(Math.abs(value)))
+  return written.digits === held.digits && written.exponent === held.exponent
+}
+
+const QUOTE = 34
+const COMMA = 44
+const COLON = 58
+const OPEN_BRACKET = 91
+const CLOSE_BRACKET = 93
+const OPEN_BRACE = 123
+const CLOSE_BRACE = 125
+
+// Reads one value at the scanner's position into `at`. Recursion is bounded by `maxDepth`: deeper values are read by
+// the scanner's own loop, without recursion, and counted as `deep`.
+const observe = (s: Scan.Scanner, at: Seen, depth: number, options: Settings): boolean => {
+  s.space()
+  const text = s.text
+  const start = s.pos
+  const c = text.charCodeAt(start)
+  at.count++
+  if (depth > options.maxDepth) {
+    at.deep++
+    return s.value()
+  }
+  if (c === OPEN_BRACE) {
+    at.objects++
+    s.pos++
+    s.space()
+    if (text.charCodeAt(s.pos) === CLOSE_BRACE) {
+      s.pos++
+      return true
+    }
+    const keys = new Set<string>()
+    for (;;) {
+      s.space()
+      if (text.charCodeAt(s.pos) !== QUOTE) return s.unexpected("a string key")
+      const keyStart = s.pos
+      if (!s.string()) return false
+      const key = Scan.stringValue(text, keyStart, s.pos, s.escaped)
+      if (!s.expect(COLON, "\":\" after a key")) return false
+      let field = at.fields.get(key)
+      if (field === undefined) {
+        field = { present: 0, seen: seen(depth === 0) }
+        at.fields.set(key, field)
+      }
+      // A repeated key is present once (`JSON.parse` keeps the last; both values are seen).
+      if (!keys.has(key)) {
+        keys.add(key)
+        field.present++
+      }
+      if (!observe(s, field.seen, depth + 1, options)) return false
+      s.space()
+      const next = text.charCodeAt(s.pos)
+      s.pos++
+      if (next === CLOSE_BRACE) break
+      if (next !== COMMA) return s.at(s.pos - 1, "\",\" or \"}\" in an object")
+    }
+  } else if (c === OPEN_BRACKET) {
+    at.arrays++
+    s.pos++
+    s.space()
+    if (text.charCodeAt(s.pos) === CLOSE_BRACKET) {
+      s.pos++
+    } else {
+      at.items ??= seen(false)
+      for (;;) {
+        if (!observe(s, at.items, depth + 1, options)) return false
+        s.space()
+        const next = text.charCodeAt(s.pos)
+        s.pos++
+        if (next === CLOSE_BRACKET) break
+        if (next !== COMMA) return s.at(s.pos - 1, "\",\" or \"]\" in an array")
+      }
+    }
+  } else if (c === QUOTE) {
+    if (!s.string()) return false
+    at.strings++
+    const value = Scan.stringValue(text, start, s.pos, s.escaped)
+    at.stringValues = tally(at.stringValues, value, options.maxLiterals)
+    at.width = Math.max(at.width, value.length)
+  } else if (c === 45 || (c >= 48 && c <= 57)) {
+    if (!s.number()) return false
+    const token = text.slice(start, s.pos)
+    const value = Number(token)
+    at.numbers++
+    at.width = Math.max(at.width, token.length)
+    if (!fitsDouble(token)) {
+      at.beyond++
+      at.beyondExample ??= token
+    }
+    if (!Number.isInteger(value)) at.fractions++
+    else if (!Number.isSafeInteger(value)) at.unsafe++
+    at.numberValues = tally(at.numberValues, String(value), options.maxLiterals)
+  } else if (c === 116 || c === 102) {
+    if (!s.literal(c === 116 ? "true" : "false")) return false
+    at.booleans++
+    at.width = Math.max(at.width, 5)
+  } else if (c === 110) {
+    if (!s.literal("null")) return false
+    at.nulls++
+  } else {
+    return s.unexpected("a value")
+  }
+  at.texts?.add(text.slice(start, s.pos))
+  return true
+}
+
+const literalOf = (values: Map<string, number> | undefined, count: number, options: Settings) =>
+  values !== undefined && values.size <= options.maxLiterals && count >= options.minLiteralSamples &&
+    count >= options.minSamplesPerLiteral * values.size
+    ? [...values.keys()]
+    : undefined
+
+// The shape of what was seen at one place: each kind of value seen is a member; null makes it `NullOr`.
+const shapeOf = (at: Seen, options: Settings): Shape => {
+  const members: Array<Shape> = []
+  if (at.deep > 0) return { _tag: "Unknown" }
+  if (at.booleans > 0) members.push({ _tag: "Boolean" })
+  if (at.numbers > 0) {
+    const exact = at.fractions === 0 && at.unsafe === 0 && at.beyond === 0
+    const literal = exact ? literalOf(at.numberValues, at.numbers, options) : undefined
+    members.push(
+      literal !== undefined
+        ? { _tag: "Literal", values: literal.map(Number).sort((a, b) => a - b) }
+        : exact
+        ? { _tag: "Int" }
+        : {
+          _tag: "Number",
+          ...(at.beyond > 0 ? { beyondDouble: { count: at.beyond, example: at.beyondExample! } } : {})
+        }
+    )
+  }
+  if (at.strings > 0) {
+    const literal = literalOf(at.stringValues, at.strings, options)
+    members.push(literal !== undefined ? { _tag: "Literal", values: literal.sort() } : { _tag: "String" })
+  }
+  if (at.arrays > 0) {
+    members.push({ _tag: "Array", item: at.items === undefined ? { _tag: "Unknown" } : shapeOf(at.items, options) })
+  }
+  if (at.objects > 0) {
+    members.push({
+      _tag: "Struct",
+      fields: [...at.fields].map(([name, field]) => ({
+        name,
+        optional: field.present < at.objects,
+        present: field.present,
+        of: at.objects,
+        shape: shapeOf(field.seen, options)
+      }))
+    })
+  }
+  const shape: Shape = members.length === 0
+    ? (at.nulls > 0 ? { _tag: "Null" } : { _tag: "Unknown" })
+    : members.length === 1
+    ? members[0]!
+    : { _tag: "Union", members }
+  return at.nulls > 0 && members.length > 0 ? { _tag: "NullOr", shape } : shape
+}
+
+// The id field: `id`, else a field named `…_id` or `…Id`, else any field; present in every sample, a number or a
+// string (never null), different in each.
+const idFieldOf = (root: Seen, samples: number): { readonly name: string; readonly integer: boolean } | undefined => {
+  const candidates = [...root.fields].filter(([, { present, seen: at }]) =>
+    present === samples && at.texts !== undefined && at.texts.size === samples && at.nulls === 0 &&
+    at.objects === 0 && at.arrays === 0 && at.booleans === 0 && at.deep === 0
+  )
+  const ranked = [
+    ...candidates.filter(([name]) => name === "id"),
+    ...candidates.filter(([name]) => name !== "id" && /(?:^|_)id$|[a-z]Id$/.test(name)),
+    ...candidates.filter(([name]) => !/(?:^|_)id$|[a-z]Id$/.test(name))
+  ]
+  const found = ranked[0]
+  if (found === undefined) return undefined
+  const at = found[1].seen
+  return { name: found[0], integer: at.strings === 0 && at.fractions === 0 && at.unsafe === 0 && at.beyond === 0 }
+}
+
+const MAX_COLUMNS = 5
+const MAX_WIDTH = 24
+
+// The table: the id field, then the first fields every sample has that hold a number, a string or a flag.
+const columnsOf = (root: Seen, samples: number, idField: string | undefined): ReadonlyArray<Column> => {
+  const scalar = ([name, { present, seen: at }]: [string, { present: number; seen: Seen }]) =>
+    present === samples && at.objects === 0 && at.arrays === 0 && at.deep === 0 && name !== idField
+  const column = (name: string, at: Seen): Column => ({
+    field: name,
+    width: Math.min(MAX_WIDTH, Math.max(4, name.length, at.width))
+  })
+  const id = idField === undefined ? undefined : root.fields.get(idField)
+  return [
+    ...(id === undefined ? [] : [column(idField!, id.seen)]),
+    ...[...root.fields].filter(scalar).map(([name, { seen: at }]) => column(name, at))
+  ].slice(0, MAX_COLUMNS)
+}
+
+/**
+ * Drafts the shape of records from their JSON texts (each sample one record, as the server wrote it): a field present
+ * in every object at its place is required, others optional; `null` seen makes `NullOr`; numbers that are all safe
+ * integers are `Int`; a small closed set of strings or integers seen many times is a literal (see `Options`); values
+ * of several kinds make a `Union`; the items of every array at one place are drafted together. Text that is not JSON is
+ * a `Failure`.
+ *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * // Two records as the server wrote them: `fax` is in one only, `limit` is beyond a double in one
+ * const read = SchemaDraft.draft([`{"id":1,"fax":null,"limit":12345678901234567890}`, `{"id":2,"limit":5}`])
+ * if (read.ok && read.value.shape._tag === "Struct") {
+ *   for (const field of read.value.shape.fields) console.log(field.name, field.optional, JSON.stringify(field.shape))
+ * }
+ * // => id false {"_tag":"Int"}
+ * // => fax true {"_tag":"Null"}
+ * // => limit false {"_tag":"Number","beyondDouble":{"count":1,"example":"12345678901234567890"}}
+ * ```
+ *
+ * @since 0.1.0
+ * @category Drafting
+ */
+export const draft = (
+  texts: Iterable<string>,
+  options: Options = {}
+): { readonly ok: true; readonly value: Draft } | { readonly ok: false; readonly failure: Failure } => {
+  const settings: Settings = {
+    maxLiterals: options.maxLiterals ?? defaults.maxLiterals,
+    minLiteralSamples: options.minLiteralSamples ?? defaults.minLiteralSamples,
+    minSamplesPerLiteral: options.minSamplesPerLiteral ?? defaults.minSamplesPerLiteral,
+    maxDepth: options.maxDepth ?? defaults.maxDepth
+  }
+  const root = seen(false)
+  let samples = 0
+  for (const text of texts) {
+    const scanner = new Scan.Scanner(text)
+    const read = observe(scanner, root, 0, settings)
+    scanner.space()
+    if (!read || scanner.pos < text.length) {
+      if (read) scanner.unexpected("the end of the text after the value")
+      return { ok: false, failure: { sample: samples, ...scanner.failure! } }
+    }
+    samples++
+  }
+  const id = root.objects === samples && samples > 0 ? idFieldOf(root, samples) : undefined
+  return {
+    ok: true,
+    value: {
+      samples,
+      shape: shapeOf(root, settings),
+      idField: id?.name,
+      idIsInteger: id?.integer ?? false,
+      columns: root.objects === samples ? columnsOf(root, samples, id?.name) : []
+    }
+  }
+}
+
+/**
+ * What the module is to be called and where its records come from.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface RenderOptions {
+  /** The schema's name, a TypeScript identifier (`Invoice`). */
+  readonly name: string
+  /** The list endpoint the samples came from (`invoice/list`). */
+  readonly endpoint: string
+  /** The query parameters of the samples' list, as given (`-p NAME=VALUE`), said in the module's comment. */
+  readonly params?: ReadonlyArray<string> | undefined
+  /** The single-record endpoint (`invoice/get`), if there is one. */
+  readonly get?: string | undefined
+  /** Why there is no `get`, said in the module when `get` is absent. */
+  readonly noGet?: string | undefined
+}
+
+/**
+ * Whether `name` can name the schema: a TypeScript identifier that is not a reserved word.
+ *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * console.log(SchemaDraft.isIdentifier("Invoice"), SchemaDraft.isIdentifier("class")) // => true false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Rendering
+ */
+export const isIdentifier = (name: string): boolean => /^[A-Za-z_$][\w$]*$/.test(name) && !RESERVED.has(name)
+
+const RESERVED = new Set(
+  ("break case catch class const continue debugger default delete do else enum export extends false finally for " +
+    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
+    "as implements interface let package private protected public static yield any boolean number string symbol " +
+    "type from of await async Schema Resource otherFields resource").split(" ")
+)
+
+/**
+ * The schema's name drafted from an endpoint: `invoice/list` → `Invoice`, `stock-item/list` → `StockItem`.
+ *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * console.log(SchemaDraft.nameOf("stock-item/list")) // => StockItem
+ * ```
+ *
+ * @since 0.1.0
+ * @category Rendering
+ */
+export const nameOf = (endpoint: string): string => {
+  const segment = endpoint.split("/")[0] ?? ""
+  const name = segment.split(/[^A-Za-z0-9]+/).filter((word) => word !== "")
+    .map((word) => word[0]!.toUpperCase() + word.slice(1)).join("")
+  return isIdentifier(name) ? name : `Record${name}`
+}
+
+// The command's name for the records: `invoice/list` → `invoices`, `stock-item/list` → `stock-items`.
+const resourceNameOf = (endpoint: string): string => {
+  const segment = (endpoint.split("/")[0] ?? "records").toLowerCase().replace(/[^a-z0-9-]+/g, "-")
+  return segment.endsWith("s") ? segment : `${segment}s`
+}
+
+const INDENT = "  "
+
+// Text from outside (a parameter, a server's message) in a block comment: one line, and never the comment's end.
+// eslint-disable-next-line no-control-regex
+const LINE_BREAKING = /[\u0000-\u001f\u007f\u2028\u2029]+/g
+const commentText = (text: string): string => text.replace(LINE_BREAKING, " ").replace(/\*\//g, "*\\/")
+
+// The command line's flag for the id field: its name with hyphens, or `id` when it is not a plain name.
+const flagOf = (field: string): string => /^[A-Za-z][A-Za-z0-9_]*$/.test(field) ? field.replace(/_/g, "-") : "id"
+
+const key = (name: string): string =>
+  name === "__proto__" ? `["__proto__"]` : /^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name)
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
+// A shape as a Schema expression, nested objects indented under `indent`.
+const expression = (shape: Shape, indent: string): string => {
+  switch (shape._tag) {
+    case "Unknown":
+      return "Schema.Unknown"
+    case "Null":
+      return "Schema.Null"
+    case "Boolean":
+      return "Schema.Boolean"
+    case "String":
+      return "Schema.String"
+    case "Int":
+      return "Schema.Int"
+    case "Number":
+      return "Schema.Number"
+    case "Literal":
+      return `Schema.Literal(${shape.values.map((value) => JSON.stringify(value)).join(", ")})`
+    case "Array":
+      return `Schema.Array(${expression(shape.item, indent)})`
+    case "NullOr":
+      return `Schema.NullOr(${expression(shape.shape, indent)})`
+    case "Union":
+      return `Schema.Union(${shape.members.map((member) => expression(member, indent)).join(", ")})`
+    case "Struct":
+      return struct(shape.fields, indent)
+  }
+}
+
+const noteOf = (field: Field): ReadonlyArray<string> => {
+  const notes: Array<string> = []
+  if (field.optional) notes.push(`absent from ${field.of - field.present} of ${field.of}`)
+  const number = field.shape._tag === "NullOr" ? field.shape.shape : field.shape
+  const numbers = number._tag === "Union" ? number.members : [number]
+  for (const member of numbers) {
+    if (member._tag === "Number" && member.beyondDouble !== undefined) {
+      notes.push(
+        `${plural(member.beyondDouble.count, "value")} beyond a double (${member.beyondDouble.example}): a parsed ` +
+          "record holds the nearest double; the exact text is the record's as sent (exact: true, Page.json)"
+      )
+    }
+  }
+  return notes
+}
+
+const WIDTH = 120
+
+// A doc comment at `indent`, on one line when it fits, else wrapped at WIDTH.
+const docComment = (text: string, indent: string): string => {
+  if (indent.length + text.length + 7 <= WIDTH) return `${indent}/** ${text} */\n`
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of text.split(" ")) {
+    if (line !== "" && indent.length + 3 + line.length + 1 + word.length > WIDTH) {
+      lines.push(line)
+      line = word
+    } else {
+      line = line === "" ? word : `${line} ${word}`
+    }
+  }
+  lines.push(line)
+  return `${indent}/**\n${lines.map((l) => `${indent} * ${l}\n`).join("")}${indent} */\n`
+}
+
+// A struct whose fields the samples showed; every other field is kept (`otherFields`).
+const struct = (fields: ReadonlyArray<Field>, indent: string): string => {
+  if (fields.length === 0) return "Schema.Struct({}, otherFields)"
+  const inner = indent + INDENT
+  const lines = fields.map((field) => {
+    const value = expression(field.shape, inner)
+    const notes = noteOf(field)
+    const comment = notes.length === 0 ? "" : docComment(notes.join("; "), inner)
+    return `${comment}${inner}${key(field.name)}: ${field.optional ? `Schema.optional(${value})` : value}`
+  })
+  return `Schema.Struct({\n${lines.join(",\n")}\n${indent}}, otherFields)`
+}
+
+/**
+ * The text of a TypeScript module (strict, NodeNext) for a draft: the schema (`export const NAME`, every field the
+ * samples did not show kept on decode, as the hand-written schemas do), its type, and a `Resource` declaration
+ * (`resource`: endpoint, id field, fields, a selector for `get`, table columns) that, added to the command line's
+ * resources, gives `erp <name> list` and `get`.
+ *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * const read = SchemaDraft.draft([`{"id":1,"name":"Kovács Kft."}`, `{"id":2,"name":"Nagy Bt."}`])
+ * if (read.ok) {
+ *   const text = SchemaDraft.render(read.value, { name: "Customer", endpoint: "customer/list", get: "customer/get" })
+ *   console.log(text.includes("export const Customer = Schema.Struct({")) // => true
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Rendering
+ */
+export const render = (draft: Draft, options: RenderOptions): string => {
+  const { name } = options
+  const isStruct = draft.shape._tag === "Struct"
+  const query = options.params === undefined || options.params.length === 0
+    ? ""
+    : ` ${options.params.map((p) => `-p ${commentText(JSON.stringify(p))}`).join(" ")}`
+  const body = expression(draft.shape, "")
+  const keepsOthers = body.includes("otherFields)")
+  const lines = [
+    "/**",
+    ` * ${name}: the records of ${options.endpoint}, drafted by \`erp api infer ${options.endpoint}${query}\` from ` +
+    `${plural(draft.samples, "record")}.`,
+    " *",
+    " * A draft says what the samples held, not what the endpoint promises: a field every sample had is required, others",
+    " * optional; a literal is a closed set of values seen many times. Read it, and loosen what the samples cannot show.",
+    ...(keepsOthers
+      ? [
+        " * Fields the samples did not show are kept on decode (`otherFields`), as the client keeps every field a server sends."
+      ]
+      : []),
+    " */",
+    ...(isStruct ? [`import * as Resource from "@erp-client/streams/Resource"`] : []),
+    `import * as Schema from "effect/Schema"`,
+    "",
+    // Declared where a struct uses it: a strict build refuses an unused declaration.
+    ...(keepsOthers
+      ? [
+        "// Decoding keeps every field the samples did not show, as the server sent it.",
+        "const otherFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })",
+        ""
+      ]
+      : []),
+    `/** A record of ${options.endpoint} as the samples showed it. */`,
+    `export const ${name} = ${body}`,
+    "",
+    `export type ${name} = typeof ${name}.Type`
+  ]
+  if (isStruct) {
+    const shape = draft.shape as Extract<Shape, { _tag: "Struct" }>
+    const resourceName = resourceNameOf(options.endpoint)
+    const idField = draft.idField
+    const fields = shape.fields.filter((field) => !field.optional).map((field) => JSON.stringify(field.name))
+    const get = idField === undefined ? undefined : options.get
+    lines.push(
+      "",
+      "/**",
+      ` * \`erp ${resourceName} list\`${get === undefined ? "" : " and `get`"}: add \`resource\` to \`resources\` in ` +
+        "packages/cli/src/Cli.ts.",
+      ...(idField === undefined
+        ? [" * No field had a different value in every sample: `idField` is a guess, and there is no `get`."]
+        : get === undefined && options.noGet !== undefined
+        ? [` * No \`get\`: ${commentText(options.noGet)}.`]
+        : []),
+      " */",
+      "export const resource = Resource.make({",
+      `  name: ${JSON.stringify(resourceName)},`,
+      `  description: ${
+        JSON.stringify(`export${get === undefined ? "" : " and look up"} the records of ${options.endpoint} (drafted)`)
+      },`,
+      `  list: ${JSON.stringify(options.endpoint)},`,
+      ...(get === undefined ? [] : [`  get: ${JSON.stringify(get)},`]),
+      `  schema: ${name},`,
+      `  idField: ${JSON.stringify(idField ?? "id")},`,
+      `  fields: [${fields.join(", ")}],`.length <= WIDTH
+        ? `  fields: [${fields.join(", ")}],`
+        : `  fields: [\n${fields.map((field) => `    ${field}`).join(",\n")}\n  ],`,
+      ...(get === undefined || idField === undefined ? [] : [
+        "  selectors: [",
+        `    { param: ${JSON.stringify(idField)}, kind: ${JSON.stringify(draft.idIsInteger ? "integer" : "text")}, ` +
+        `flag: ${JSON.stringify(flagOf(idField))}, description: ${JSON.stringify(`A record's ${idField}.`)} }`,
+        "  ],"
+      ]),
+      "  columns: [",
+      draft.columns.map((column) =>
+        `    { header: ${JSON.stringify(column.field)}, width: ${column.width}, field: ${
+          JSON.stringify(column.field)
+        } }`
+      ).join(",\n"),
+      "  ]",
+      "})"
+    )
+  }
+  return lines.join("\n") + "\n"
+}

@@ -1,0 +1,229 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as SchemaDraft from "../src/SchemaDraft.js"
+
+// The decisions of `erp api infer`: samples (records as the server wrote them) to a shape, a shape to a module.
+
+const draftOf = (texts: ReadonlyArray<string>, options?: SchemaDraft.Options) => {
+  const read = SchemaDraft.draft(texts, options)
+  if (!read.ok) throw new Error(read.failure.reason)
+  return read.value
+}
+
+const fieldsOf = (shape: SchemaDraft.Shape) => {
+  if (shape._tag !== "Struct") throw new Error(`not a struct: ${shape._tag}`)
+  return Object.fromEntries(shape.fields.map((field) => [field.name, field]))
+}
+
+const records = (n: number, make: (i: number) => object) => Array.from({ length: n }, (_, i) => JSON.stringify(make(i)))
+
+describe("SchemaDraft.draft", () => {
+  it("a field in every sample is required, one absent from some optional, with how often it was there", () => {
+    const fields = fieldsOf(
+      draftOf([`{"id":1,"name":"a","fax":"1"}`, `{"id":2,"name":"b"}`, `{"name":"c","id":3}`]).shape
+    )
+    expect(Object.keys(fields)).toEqual(["id", "name", "fax"])
+    expect(fields.id).toMatchObject({ optional: false, present: 3, of: 3 })
+    expect(fields.name!.optional).toBe(false)
+    expect(fields.fax).toMatchObject({ optional: true, present: 1, of: 3, shape: { _tag: "String" } })
+  })
+
+  it("null seen makes NullOr; only null is Null; a repeated key is present once", () => {
+    const fields = fieldsOf(draftOf([`{"a":null,"b":null}`, `{"a":"x","b":null,"b":null}`]).shape)
+    expect(fields.a!.shape).toEqual({ _tag: "NullOr", shape: { _tag: "String" } })
+    expect(fields.b).toMatchObject({ optional: false, present: 2, shape: { _tag: "Null" } })
+  })
+
+  it("integers are Int; a fraction anywhere makes Number; 1e2 and -0.0 are integers", () => {
+    const fields = fieldsOf(draftOf([`{"n":1,"x":1,"e":1e2}`, `{"n":2,"x":2.5,"e":-0.0}`]).shape)
+    expect(fields.n!.shape).toEqual({ _tag: "Int" })
+    expect(fields.x!.shape).toEqual({ _tag: "Number" })
+    expect(fields.e!.shape).toEqual({ _tag: "Int" })
+  })
+
+  it("a small closed set seen many times is a literal; too few samples or too many values are not", () => {
+    const many = draftOf(records(40, (i) => ({ paid: i % 2, currency: ["HUF", "EUR", "USD"][i % 3], id: i })))
+    expect(fieldsOf(many.shape).paid!.shape).toEqual({ _tag: "Literal", values: [0, 1] })
+    expect(fieldsOf(many.shape).currency!.shape).toEqual({ _tag: "Literal", values: ["EUR", "HUF", "USD"] })
+    expect(fieldsOf(many.shape).id!.shape).toEqual({ _tag: "Int" })
+    // 19 samples: below minLiteralSamples (20)
+    const few = draftOf(records(19, (i) => ({ paid: i % 2 })))
+    expect(fieldsOf(few.shape).paid!.shape).toEqual({ _tag: "Int" })
+    // 9 values: more than maxLiterals (8), however many samples
+    const wide = draftOf(records(900, (i) => ({ code: `C${i % 9}` })))
+    expect(fieldsOf(wide.shape).code!.shape).toEqual({ _tag: "String" })
+    // 6 values in 25 samples: fewer than 5 a value
+    const thin = draftOf(records(25, (i) => ({ code: `C${i % 6}` })))
+    expect(fieldsOf(thin.shape).code!.shape).toEqual({ _tag: "String" })
+    // the thresholds are options
+    const loose = draftOf(records(4, (i) => ({ paid: i % 2 })), { minLiteralSamples: 4, minSamplesPerLiteral: 2 })
+    expect(fieldsOf(loose.shape).paid!.shape).toEqual({ _tag: "Literal", values: [0, 1] })
+    // fractions never make literals
+    const rates = draftOf(records(40, (i) => ({ rate: [0.5, 1.5][i % 2] })))
+    expect(fieldsOf(rates.shape).rate!.shape).toEqual({ _tag: "Number" })
+  })
+
+  it("nested objects are structs with their own required and optional fields; arrays of objects draft their items", () => {
+    const fields = fieldsOf(
+      draftOf([
+        `{"address":{"city":"Pécs","zip":7621},"lines":[{"sku":"A","qty":1},{"sku":"B","qty":2,"note":"x"}],"tags":[]}`,
+        `{"address":{"city":"Győr"},"lines":[],"tags":["vip"]}`
+      ]).shape
+    )
+    const address = fieldsOf(fields.address!.shape)
+    expect(address.city).toMatchObject({ optional: false, shape: { _tag: "String" } })
+    expect(address.zip).toMatchObject({ optional: true, present: 1, of: 2, shape: { _tag: "Int" } })
+    const lines = fields.lines!.shape
+    expect(lines._tag).toBe("Array")
+    const line = fieldsOf((lines as Extract<SchemaDraft.Shape, { _tag: "Array" }>).item)
+    expect(line.sku!.optional).toBe(false)
+    expect(line.note).toMatchObject({ optional: true, present: 1, of: 2 })
+    expect(fields.tags!.shape).toEqual({ _tag: "Array", item: { _tag: "String" } })
+    // Arrays seen only empty say nothing of their items
+    expect(fieldsOf(draftOf([`{"a":[]}`]).shape).a!.shape).toEqual({ _tag: "Array", item: { _tag: "Unknown" } })
+  })
+
+  it("a number beyond a double is read from its text: Number with how many and the first as written, never Int", () => {
+    const fields = fieldsOf(
+      draftOf([
+        `{"limit":12345678901234567890,"ref":9007199254740993,"rate":0.1000000000000000000001,"ok":9007199254740991}`,
+        `{"limit":5,"ref":1,"rate":0.5,"ok":1}`
+      ]).shape
+    )
+    expect(fields.limit!.shape).toEqual({
+      _tag: "Number",
+      beyondDouble: { count: 1, example: "12345678901234567890" }
+    })
+    expect(fields.ref!.shape).toEqual({ _tag: "Number", beyondDouble: { count: 1, example: "9007199254740993" } })
+    expect(fields.rate!.shape).toEqual({
+      _tag: "Number",
+      beyondDouble: { count: 1, example: "0.1000000000000000000001" }
+    })
+    expect(fields.ok!.shape).toEqual({ _tag: "Int" })
+    expect(SchemaDraft.fitsDouble("1.10")).toBe(true)
+    expect(SchemaDraft.fitsDouble("1e2")).toBe(true)
+    expect(SchemaDraft.fitsDouble("0.0012300e5")).toBe(true)
+    expect(SchemaDraft.fitsDouble("-0.0")).toBe(true)
+    expect(SchemaDraft.fitsDouble("1e400")).toBe(false)
+    expect(SchemaDraft.fitsDouble("12345678901234567890")).toBe(false)
+  })
+
+  it("values of several kinds make a Union (null apart, as NullOr)", () => {
+    const fields = fieldsOf(
+      draftOf([`{"tax":"12345678-2-42","flag":1}`, `{"tax":12345678242,"flag":true}`, `{"tax":null,"flag":"1"}`]).shape
+    )
+    expect(fields.tax!.shape).toEqual({
+      _tag: "NullOr",
+      shape: { _tag: "Union", members: [{ _tag: "Int" }, { _tag: "String" }] }
+    })
+    expect(fields.flag!.shape).toEqual({
+      _tag: "Union",
+      members: [{ _tag: "Boolean" }, { _tag: "Int" }, { _tag: "String" }]
+    })
+  })
+
+  it("the id field: `id` when it differs in every sample, else a field named …_id, else none", () => {
+    expect(draftOf([`{"id":1,"n":"a"}`, `{"id":2,"n":"a"}`])).toMatchObject({ idField: "id", idIsInteger: true })
+    expect(draftOf([`{"id":1,"code":"a"}`, `{"id":1,"code":"b"}`])).toMatchObject({
+      idField: "code",
+      idIsInteger: false
+    })
+    expect(draftOf([`{"n":"a","invoice_id":"A-1"}`, `{"n":"b","invoice_id":"A-2"}`]).idField).toBe("invoice_id")
+    expect(draftOf([`{"n":"a"}`, `{"n":"a"}`]).idField).toBeUndefined()
+  })
+
+  it("nesting past maxDepth is Unknown, read without recursion; a sample that is not JSON is a failure naming it", () => {
+    const deep = `{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}`
+    expect(fieldsOf(draftOf([deep]).shape).a!.shape).toEqual({
+      _tag: "Array",
+      item: { _tag: "Array", item: expect.anything() }
+    })
+    const shallow = fieldsOf(draftOf([`{"a":{"b":{"c":1}}}`], { maxDepth: 1 }).shape)
+    expect(shallow.a!.shape).toEqual({
+      _tag: "Struct",
+      fields: [expect.objectContaining({ shape: { _tag: "Unknown" } })]
+    })
+    const bad = SchemaDraft.draft([`{"id":1}`, `{"id":2,}`])
+    expect(bad).toEqual({ ok: false, failure: { sample: 1, position: 8, reason: `expected a string key, found "}"` } })
+    expect(SchemaDraft.draft([`{"id":1} x`]).ok).toBe(false)
+  })
+})
+
+describe("SchemaDraft.render", () => {
+  it("names: from the endpoint, a reserved word refused", () => {
+    expect(SchemaDraft.nameOf("invoice/list")).toBe("Invoice")
+    expect(SchemaDraft.nameOf("stock-item/list")).toBe("StockItem")
+    expect(SchemaDraft.isIdentifier("Invoice")).toBe(true)
+    expect(SchemaDraft.isIdentifier("class")).toBe(false)
+    expect(SchemaDraft.isIdentifier("Schema")).toBe(false)
+    expect(SchemaDraft.isIdentifier("9a")).toBe(false)
+  })
+
+  it("a module: the schema with otherFields at every level, optional fields and exact numbers noted, a Resource", () => {
+    const draft = draftOf([
+      `{"id":1,"name":"Kovács Kft.","limit":12345678901234567890,"address":{"city":"Pécs"},"fax":null,"my-key":1}`,
+      `{"id":2,"name":"Nagy Bt.","limit":1,"address":{"city":"Győr","zip":"9021"},"my-key":2}`
+    ])
+    const text = SchemaDraft.render(draft, { name: "Customer", endpoint: "customer/list", get: "customer/get" })
+    expect(text).toContain(`import * as Resource from "@erp-client/streams/Resource"`)
+    expect(text).toContain(`import * as Schema from "effect/Schema"`)
+    expect(text).toContain(
+      [
+        "export const Customer = Schema.Struct({",
+        "  id: Schema.Int,",
+        "  name: Schema.String,",
+        "  /**",
+        "   * 1 value beyond a double (12345678901234567890): a parsed record holds the nearest double; the exact text is the",
+        "   * record's as sent (exact: true, Page.json)",
+        "   */",
+        "  limit: Schema.Number,",
+        "  address: Schema.Struct({",
+        "    city: Schema.String,",
+        "    /** absent from 1 of 2 */",
+        "    zip: Schema.optional(Schema.String)",
+        "  }, otherFields),",
+        "  /** absent from 1 of 2 */",
+        "  fax: Schema.optional(Schema.Null),",
+        `  "my-key": Schema.Int`,
+        "}, otherFields)"
+      ].join("\n")
+    )
+    expect(text).toContain(`  name: "customers",`)
+    expect(text).toContain(`  get: "customer/get",`)
+    expect(text).toContain(`  fields: ["id", "name", "limit", "address", "my-key"],`)
+    expect(text).toContain(`{ param: "id", kind: "integer", flag: "id", description: "A record's id." }`)
+    expect(text).toContain(`{ header: "name", width: 11, field: "name" }`)
+    expect(text).not.toContain(`field: "address"`)
+  })
+
+  it("without a get endpoint, no selectors and a line saying why", () => {
+    const draft = draftOf([`{"id":1}`, `{"id":2}`])
+    const text = SchemaDraft.render(draft, { name: "Row", endpoint: "row/list", noGet: "row/get answered Not found" })
+    expect(text).toContain(" * No `get`: row/get answered Not found.")
+    expect(text).not.toContain("selectors")
+    expect(text).not.toContain("get:")
+  })
+
+  it("text from outside cannot end a comment or break a line; no unused declaration when no record is an object", () => {
+    const draft = draftOf([`{"id":1}`, `{"id":2}`])
+    const text = SchemaDraft.render(draft, {
+      name: "Row",
+      endpoint: "row/list",
+      params: ["q=*/ evil()\n/*"],
+      noGet: "row/get answered ApiError: bad */ x\u2028y"
+    })
+    expect(text).toContain(`-p "q=*\\/ evil()\\n/*"`)
+    expect(text).toContain(" * No `get`: row/get answered ApiError: bad *\\/ x y.")
+    expect(text.match(/\*\//g)!.length).toBe(text.match(/\/\*\*/g)!.length)
+    const strings = SchemaDraft.render(draftOf([`"a"`, `"b"`]), { name: "Code", endpoint: "code/list" })
+    expect(strings).toContain("export const Code = Schema.String")
+    expect(strings).not.toContain("otherFields")
+    expect(strings).not.toContain("Resource")
+  })
+
+  it("an id field that is not a plain name gets the flag --id", () => {
+    const draft = draftOf([`{"Nr.":"A-1"}`, `{"Nr.":"A-2"}`])
+    expect(draft.idField).toBe("Nr.")
+    const text = SchemaDraft.render(draft, { name: "Row", endpoint: "row/list", get: "row/get" })
+    expect(text).toContain(`{ param: "Nr.", kind: "text", flag: "id", description: "A record's Nr.." }`)
+  })
+})
