@@ -1,9 +1,10 @@
 /**
  * The in-memory ERP's rules: what a spec-faithful ERP REST API v2 server answers (docs/erp-api-v2.md), as plain
- * functions over data with no Effect in them. Seeded (or given) partners and invoices, auth, paging with
- * `list_offset` / `list_count` and `list_condition` filters (clamped pages, hidden records, ignored offsets, a largest
- * page that changes), the per-endpoint rate limit (`SlidingWindow`) with its headers and 429s, faults, data that
- * drifts under an export, and the request log and stats that tests read.
+ * functions over data with no Effect in them. Seeded (or given) partners and invoices, and any kind of record declared
+ * with its records (`Options.resources`), auth, paging with `list_offset` / `list_count` and `list_condition` filters
+ * (clamped pages, hidden records, ignored offsets, a largest page that changes), the per-endpoint rate limit
+ * (`SlidingWindow`) with its headers and 429s, faults, data that drifts under an export, and the request log and
+ * stats that tests read.
  *
  * `make(options)` builds one server's state: `arrive` takes each request at a time the caller reads from its clock and
  * gives back a `Plan` (the reply, or a wait before the next step), and `controls` steer and inspect it. An edition only
