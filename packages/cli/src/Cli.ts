@@ -115,10 +115,14 @@ const api = Command.make("api").pipe(
   Command.withSubcommands([apiGet, apiList, apiPost])
 )
 
-const leaf = (name: string, summary: string, command: Help.Node["command"]): Help.Node => ({
+const leaf = <Name extends string, R, E, A>(
+  name: string,
+  summary: string,
+  command: Command.Command<Name, R, E, A>
+): Help.Node => ({
   name,
   summary,
-  command,
+  command: Help.described(command),
   children: []
 })
 
@@ -135,7 +139,7 @@ const resourceNode = (resource: Resource.Any) => {
   const node: Help.Node = {
     name: resource.name,
     summary: resource.description,
-    command,
+    command: Help.described(command),
     children: [
       leaf("list", listSummary(resource), list),
       ...(get === undefined ? [] : [leaf("get", getSummary(resource), get)])
@@ -157,13 +161,13 @@ const commandsOf = (resources: ReadonlyArray<Resource.Any>) => {
   const tree: Help.Node = {
     name: "erp",
     summary: summaries.erp,
-    command: erp,
+    command: Help.described(erp),
     children: [
       ...nodes.map((n) => n.node),
       {
         name: "api",
         summary: summaries.api,
-        command: api,
+        command: Help.described(api),
         children: [
           leaf("get", summaries.apiGet, apiGet),
           leaf("list", summaries.apiList, apiList),
