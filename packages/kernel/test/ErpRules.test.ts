@@ -210,6 +210,17 @@ describe("ErpRules.make, a declared resource (Options.resources)", () => {
       { id: 1_000_000, price: (21 + 999_999) % 100 }
     ])
     expect(body(serve(rules, "/product/get?id=17")).data).toStrictEqual({ id: 17, price: 37 })
+    expect(body(serve(rules, "/product/get?id=1000000")).data).toStrictEqual({ id: 1_000_000, price: 20 })
+    // Records numbered otherwise are found all the same; one whose id is not where its number says is found too.
+    const shuffled = ErpRules.make({
+      resources: [declared([{ id: 3, sku: "c" }, { id: 1, sku: "a" }, { id: 2, sku: "b" }])],
+      rateLimit: false
+    })
+    expect(["1", "2", "3"].map((id) => body(serve(shuffled, `/product/get?id=${id}`)).data.sku)).toStrictEqual([
+      "a",
+      "b",
+      "c"
+    ])
   })
 
   it("keeps to the rate limit, the key and the faults as partners do", () => {

@@ -89,6 +89,10 @@ export const make = (
         })
         if (asked.length === 0) return "missing"
         // Every parameter given must match (both `id` and `number`: the record of that number, if it has that id).
+        // Records are often numbered from 1 in list order: the record at `id - 1` is tried first, then all of them.
+        const id = params.get(idField)
+        const guess = id !== null && /^\d{1,15}$/.test(id) ? Number(id) - 1 : -1
+        if (guess >= 0 && guess < count && PartnerStore.matchesAll(at(guess), asked)) return at(guess)
         for (let index = 0; index < count; index++) {
           const record = at(index)
           if (PartnerStore.matchesAll(record, asked)) return record
