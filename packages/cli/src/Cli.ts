@@ -25,7 +25,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { apiGet, apiList, apiPost } from "./internal/api.js"
 import { apiInfer } from "./internal/apiInfer.js"
-import { Argv, Leftover, note } from "./internal/common.js"
+import { Argv, Declared, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
 import type * as HelpPath from "./internal/helpPath.js"
@@ -99,7 +99,7 @@ export type UsageError = InternalErrors.UsageError
  * @since 0.1.0
  * @category Constants
  */
-export const resources: ReadonlyArray<Resource.Resource<any, any>> = [Partners.resource]
+export const resources: ReadonlyArray<Resource.Any> = [Partners.resource]
 
 const summaries = {
   erp: "ERP REST API v2 from the shell (reads ERP_BASE_URL and ERP_API_KEY)",
@@ -117,15 +117,19 @@ const api = Command.make("api").pipe(
   Command.withSubcommands([apiGet, apiList, apiPost, apiInfer])
 )
 
-const leaf = (name: string, summary: string, command: Help.Node["command"]): Help.Node => ({
+const leaf = <Name extends string, R, E, A>(
+  name: string,
+  summary: string,
+  command: Command.Command<Name, R, E, A>
+): Help.Node => ({
   name,
   summary,
-  command,
+  command: Help.described(command),
   children: []
 })
 
 // A resource's commands, as the parser and `--help` walk them.
-const resourceNode = (resource: Resource.Resource<any, any>) => {
+const resourceNode = (resource: Resource.Any) => {
   const list = listCommand(resource)
   const get = resource.get === undefined || resource.selectors.length === 0
     ? undefined
@@ -137,7 +141,7 @@ const resourceNode = (resource: Resource.Resource<any, any>) => {
   const node: Help.Node = {
     name: resource.name,
     summary: resource.description,
-    command,
+    command: Help.described(command),
     children: [
       leaf("list", listSummary(resource), list),
       ...(get === undefined ? [] : [leaf("get", getSummary(resource), get)])
@@ -150,7 +154,7 @@ const resourceNode = (resource: Resource.Resource<any, any>) => {
 declare const ERP_CLI_VERSION: string | undefined
 
 // The commands, as the parser (`cli`) and `--help` (`tree`) walk them.
-const commandsOf = (resources: ReadonlyArray<Resource.Resource<any, any>>) => {
+const commandsOf = (resources: ReadonlyArray<Resource.Any>) => {
   const nodes = resources.map(resourceNode)
   const erp = Command.make("erp").pipe(
     Command.withDescription(summaries.erp),
@@ -159,13 +163,13 @@ const commandsOf = (resources: ReadonlyArray<Resource.Resource<any, any>>) => {
   const tree: Help.Node = {
     name: "erp",
     summary: summaries.erp,
-    command: erp,
+    command: Help.described(erp),
     children: [
       ...nodes.map((n) => n.node),
       {
         name: "api",
         summary: summaries.api,
-        command: api,
+        command: Help.described(api),
         children: [
           leaf("get", summaries.apiGet, apiGet),
           leaf("list", summaries.apiList, apiList),
@@ -409,7 +413,7 @@ export const main = (
   options: {
     readonly signals?: Signals | undefined
     /** The kinds of record with commands of their own, if not `resources`. */
-    readonly resources?: ReadonlyArray<Resource.Resource<any, any>> | undefined
+    readonly resources?: ReadonlyArray<Resource.Any> | undefined
   } = {}
 ): Effect.Effect<number, never, FileSystem.FileSystem | Path.Path | CliApp.CliApp.Environment> =>
   Effect.suspend(() => {
@@ -426,6 +430,7 @@ export const main = (
       ? Effect.fail(missing)
       : Console.consoleWith((console) => Effect.withConsole(cli(argv), Help.parserConsole(console, color))).pipe(
         Effect.provideService(Argv, args),
+        Effect.provideService(Declared, options.resources ?? resources),
         Effect.provideService(Leftover, leftover)
       )
     const run = options.signals === undefined ? command : stoppable(command, options.signals, leftover)

@@ -96,7 +96,13 @@ describe("a resource declared in one file, added in one line", () => {
     expect(get.stdout).toContain("An invoice's number (INV-2024-000042).")
   })
 
-  it("the shipped command line has partners only", () => {
-    expect(Cli.resources.map((resource) => resource.name)).toEqual(["partners"])
+  it("every shipped resource has its list command and help, whatever the set holds (partners among them)", () => {
+    expect(Cli.resources.map((resource) => resource.name)).toContain("partners")
+    for (const resource of Cli.resources) {
+      expect(Cli.helpPage([resource.name, "list", "--help"], { color: false }), resource.name).toContain(
+        `erp ${resource.name} list`
+      )
+      expect(Cli.helpIndex().pages[`erp ${resource.name}`], resource.name).toBeDefined()
+    }
   })
 })

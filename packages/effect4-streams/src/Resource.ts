@@ -14,6 +14,7 @@ import type * as ListQuery from "@erp-client/effect4-core/ListQuery"
 import * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as Lookups from "./internal/lookups.js"
 import * as ListEndpoint from "./ListEndpoint.js"
@@ -98,10 +99,26 @@ export interface Resource<A, S = A> {
   readonly columns: ReadonlyArray<Column>
   /** Conditions with flags of their own. */
   readonly filters: ReadonlyArray<Filter>
+  /**
+   * A record like the server's, the `index`-th (from 0) of a made-up list: what a sandbox serves at `list` and `get`
+   * for a resource it has no records of its own for (the Effect 3 edition's `erp sandbox` serves 100 of them).
+   */
+  readonly sample?: ((index: number) => Readonly<Record<string, unknown>>) | undefined
 }
 
 /**
- * A declaration, with the defaults: `idField` `"id"`, no strict schema, no selectors, columns or filters.
+ * Any resource, whatever its records' types (the Effect 3 edition's command line takes its `Any`). Effect 4's
+ * decoders are covariant in what they decode, so every declaration is a `Resource<unknown, unknown>`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Any = Resource<unknown, unknown>
+
+/**
+ * A declaration: the name, a line for help, the list endpoint and the record schema are all it needs. The defaults:
+ * `idField` `"id"`; `fields` the schema's own fields, in order (for a `Schema.Struct`); with a `get` endpoint, one
+ * selector, the id field; no strict schema, no columns, no filters, no sample records.
  *
  * @example
  * ```ts
@@ -115,11 +132,10 @@ export interface Resource<A, S = A> {
  *   description: "export and look up invoices",
  *   list: "invoice/list",
  *   get: "invoice/get",
- *   schema: Invoice,
- *   fields: ["id", "number", "partner_id"],
- *   selectors: [{ param: "number", kind: "text", flag: "number", description: "An invoice's number." }]
+ *   schema: Invoice
  * })
- * console.log(invoices.idField, invoices.filters) // => id []
+ * console.log(invoices.idField, invoices.fields, invoices.filters) // => id [ 'id', 'number', 'partner_id' ] []
+ * console.log(invoices.selectors.map((selector) => selector.param)) // => [ 'id' ]
  * ```
  *
  * @since 0.1.0
@@ -129,13 +145,32 @@ export const make = <A, S = A>(
   declaration:
     & Pick<Resource<A, S>, "name" | "description" | "list" | "schema">
     & Partial<Omit<Resource<A, S>, "name" | "description" | "list" | "schema">>
-): Resource<A, S> => ({
-  idField: "id",
-  fields: [],
-  selectors: [],
-  columns: [],
-  filters: [],
-  ...declaration
+): Resource<A, S> => {
+  const idField = declaration.idField ?? "id"
+  return {
+    idField,
+    fields: fieldsOf(declaration.schema.ast),
+    selectors: declaration.get === undefined ? [] : [idSelector(declaration.name, idField)],
+    columns: [],
+    filters: [],
+    ...declaration
+  }
+}
+
+// The fields a struct's schema names, in order (of what it decodes to); none for any other schema.
+const fieldsOf = (ast: SchemaAST.AST): ReadonlyArray<string> => {
+  const decoded = SchemaAST.toType(ast)
+  return SchemaAST.isObjects(decoded)
+    ? decoded.propertySignatures.flatMap((signature) => typeof signature.name === "string" ? [signature.name] : [])
+    : []
+}
+
+// The get endpoint's default selector: the id field, a whole number (`--id N`).
+const idSelector = (name: string, idField: string): Selector => ({
+  param: idField,
+  kind: "integer",
+  flag: idField.replace(/_/g, "-"),
+  description: `A${/^[aeiou]/i.test(name) ? "n" : ""} ${name.replace(/s$/, "")}'s ${idField.replace(/_/g, " ")}.`
 })
 
 /**

@@ -149,6 +149,47 @@ describe("lookups in flight", () => {
   })
 })
 
+describe("Resource.make: a declaration of the endpoints and the schema is enough", () => {
+  const products = Resource.make({
+    name: "products",
+    description: "products",
+    list: "product/list",
+    get: "product/get",
+    schema: Schema.Struct({ id: Schema.Number, name: Schema.String }),
+    sample: (index) => ({ id: index + 1, name: `Product ${index + 1}` })
+  })
+
+  it("defaults: the schema's fields, the id field as the one selector, no filters, columns or strict schema", () => {
+    expect(products.fields).toStrictEqual(["id", "name"])
+    expect(products.selectors).toStrictEqual([
+      { param: "id", kind: "integer", flag: "id", description: "A product's id." }
+    ])
+    expect([products.idField, products.filters, products.columns, products.strict]).toStrictEqual([
+      "id",
+      [],
+      [],
+      undefined
+    ])
+  })
+
+  it.effect("streamed and looked up from the kit's ERP serving its sample records", () =>
+    Effect.gen(function*() {
+      const all = yield* Effect.forkChild(Stream.runCollect(Resource.stream(products, { pageSize: 20 })))
+      yield* TestClock.adjust("1 minute")
+      expect(yield* Fiber.join(all)).toStrictEqual(Array.from({ length: 45 }, (_, index) => products.sample!(index)))
+      expect(yield* Resource.get(products, products.selectors[0]!, 45)).toStrictEqual({ id: 45, name: "Product 45" })
+      expect((yield* Effect.flip(Resource.get(products, products.selectors[0]!, 46)))._tag).toBe("NotFound")
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: {
+        resources: [{
+          list: products.list,
+          get: products.get,
+          records: { count: 45, record: (index) => products.sample!(index) }
+        }]
+      }
+    }))))
+})
+
 describe("Lookups.layer: the opt-in cache", () => {
   const cache = Lookups.layer({ timeToLive: "1 minute", capacity: 100 })
 

@@ -34,8 +34,18 @@ export const endpoints: readonly ["/partner/list", "/partner/get", "/invoice/lis
 export type Endpoint = typeof endpoints[number]
 
 /**
+ * A kind of record the sandbox serves besides partners and invoices (the `resources` option): its list and get
+ * endpoints, its id field, and its records, given or made from a seed (`ErpRules.ResourceOptions` of
+ * `@erp-client/kernel`), paged, filtered, rate limited and faulted as partners are.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ResourceOptions = ErpRules.ResourceOptions
+
+/**
  * The ERP's options (`ErpRules.Options` of `@erp-client/kernel`, the Effect 3 sandbox's options without a port):
- * `partners` (a seeded count, default 1,000, or your own records), `seed`, `invoices`, `rateLimit`, `maxListCount`,
+ * `partners` (a seeded count, default 1,000, or your own records), `seed`, `invoices`, `resources`, `rateLimit`, `maxListCount`,
  * `apiKeys`, `inject`, `randomFaults`, `latency`, `oddRecords`, `hidden`, `drift`, `messages`, …, durations as Effect
  * 4's `Duration.Input`.
  *
@@ -109,6 +119,11 @@ export interface Service {
   readonly partnerAt: (index: number) => Seed.ServedRecord
   /** The seeded invoice at `index` (zero-based; its `id` is `index + 1`), as `invoice/list` and `invoice/get` serve it. */
   readonly invoiceAt: (index: number) => Seed.InvoiceRecord
+  /**
+   * The records a declared resource serves (`resources`, named by its list endpoint, `"product/list"`), in list
+   * order; a `RangeError` for an endpoint that is not one of them.
+   */
+  readonly recordsOf: (list: string) => ReadonlyArray<Readonly<Record<string, unknown>>>
   /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `None`. */
   readonly oddKindAt: (index: number) => Option.Option<Seed.OddKind>
   /** Whether the seeded partner at `index` is hidden (`hidden`): held in the list, never served. */

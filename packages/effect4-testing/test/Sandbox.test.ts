@@ -221,7 +221,13 @@ describe("the same answers as the Effect 3 sandbox", () => {
     seed: 3,
     rateLimit: { limit: 12, window: "1 minute", retryAfter: true },
     oddRecords: { rate: 0.2 },
-    hidden: { positions: [2, 6] }
+    hidden: { positions: [2, 6] },
+    // A declared kind of record, made from the seed: served by the same rules in both editions.
+    resources: [{
+      list: "product/list",
+      get: "product/get",
+      records: { count: 12, record: (index: number, seed: number) => ({ id: index + 1, active: (index + seed) % 2 }) }
+    }]
   } as const
   const start = Date.UTC(2030, 0, 1)
   const page = "list_offset=0&list_count=5"
@@ -258,6 +264,9 @@ describe("the same answers as the Effect 3 sandbox", () => {
     edition.ask("/partner/delete?id=1"),
     edition.ask("/partner/list?list_offset=x"),
     edition.ask("/invoice/list?list_offset=0&list_count=3"),
+    edition.ask(`/product/list?list_offset=2&list_count=3&list_condition%5Bactive%5D=1`),
+    edition.ask("/product/get?id=4"),
+    edition.ask("/product/get?id=13"),
     ...faults.flatMap((
       fault
     ) => [edition.inject(fault), edition.ask("/partner/get?id=1"), edition.adjust("2 seconds")]),
@@ -324,11 +333,18 @@ describe("the same answers as the Effect 3 sandbox", () => {
       // The script meets what it is meant to: faults, refusals, the window's 429 with Retry-After, a delayed answer.
       expect(mine.replies.map((reply) => reply.status)).toStrictEqual([
         ...[200, 200, 200, 200, 200, 200, 200, 404, 200, 200],
+        // The declared products: a filtered page, one by id, one not found (in the envelope).
+        ...[200, 200, 200],
         ...[429, 503, 200, 200, 200, 200, 302, 503],
         // The Delay's answer, then the twelfth request to partner/get in the window, then past the limit.
         ...[200, 200, 429, 429, 429]
       ])
-      expect(mine.replies[20].headers["retry-after"]).toMatch(/^\d+$/)
+      expect(mine.replies.slice(10, 13).map((reply) => JSON.parse(reply.text).data)).toStrictEqual([
+        [{ id: 5, active: 1 }, { id: 7, active: 1 }, { id: 9, active: 1 }],
+        { id: 4, active: 0 },
+        null
+      ])
+      expect(mine.replies[23].headers["retry-after"]).toMatch(/^\d+$/)
       expect(mine.log.some((entry) => entry.fault === "Delay" && entry.durationMillis === 1500)).toBe(true)
       expect(mine.log.some((entry) => (entry.hidden ?? 0) > 0)).toBe(true)
     }))

@@ -1,9 +1,10 @@
 /**
  * The in-memory ERP's rules: what a spec-faithful ERP REST API v2 server answers (docs/erp-api-v2.md), as plain
- * functions over data with no Effect in them. Seeded (or given) partners and invoices, auth, paging with
- * `list_offset` / `list_count` and `list_condition` filters (clamped pages, hidden records, ignored offsets, a largest
- * page that changes), the per-endpoint rate limit (`SlidingWindow`) with its headers and 429s, faults, data that
- * drifts under an export, and the request log and stats that tests read.
+ * functions over data with no Effect in them. Seeded (or given) partners and invoices, and any kind of record declared
+ * with its records (`Options.resources`), auth, paging with `list_offset` / `list_count` and `list_condition` filters
+ * (clamped pages, hidden records, ignored offsets, a largest page that changes), the per-endpoint rate limit
+ * (`SlidingWindow`) with its headers and 429s, faults, data that drifts under an export, and the request log and
+ * stats that tests read.
  *
  * `make(options)` builds one server's state: `arrive` takes each request at a time the caller reads from its clock and
  * gives back a `Plan` (the reply, or a wait before the next step), and `controls` steer and inspect it. An edition only
@@ -68,7 +69,7 @@ export type DurationInput = number | `${number} ${DurationUnit}`
 export const millis: (input: DurationInput) => number = Duration.millis
 
 /**
- * The endpoints the ERP serves; every other path is answered 404.
+ * The endpoints the ERP serves besides those of `Options.resources`; every other path is answered 404.
  *
  * @since 0.1.0
  * @category Constants
@@ -80,6 +81,38 @@ export const endpoints: readonly ["/partner/list", "/partner/get", "/invoice/lis
  * @category Models
  */
 export type Endpoint = typeof endpoints[number]
+
+/**
+ * A kind of record the ERP serves besides partners and invoices (`Options.resources`): its list endpoint, its get
+ * endpoint, the field that tells its records apart, and the records themselves, given (a fixture) or made on demand
+ * from the ERP's `seed` (a seed function). They are served in the same envelope, paging (`list_offset`, `list_count`,
+ * `list_condition`, `maxListCount`, `ignoreOffset`), rate limit, latency and faults as partners; `get` finds a
+ * record by its id field (or any of `lookups`), compared as text as a condition is, and answers `Not found` for none.
+ * They do not drift or hide.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ResourceOptions {
+  /** The list endpoint (`"product/list"`; a leading `/` is optional). */
+  readonly list: string
+  /** The get endpoint (`"product/get"`), if there is one. */
+  readonly get?: string | undefined
+  /** The field that tells records apart, and the query parameter `get` takes first (default `"id"`). */
+  readonly idField?: string | undefined
+  /** More query parameters `get` finds a record by (`["sku"]`): each names a field. Every one given must match. */
+  readonly lookups?: ReadonlyArray<string> | undefined
+  /**
+   * The records, in list order: given as they are (served as `JSON.stringify` writes them), or `count` of them made by
+   * `record(index, seed)` (zero-based `index`; a pure function, called each time a record is served).
+   */
+  readonly records:
+    | ReadonlyArray<Readonly<Record<string, unknown>>>
+    | {
+      readonly count: number
+      readonly record: (index: number, seed: number) => Readonly<Record<string, unknown>>
+    }
+}
 
 /**
  * One fault, served to one request (`D`: how its durations are written, see `DurationInput`):
@@ -242,6 +275,12 @@ export interface Options<D = DurationInput> {
    * rate limit and faults as partners. `invoice/get` finds one by `id` or `number`. They do not drift or hide.
    */
   readonly invoices?: number | undefined
+  /**
+   * More kinds of record, each with its list and get endpoint and its records (none by default; see
+   * `ResourceOptions`): `[{ list: "product/list", get: "product/get", records: [{ id: 1, name: "Widget" }] }]`. An
+   * endpoint the ERP already serves (`partner/list`, …) or that two of them name is a `TypeError` from `make`.
+   */
+  readonly resources?: ReadonlyArray<ResourceOptions> | undefined
   /**
    * A seeded share of the partners stray from the contract's table the way real ERP data does (empty, null, absent
    * or VAT-form tax numbers, null names, the customer flag as a string or boolean, an extra nested object; see
@@ -455,8 +494,11 @@ export type Plan = Reply | { readonly _tag: "Delay"; readonly millis: number; re
  * @category Serving
  */
 export interface Arrival {
-  /** The endpoint it is for; `undefined` for any other path or method (answered 404). */
-  readonly endpoint: Endpoint | undefined
+  /**
+   * The endpoint it is for (an `Endpoint`, or one of `Options.resources`); `undefined` for any other path or method
+   * (answered 404).
+   */
+  readonly endpoint: Endpoint | (string & {}) | undefined
   /** When it arrived (epoch milliseconds). */
   readonly nowMillis: number
   /**
@@ -494,6 +536,11 @@ export interface Controls<D = DurationInput> {
   readonly partnerAt: (index: number) => Seed.ServedRecord
   /** The seeded invoice at `index` (zero-based; its `id` is `index + 1`), as `invoice/list` and `invoice/get` serve it. */
   readonly invoiceAt: (index: number) => Seed.InvoiceRecord
+  /**
+   * The records a declared resource serves (`Options.resources`, named by its list endpoint, `"product/list"`), in
+   * list order; a `RangeError` for an endpoint that is not one of them.
+   */
+  readonly recordsOf: (list: string) => ReadonlyArray<Readonly<Record<string, unknown>>>
   /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `undefined`. */
   readonly oddKindAt: (index: number) => Seed.OddKind | undefined
   /** Whether the seeded partner at `index` is hidden (`hidden`): held in the list, never served. */

@@ -137,6 +137,115 @@ describe("ErpRules.make", () => {
   })
 })
 
+describe("ErpRules.make, a declared resource (Options.resources)", () => {
+  const products = Array.from({ length: 25 }, (_, index) => ({
+    id: index + 1,
+    sku: `SKU-${String(index + 1).padStart(4, "0")}`,
+    name: `Product ${index + 1}`,
+    active: index % 3 === 0 ? 0 : 1
+  }))
+  const declared = (records: ErpRules.ResourceOptions["records"] = products): ErpRules.ResourceOptions => ({
+    list: "product/list",
+    get: "/product/get",
+    lookups: ["sku"],
+    records
+  })
+
+  it("pages its records by list_offset and list_count, clamped by maxListCount, to the end", () => {
+    const rules = ErpRules.make({ partners: 3, maxListCount: 10, resources: [declared()], rateLimit: false })
+    const ids = (url: string) => body(serve(rules, url)).data.map((record: { id: number }) => record.id)
+    expect(ids("/product/list?list_offset=0&list_count=7")).toStrictEqual([1, 2, 3, 4, 5, 6, 7])
+    expect(ids("/product/list?list_offset=7&list_count=50")).toStrictEqual(Array.from({ length: 10 }, (_, i) => i + 8))
+    expect(ids("/product/list?list_offset=20&list_count=10")).toStrictEqual([21, 22, 23, 24, 25])
+    expect(ids("/product/list?list_offset=25&list_count=10")).toStrictEqual([])
+    expect(body(serve(rules, "/product/list?list_offset=0&list_count=7")).data[0]).toStrictEqual(products[0])
+    expect(body(serve(rules, "/product/list?list_count=7")).result).toStrictEqual({
+      code: 0,
+      message: "list_offset is required and must be a non-negative integer"
+    })
+    expect(rules.controls.requests()[1]).toMatchObject({ endpoint: "/product/list", status: 200, records: 10 })
+    expect(rules.controls.recordsOf("product/list")).toStrictEqual(products)
+    expect(() => rules.controls.recordsOf("service/list")).toThrow(RangeError)
+  })
+
+  it("filters by list_condition before the page is cut, as for partners", () => {
+    const rules = ErpRules.make({ resources: [declared()], rateLimit: false })
+    const inactive = products.filter((product) => product.active === 0)
+    const page = (offset: number) =>
+      body(serve(rules, `/product/list?list_offset=${offset}&list_count=5&list_condition[active]=0`)).data
+    expect([...page(0), ...page(5)]).toStrictEqual(inactive)
+    expect(page(5)).toHaveLength(inactive.length - 5)
+    expect(body(serve(rules, "/product/list?list_offset=0&list_count=5&list_condition[colour]=red")).data)
+      .toStrictEqual([])
+  })
+
+  it("gets one by its id field or a lookup; Not found for none, an error envelope for no selector", () => {
+    const rules = ErpRules.make({ resources: [declared()], rateLimit: false, messages: { notFound: "Not Found" } })
+    expect(body(serve(rules, "/product/get?id=12"))).toStrictEqual({
+      result: { code: 1, message: null },
+      data: products[11]
+    })
+    expect(body(serve(rules, "/product/get?sku=SKU-0003")).data).toStrictEqual(products[2])
+    expect(body(serve(rules, "/product/get?id=3&sku=SKU-0003")).data).toStrictEqual(products[2])
+    expect(body(serve(rules, "/product/get?id=4&sku=SKU-0003"))).toStrictEqual({
+      result: { code: 0, message: "Not Found" },
+      data: null
+    })
+    expect(body(serve(rules, "/product/get?id=999")).result).toStrictEqual({ code: 0, message: "Not Found" })
+    expect(body(serve(rules, "/product/get?name=x")).result).toStrictEqual({
+      code: 0,
+      message: "id or sku is required"
+    })
+    expect(serve(rules, "/product/delete?id=1")).toMatchObject({ status: 404 })
+  })
+
+  it("makes its records from a seed function on demand: a pure function of (seed, index)", () => {
+    const made: ErpRules.ResourceOptions["records"] = {
+      count: 1_000_000,
+      record: (index, seed) => ({ id: index + 1, price: (seed * 7 + index) % 100 })
+    }
+    const rules = ErpRules.make({ seed: 3, resources: [declared(made)], rateLimit: false })
+    expect(body(serve(rules, "/product/list?list_offset=999998&list_count=5")).data).toStrictEqual([
+      { id: 999_999, price: (21 + 999_998) % 100 },
+      { id: 1_000_000, price: (21 + 999_999) % 100 }
+    ])
+    expect(body(serve(rules, "/product/get?id=17")).data).toStrictEqual({ id: 17, price: 37 })
+    expect(body(serve(rules, "/product/get?id=1000000")).data).toStrictEqual({ id: 1_000_000, price: 20 })
+    // Records numbered otherwise are found all the same; one whose id is not where its number says is found too.
+    const shuffled = ErpRules.make({
+      resources: [declared([{ id: 3, sku: "c" }, { id: 1, sku: "a" }, { id: 2, sku: "b" }])],
+      rateLimit: false
+    })
+    expect(["1", "2", "3"].map((id) => body(serve(shuffled, `/product/get?id=${id}`)).data.sku)).toStrictEqual([
+      "a",
+      "b",
+      "c"
+    ])
+  })
+
+  it("keeps to the rate limit, the key and the faults as partners do", () => {
+    const rules = ErpRules.make({ resources: [declared()], rateLimit: { limit: 2, window: "1 second" } })
+    rules.controls.inject({ _tag: "Status", status: 502 }, { endpoint: "product/list" })
+    expect(serve(rules, "/partner/list?list_offset=0&list_count=1")).toMatchObject({ status: 200 })
+    expect(serve(rules, "/product/list?list_offset=0&list_count=1")).toMatchObject({ status: 502 })
+    expect(serve(rules, "/product/list?list_offset=0&list_count=1")).toMatchObject({ status: 200 })
+    expect(serve(rules, "/product/list?list_offset=0&list_count=1")).toMatchObject({ status: 429 })
+    expect(body(serve(rules, "/product/get?id=1", { now: T0 }, "wrong")).result.message).toBe("Unauthorized")
+    expect(rules.controls.stats().byEndpoint).toStrictEqual({
+      "/partner/list": 1,
+      "/product/list": 3,
+      "/product/get": 1
+    })
+  })
+
+  it("refuses a declaration of an endpoint already served", () => {
+    expect(() => ErpRules.make({ resources: [{ list: "partner/list", records: [] }] })).toThrow(
+      "the ERP already serves /partner/list"
+    )
+    expect(() => ErpRules.make({ resources: [declared(), { list: "/product/list", records: [] }] })).toThrow(TypeError)
+  })
+})
+
 describe("ErpRules.describeStats", () => {
   it("says requests by endpoint and status, refused keys, 429s, faults by kind and the busiest window", () => {
     const erp = ErpRules.make({

@@ -38,8 +38,18 @@ export const endpoints: readonly ["/partner/list", "/partner/get", "/invoice/lis
 export type Endpoint = typeof endpoints[number]
 
 /**
- * The sandbox's options: the in-memory ERP's (`ErpRules.Options` of `@erp-client/kernel`: the partners and invoices,
- * paging, the rate limit, faults, drift, the request log), durations as Effect's `Duration.DurationInput`, and where
+ * A kind of record the sandbox serves besides partners and invoices (the `resources` option): its list and get
+ * endpoints, its id field, and its records, given or made from a seed (`ErpRules.ResourceOptions` of
+ * `@erp-client/kernel`), paged, filtered, rate limited and faulted as partners are.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ResourceOptions = ErpRules.ResourceOptions
+
+/**
+ * The sandbox's options: the in-memory ERP's (`ErpRules.Options` of `@erp-client/kernel`: the partners, invoices and
+ * declared `resources`, paging, the rate limit, faults, drift, the request log), durations as Effect's `Duration.DurationInput`, and where
  * to listen.
  *
  * @since 0.1.0
@@ -121,6 +131,11 @@ export interface Service {
   readonly partnerAt: (index: number) => Seed.ServedRecord
   /** The seeded invoice at `index` (zero-based; its `id` is `index + 1`), as `invoice/list` and `invoice/get` serve it. */
   readonly invoiceAt: (index: number) => Seed.InvoiceRecord
+  /**
+   * The records a declared resource serves (`resources`, named by its list endpoint, `"product/list"`), in list
+   * order; a `RangeError` for an endpoint that is not one of them.
+   */
+  readonly recordsOf: (list: string) => ReadonlyArray<Readonly<Record<string, unknown>>>
   /** How the seeded partner at `index` strays from the contract (`oddRecords`), or `None`. */
   readonly oddKindAt: (index: number) => Option.Option<Seed.OddKind>
   /** Whether the seeded partner at `index` is hidden (`hidden`): held in the list, never served. */

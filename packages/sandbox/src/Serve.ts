@@ -42,6 +42,13 @@ export const serve = (options: Sandbox.Options): Effect.Effect<never, HttpServer
                 ? "no rate limit"
                 : `${sandbox.rateLimit.limit} requests per ${sandbox.rateLimit.windowMillis / 1000} s`
             })`,
+            ...(options.resources === undefined || options.resources.length === 0 ? [] : [
+              `Also serving ${
+                options.resources.map((resource) => [resource.list, resource.get].filter(Boolean).join(", ")).join(
+                  "; "
+                )
+              }`
+            ]),
             `export ERP_BASE_URL=${sandbox.baseUrl}`,
             `export ERP_API_KEY=${sandbox.apiKey}`,
             `What it saw: kill -USR1 ${process.pid}, or GET ${sandbox.baseUrl}/_sandbox/stats. Press Ctrl+C to stop.`

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import type * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as Lookups from "./internal/lookups.js"
 import * as ListEndpoint from "./ListEndpoint.js"
@@ -99,10 +100,32 @@ export interface Resource<A, S = A> {
   readonly columns: ReadonlyArray<Column>
   /** Conditions with flags of their own. */
   readonly filters: ReadonlyArray<Filter>
+  /**
+   * A record like the server's, the `index`-th (from 0) of a made-up list: what `erp sandbox` serves at `list` and
+   * `get` (100 of them) for a resource it has no records of its own for. Without it, the sandbox serves records of
+   * the id field alone.
+   */
+  readonly sample?: ((index: number) => Readonly<Record<string, unknown>>) | undefined
 }
 
 /**
- * A declaration, with the defaults: `idField` `"id"`, no strict schema, no selectors, columns or filters.
+ * Any resource, whatever its records' types: what the command line's commands and `erp mcp`'s tools take. A schema is
+ * invariant in its types, so a `Resource<Product>` is not a `Resource<unknown>`; this is the one type every
+ * declaration is.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Any extends Omit<Resource<unknown, unknown>, "schema" | "strict"> {
+  readonly schema: Schema.Schema.AnyNoContext
+  readonly strict?: Schema.Schema.AnyNoContext | undefined
+}
+
+/**
+ * A declaration: the name, a line for help, the list endpoint and the record schema are all it needs. The defaults:
+ * `idField` `"id"`; `fields` the schema's own fields, in order (for a `Schema.Struct`); with a `get` endpoint, one
+ * selector, the id field (`--id N`); the table's columns the first page's first fields; no strict schema (no
+ * `--strict`), no filters, no sample records.
  *
  * @example
  * ```ts
@@ -116,11 +139,10 @@ export interface Resource<A, S = A> {
  *   description: "export and look up invoices",
  *   list: "invoice/list",
  *   get: "invoice/get",
- *   schema: Invoice,
- *   fields: ["id", "number", "partner_id"],
- *   selectors: [{ param: "number", kind: "text", flag: "number", description: "An invoice's number." }]
+ *   schema: Invoice
  * })
- * console.log(invoices.idField, invoices.filters) // => id []
+ * console.log(invoices.idField, invoices.fields, invoices.filters) // => id [ 'id', 'number', 'partner_id' ] []
+ * console.log(invoices.selectors.map((selector) => `--${selector.flag}`)) // => [ '--id' ]
  * ```
  *
  * @since 0.1.0
@@ -130,13 +152,38 @@ export const make = <A, S = A>(
   declaration:
     & Pick<Resource<A, S>, "name" | "description" | "list" | "schema">
     & Partial<Omit<Resource<A, S>, "name" | "description" | "list" | "schema">>
-): Resource<A, S> => ({
-  idField: "id",
-  fields: [],
-  selectors: [],
-  columns: [],
-  filters: [],
-  ...declaration
+): Resource<A, S> => {
+  const idField = declaration.idField ?? "id"
+  return {
+    idField,
+    fields: fieldsOf(declaration.schema.ast),
+    selectors: declaration.get === undefined ? [] : [idSelector(declaration.name, idField)],
+    columns: [],
+    filters: [],
+    ...declaration
+  }
+}
+
+// The fields a struct's schema names, in order (a transformation's decoded side, else its encoded side; through a
+// filter); none for any other schema.
+const fieldsOf = (ast: SchemaAST.AST): ReadonlyArray<string> => {
+  if (SchemaAST.isTypeLiteral(ast)) {
+    return ast.propertySignatures.flatMap((signature) => typeof signature.name === "string" ? [signature.name] : [])
+  }
+  if (SchemaAST.isRefinement(ast)) return fieldsOf(ast.from)
+  if (SchemaAST.isTransformation(ast)) {
+    const decoded = fieldsOf(ast.to)
+    return decoded.length > 0 ? decoded : fieldsOf(ast.from)
+  }
+  return []
+}
+
+// The get endpoint's default selector: the id field, a whole number (`--id N`).
+const idSelector = (name: string, idField: string): Selector => ({
+  param: idField,
+  kind: "integer",
+  flag: idField.replace(/_/g, "-"),
+  description: `A${/^[aeiou]/i.test(name) ? "n" : ""} ${name.replace(/s$/, "")}'s ${idField.replace(/_/g, " ")}.`
 })
 
 /**

@@ -2,8 +2,8 @@ import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { Fault, Sandbox } from "@erp-client/sandbox"
-import { Partners } from "@erp-client/streams"
-import { Chunk, Effect, Fiber, Layer, Option, Redacted, Stream, TestClock, TestServices } from "effect"
+import { Partners, Resource } from "@erp-client/streams"
+import { Chunk, Effect, Either, Fiber, Layer, Option, Redacted, Schema, Stream, TestClock, TestServices } from "effect"
 import { afterEach, vi } from "vitest"
 import { ErpTest } from "../src/index.js"
 
@@ -156,6 +156,43 @@ describe("ErpTest.layer", () => {
         }
       }))
     ))
+})
+
+describe("ErpTest.layer: a declared resource, served from its records", () => {
+  const products = Resource.make({
+    name: "products",
+    description: "products",
+    list: "product/list",
+    get: "product/get",
+    schema: Schema.Struct({ id: Schema.Number, name: Schema.String, active: Schema.Literal(0, 1) })
+  })
+  const records = Array.from({ length: 230 }, (_, index) => ({
+    id: index + 1,
+    name: `Product ${index + 1}`,
+    active: index % 5 === 0 ? 0 : 1
+  }))
+  const sandbox = {
+    maxListCount: 50,
+    rateLimit: { limit: 4, window: "1 second" },
+    resources: [{ list: products.list, get: products.get, records }]
+  } as const
+
+  it.effect("Resource.stream pages it at the limit on the TestClock, filtered; get by id, NotFound for none", () =>
+    Effect.gen(function*() {
+      const erp = yield* Sandbox.Sandbox
+      const all = yield* Effect.fork(Stream.runCollect(Resource.stream(products, { pageSize: 100 })))
+      yield* TestClock.adjust("10 seconds")
+      expect(Chunk.toReadonlyArray(yield* Fiber.join(all))).toStrictEqual(records)
+      const inactive = yield* Effect.fork(Stream.runCollect(Resource.stream(products, { where: { active: 0 } })))
+      yield* TestClock.adjust("10 seconds")
+      expect(Chunk.toReadonlyArray(yield* Fiber.join(inactive))).toStrictEqual(
+        records.filter((record) => record.active === 0)
+      )
+      expect(yield* Resource.get(products, products.selectors[0]!, 17)).toStrictEqual(records[16])
+      const missing = yield* Effect.either(Resource.get(products, products.selectors[0]!, 231))
+      expect(Either.isLeft(missing) && missing.left._tag).toBe("NotFound")
+      expect((yield* erp.stats).maxObservedInWindow["/product/list"]).toBeLessThanOrEqual(4)
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox }))))
 })
 
 describe("ErpTest: the same scenario on a socket", () => {

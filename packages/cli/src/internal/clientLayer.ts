@@ -4,12 +4,14 @@
  * process's memory otherwise.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as ErpClient from "@erp-client/client/ErpClient"
 import * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -31,6 +33,21 @@ const limiterLayer = (redisFlag: Option.Option<Redacted.Redacted>) =>
       )
     })
   )
+
+/**
+ * The HttpClient the command's ERP client sends with in place of Node's fetch, when one is given: `CliTest.run`'s
+ * (an in-memory sandbox's, `Sandbox.makeHttpClient`). None by default.
+ */
+export class CommandHttpClient extends Context.Reference<CommandHttpClient>()("@erp-client/cli/CommandHttpClient", {
+  defaultValue: (): HttpClient.HttpClient | undefined => undefined
+}) {}
+
+const httpLayer = Layer.unwrapEffect(
+  Effect.map(
+    CommandHttpClient,
+    (client) => client === undefined ? FetchHttpClient.layer : Layer.succeed(HttpClient.HttpClient, client)
+  )
+)
 
 /**
  * The client from the environment's settings (`ERP_BASE_URL`, `ERP_API_KEY`, … read from the current
@@ -55,6 +72,6 @@ export const clientLayer = (options: {
           Layer.provide(limiter)
         )
     ),
-    Layer.provide(FetchHttpClient.layer)
+    Layer.provide(httpLayer)
   )
 }

@@ -5,6 +5,7 @@ import * as Options from "@effect/cli/Options"
 import type * as ErpClient from "@erp-client/client/ErpClient"
 import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
 import { askedSignals } from "@erp-client/otel/Variables"
+import type * as Resource from "@erp-client/streams/Resource"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -121,6 +122,12 @@ export const note = (line: string): Effect.Effect<void> =>
  * different repeated options (`--id 3 --company-name X --id 5`).
  */
 export class Argv extends Context.Tag("@erp-client/cli/Argv")<Argv, ReadonlyArray<string>>() {}
+
+/**
+ * The kinds of record this command line has commands for (`Cli.resources`, or those `Cli.main` was given): `erp
+ * sandbox` serves each one the sandbox has no records of its own for.
+ */
+export class Declared extends Context.Tag("@erp-client/cli/Declared")<Declared, ReadonlyArray<Resource.Any>>() {}
 
 /**
  * What a command keeps on disk for a later run, asked once it has failed or stopped: an export to a file says where

@@ -11,17 +11,19 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
 /** What one record of a resource is called: `partner` for `partners`. */
-export const recordName = (resource: Resource.Resource<any, any>): string => resource.name.replace(/s$/, "")
+export const recordName = (resource: Resource.Any): string => resource.name.replace(/s$/, "")
 
-/** `--strict`, for a resource with a strict schema. */
-export const strictFlag = (resource: Resource.Resource<any, any>) =>
-  Options.boolean("strict").pipe(
-    Options.withDescription(
-      `Fail (exit 1) at the first ${recordName(resource)} that does not match the contract` +
-        `${resource.contract === undefined ? "" : ` (${resource.contract})`}. Without it, such ${resource.name} are ` +
-        "written as sent and counted on stderr."
+/** `--strict`, for a resource with a strict schema; no flag (always false) for one without. */
+export const strictFlag = (resource: Resource.Any): Options.Options<boolean> =>
+  resource.strict === undefined
+    ? Options.map(Options.none, () => false)
+    : Options.boolean("strict").pipe(
+      Options.withDescription(
+        `Fail (exit 1) at the first ${recordName(resource)} that does not match the contract` +
+          `${resource.contract === undefined ? "" : ` (${resource.contract})`}. Without it, such ${resource.name} ` +
+          "are written as sent and counted on stderr."
+      )
     )
-  )
 
 // The id as the server wrote it, when the record's text is at hand: parsed, an id past 2^53 - 1 is a neighbour's.
 const idText = (record: unknown, json: string | undefined, idField: string): string | undefined => {
@@ -41,7 +43,7 @@ const idText = (record: unknown, json: string | undefined, idField: string): str
  * `undefined` when it does not (or the resource declares no contract). `json`, the record's text as the server wrote
  * it, names an id past 2^53 - 1 as sent.
  */
-export const contractOf = (resource: Resource.Resource<any, any>, endpoint: string) => {
+export const contractOf = (resource: Resource.Any, endpoint: string) => {
   if (resource.strict === undefined) return () => undefined
   const check = Schema.decodeUnknownEither(resource.strict, { onExcessProperty: "preserve" })
   const name = recordName(resource)

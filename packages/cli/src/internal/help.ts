@@ -15,11 +15,26 @@ import { colorEnabled, locate, type PathNode, wantsHelp } from "./helpPath.js"
 
 export { colorEnabled, locate, wantsHelp }
 
+/**
+ * What the help pages read of a command: its usage and its help. A `Command` is invariant in its types (its handler
+ * takes what it parses), so the tree holds these instead of the commands themselves.
+ */
+export interface Described {
+  readonly usage: () => Usage.Usage
+  readonly help: (config: CliConfig.CliConfig) => HelpDoc.HelpDoc
+}
+
+/** A command's `Described`, read when a page is asked for. */
+export const described = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>): Described => ({
+  usage: () => Command.getUsage(command),
+  help: (config) => Command.getHelp(command, config)
+})
+
 /** A command of the tree, with the short line that lists it under its parent. */
 export interface Node extends PathNode {
   readonly name: string
   readonly summary: string
-  readonly command: Command.Command<any, any, any, any>
+  readonly command: Described
   readonly children: ReadonlyArray<Node>
 }
 
@@ -114,12 +129,12 @@ export const page = (
   lines.push("", bold("USAGE"))
   if (node.children.length > 0) lines.push(`  ${whole} COMMAND [OPTIONS]`)
   else {
-    for (const span of Usage.enumerate(Command.getUsage(node.command), config)) {
+    for (const span of Usage.enumerate(node.command.usage(), config)) {
       lines.push(...fill(usageWords(prefix + plain(span)), "  ", " ".repeat(whole.length + 3)))
     }
   }
   if (node.children.length === 0) {
-    lines.push(...sections(Command.getHelp(node.command, config), bold))
+    lines.push(...sections(node.command.help(config), bold))
   } else {
     const rows = node.children.flatMap((
       child
@@ -206,7 +221,7 @@ export const missingValue = (root: Node, args: ReadonlyArray<string>): Validatio
   const { path } = locate(root, args)
   const last = args[args.length - 1]
   if (last === undefined || args.length < path.length) return undefined
-  const option = named(optionsIn(Command.getUsage(path[path.length - 1]!.command)), last)
+  const option = named(optionsIn(path[path.length - 1]!.command.usage()), last)
   return option === undefined || option.value === undefined
     ? undefined
     : ValidationError.missingValue(HelpDoc.p(`Expected a value following option: '${last}'`))
@@ -232,7 +247,7 @@ export const describeValidation = (
       ? `unknown option ${rest[0]}: ${whole} takes a command first (${commands})`
       : `unknown command ${shown(rest[0]!)}: ${whole} takes ${commands}`
   }
-  const options = optionsIn(Command.getUsage(node.command))
+  const options = optionsIn(node.command.usage())
   const flags = given(rest)
   let match: RegExpExecArray | null
   if ((match = /^Expected one of the following cases: (.*)$/.exec(said)) !== null) {

@@ -149,7 +149,7 @@ const refusingWrites = (
   })
 
 const contractText = (options: {
-  readonly resources: ReadonlyArray<Resource.Resource<any, any>>
+  readonly resources: ReadonlyArray<Resource.Any>
   readonly limit: number
   readonly window: Duration.Duration
   readonly shared: boolean
@@ -195,7 +195,7 @@ const INSTRUCTIONS = "Reads an ERP through its REST API. Read erp://contract fir
  * Runs the server until stdin ends and the requests read are answered (or stdout's reader goes, or a signal stops
  * the command), on the client built from the settings, with logs on stderr only.
  */
-export const serve = (resources: ReadonlyArray<Resource.Resource<any, any>>) => (args: McpArgs) => {
+export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs) => {
   const limits = makeLimitWatch()
   const shared = Option.isSome(args.redis) || (process.env.ERP_REDIS_URL ?? "") !== ""
   return Effect.scoped(Effect.gen(function*() {

@@ -243,7 +243,7 @@ const selectorWords = (selector: Resource.Selector) => selector.flag.replace(/-/
 export const filterArgument = (filter: Resource.Filter): string => filter.flag.replace(/-/g, "_")
 
 /** A resource's filters in a sentence: `Filter: "customers": true for customers only (is_customer=1).` */
-export const filtersSentence = (resource: Resource.Resource<any, any>): string => {
+export const filtersSentence = (resource: Resource.Any): string => {
   if (resource.filters.length === 0) return ""
   const each = resource.filters.map((filter) => {
     const said = filter.description.replace(/\.$/, "").replace(/^./, (c) => c.toLowerCase())
@@ -253,7 +253,7 @@ export const filtersSentence = (resource: Resource.Resource<any, any>): string =
 }
 
 /** `<name>_get`, `<name>_list` and `<name>_count` for a declared kind of record. */
-export const resourceTools = (context: Context, resource: Resource.Resource<any, any>): ReadonlyArray<Tool> => {
+export const resourceTools = (context: Context, resource: Resource.Any): ReadonlyArray<Tool> => {
   const one = recordName(resource)
   const tools: Array<Tool> = []
   const get = resource.get

@@ -147,13 +147,13 @@ const placeholder = (selector: Resource.Selector) =>
   selector.kind === "integer" ? "N" : selector.flag.split("-").pop()!.toUpperCase()
 
 /** What `<resource> get` does, in one line (its summary in `erp --help`). */
-export const getSummary = (resource: Resource.Resource<any, any>): string =>
+export const getSummary = (resource: Resource.Any): string =>
   `look up ${resource.name} by ${
     resource.selectors.map((selector) => selector.flag.replace(/-/g, " ")).join(" or ")
   } (many in one run), one JSON object a line`
 
 /** `erp <resource> get`, for a resource with a get endpoint and selectors. */
-export const getCommand = (resource: Resource.Resource<any, any>, endpoint: string) => {
+export const getCommand = (resource: Resource.Any, endpoint: string) => {
   const selectors = resource.selectors
   const flagsText = selectors.map((selector) => `--${selector.flag}`).join(" or ")
   const integer = selectors.find((selector) => selector.kind === "integer")

@@ -14,12 +14,14 @@ import { runExport } from "./exportList.js"
 import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
 
 /** What `<resource> list` does, in one line (its summary in `erp --help`). */
-export const listSummary = (resource: Resource.Resource<any, any>): string =>
+export const listSummary = (resource: Resource.Any): string =>
   `export ${resource.name}: NDJSON (default), CSV or a table, to stdout or a file`
 
-// A flag for each of the resource's filters. `Options.all` of an empty record fails (it reads its first entry): a
-// resource without filters (`Resource.make`'s default, a drafted one's) has none.
-const filterOptions = (resource: Resource.Resource<any, any>): Options.Options<Record<string, boolean>> =>
+/**
+ * A resource's filters, a flag each. None for a resource without filters: `Options.all({})` is not an empty set of
+ * flags to @effect/cli 0.77 (it breaks every command's parsing), so no filters is `Options.none`.
+ */
+const filterFlags = (resource: Resource.Any): Options.Options<Readonly<Record<string, boolean>>> =>
   resource.filters.length === 0
     ? Options.map(Options.none, () => ({}))
     : Options.all(
@@ -31,11 +33,11 @@ const filterOptions = (resource: Resource.Resource<any, any>): Options.Options<R
     )
 
 /** `erp <resource> list`. */
-export const listCommand = (resource: Resource.Resource<any, any>) =>
+export const listCommand = (resource: Resource.Any) =>
   Command.make(
     "list",
     {
-      filters: filterOptions(resource),
+      filters: filterFlags(resource),
       ...listOptions,
       strict: strictFlag(resource),
       redis,

@@ -9,8 +9,9 @@ import type * as Sandbox from "@erp-client/sandbox/Sandbox"
 import type * as Seed from "@erp-client/sandbox/Seed"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { repeatable, shownDefault } from "./common.js"
+import { Declared, repeatable, shownDefault } from "./common.js"
 import { UsageError } from "./errors.js"
+import { sandboxResources } from "./sandboxResources.js"
 
 /**
  * The sandbox could not listen where it was told: the port is taken, not allowed, or the address is not this
@@ -403,9 +404,15 @@ export const sandbox = Command.make(
           return yield* new UsageError({ reason: `--${name} must be from ${min} to ${max}, got ${value}` })
         }
       }
-      const [Fault, Serve] = yield* Effect.promise(() =>
-        Promise.all([import("@erp-client/sandbox/Fault"), import("@erp-client/sandbox/Serve")])
+      const [Fault, Serve, SandboxModule] = yield* Effect.promise(() =>
+        Promise.all([
+          import("@erp-client/sandbox/Fault"),
+          import("@erp-client/sandbox/Serve"),
+          import("@erp-client/sandbox/Sandbox")
+        ])
       )
+      // The command line's declared resources the sandbox has no records of its own for, from their samples.
+      const resources = sandboxResources(yield* Declared, SandboxModule.endpoints)
       const retryAfter: FaultModule.RetryAfter | undefined = args.retryAfter._tag === "None"
         ? undefined
         : args.retryAfterDate
@@ -467,6 +474,7 @@ export const sandbox = Command.make(
           ? { oddRecords: { rate: args.oddRate, ...(args.oddKind.length > 0 ? { kinds: args.oddKind } : {}) } }
           : {}),
         ...(args.defaultListCount._tag === "Some" ? { defaultListCount: args.defaultListCount.value } : {}),
+        ...(resources.length > 0 ? { resources } : {}),
         tooManyRequestsBody: args.tooManyRequestsBody,
         messages: { unauthorized: args.unauthorizedMessage, notFound: args.notFoundMessage }
       }

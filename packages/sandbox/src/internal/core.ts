@@ -81,6 +81,7 @@ export const make = (options: Sandbox.Options = {}): Core => {
     rateLimit: erp.rateLimit,
     partnerAt: erp.partnerAt,
     invoiceAt: erp.invoiceAt,
+    recordsOf: erp.recordsOf,
     oddKindAt: (index) => Option.fromNullable(erp.oddKindAt(index)),
     hiddenAt: erp.hiddenAt,
     visiblePartners: Effect.sync(erp.visiblePartners),

@@ -3,6 +3,7 @@ import * as Envelope from "./envelope.js"
 import * as Exact from "./exactNumber.js"
 import type * as Invoices from "./invoices.js"
 import type * as PartnerStore from "./partnerStore.js"
+import type * as Resources from "./resources.js"
 
 /**
  * What the answers depend on.
@@ -13,6 +14,8 @@ export interface Config {
   readonly store: PartnerStore.PartnerStore
   /** The invoices `invoice/list` and `invoice/get` serve (none when absent). */
   readonly invoices?: Invoices.Table | undefined
+  /** The declared kinds of record (`ErpRules.Options.resources`). */
+  readonly resources?: ReadonlyArray<Resources.Table> | undefined
   /** The largest page served. */
   readonly maxListCount: number
   /** The page served when `list_count` is absent; refused when `undefined`. */
@@ -39,7 +42,7 @@ export interface Answered {
 }
 
 /** @internal */
-export type Answer = (endpoint: ErpRules.Endpoint, params: URLSearchParams, keyValid: boolean) => Answered
+export type Answer = (endpoint: string, params: URLSearchParams, keyValid: boolean) => Answered
 
 /**
  * The largest page served to the `page`-th list page (1-based): `maxListCount`, or the `max` of the last schedule
@@ -104,7 +107,7 @@ export const make = (config: Config): Answer => {
 
   const fail = (message: string): Answered => ({ body: Envelope.failure(message) })
 
-  const list = (endpoint: ErpRules.Endpoint, params: URLSearchParams): Answered => {
+  const list = (endpoint: string, params: URLSearchParams): Answered => {
     const offset = nonNegativeInt(params.get("list_offset"))
     const countParam = params.get("list_count")
     const count = countParam === null && config.defaultListCount !== undefined
@@ -116,6 +119,12 @@ export const make = (config: Config): Answer => {
     if (endpoint === "/invoice/list") {
       const from = config.ignoreOffset === true ? 0 : offset
       const records = config.invoices?.page(from, Math.min(count, config.maxListCount), conditions) ?? []
+      return { body: Envelope.success(records), records: records.length, hidden: 0 }
+    }
+    const declared = config.resources?.find((table) => table.list === endpoint)
+    if (declared !== undefined) {
+      const from = config.ignoreOffset === true ? 0 : offset
+      const records = declared.page(from, Math.min(count, config.maxListCount), conditions)
       return { body: Envelope.success(records), records: records.length, hidden: 0 }
     }
     config.beforeList()
@@ -182,6 +191,15 @@ export const make = (config: Config): Answer => {
       : { body: Envelope.success(found, store.mayHoldExact && Exact.holdsExact(found)) }
   }
 
+  const getDeclared = (table: Resources.Table, params: URLSearchParams): Answered => {
+    const found = table.find(params)
+    return found === "missing"
+      ? fail(`${table.lookups.join(" or ")} is required`)
+      : found === undefined
+      ? fail(config.messages.notFound)
+      : { body: Envelope.success(found) }
+  }
+
   return (endpoint, params, keyValid) => {
     if (!keyValid) return fail(config.messages.unauthorized)
     switch (endpoint) {
@@ -193,5 +211,8 @@ export const make = (config: Config): Answer => {
       case "/invoice/get":
         return getInvoice(params)
     }
+    const table = config.resources?.find((table) => table.get === endpoint)
+    // Only endpoints `endpointOf` knows arrive here: one not a get endpoint is a declared list.
+    return table === undefined ? list(endpoint, params) : getDeclared(table, params)
   }
 }

@@ -18,15 +18,22 @@ import * as PartnerStore from "./partnerStore.js"
 import * as Prng from "./prng.js"
 import * as Replies from "./replies.js"
 import * as RequestLog from "./requestLog.js"
+import * as Resources from "./resources.js"
 import * as Seeded from "./seed.js"
 import * as Window from "./window.js"
 
 /** @internal */
 export const endpoints = ["/partner/list", "/partner/get", "/invoice/list", "/invoice/get"] as const
 
-/** @internal */
-export const endpointOf = (method: string, pathname: string): ErpRules.Endpoint | undefined =>
-  method === "GET" || method === "POST" ? endpoints.find((endpoint) => endpoint === pathname) : undefined
+/** The endpoint of a request, one of `endpoints` or of `declared`; `undefined` for any other path or method. */
+const endpointOf = (
+  method: string,
+  pathname: string,
+  declared: ReadonlySet<string>
+): ErpRules.Arrival["endpoint"] =>
+  method === "GET" || method === "POST"
+    ? endpoints.find((endpoint) => endpoint === pathname) ?? (declared.has(pathname) ? pathname : undefined)
+    : undefined
 
 const parseUrl = (url: string): URL | undefined => {
   try {
@@ -69,6 +76,10 @@ export const make = <D>(options: ErpRules.Options<D>, toMillis: (input: D) => nu
   const store = PartnerStore.fromInitial(seed, initial, options.hidden)
   const invoiceCount = Math.max(0, Math.floor(options.invoices ?? 100))
   const invoices = Invoices.make(seed, invoiceCount, partnerCount)
+  const resources = Resources.make(options.resources, seed)
+  const declared = new Set(
+    resources.flatMap((table) => table.get === undefined ? [table.list] : [table.list, table.get])
+  )
   const keys = ApiKeys.make(options.apiKeys ?? ["sandbox-key"])
   const faults = FaultQueue.make(options.randomFaults, seed, toMillis)
   for (const { fault, ...injectOptions } of options.inject ?? []) faults.push(fault, injectOptions)
@@ -79,6 +90,7 @@ export const make = <D>(options: ErpRules.Options<D>, toMillis: (input: D) => nu
   const answer = Answers.make({
     store,
     invoices,
+    resources,
     maxListCount,
     defaultListCount,
     messages,
@@ -108,7 +120,7 @@ export const make = <D>(options: ErpRules.Options<D>, toMillis: (input: D) => nu
     const url = parseUrl(incoming.url)
     const params = url === undefined ? new URLSearchParams() : url.searchParams
     const pathname = url === undefined ? incoming.url : url.pathname
-    const endpoint = endpointOf(incoming.method, pathname)
+    const endpoint = endpointOf(incoming.method, pathname, declared)
     const key = incoming.apiKey
     const draft = log.begin({
       method: incoming.method,
@@ -127,14 +139,14 @@ export const make = <D>(options: ErpRules.Options<D>, toMillis: (input: D) => nu
       return reply
     }
     // The normal answer, computed when it is sent (after the waits): the answer of that time.
-    const body = (endpoint: ErpRules.Endpoint) => {
+    const body = (endpoint: string) => {
       const answered = answer(endpoint, params, draft.keyValid)
       draft.records = answered.records
       draft.hidden = answered.hidden
       return answered.body
     }
     // Once the latency has passed.
-    const decide = (endpoint: ErpRules.Endpoint, verdict: Admission.Verdict<D>): ErpRules.Plan => {
+    const decide = (endpoint: string, verdict: Admission.Verdict<D>): ErpRules.Plan => {
       if (verdict._tag === "Limited") return sent(replies.tooManyRequests(verdict.headers))
       const { fault, headers } = verdict
       if (fault === undefined && fails(endpoint, params)) {
@@ -180,6 +192,11 @@ export const make = <D>(options: ErpRules.Options<D>, toMillis: (input: D) => nu
         throw new RangeError(`no invoice at index ${index}`)
       }
       return Invoices.invoiceAt(seed, index, partnerCount)
+    },
+    recordsOf: (list) => {
+      const table = resources.find((table) => table.list === (list.startsWith("/") ? list : `/${list}`))
+      if (table === undefined) throw new RangeError(`no resource is served at ${list}`)
+      return Array.from({ length: table.count }, (_, index) => table.at(index))
     },
     oddKindAt: (index) => Seeded.oddKindAt(seed, index, oddRecords),
     hiddenAt: (index) => index >= 0 && index < partnerCount && Seeded.hiddenAt(seed, index, options.hidden),
