@@ -24,6 +24,7 @@ import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { apiGet, apiList, apiPost } from "./internal/api.js"
+import { apiChanges, changesCommand, changesSummary } from "./internal/changesCommand.js"
 import { Argv, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
@@ -106,13 +107,14 @@ const summaries = {
   apiGet: "GET an endpoint; prints its data as JSON",
   apiList: "every record of a list endpoint, with the options of partners list",
   apiPost: "POST JSON to an endpoint (never retried after a transient failure); prints its data as JSON",
+  apiChanges: "the records of a list endpoint added, changed and removed since the last run",
   mcp: mcpSummary,
   sandbox: "run the built-in ERP sandbox server (prints its base URL and key)"
 }
 
 const api = Command.make("api").pipe(
   Command.withDescription(summaries.api),
-  Command.withSubcommands([apiGet, apiList, apiPost])
+  Command.withSubcommands([apiGet, apiList, apiPost, apiChanges])
 )
 
 const leaf = (name: string, summary: string, command: Help.Node["command"]): Help.Node => ({
@@ -125,12 +127,13 @@ const leaf = (name: string, summary: string, command: Help.Node["command"]): Hel
 // A resource's commands, as the parser and `--help` walk them.
 const resourceNode = (resource: Resource.Resource<any, any>) => {
   const list = listCommand(resource)
+  const changes = changesCommand(resource)
   const get = resource.get === undefined || resource.selectors.length === 0
     ? undefined
     : getCommand(resource, resource.get)
   const command = Command.make(resource.name).pipe(
     Command.withDescription(resource.description),
-    Command.withSubcommands(get === undefined ? [list] : [list, get])
+    Command.withSubcommands(get === undefined ? [list, changes] : [list, get, changes])
   )
   const node: Help.Node = {
     name: resource.name,
@@ -138,7 +141,8 @@ const resourceNode = (resource: Resource.Resource<any, any>) => {
     command,
     children: [
       leaf("list", listSummary(resource), list),
-      ...(get === undefined ? [] : [leaf("get", getSummary(resource), get)])
+      ...(get === undefined ? [] : [leaf("get", getSummary(resource), get)]),
+      leaf("changes", changesSummary(resource), changes)
     ]
   }
   return { command, node }
@@ -167,7 +171,8 @@ const commandsOf = (resources: ReadonlyArray<Resource.Resource<any, any>>) => {
         children: [
           leaf("get", summaries.apiGet, apiGet),
           leaf("list", summaries.apiList, apiList),
-          leaf("post", summaries.apiPost, apiPost)
+          leaf("post", summaries.apiPost, apiPost),
+          leaf("changes", summaries.apiChanges, apiChanges)
         ]
       },
       leaf("mcp", summaries.mcp, mcpCommand),
