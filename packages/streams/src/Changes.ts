@@ -173,8 +173,10 @@ export const make = <A, E, R, E2 = never, R2 = never>(
       if (!decoded.ok) return yield* new StateUnreadable({ key: options.key, reason: decoded.reason })
       before = decoded.state
     }
-    const seen = KernelChanges.makeTable()
-    const comparison = KernelChanges.compare(before)
+    // Sized for about as many records as the last run saw: it grows nothing on the way (no copies at a million).
+    const seen = KernelChanges.makeTable(Math.ceil(KernelChanges.size(before) * 1.01) + 1024)
+    // Let go once the removals are known (`undefined`): the last state need not stay beside the next at the end.
+    let comparison: KernelChanges.Comparison | undefined = KernelChanges.compare(before)
     const init = options.init === true
     const idField = options.idField
     const judged = Stream.mapConcat(pages(seen), (page): ReadonlyArray<Change<A>> => {
@@ -184,27 +186,26 @@ export const make = <A, E, R, E2 = never, R2 = never>(
         const raw = page.raw[i] as Readonly<Record<string, Id>>
         const id = raw[idField]
         const json = texts?.[i] ?? JSON.stringify(raw)
-        const verdict = comparison.judge(id, json)
+        const verdict = comparison!.judge(id, json)
         if (!init && verdict !== "Unchanged") out.push({ _tag: verdict, id, record: page.records[i], json })
       }
       return out
     })
     let removed = 0
     // Only now is the end of the list confirmed: what was not read is gone.
+    let counts = { added: 0, changed: 0, unchanged: 0 }
     const removals = Stream.suspend(() => {
-      const ids = comparison.removed()
+      const ids = comparison!.removed()
+      counts = comparison!.counts()
+      comparison = undefined
       removed = ids.length
       return init ? Stream.empty : Stream.fromIterable(ids.map((id): Change<A> => ({ _tag: "Removed", id })))
     })
     const commit = Effect.gen(function*() {
       if (options.beforeCommit !== undefined) yield* options.beforeCommit
-      // The old state is no longer needed: let it go before the new one is encoded.
-      before = KernelChanges.empty
-      const bytes = KernelChanges.encode(seen.state())
+      const bytes = KernelChanges.encodeTable(seen)
       yield* store.set(options.key, bytes)
-      if (options.onSummary !== undefined) {
-        yield* options.onSummary({ ...comparison.counts(), removed, stateBytes: bytes.length })
-      }
+      if (options.onSummary !== undefined) yield* options.onSummary({ ...counts, removed, stateBytes: bytes.length })
     })
     return Stream.concat(Stream.concat(judged, removals), Stream.drain(Stream.fromEffect(commit)))
   }))
