@@ -174,7 +174,12 @@ const runChanges = (options: {
         pages++
         return sink.write(encode(changes), { records: written, pages })
       }),
-      Effect.provide(Changes.layerFile(path.dirname(state)))
+      Effect.provide(Changes.layerFile(path.dirname(state))),
+      // Named as the user gave it, not by its key in the store (its file name).
+      Effect.catchTag(
+        "StateUnreadable",
+        (error) => Effect.fail(new Changes.StateUnreadable({ key: args.since, reason: error.reason }))
+      )
     )
     if (summary !== undefined) {
       yield* note(
