@@ -60,7 +60,7 @@ describe("erp partners changes", () => {
     expect(lines(first.stdout)).toEqual(
       (await served()).map((json) => `{"change":"added","id":${JSON.parse(json).id},"record":${json}}`)
     )
-    expect(first.stderr).toBe(`erp: 300 added, 0 changed, 0 removed, 0 unchanged; state ${state} (2,712 bytes)\n`)
+    expect(first.stderr).toBe(`erp: 300 added, 0 changed, 0 removed, 0 unchanged; state ${state} (2,716 bytes)\n`)
 
     const quiet = await changes(state)
     expect([quiet.code, quiet.stdout]).toEqual([0, ""])
