@@ -201,3 +201,49 @@ describe("erp api changes", () => {
     expect(said(next)).toEqual(["changed 42"])
   })
 })
+
+describe("erp partners changes under drift", () => {
+  it("partners inserted and deleted during every list request: each change reported once, no record removed that is there", async () => {
+    const drifting = await startSandbox({
+      partners: 400,
+      rateLimit: { limit: 10_000, window: "30 seconds" },
+      drift: { inserts: 2, deletes: 2, seed: 7 }
+    })
+    try {
+      const state = Path.join(dir, "drift.state")
+      // What the changes alone say the list holds: an added id must be new to it, a changed or removed one known.
+      const replica = new Set<number>()
+      let beforeLast = new Set<number>()
+      for (let run = 0; run < 3; run++) {
+        beforeLast = new Set(await drifting.run(drifting.sandbox.partnerIds))
+        const result = record(
+          await erp(["partners", "changes", "--since", state, "--page-size", "25", "--concurrency", "1"], {
+            env: drifting.env
+          })
+        )
+        expect(result.code).toBe(0)
+        const now = new Set(await drifting.run(drifting.sandbox.partnerIds))
+        for (const line of lines(result.stdout)) {
+          const change = JSON.parse(line) as { change: string; id: number }
+          if (change.change === "added") {
+            expect(replica.has(change.id)).toBe(false)
+            replica.add(change.id)
+          } else if (change.change === "changed") {
+            expect(replica.has(change.id)).toBe(true)
+          } else {
+            expect(replica.delete(change.id)).toBe(true)
+            // Removed only what the server no longer holds.
+            expect(now.has(change.id)).toBe(false)
+          }
+        }
+      }
+      expect((await drifting.run(drifting.sandbox.stats)).deleted).toBeGreaterThan(0)
+      // Every partner there for the whole last run (so for a whole run at least) was reported: none was lost.
+      const survivors = await drifting.run(drifting.sandbox.partnerIds)
+      expect(survivors.filter((id) => beforeLast.has(id) && !replica.has(id))).toEqual([])
+      expect(replica.size).toBeGreaterThan(350)
+    } finally {
+      await drifting.close()
+    }
+  })
+})
