@@ -132,6 +132,17 @@ describe("erp partners changes", () => {
     expect(interrupted.stderr).toContain("run the same command again")
     expect(Fs.readFileSync(state)).toEqual(before)
 
+    // A reader that stops early (`| head -1`): 1, not the quiet end of `list`, and STATE as it was.
+    const closed = record(
+      await erp(["partners", "changes", "--since", state, "--page-size", "20"], {
+        env: started.env,
+        closeStdoutWhen: (stdout) => stdout.includes("\n")
+      })
+    )
+    expect(closed.code).toBe(1)
+    expect(closed.stderr).toContain("stdout was closed by its reader before the last change")
+    expect(Fs.readFileSync(state)).toEqual(before)
+
     // The next complete run reports all of it, once.
     expect(said(await changes(state))).toEqual(["changed 200", "removed 1", "removed 2"])
     expect((await changes(state)).stdout).toBe("")

@@ -15,6 +15,7 @@ import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
 import type * as Paginate from "@erp-client/streams/Paginate"
 import type * as Resource from "@erp-client/streams/Resource"
 import * as Chunk from "effect/Chunk"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -81,6 +82,13 @@ interface ChangesArgs extends CommonArgs {
   readonly concurrency: number
   readonly format: typeof formats[number]
   readonly output: Option.Option<string>
+}
+
+/** The reader of stdout went away before the last change (`erp partners changes … | head -1`): a failure here. */
+class ReaderGone extends Data.TaggedError("ReaderGone") {
+  override get message(): string {
+    return "stdout was closed by its reader before the last change"
+  }
 }
 
 const LABELS = { Added: "added", Changed: "changed", Removed: "removed" } as const
@@ -193,6 +201,11 @@ const runChanges = (options: {
     }
   }))
   return withClient(args, body).pipe(
+    // Not the quiet end `list` has: the changes after the ones read were not delivered, and STATE was not replaced.
+    Effect.catchIf(
+      (error): error is Sink.StdoutClosed => error instanceof Sink.StdoutClosed,
+      () => Effect.fail(new ReaderGone())
+    ),
     Effect.onExit((exit) =>
       Exit.isSuccess(exit)
         ? Effect.void
