@@ -12,6 +12,7 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { plainConcurrentLoop, plainLoop } from "./baseline.js"
+import { changes } from "./changes.js"
 import { log, median, ROOT, round, type Row, runErp, startSandbox } from "./common.js"
 import { cost } from "./cost.js"
 import { lookups } from "./lookups.js"
@@ -459,7 +460,8 @@ const benchmarks: Array<[string, () => Promise<void>]> = [
   ["span", waitSpan],
   ["startup", async () => void rows.push(...(await startup()))],
   ["cost", async () => void rows.push(...(await cost()))],
-  ["lookups", async () => void rows.push(...(await lookups()))]
+  ["lookups", async () => void rows.push(...(await lookups()))],
+  ["changes", async () => void rows.push(...(await changes()))]
 ]
 const started = performance.now()
 for (const [name, run] of benchmarks) {

@@ -25,6 +25,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { apiGet, apiList, apiPost } from "./internal/api.js"
 import { apiInfer } from "./internal/apiInfer.js"
+import { apiChanges, changesCommand, changesSummary } from "./internal/changesCommand.js"
 import { Argv, Declared, Leftover, note } from "./internal/common.js"
 import * as InternalErrors from "./internal/errors.js"
 import * as Help from "./internal/help.js"
@@ -108,13 +109,14 @@ const summaries = {
   apiList: "every record of a list endpoint, with the options of partners list",
   apiPost: "POST JSON to an endpoint (never retried after a transient failure); prints its data as JSON",
   apiInfer: "draft an Effect Schema and a Resource from the records a list endpoint serves",
+  apiChanges: "the records of a list endpoint added, changed and removed since the last run",
   mcp: mcpSummary,
   sandbox: "run the built-in ERP sandbox server (prints its base URL and key)"
 }
 
 const api = Command.make("api").pipe(
   Command.withDescription(summaries.api),
-  Command.withSubcommands([apiGet, apiList, apiPost, apiInfer])
+  Command.withSubcommands([apiGet, apiList, apiPost, apiInfer, apiChanges])
 )
 
 const leaf = <Name extends string, R, E, A>(
@@ -131,12 +133,13 @@ const leaf = <Name extends string, R, E, A>(
 // A resource's commands, as the parser and `--help` walk them.
 const resourceNode = (resource: Resource.Any) => {
   const list = listCommand(resource)
+  const changes = changesCommand(resource)
   const get = resource.get === undefined || resource.selectors.length === 0
     ? undefined
     : getCommand(resource, resource.get)
   const command = Command.make(resource.name).pipe(
     Command.withDescription(resource.description),
-    Command.withSubcommands(get === undefined ? [list] : [list, get])
+    Command.withSubcommands(get === undefined ? [list, changes] : [list, get, changes])
   )
   const node: Help.Node = {
     name: resource.name,
@@ -144,7 +147,8 @@ const resourceNode = (resource: Resource.Any) => {
     command: Help.described(command),
     children: [
       leaf("list", listSummary(resource), list),
-      ...(get === undefined ? [] : [leaf("get", getSummary(resource), get)])
+      ...(get === undefined ? [] : [leaf("get", getSummary(resource), get)]),
+      leaf("changes", changesSummary(resource), changes)
     ]
   }
   return { command, node }
@@ -174,7 +178,8 @@ const commandsOf = (resources: ReadonlyArray<Resource.Any>) => {
           leaf("get", summaries.apiGet, apiGet),
           leaf("list", summaries.apiList, apiList),
           leaf("post", summaries.apiPost, apiPost),
-          leaf("infer", summaries.apiInfer, apiInfer)
+          leaf("infer", summaries.apiInfer, apiInfer),
+          leaf("changes", summaries.apiChanges, apiChanges)
         ]
       },
       leaf("mcp", summaries.mcp, mcpCommand),

@@ -372,7 +372,7 @@ describe("messages", () => {
       [["partners", "list", "--bogus"], "unknown option --bogus"],
       [["partners", "list", "--format", "csv", "--format", "table"], "--format is given more than once"],
       [["partners", "list", "extra"], "unexpected argument extra"],
-      [["partners", "lst"], "unknown command lst: erp partners takes list or get"],
+      [["partners", "lst"], "unknown command lst: erp partners takes list, get or changes"],
       [["api", "get"], "missing ENDPOINT"],
       [["partners", "list", "--output", dir], `--output: ${dir} is not a regular file`]
     ]

@@ -8,8 +8,10 @@ import { type CallError, type ErpClient, type Params } from "@erp-client/effect4
 import type * as ErpError from "@erp-client/effect4-core/ErpError"
 import * as Partner from "@erp-client/effect4-core/Partner"
 import type * as Effect from "effect/Effect"
+import type * as KeyValueStore from "effect/persistence/KeyValueStore"
 import type * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
+import type * as Changes from "./Changes.js"
 import type * as ListEndpoint from "./ListEndpoint.js"
 import type * as Paginate from "./Paginate.js"
 import * as Resource from "./Resource.js"
@@ -123,6 +125,38 @@ export const pages = (
 export const stream = (
   options: ListEndpoint.ListOptions = {}
 ): Stream.Stream<Partner.Partner, ErpError.ErpError, ErpClient> => Resource.stream(resource, options)
+
+/**
+ * The partners added, changed and removed since the last complete run whose state is under `key` in the
+ * `KeyValueStore` (see `Resource.changes`).
+ *
+ * @example
+ * ```ts
+ * import { NodeServices } from "@effect/platform-node"
+ * import { Changes, Partners } from "@erp-client/effect4-streams"
+ * import { Console, Effect, Layer, Stream } from "effect"
+ *
+ * // A nightly sync: only what changed since last night, the state in ./state/partners (replaced atomically)
+ * const program = Partners.changes({ key: "partners" }).pipe(
+ *   Stream.runForEach((change) =>
+ *     change._tag === "Removed"
+ *       ? Console.log(`delete ${change.id}`)
+ *       : Console.log(`upsert ${change.id}: ${change.record.company_name}`)
+ *   ),
+ *   Effect.provide(Changes.layerFile("state").pipe(Layer.provide(NodeServices.layer)))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const changes = <E2 = never, R2 = never>(
+  options: Resource.ChangesOptions<E2, R2>
+): Stream.Stream<
+  Changes.Change<Partner.Partner>,
+  ErpError.ErpError | Changes.StateUnreadable | KeyValueStore.KeyValueStoreError | E2,
+  ErpClient | KeyValueStore.KeyValueStore | R2
+> => Resource.changes(resource, options)
 
 /**
  * How one partner is selected: by id or by company name.

@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import type * as Changes from "./Changes.js"
 import * as Internal from "./internal/driftSafe.js"
 import type * as PageOrder from "./PageOrder.js"
 import type * as Pager from "./Pager.js"
@@ -54,6 +55,11 @@ export interface Options {
   readonly resumeAfter?: Iterable<string | number> | undefined
   /** The resume point of an interrupted run: its overlap (reached by recoveries) wins over `overlap`. */
   readonly resume?: { readonly overlap?: number | undefined } | undefined
+  /**
+   * Where the ids emitted are kept, with a digest of each record's text (default: a fresh `Changes.makeTable()`).
+   * Pass one to read it after the run: `Changes` makes the next state of a changes export of it.
+   */
+  readonly seen?: Changes.Table | undefined
 }
 
 /**

@@ -573,6 +573,11 @@ export interface Controls<D = DurationInput> {
   readonly insertPartners: (count: number, at: number) => ReadonlyArray<number>
   /** Deletes the partners with these ids; returns how many existed. */
   readonly deletePartners: (ids: Iterable<number>) => number
+  /**
+   * Renames the partners with these ids: ` (renamed)` is added to each one's company name (a changed record for
+   * `erp partners changes`); returns how many existed.
+   */
+  readonly renamePartners: (ids: Iterable<number>) => number
 }
 
 /**

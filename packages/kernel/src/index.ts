@@ -11,6 +11,11 @@ export * as CallState from "./CallState.js"
 /**
  * @since 0.1.0
  */
+export * as Changes from "./Changes.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as CollectorGuard from "./CollectorGuard.js"
 
 /**

@@ -168,6 +168,8 @@ export interface Service {
   readonly insertPartners: (count: number, at: number) => Effect.Effect<ReadonlyArray<number>>
   /** Deletes the partners with these ids; returns how many existed. */
   readonly deletePartners: (ids: Iterable<number>) => Effect.Effect<number>
+  /** Renames the partners with these ids (` (renamed)` added to the company name); returns how many existed. */
+  readonly renamePartners: (ids: Iterable<number>) => Effect.Effect<number>
 }
 
 /**

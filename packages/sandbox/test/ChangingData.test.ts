@@ -98,4 +98,43 @@ describe.each(transports)("Sandbox: data that changes (%s)", (transport) => {
       }),
     TIMEOUT
   )
+
+  it.live(
+    "a rename is served by list and get from then on (the page cache too); the new name is found, the old one not",
+    () =>
+      withSandbox({ partners: 10, seed: 3, rateLimit: false }, (sandbox) =>
+        Effect.gen(function*() {
+          const names = (offset: number) =>
+            Effect.map(
+              call(sandbox.baseUrl, "/partner/list", { list_offset: String(offset), list_count: "4" }),
+              (reply) => (json(reply).data as Array<{ company_name: string }>).map((record) => record.company_name)
+            )
+          const before = yield* names(0)
+          expect(yield* sandbox.renamePartners([2, 99])).toBe(1)
+          const after = yield* names(0)
+          expect(after).toStrictEqual([before[0], `${before[1]} (renamed)`, before[2], before[3]])
+          const byId = json(yield* call(sandbox.baseUrl, "/partner/get", { id: "2" }))
+          expect(byId.data.company_name).toBe(`${before[1]} (renamed)`)
+          const byName = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: `${before[1]} (renamed)` }))
+          expect(byName.data.id).toBe(2)
+          const oldName = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: before[1]! }))
+          expect(oldName.result.message).toBe("Not found")
+          // Renamed, then deleted: gone by either name.
+          yield* sandbox.deletePartners([2])
+          const gone = json(yield* call(sandbox.baseUrl, "/partner/get", { company_name: `${before[1]} (renamed)` }))
+          expect(gone.result.message).toBe("Not found")
+
+          if (transport === "socket") {
+            // Between runs, over HTTP: POST /_sandbox/partners inserts, deletes and renames, and says what it did.
+            const answer = yield* Effect.promise(() =>
+              fetch(`${sandbox.baseUrl}/_sandbox/partners?insert=2&at=0&delete=3,404&rename=4`, { method: "POST" })
+                .then((response) => response.json())
+            )
+            expect(answer).toStrictEqual({ inserted: [11, 12], deleted: 1, renamed: 1 })
+            expect(yield* sandbox.partnerIds).toStrictEqual([11, 12, 1, 4, 5, 6, 7, 8, 9, 10])
+            expect((yield* names(3))[0]).toMatch(/ \(renamed\)$/)
+          }
+        })),
+    TIMEOUT
+  )
 })

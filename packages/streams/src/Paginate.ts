@@ -8,6 +8,7 @@
 import { DecodeError, InvalidRequest, PagingDrift } from "@erp-client/core/ErpError"
 import type { PagingLoop } from "@erp-client/core/ErpError"
 import type * as Page from "@erp-client/core/Page"
+import type * as KernelChanges from "@erp-client/kernel/Changes"
 import * as DriftSafe from "@erp-client/kernel/DriftSafe"
 import * as KernelPager from "@erp-client/kernel/Pager"
 import * as Data from "effect/Data"
@@ -106,6 +107,11 @@ export interface SafeOptions {
   readonly resumeAfter?: Iterable<string | number> | undefined
   /** Told of every shift and every recovery, e.g. to log them. */
   readonly onDrift?: ((event: DriftEvent) => Effect.Effect<void>) | undefined
+  /**
+   * Where the ids emitted are kept, each with a digest of its record's text (default: a fresh table per run). Pass a
+   * `Changes.makeTable()` of `@erp-client/kernel` to read it after the run (what `Changes.make` does).
+   */
+  readonly seen?: KernelChanges.Table | undefined
 }
 
 /**

@@ -4,12 +4,15 @@
  *
  * @since 0.1.0
  */
+import type * as PlatformError from "@effect/platform/Error"
+import type * as KeyValueStore from "@effect/platform/KeyValueStore"
 import { type CallError, type ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
 import * as Partner from "@erp-client/core/Partner"
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import type * as Stream from "effect/Stream"
+import type * as Changes from "./Changes.js"
 import type * as ListEndpoint from "./ListEndpoint.js"
 import type * as Paginate from "./Paginate.js"
 import * as Resource from "./Resource.js"
@@ -123,6 +126,38 @@ export const pages = (
 export const stream = (
   options: ListEndpoint.ListOptions = {}
 ): Stream.Stream<Partner.Partner, ErpError.ErpError, ErpClient> => Resource.stream(resource, options)
+
+/**
+ * The partners added, changed and removed since the last complete run whose state is under `key` in the
+ * `KeyValueStore` (see `Resource.changes`).
+ *
+ * @example
+ * ```ts
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Changes, Partners } from "@erp-client/streams"
+ * import { Console, Effect, Layer, Stream } from "effect"
+ *
+ * // A nightly sync: only what changed since last night, the state in ./state/partners (replaced atomically)
+ * const program = Partners.changes({ key: "partners" }).pipe(
+ *   Stream.runForEach((change) =>
+ *     change._tag === "Removed"
+ *       ? Console.log(`delete ${change.id}`)
+ *       : Console.log(`upsert ${change.id}: ${change.record.company_name}`)
+ *   ),
+ *   Effect.provide(Changes.layerFile("state").pipe(Layer.provide(NodeContext.layer)))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const changes = <E2 = never, R2 = never>(
+  options: Resource.ChangesOptions<E2, R2>
+): Stream.Stream<
+  Changes.Change<Partner.Partner>,
+  ErpError.ErpError | Changes.StateUnreadable | PlatformError.PlatformError | E2,
+  ErpClient | KeyValueStore.KeyValueStore | R2
+> => Resource.changes(resource, options)
 
 /**
  * How one partner is selected: by id or by company name.

@@ -6,6 +6,8 @@
  *
  * @since 0.1.0
  */
+import type * as PlatformError from "@effect/platform/Error"
+import type * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as ErpClientModule from "@erp-client/client/ErpClient"
 import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
@@ -17,6 +19,7 @@ import * as FiberRef from "effect/FiberRef"
 import type * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
+import * as Changes from "./Changes.js"
 import * as Lookups from "./internal/lookups.js"
 import * as ListEndpoint from "./ListEndpoint.js"
 import type * as Paginate from "./Paginate.js"
@@ -232,6 +235,63 @@ export const stream = <A, S>(
   options: ListEndpoint.ListOptions = {}
 ): Stream.Stream<A, ErpError.ErpError, ErpClient> =>
   ListEndpoint.stream(resource.list, resource.schema, withIdField(resource, options))
+
+/**
+ * Options of `changes`: the list's (its conditions, parameters, page size, concurrency), drift-safe paging's (its
+ * overlap; paging is always drift-safe here), and the run's (`Changes.RunOptions`: the state's key, `init`,
+ * `beforeCommit`, `onSummary`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ChangesOptions<E2 = never, R2 = never>
+  extends
+    Omit<ListEndpoint.ListOptions, "safe" | "exact" | "onInvalidRecord" | "resume" | "startOffset">,
+    Omit<Changes.RunOptions<E2, R2>, "idField">
+{
+  /** Drift-safe paging's settings (the ids are the resource's `idField`). */
+  readonly safe?: Omit<Paginate.SafeOptions, "idField" | "seen" | "resumeAfter"> | undefined
+}
+
+/**
+ * The records of the resource's list added, changed and removed since the last complete run whose state is under
+ * `key` in the `KeyValueStore` (see `Changes.make`): the whole list read drift-safe, each record compared by a digest
+ * of its exact text, removals only once the end of the list is confirmed, the new state committed only when the stream
+ * completes. A first run (no state under `key`) reports every record as added; `init` writes the state and reports
+ * nothing. A record that does not match the schema fails the stream (`DecodeError`): a change is never left out.
+ *
+ * @example
+ * ```ts
+ * import { KeyValueStore } from "@effect/platform"
+ * import { Partners, Resource } from "@erp-client/streams"
+ * import { Console, Effect, Stream } from "effect"
+ *
+ * // What changed among the customers since the last run; the state in memory here (`Changes.layerFile` keeps it)
+ * const program = Resource.changes(Partners.resource, { key: "customers", where: { is_customer: 1 } }).pipe(
+ *   Stream.runForEach((change) => Console.log(change._tag, change.id)),
+ *   Effect.provide(KeyValueStore.layerMemory)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Accessors
+ */
+export const changes = <A, S, E2 = never, R2 = never>(
+  resource: Resource<A, S>,
+  options: ChangesOptions<E2, R2>
+): Stream.Stream<
+  Changes.Change<A>,
+  ErpError.ErpError | Changes.StateUnreadable | PlatformError.PlatformError | E2,
+  ErpClient | KeyValueStore.KeyValueStore | R2
+> => {
+  const { beforeCommit, init, key, onSummary, safe, ...list } = options
+  return Changes.make((seen) =>
+    ListEndpoint.pages(resource.list, resource.schema, {
+      ...list,
+      safe: { ...safe, idField: resource.idField, seen },
+      exact: true
+    }), { key, idField: resource.idField, init, beforeCommit, onSummary })
+}
 
 // Drift-safe paging tells records apart by the resource's id field unless told otherwise.
 const withIdField = <A, S>(resource: Resource<A, S>, options: ListEndpoint.ListOptions): ListEndpoint.ListOptions =>

@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as Changes from "./Changes.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ListEndpoint from "./ListEndpoint.js"
 
 /**

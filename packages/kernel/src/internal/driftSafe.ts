@@ -10,6 +10,7 @@
  * emitted (the only thing that makes "at most once" hold whatever the list does) grows with the export and is far
  * too large to copy per page.
  */
+import * as Changes from "../Changes.js"
 import type * as Api from "../DriftSafe.js"
 import * as PageOrder from "../PageOrder.js"
 import type * as Pager from "../Pager.js"
@@ -36,10 +37,11 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
   readonly start: number
   readonly mode: Pager.Mode
   /**
-   * Every id emitted so far, with a hash of the record's text (`undefined` for ids a resumed run was handed): a
-   * record dropped for its id is reported when its content differs.
+   * Every id emitted so far, with a digest of the record's text (none for ids a resumed run was handed): a record
+   * dropped for its id is reported when its content differs. A table of typed arrays (`Changes.Table`), not a Map:
+   * it holds every id of the export.
    */
-  private readonly seen: Map<unknown, number | undefined>
+  private readonly seen: Changes.Table
   /**
    * The records reported as dropped, by id and hash of their text: one read again in the overlap of the next page is
    * the same record, and is reported once.
@@ -62,8 +64,8 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
     this.baseOverlap = options.resume?.overlap ?? options.overlap
     this.maxRecoveryRequests = Math.max(0, options.maxRecoveryRequests ?? 16)
     this.start = start
-    this.seen = new Map<unknown, number | undefined>()
-    for (const id of options.resumeAfter ?? []) this.seen.set(id, undefined)
+    this.seen = options.seen ?? Changes.makeTable()
+    for (const id of options.resumeAfter ?? []) this.seen.add(id)
     this.mode = {
       // Under change, a full page that brings nothing new is the list moving under the export, and paging moves on;
       // a long run of them is a server that does not move through the list.
@@ -167,17 +169,16 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
     const from = ids.findIndex((id) => seen.has(id)) + 1
     const fresh = new Set<number>()
     for (let i = 0; i < ids.length; i++) {
-      const text = Judge.hash(PageOrder.textAt(page, i))
       if (!seen.has(ids[i])) {
         if (i < from) continue
-        seen.set(ids[i], text)
+        seen.add(ids[i], PageOrder.textAt(page, i))
         fresh.add(i)
         continue
       }
       // Seen before: the same record again (the overlap), or one that only shares its id.
-      const before = seen.get(ids[i])
-      if (before !== undefined && before !== text) {
-        const record = `${String(ids[i])}\u0000${text}`
+      const text = PageOrder.textAt(page, i)
+      if (seen.differs(ids[i], text)) {
+        const record = `${typeof ids[i]}\u0000${String(ids[i])}\u0000${Judge.hash(text)}`
         if (!this.dropped.has(record)) {
           this.dropped.add(record)
           events.push({ _tag: "Dropped", offset: page.offset + i, id: ids[i] })

@@ -96,7 +96,8 @@ export const make = (options: Sandbox.Options = {}): Core => {
     size: Effect.sync(erp.size),
     partnerIds: Effect.sync(erp.partnerIds),
     insertPartners: (count, at) => Effect.sync(() => erp.insertPartners(count, at)),
-    deletePartners: (ids) => Effect.sync(() => erp.deletePartners(ids))
+    deletePartners: (ids) => Effect.sync(() => erp.deletePartners(ids)),
+    renamePartners: (ids) => Effect.sync(() => erp.renamePartners(ids))
   }
 
   return { controls, handle }

@@ -88,6 +88,35 @@ const deliver = (
 export const STATS_PATH = "/_sandbox/stats"
 
 /**
+ * The path that changes the sandbox's partners between runs, for a person or a script (`erp partners changes`, its
+ * benchmark): `POST /_sandbox/partners?insert=N[&at=P]&delete=ID,ID&rename=ID,ID` inserts `N` new partners before list
+ * position `P` (default the end), deletes and renames (` (renamed)` added to the company name) partners by id, and
+ * answers what it did as JSON: `{"inserted":[ids],"deleted":n,"renamed":n}`.
+ *
+ * @internal
+ */
+export const PARTNERS_PATH = "/_sandbox/partners"
+
+// `1,2,3` as ids; anything else in the list is left out.
+const idsOf = (text: string | null): Array<number> =>
+  (text ?? "").split(",").map((id) => Number(id.trim())).filter((id) => id !== 0 && Number.isSafeInteger(id))
+
+const changePartners = (core: Core.Core, url: string) =>
+  Effect.gen(function*() {
+    const query = new URL(url, "http://sandbox").searchParams
+    const insert = Number(query.get("insert") ?? 0)
+    if (!(Number.isSafeInteger(insert) && insert >= 0)) {
+      return HttpServerResponse.unsafeJson({ error: "insert must be a whole number" }, { status: 400 })
+    }
+    const size = yield* core.controls.size
+    const at = query.get("at") === null ? size : Number(query.get("at"))
+    const inserted = insert === 0 ? [] : yield* core.controls.insertPartners(insert, Number.isFinite(at) ? at : size)
+    const deleted = yield* core.controls.deletePartners(idsOf(query.get("delete")))
+    const renamed = yield* core.controls.renamePartners(idsOf(query.get("rename")))
+    return HttpServerResponse.unsafeJson({ inserted, deleted, renamed })
+  })
+
+/**
  * Serves `core` on the `HttpServer` provided until the scope closes; closing it cuts the requests still open (a hung
  * one would otherwise keep the server from closing until its client gives up).
  *
@@ -107,6 +136,9 @@ export const serve = (core: Core.Core): Effect.Effect<Sandbox.Service, never, Ht
             ...stats,
             summary: ErpRules.describeStats(stats, core.controls.rateLimit)
           }))
+      }
+      if (request.method === "POST" && request.url.split("?")[0] === PARTNERS_PATH) {
+        return changePartners(core, request.url)
       }
       const response = NodeHttpServerRequest.toServerResponse(request)
       return Effect.acquireUseRelease(

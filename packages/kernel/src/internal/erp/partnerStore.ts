@@ -42,6 +42,8 @@ export interface PartnerStore {
   readonly insert: (at: number, count: number) => ReadonlyArray<number>
   /** Deletes the partners with these ids; returns how many existed. */
   readonly remove: (ids: Iterable<number>) => number
+  /** Renames the partners with these ids (` (renamed)` added to the company name); returns how many existed. */
+  readonly rename: (ids: Iterable<number>) => number
   /** Deletes the partner at list position `at`, if any; returns its id. */
   readonly removeAt: (at: number) => number | undefined
   /** The ids in list order. */
@@ -240,6 +242,9 @@ export const fromInitial = (
   let order: Array<number> | undefined
   const deleted = new Set<number>()
   const inserted = new Map<number, Seed.PartnerRecord>()
+  // Partners renamed since the start, as they are served now; and by their new names.
+  const renamed = new Map<number, Seed.ServedRecord>()
+  const renamedByName = new Map<string, number>()
   const insertedByName = new Map<string, number>()
   let nextId = 1
   for (let index = 0; index < count; index++) nextId = Math.max(nextId, initial.ownIdAt(index) + 1)
@@ -247,6 +252,8 @@ export const fromInitial = (
   const size = () => order === undefined ? count : order.length
   const idAt = (position: number) => order === undefined ? initial.ownIdAt(position) : order[position]
   const record = (id: number): Seed.ServedRecord => {
+    const changed = renamed.get(id)
+    if (changed !== undefined) return changed
     const index = initial.indexOf(id)
     return index === undefined ? inserted.get(id)! : initial.recordAt(index)
   }
@@ -296,6 +303,11 @@ export const fromInitial = (
     Number.isSafeInteger(id) && (initial.indexOf(id) !== undefined ? !deleted.has(id) : inserted.has(id))
   const served = (id: number) => live(id) && !isHidden(id)
   const forget = (id: number) => {
+    const changed = renamed.get(id)
+    if (changed !== undefined) {
+      renamedByName.delete(String(changed.company_name))
+      renamed.delete(id)
+    }
     if (initial.indexOf(id) !== undefined) deleted.add(id)
     else {
       insertedByName.delete(inserted.get(id)!.company_name)
@@ -335,6 +347,8 @@ export const fromInitial = (
       return Number.isSafeInteger(n) && inserted.has(n) ? record(n) : undefined
     },
     byName: (name) => {
+      const renamedId = renamedByName.get(name)
+      if (renamedId !== undefined && served(renamedId)) return record(renamedId)
       const insertedId = insertedByName.get(name)
       if (insertedId !== undefined && inserted.has(insertedId)) return record(insertedId)
       for (const index of initial.named(name)) {
@@ -375,6 +389,23 @@ export const fromInitial = (
       order = list.filter((id) => !gone.has(id))
       for (const id of gone) forget(id)
       return gone.size
+    },
+    rename: (ids) => {
+      let count = 0
+      for (const id of new Set(ids)) {
+        if (!live(id)) continue
+        const before = record(id)
+        const name = `${String(before.company_name)} (renamed)`
+        if (typeof before.company_name === "string") renamedByName.delete(before.company_name)
+        renamed.set(id, { ...before, company_name: name })
+        renamedByName.set(name, id)
+        count++
+      }
+      if (count > 0) {
+        version++
+        cache.clear()
+      }
+      return count
     },
     removeAt: (at) => {
       if (!(at >= 0 && at < size())) return undefined

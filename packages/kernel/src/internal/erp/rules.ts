@@ -220,7 +220,8 @@ export const make = <D>(options: ErpRules.Options<D>, toMillis: (input: D) => nu
       const removed = store.remove(ids)
       log.countChanges(0, removed)
       return removed
-    }
+    },
+    renamePartners: (ids) => store.rename(ids)
   }
 
   return { controls, arrive }

@@ -1,0 +1,260 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Fault, Seed } from "@erp-client/sandbox"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { erp, parseCsv, type Run, SECRET, startSandbox } from "./harness.js"
+
+// `erp partners changes` and `erp api changes` through the compiled command against the sandbox (docs/changes.md):
+// the changes since the last complete run, each once; a run cut short changes nothing and reports no removal.
+
+type Started = Awaited<ReturnType<typeof startSandbox>>
+
+let started: Started
+let dir: string
+const runs: Array<Run> = []
+const record = (run: Run) => {
+  runs.push(run)
+  return run
+}
+
+beforeAll(async () => {
+  // 15 pages of 20 at 20 ms each: a run can be broken or killed midway.
+  started = await startSandbox({
+    partners: 300,
+    rateLimit: { limit: 10_000, window: "30 seconds" },
+    latency: { base: "20 millis" }
+  })
+  dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "erp-changes-"))
+})
+
+afterAll(async () => {
+  await started?.close()
+  if (dir !== undefined) Fs.rmSync(dir, { recursive: true, force: true })
+  for (const run of runs) expect(run.stdout + run.stderr).not.toContain(SECRET)
+})
+
+const lines = (text: string) => text === "" ? [] : text.trimEnd().split("\n")
+
+const changes = async (state: string, extra: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
+  record(
+    await erp(["partners", "changes", "--since", state, "--page-size", "20", ...extra], {
+      env: { ...started.env, ...env }
+    })
+  )
+
+/** Each NDJSON line as `added 5`, sorted. */
+const said = (run: Run) =>
+  lines(run.stdout).map((line) => {
+    const change = JSON.parse(line) as { change: string; id: number }
+    return `${change.change} ${change.id}`
+  }).sort()
+
+const served = async () => (await started.run(started.sandbox.visiblePartners)).map((p) => Seed.recordJson(p))
+
+describe("erp partners changes", () => {
+  it("a first run adds every record as the server wrote it; then 10 added, 2 renamed, 2 removed are those 14; then nothing", async () => {
+    const state = Path.join(dir, "first.state")
+    const first = await changes(state)
+    expect(first.code).toBe(0)
+    expect(lines(first.stdout)).toEqual(
+      (await served()).map((json) => `{"change":"added","id":${JSON.parse(json).id},"record":${json}}`)
+    )
+    expect(first.stderr).toBe(`erp: 300 added, 0 changed, 0 removed, 0 unchanged; state ${state} (2,716 bytes)\n`)
+
+    const quiet = await changes(state)
+    expect([quiet.code, quiet.stdout]).toEqual([0, ""])
+    expect(quiet.stderr).toMatch(/^erp: 0 added, 0 changed, 0 removed, 300 unchanged;/)
+
+    const inserted = await started.run(started.sandbox.insertPartners(10, 150))
+    await started.run(started.sandbox.renamePartners([12, 250]))
+    await started.run(started.sandbox.deletePartners([30, 299]))
+    const run = await changes(state)
+    expect(run.code).toBe(0)
+    expect(said(run)).toEqual(
+      [...inserted.map((id) => `added ${id}`), "changed 12", "changed 250", "removed 30", "removed 299"].sort()
+    )
+    // Removals last, once the end of the list was confirmed.
+    expect(lines(run.stdout).slice(-2)).toEqual([
+      "{\"change\":\"removed\",\"id\":30}",
+      "{\"change\":\"removed\",\"id\":299}"
+    ])
+    expect(run.stderr).toMatch(/^erp: 10 added, 2 changed, 2 removed, 296 unchanged;/)
+    expect((await changes(state)).stdout).toBe("")
+  })
+
+  it("a run cut short by a failure midway, or killed, leaves STATE as it was, reports no removal and exits non-zero", async () => {
+    const state = Path.join(dir, "cut.state")
+    expect((await changes(state, ["--init"])).stdout).toBe("")
+    const before = Fs.readFileSync(state)
+    await started.run(started.sandbox.deletePartners([1, 2]))
+    await started.run(started.sandbox.renamePartners([200]))
+
+    // The server fails every request from the fifth list request on.
+    const midway = started.listRequests(5)
+    const failing = changes(state, ["--concurrency", "1"], { ERP_RETRIES: "0" })
+    await midway
+    await started.run(started.sandbox.inject(Fault.Fault.Status({ status: 503 }), { times: Infinity }))
+    const failed = await failing
+    await started.run(started.sandbox.clearFaults)
+    expect(failed.code).toBe(1)
+    expect(failed.stdout).not.toContain("removed")
+    expect(failed.stderr).toContain(
+      `the state ${state} was left as it was and no removal was reported: run the same command again`
+    )
+    expect(failed.stderr).toMatch(/unexpected HTTP status 503/)
+    expect(Fs.readFileSync(state)).toEqual(before)
+
+    // Killed (SIGKILL: nothing runs after it) midway.
+    const killed = record(
+      await erp(["partners", "changes", "--since", state, "--page-size", "20", "--concurrency", "1"], {
+        env: started.env,
+        via: "node",
+        interruptWhen: started.listRequests(5),
+        signal: "SIGKILL"
+      })
+    )
+    expect(killed.signal).toBe("SIGKILL")
+    expect(killed.stdout).not.toContain("removed")
+    expect(Fs.readFileSync(state)).toEqual(before)
+    expect(Fs.readdirSync(dir).filter((name) => name.startsWith("cut.state"))).toEqual(["cut.state"])
+
+    // Interrupted (Ctrl-C): 130, the same.
+    const interrupted = record(
+      await erp(["partners", "changes", "--since", state, "--page-size", "20", "--concurrency", "1"], {
+        env: started.env,
+        via: "node",
+        interruptWhen: started.listRequests(5)
+      })
+    )
+    expect(interrupted.code).toBe(130)
+    expect(interrupted.stdout).not.toContain("removed")
+    expect(interrupted.stderr).toContain("run the same command again")
+    expect(Fs.readFileSync(state)).toEqual(before)
+
+    // A reader that stops early (`| head -1`): 1, not the quiet end of `list`, and STATE as it was.
+    const closed = record(
+      await erp(["partners", "changes", "--since", state, "--page-size", "20"], {
+        env: started.env,
+        closeStdoutWhen: (stdout) => stdout.includes("\n")
+      })
+    )
+    expect(closed.code).toBe(1)
+    expect(closed.stderr).toContain("stdout was closed by its reader before the last change")
+    expect(Fs.readFileSync(state)).toEqual(before)
+
+    // The next complete run reports all of it, once.
+    expect(said(await changes(state))).toEqual(["changed 200", "removed 1", "removed 2"])
+    expect((await changes(state)).stdout).toBe("")
+  })
+
+  it("--init writes the state and reports nothing", async () => {
+    const state = Path.join(dir, "init.state")
+    const run = await changes(state, ["--init"])
+    expect([run.code, run.stdout]).toEqual([0, ""])
+    expect(run.stderr).toMatch(/records in the state .*; nothing reported \(--init\)/)
+    expect(Fs.existsSync(state)).toBe(true)
+    expect((await changes(state)).stdout).toBe("")
+  })
+
+  it("--format csv --output FILE: a change column, then the record's fields; FILE published before STATE", async () => {
+    const state = Path.join(dir, "csv.state")
+    const file = Path.join(dir, "changes.csv")
+    await changes(state, ["--init"])
+    const [id] = await started.run(started.sandbox.insertPartners(1, 0))
+    await started.run(started.sandbox.renamePartners([100]))
+    await started.run(started.sandbox.deletePartners([101]))
+    const run = await changes(state, ["--format", "csv", "--output", file])
+    expect([run.code, run.stdout]).toEqual([0, ""])
+    const [header, ...rows] = parseCsv(Fs.readFileSync(file, "utf8"))
+    expect(header!.slice(0, 5)).toEqual(["change", "id", "company_name", "tax_number", "is_customer"])
+    // In list order (the new partner is first), removals last.
+    expect(rows.map((row) => `${row[0]} ${row[1]}`)).toEqual([`added ${id}`, "changed 100", "removed 101"])
+    expect(rows[1]![2]).toMatch(/ \(renamed\)$/)
+    expect(rows[2]!.slice(2).every((cell) => cell === "")).toBe(true)
+    // Nothing changed: the header alone.
+    const quiet = await changes(state, ["--format", "csv", "--output", file])
+    expect(quiet.code).toBe(0)
+    expect(parseCsv(Fs.readFileSync(file, "utf8"))).toEqual([[
+      "change",
+      "id",
+      "company_name",
+      "tax_number",
+      "is_customer",
+      "other_fields"
+    ]])
+  })
+
+  it("a STATE that is not one is refused and left alone", async () => {
+    const state = Path.join(dir, "not.state")
+    Fs.writeFileSync(state, "id,company_name\n")
+    const run = await changes(state)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain("cannot be read: not a state file of erp changes (version 1)")
+    expect(Fs.readFileSync(state, "utf8")).toBe("id,company_name\n")
+  })
+})
+
+describe("erp api changes", () => {
+  it("any list endpoint, records told apart by --id-field", async () => {
+    const state = Path.join(dir, "api.state")
+    const first = record(
+      await erp(["api", "changes", "partner/list", "--since", state, "--id-field", "id", "--page-size", "50"], {
+        env: started.env
+      })
+    )
+    expect(first.code).toBe(0)
+    expect(lines(first.stdout).length).toBe((await served()).length)
+    await started.run(started.sandbox.renamePartners([42]))
+    const next = record(
+      await erp(["api", "changes", "partner/list", "--since", state], { env: started.env })
+    )
+    expect(said(next)).toEqual(["changed 42"])
+  })
+})
+
+describe("erp partners changes under drift", () => {
+  it("partners inserted and deleted during every list request: each change reported once, no record removed that is there", async () => {
+    const drifting = await startSandbox({
+      partners: 400,
+      rateLimit: { limit: 10_000, window: "30 seconds" },
+      drift: { inserts: 2, deletes: 2, seed: 7 }
+    })
+    try {
+      const state = Path.join(dir, "drift.state")
+      // What the changes alone say the list holds: an added id must be new to it, a changed or removed one known.
+      const replica = new Set<number>()
+      let beforeLast = new Set<number>()
+      for (let run = 0; run < 3; run++) {
+        beforeLast = new Set(await drifting.run(drifting.sandbox.partnerIds))
+        const result = record(
+          await erp(["partners", "changes", "--since", state, "--page-size", "25", "--concurrency", "1"], {
+            env: drifting.env
+          })
+        )
+        expect(result.code).toBe(0)
+        const now = new Set(await drifting.run(drifting.sandbox.partnerIds))
+        for (const line of lines(result.stdout)) {
+          const change = JSON.parse(line) as { change: string; id: number }
+          if (change.change === "added") {
+            expect(replica.has(change.id)).toBe(false)
+            replica.add(change.id)
+          } else if (change.change === "changed") {
+            expect(replica.has(change.id)).toBe(true)
+          } else {
+            expect(replica.delete(change.id)).toBe(true)
+            // Removed only what the server no longer holds.
+            expect(now.has(change.id)).toBe(false)
+          }
+        }
+      }
+      expect((await drifting.run(drifting.sandbox.stats)).deleted).toBeGreaterThan(0)
+      // Every partner there for the whole last run (so for a whole run at least) was reported: none was lost.
+      const survivors = await drifting.run(drifting.sandbox.partnerIds)
+      expect(survivors.filter((id) => beforeLast.has(id) && !replica.has(id))).toEqual([])
+      expect(replica.size).toBeGreaterThan(350)
+    } finally {
+      await drifting.close()
+    }
+  })
+})

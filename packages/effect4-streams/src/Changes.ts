@@ -1,0 +1,272 @@
+/**
+ * The changes of a list since the last export (docs/changes.md): every record read drift-safe, compared with the state
+ * the last complete run left (an id and a 64-bit digest of its exact text per record, `@erp-client/kernel/Changes`),
+ * and handed on as `Added`, `Changed` or, once the end of the list is confirmed, `Removed`. The new state is written
+ * to a `KeyValueStore` only when the stream completes: a run that fails or is interrupted leaves the state as it was
+ * and has reported no removal. `Resource.changes` and `Partners.changes` are the usual way in.
+ *
+ * @since 0.1.0
+ */
+import * as KernelChanges from "@erp-client/kernel/Changes"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import * as Stream from "effect/Stream"
+import type * as Paginate from "./Paginate.js"
+
+/**
+ * What tells records apart: the value of the resource's id field.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Id = KernelChanges.Id
+
+/**
+ * A record that was not in the last state.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Added<A> {
+  readonly _tag: "Added"
+  readonly id: Id
+  readonly record: A
+  /** The record's text exactly as the server wrote it. */
+  readonly json: string
+}
+
+/**
+ * A record whose text differs from the one the last state saw.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Changed<A> {
+  readonly _tag: "Changed"
+  readonly id: Id
+  readonly record: A
+  /** The record's text exactly as the server wrote it. */
+  readonly json: string
+}
+
+/**
+ * A record of the last state that the whole list, read to its confirmed end, no longer holds.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Removed {
+  readonly _tag: "Removed"
+  readonly id: Id
+}
+
+/**
+ * One change since the last export.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Change<A> = Added<A> | Changed<A> | Removed
+
+/**
+ * How many records of a complete run were added, changed, removed and left unchanged.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Summary {
+  readonly added: number
+  readonly changed: number
+  readonly removed: number
+  readonly unchanged: number
+  /** The state's size in the store, in bytes. */
+  readonly stateBytes: number
+}
+
+/**
+ * The stored state cannot be read as one (another file under that key, a truncated one): refused, never overwritten.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class StateUnreadable extends Data.TaggedError("StateUnreadable")<{
+  readonly key: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `the state ${this.key} cannot be read: ${this.reason} (give another --since, or remove it to start over)`
+  }
+}
+
+/**
+ * How a run of `make` goes: where its state is, and what it does around the commit.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface RunOptions<E2 = never, R2 = never> {
+  /** The key of the state in the `KeyValueStore` (with `layerFile`: the file's name in its directory). */
+  readonly key: string
+  /** The field that tells records apart (`Resource.idField`). */
+  readonly idField: string
+  /** Write the state of this run and hand on no change (a first run that only sets the baseline). */
+  readonly init?: boolean | undefined
+  /**
+   * Runs after the last change was handed on and before the state is committed: commit what the changes went to (an
+   * output file written atomically), so that a failure there leaves the state as it was and the next run reports the
+   * same changes again.
+   */
+  readonly beforeCommit?: Effect.Effect<void, E2, R2> | undefined
+  /** Told the run's counts once the state is committed. */
+  readonly onSummary?: ((summary: Summary) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * The changes of a list whose drift-safe pages `pages` streams, recording every id it emits into the table it is
+ * given (`Paginate.SafeOptions.seen`), each page carrying its records' exact texts (`exact`).
+ *
+ * Each record is judged as its page comes (`Added`, `Changed`, or unchanged and not handed on); `Removed` come only
+ * after the pages' stream completed, that is once the end of the list is confirmed; then `beforeCommit` runs and the
+ * new state replaces the old one in the store. A failure or an interruption before that leaves the store as it was,
+ * so the next run reports again every change this one handed on. Drift-safe paging emits each id at most once and
+ * never skips a record present for the whole run: a record moved between pages by inserts and deletes ahead of it is
+ * neither removed nor added; one inserted during the run may be reported now or by the next run, never both.
+ *
+ * @example
+ * ```ts
+ * import { Changes, ListEndpoint } from "@erp-client/effect4-streams"
+ * import { KeyValueStore } from "effect/persistence"
+ * import { Effect, Schema, Stream } from "effect"
+ *
+ * // The products changed since the last run, the state kept in memory (any KeyValueStore will do)
+ * const Product = Schema.Struct({ id: Schema.Number, name: Schema.String })
+ * const changes = Changes.make(
+ *   (seen) => ListEndpoint.pages("product/list", Product, { safe: { idField: "id", seen }, exact: true }),
+ *   { key: "products", idField: "id" }
+ * )
+ * const program = changes.pipe(Stream.runCollect, Effect.provide(KeyValueStore.layerMemory))
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make = <A, E, R, E2 = never, R2 = never>(
+  pages: (seen: KernelChanges.Table) => Stream.Stream<Paginate.ResumablePage<A>, E, R>,
+  options: RunOptions<E2, R2>
+): Stream.Stream<
+  Change<A>,
+  E | E2 | StateUnreadable | KeyValueStore.KeyValueStoreError,
+  R | R2 | KeyValueStore.KeyValueStore
+> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const store = yield* KeyValueStore.KeyValueStore
+    const stored = yield* store.getUint8Array(options.key)
+    let before = KernelChanges.empty
+    if (stored !== undefined) {
+      const decoded = KernelChanges.decode(stored)
+      if (!decoded.ok) return yield* new StateUnreadable({ key: options.key, reason: decoded.reason })
+      before = decoded.state
+    }
+    // Sized for about as many records as the last run saw: it grows nothing on the way (no copies at a million).
+    const seen = KernelChanges.makeTable(Math.ceil(KernelChanges.size(before) * 1.01) + 1024)
+    // Let go once the removals are known (`undefined`): the last state need not stay beside the next at the end.
+    let comparison: KernelChanges.Comparison | undefined = KernelChanges.compare(before)
+    const init = options.init === true
+    const idField = options.idField
+    const judged = Stream.flattenIterable(Stream.map(pages(seen), (page): ReadonlyArray<Change<A>> => {
+      const out: Array<Change<A>> = []
+      const texts = page.json !== undefined && page.json.length === page.raw.length ? page.json : undefined
+      for (let i = 0; i < page.raw.length; i++) {
+        const raw = page.raw[i] as Readonly<Record<string, Id>>
+        const id = raw[idField]
+        const json = texts?.[i] ?? JSON.stringify(raw)
+        const verdict = comparison!.judge(id, json)
+        if (!init && verdict !== "Unchanged") out.push({ _tag: verdict, id, record: page.records[i], json })
+      }
+      return out
+    }))
+    let removed = 0
+    // Only now is the end of the list confirmed: what was not read is gone.
+    let counts = { added: 0, changed: 0, unchanged: 0 }
+    const removals = Stream.suspend(() => {
+      const ids = comparison!.removed()
+      counts = comparison!.counts()
+      comparison = undefined
+      removed = ids.length
+      return init ? Stream.empty : Stream.fromIterable(ids.map((id): Change<A> => ({ _tag: "Removed", id })))
+    })
+    const commit = Effect.gen(function*() {
+      if (options.beforeCommit !== undefined) yield* options.beforeCommit
+      const bytes = KernelChanges.encodeTable(seen)
+      yield* store.set(options.key, bytes)
+      if (options.onSummary !== undefined) yield* options.onSummary({ ...counts, removed, stateBytes: bytes.length })
+    })
+    return Stream.concat(Stream.concat(judged, removals), Stream.drain(Stream.fromEffect(commit)))
+  }))
+
+/**
+ * A `KeyValueStore` of files in `directory`, one per key (named by it), each replaced atomically: written to a
+ * temporary file beside it, then renamed over it, so a reader (or a run killed meanwhile) sees the old state or the
+ * new one, never part of one. `KeyValueStore.layerFileSystem` writes the file in place, which a kill can leave half
+ * written: hence this one.
+ *
+ * @example
+ * ```ts
+ * import { NodeServices } from "@effect/platform-node"
+ * import { Changes, Partners } from "@erp-client/effect4-streams"
+ * import { Console, Effect, Layer, Stream } from "effect"
+ *
+ * // The partners changed since the last run, the state in ./state/partners
+ * const program = Partners.changes({ key: "partners" }).pipe(
+ *   Stream.runForEach((change) => Console.log(change._tag, change.id)),
+ *   Effect.provide(Changes.layerFile("state").pipe(Layer.provide(NodeServices.layer)))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerFile = (
+  directory: string
+): Layer.Layer<KeyValueStore.KeyValueStore, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(KeyValueStore.KeyValueStore)(
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const fileOf = (key: string) => path.join(directory, key)
+      const failed = (method: string, key: string) => (cause: unknown) =>
+        new KeyValueStore.KeyValueStoreError({ method, key, message: `Unable to ${method} the state ${key}`, cause })
+      const orUndefined = <A>(method: string, key: string, read: Effect.Effect<A, unknown>) =>
+        read.pipe(
+          Effect.catchIf(
+            (error) =>
+              typeof error === "object" && error !== null && "reason" in error &&
+              (error as { readonly reason: { readonly _tag: string } }).reason._tag === "NotFound",
+            () => Effect.succeed(undefined)
+          ),
+          Effect.mapError(failed(method, key))
+        )
+      const set = (key: string, value: string | Uint8Array) => {
+        const file = fileOf(key)
+        const temporary = `${file}.${Math.random().toString(36).slice(2)}.tmp`
+        const write = typeof value === "string" ? fs.writeFileString(temporary, value) : fs.writeFile(temporary, value)
+        return Effect.andThen(write, fs.rename(temporary, file)).pipe(
+          Effect.onError(() => Effect.ignore(fs.remove(temporary))),
+          Effect.mapError(failed("set", key))
+        )
+      }
+      return KeyValueStore.make({
+        get: (key) => orUndefined("get", key, fs.readFileString(fileOf(key))),
+        getUint8Array: (key) => orUndefined("getUint8Array", key, fs.readFile(fileOf(key))),
+        set,
+        remove: (key) => Effect.mapError(fs.remove(fileOf(key), { force: true }), failed("remove", key)),
+        clear: Effect.die("Changes.layerFile: clear is not supported (it would remove a whole directory)"),
+        size: Effect.die("Changes.layerFile: size is not supported"),
+        keys: Effect.die("Changes.layerFile: keys is not supported")
+      })
+    })
+  )

@@ -1,0 +1,112 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { Changes } from "@erp-client/effect4-streams"
+import { Partners, type Resource } from "@erp-client/effect4-streams"
+import { ErpTest, Sandbox } from "@erp-client/effect4-testing"
+import * as Seed from "@erp-client/kernel/Seed"
+import { Effect, Exit, Layer, Random, Stream } from "effect"
+import { KeyValueStore } from "effect/persistence"
+
+// Partners.changes of the Effect 4 edition on its test kit, the state in a memory KeyValueStore: the Effect 3
+// edition's tests (packages/streams/test/Changes.test.ts), on the same kernel.
+
+const erp = (partners = 120) =>
+  Layer.merge(ErpTest.layer({ sandbox: { partners, rateLimit: false } }), KeyValueStore.layerMemory)
+
+const collect = (options: Partial<Resource.ChangesOptions> = {}) =>
+  Partners.changes({ key: "partners", pageSize: 25, ...options }).pipe(Stream.runCollect, ErpTest.advancing)
+
+const tags = (changes: ReadonlyArray<Changes.Change<unknown>>) =>
+  changes.map((change) => `${change._tag} ${change.id}`).sort()
+
+const served = Effect.map(
+  Effect.flatMap(Sandbox.Sandbox, (sandbox) => sandbox.visiblePartners),
+  (partners) => new Map(partners.map((partner) => [partner.id as number, Seed.recordJson(partner)]))
+)
+
+describe("Partners.changes (Effect 4)", () => {
+  it.effect("a first run adds every record; then 10 added, 2 renamed, 2 removed are exactly those 14; then nothing", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const first = yield* collect()
+      expect(first.length).toBe(120)
+      expect(first.every((change) => change._tag === "Added")).toBe(true)
+      expect(yield* collect()).toStrictEqual([])
+      const inserted = yield* sandbox.insertPartners(10, 50)
+      yield* sandbox.renamePartners([5, 77])
+      yield* sandbox.deletePartners([7, 100])
+      const changes = yield* collect()
+      expect(tags(changes)).toStrictEqual(
+        [...inserted.map((id) => `Added ${id}`), "Changed 5", "Changed 77", "Removed 7", "Removed 100"].sort()
+      )
+      expect(changes.slice(-2).map((change) => change._tag)).toStrictEqual(["Removed", "Removed"])
+      expect(yield* collect()).toStrictEqual([])
+    }).pipe(Effect.provide(erp())))
+
+  it.effect("a run cut short commits nothing and reports no removal", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const store = yield* KeyValueStore.KeyValueStore
+      yield* collect({ init: true })
+      const before = yield* store.getUint8Array("partners")
+      yield* sandbox.deletePartners([1, 2, 3])
+      yield* sandbox.renamePartners([60])
+      let pages = 0
+      const refused = yield* Partners.changes({ key: "partners", pageSize: 25, concurrency: 1 }).pipe(
+        Stream.tap(() => Effect.suspend(() => ++pages === 1 ? sandbox.revokeKey(sandbox.apiKey) : Effect.void)),
+        Stream.runCollect,
+        ErpTest.advancing,
+        Effect.exit
+      )
+      expect(Exit.isFailure(refused)).toBe(true)
+      expect(yield* store.getUint8Array("partners")).toStrictEqual(before)
+      yield* sandbox.setKeys([sandbox.apiKey])
+      const taken = yield* Partners.changes({ key: "partners", pageSize: 25 }).pipe(
+        Stream.take(1),
+        Stream.runCollect,
+        ErpTest.advancing
+      )
+      expect(taken.map((change) => change._tag)).toStrictEqual(["Changed"])
+      expect(yield* store.getUint8Array("partners")).toStrictEqual(before)
+      expect(tags(yield* collect())).toStrictEqual(["Changed 60", "Removed 1", "Removed 2", "Removed 3"])
+    }).pipe(Effect.provide(erp())))
+
+  it.effect("under drift, every change exactly once: a replica kept from the changes alone ends equal to the server", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const replica = new Map<Changes.Id, string>()
+      const apply = (change: Changes.Change<unknown>) => {
+        if (change._tag === "Added") {
+          expect(replica.has(change.id)).toBe(false)
+          replica.set(change.id, change.json)
+        } else if (change._tag === "Changed") {
+          expect(replica.has(change.id)).toBe(true)
+          replica.set(change.id, change.json)
+        } else {
+          expect(replica.delete(change.id)).toBe(true)
+        }
+      }
+      for (let run = 0; run < 5; run++) {
+        let handed = 0
+        const changes = yield* Partners.changes({ key: "partners", pageSize: 25, concurrency: 2 }).pipe(
+          Stream.tap(() =>
+            Effect.gen(function*() {
+              if (++handed % 20 !== 0) return
+              const ids = yield* sandbox.partnerIds
+              yield* sandbox.insertPartners(1, yield* Random.nextIntBetween(0, ids.length))
+              yield* sandbox.deletePartners([ids[yield* Random.nextIntBetween(0, ids.length)]!])
+              yield* sandbox.renamePartners([ids[yield* Random.nextIntBetween(0, ids.length)]!])
+            })
+          ),
+          Stream.runCollect,
+          ErpTest.advancing
+        )
+        const now = yield* served
+        for (const change of changes) {
+          apply(change)
+          if (change._tag === "Removed") expect(now.has(change.id as number)).toBe(false)
+        }
+      }
+      for (const change of yield* collect()) apply(change)
+      expect(replica).toStrictEqual(yield* served)
+    }).pipe(Effect.provide(erp(300))))
+})

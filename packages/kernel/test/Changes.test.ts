@@ -1,0 +1,156 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import * as Changes from "../src/Changes.js"
+
+// The changes since the last export: digests, the table of ids read in a run, the state's encoding, the comparison.
+// Through paging and a store in packages/streams/test/Changes.test.ts; the command line's in packages/cli/test.
+
+const text = (id: Changes.Id, name: string) => JSON.stringify({ id, company_name: name })
+
+const id = fc.oneof(
+  fc.integer({ min: -1000, max: 1_000_000 }),
+  fc.integer({ min: 2 ** 32 - 2, max: 2 ** 40 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.string({ maxLength: 6 })
+)
+
+/** A state's contents, whatever its arrays' types (a decoded one's ids are 32-bit when they fit). */
+const plain = (state: Changes.State) => ({
+  numbers: [...state.numbers],
+  numberDigests: [...state.numberDigests],
+  strings: state.strings,
+  stringDigests: [...state.stringDigests]
+})
+
+describe("Changes", () => {
+  it("a digest tells any change of the exact text apart, numbers as written included", () => {
+    const a = Changes.digest("{\"id\":1,\"credit_limit\":1.10}")
+    expect(Changes.digest("{\"id\":1,\"credit_limit\":1.10}")).toStrictEqual(a)
+    expect(Changes.digest("{\"id\":1,\"credit_limit\":1.1}")).not.toStrictEqual(a)
+    expect(Changes.digest("{\"credit_limit\":1.10,\"id\":1}")).not.toStrictEqual(a)
+    expect(Changes.digest("{\"id\":12345678901234567890}")).not.toStrictEqual(
+      Changes.digest("{\"id\":12345678901234567891}")
+    )
+    // No two of 100,000 near-identical texts share a digest (64 bits: a shared one would be a bug, not chance).
+    const seen = new Set<string>()
+    for (let i = 0; i < 100_000; i++) seen.add(Changes.digest(text(i, "Acme")).join(":"))
+    expect(seen.size).toBe(100_000)
+  })
+
+  it("the table keeps what a Map would, numbers and strings apart, and its state is sorted", () => {
+    fc.assert(fc.property(fc.array(fc.tuple(id, fc.string({ maxLength: 4 })), { maxLength: 300 }), (entries) => {
+      const table = Changes.makeTable()
+      const model = new Map<Changes.Id, string>()
+      for (const [key, name] of entries) {
+        table.add(key, text(key, name))
+        model.set(Object.is(key, -0) ? 0 : key, text(key, name))
+      }
+      expect(table.size).toBe(model.size)
+      for (const [key, body] of model) {
+        expect(table.has(key)).toBe(true)
+        expect(table.differs(key, body)).toBe(false)
+        expect(table.differs(key, body + " ")).toBe(true)
+      }
+      expect(table.has("no such id") && !model.has("no such id")).toBe(false)
+      const state = table.state()
+      const numbers = [...model.keys()].filter((k): k is number => typeof k === "number").sort((a, b) => a - b)
+      const strings = [...model.keys()].filter((k): k is string => typeof k === "string").sort()
+      expect([...state.numbers]).toStrictEqual(numbers)
+      expect(state.strings).toStrictEqual(strings)
+      numbers.forEach((n, i) =>
+        expect([state.numberDigests[2 * i], state.numberDigests[2 * i + 1]]).toStrictEqual(
+          Changes.digest(model.get(n)!)
+        )
+      )
+    }))
+  })
+
+  it("5 and \"5\" are two ids; an id added without its text has no content to differ from", () => {
+    const table = Changes.makeTable()
+    table.add(5, "a")
+    table.add("5")
+    expect(table.size).toBe(2)
+    expect(table.differs("5", "b")).toBe(false)
+    expect(table.differs(5, "b")).toBe(true)
+  })
+
+  it("a state survives its encoding, whatever its ids", () => {
+    fc.assert(fc.property(fc.array(fc.tuple(id, fc.string({ maxLength: 4 })), { maxLength: 2000 }), (entries) => {
+      const table = Changes.makeTable()
+      for (const [key, name] of entries) table.add(key, text(key, name))
+      const state = table.state()
+      const bytes = Changes.encode(state)
+      const back = Changes.decode(bytes)
+      if (!back.ok) throw new Error(back.reason)
+      expect(plain(back.state)).toStrictEqual(plain(state))
+      // Encoded straight from the table: the same bytes, and the table (sorted in place) answers as before.
+      expect(Changes.encodeTable(table)).toStrictEqual(bytes)
+      expect(plain(table.state())).toStrictEqual(plain(state))
+      const last = new Map(entries.map(([key, name]) => [Object.is(key, -0) ? 0 : key, text(key, name)]))
+      for (const [key, body] of last) expect([table.has(key), table.differs(key, body)]).toStrictEqual([true, false])
+    }))
+  })
+
+  it("ids of 32 bits decode as 32-bit ids, larger ones as doubles, digests in place", () => {
+    for (
+      const [ids, kind] of [[[1, 7, 2 ** 32 - 1], Uint32Array], [[1, 2 ** 33], Float64Array], [
+        [-1, 0.5],
+        Float64Array
+      ]] as const
+    ) {
+      const table = Changes.makeTable()
+      for (const key of ids) table.add(key, String(key))
+      const back = Changes.decode(Changes.encode(table.state()))
+      if (!back.ok) throw new Error(back.reason)
+      expect(back.state.numbers).toBeInstanceOf(kind)
+      expect(plain(back.state)).toStrictEqual(plain(table.state()))
+    }
+  })
+
+  it("a dense list costs about 9 bytes a record; 1,000,000 fit in 10 MB", () => {
+    const table = Changes.makeTable()
+    for (let i = 1; i <= 1_000_000; i++) table.add(i, `{"id":${i}}`)
+    const bytes = Changes.encode(table.state())
+    expect(bytes.length).toBeLessThan(10_000_000)
+    const back = Changes.decode(bytes)
+    expect(back.ok && Changes.size(back.state)).toBe(1_000_000)
+  })
+
+  it("anything but a state is refused with a reason", () => {
+    const table = Changes.makeTable()
+    for (const key of [3, 1, 2, "x"]) table.add(key, String(key))
+    const bytes = Changes.encode(table.state())
+    expect(Changes.decode(new TextEncoder().encode("{\"id\":1}\n"))).toStrictEqual({
+      ok: false,
+      reason: "not a state file of erp changes (version 1)"
+    })
+    for (let cut = 9; cut < bytes.length; cut++) expect(Changes.decode(bytes.slice(0, cut)).ok).toBe(false)
+    expect(Changes.decode(new Uint8Array([...bytes, 0])).ok).toBe(false)
+    // Ids out of order: the second delta made zero.
+    const unordered = bytes.slice()
+    unordered[11] = 0
+    expect(Changes.decode(unordered)).toStrictEqual({ ok: false, reason: "the ids are not in ascending order" })
+  })
+
+  it("the comparison: added, changed and unchanged as read, removed only what was not read", () => {
+    const last = Changes.makeTable()
+    for (let i = 1; i <= 10; i++) last.add(i, text(i, `P${i}`))
+    last.add("A-1", text("A-1", "a"))
+    const comparison = Changes.compare(last.state())
+    const verdicts = [
+      comparison.judge(1, text(1, "P1")),
+      comparison.judge(2, text(2, "renamed")),
+      comparison.judge(11, text(11, "new")),
+      comparison.judge("A-1", text("A-1", "a")),
+      comparison.judge("B-1", text("B-1", "b"))
+    ]
+    expect(verdicts).toStrictEqual(["Unchanged", "Changed", "Added", "Unchanged", "Added"])
+    for (let i = 3; i <= 8; i++) comparison.judge(i, text(i, `P${i}`))
+    expect(comparison.removed()).toStrictEqual([9, 10])
+    expect(comparison.counts()).toStrictEqual({ added: 2, changed: 1, unchanged: 8 })
+    // A first run: every record is added, none removed.
+    const first = Changes.compare(Changes.empty)
+    expect(first.judge(1, "x")).toBe("Added")
+    expect(first.removed()).toStrictEqual([])
+  })
+})

@@ -1,0 +1,200 @@
+import { KeyValueStore } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Sandbox, Seed } from "@erp-client/sandbox"
+import { Changes, Partners, type Resource } from "@erp-client/streams"
+import { ErpTest } from "@erp-client/testing"
+import { Chunk, Effect, Exit, Layer, Option, Random, Stream } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+// Partners.changes on the in-memory ERP (ErpTest.layer), the state in a memory KeyValueStore: each change reported
+// exactly once, across runs and under drift, nothing committed and no removal reported by a run cut short.
+
+const erp = (partners = 120) =>
+  Layer.merge(
+    ErpTest.layer({ sandbox: { partners, rateLimit: false } }),
+    KeyValueStore.layerMemory
+  )
+
+const collect = (options: Partial<Resource.ChangesOptions> = {}) =>
+  Partners.changes({ key: "partners", pageSize: 25, ...options }).pipe(
+    Stream.runCollect,
+    Effect.map(Chunk.toReadonlyArray),
+    ErpTest.advancing
+  )
+
+const tags = (changes: ReadonlyArray<Changes.Change<unknown>>) =>
+  changes.map((change) => `${change._tag} ${change.id}`).sort()
+
+/** The server's partners now, by id, as the server writes them. */
+const served = Effect.map(
+  Effect.flatMap(Sandbox.Sandbox, (sandbox) => sandbox.visiblePartners),
+  (partners) => new Map(partners.map((partner) => [partner.id as number, Seed.recordJson(partner)]))
+)
+
+/**
+ * A replica kept up to date from the changes alone: an added record must be new to it, a changed or removed one
+ * known: a change reported twice (or a record removed and added) breaks it.
+ */
+const replica = () => {
+  const records = new Map<Changes.Id, string>()
+  const apply = (change: Changes.Change<unknown>) => {
+    switch (change._tag) {
+      case "Added":
+        if (records.has(change.id)) throw new Error(`added twice: ${change.id}`)
+        records.set(change.id, change.json)
+        return
+      case "Changed":
+        if (!records.has(change.id)) throw new Error(`changed but never added: ${change.id}`)
+        records.set(change.id, change.json)
+        return
+      case "Removed":
+        if (!records.delete(change.id)) throw new Error(`removed but never added: ${change.id}`)
+    }
+  }
+  return { records, apply }
+}
+
+describe("Partners.changes", () => {
+  it.effect("a first run adds every record; then 10 added, 2 renamed, 2 removed are exactly those 14; then nothing", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const first = yield* collect()
+      expect(first.length).toBe(120)
+      expect(first.every((change) => change._tag === "Added")).toBe(true)
+      // Records as the server wrote them.
+      expect(first[0]!._tag === "Added" && first[0]!.json).toBe(Seed.recordJson(sandbox.partnerAt(0)))
+      expect(yield* collect()).toStrictEqual([])
+
+      const inserted = yield* sandbox.insertPartners(10, 50)
+      yield* sandbox.renamePartners([5, 77])
+      yield* sandbox.deletePartners([7, 100])
+      const changes = yield* collect()
+      expect(tags(changes)).toStrictEqual(
+        [...inserted.map((id) => `Added ${id}`), "Changed 5", "Changed 77", "Removed 7", "Removed 100"].sort()
+      )
+      // Removals come last: only once the end of the list is confirmed.
+      expect(changes.slice(-2).map((change) => change._tag)).toStrictEqual(["Removed", "Removed"])
+      const renamed = changes.find((change) => change.id === 5)
+      expect(renamed?._tag === "Changed" && renamed.record.company_name).toMatch(/ \(renamed\)$/)
+      expect(yield* collect()).toStrictEqual([])
+    }).pipe(Effect.provide(erp())))
+
+  it.effect("init writes the state and reports nothing; the summary counts each kind", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      expect(yield* collect({ init: true })).toStrictEqual([])
+      yield* sandbox.renamePartners([3])
+      yield* sandbox.deletePartners([4])
+      let summary: Changes.Summary | undefined
+      const changes = yield* collect({ onSummary: (s) => Effect.sync(() => void (summary = s)) })
+      expect(tags(changes)).toStrictEqual(["Changed 3", "Removed 4"])
+      expect(summary).toMatchObject({ added: 0, changed: 1, removed: 1, unchanged: 118 })
+      expect(summary!.stateBytes).toBeLessThan(119 * 12)
+    }).pipe(Effect.provide(erp())))
+
+  it.effect("a run cut short (the server refuses mid-list, or the reader stops) commits nothing and reports no removal", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const store = yield* KeyValueStore.KeyValueStore
+      yield* collect({ init: true })
+      const before = Option.getOrThrow(yield* store.getUint8Array("partners"))
+      yield* sandbox.deletePartners([1, 2, 3])
+      yield* sandbox.renamePartners([60])
+
+      // The key is revoked once the third page is asked for: Unauthorized, past the records read.
+      let pages = 0
+      const refused = yield* Partners.changes({
+        key: "partners",
+        pageSize: 25,
+        concurrency: 1
+      }).pipe(
+        Stream.tap(() => Effect.suspend(() => ++pages === 1 ? sandbox.revokeKey(sandbox.apiKey) : Effect.void)),
+        Stream.runCollect,
+        ErpTest.advancing,
+        Effect.exit
+      )
+      expect(Exit.isFailure(refused)).toBe(true)
+      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(before)
+      yield* sandbox.setKeys([sandbox.apiKey])
+
+      // The reader stops after one change: interrupted, no removal seen, nothing committed.
+      const taken = yield* Partners.changes({ key: "partners", pageSize: 25 }).pipe(
+        Stream.take(1),
+        Stream.runCollect,
+        ErpTest.advancing
+      )
+      expect(Chunk.toReadonlyArray(taken).map((change) => change._tag)).toStrictEqual(["Changed"])
+      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(before)
+
+      // The next complete run reports all of it, once.
+      expect(tags(yield* collect())).toStrictEqual(["Changed 60", "Removed 1", "Removed 2", "Removed 3"])
+      expect(yield* collect()).toStrictEqual([])
+    }).pipe(Effect.provide(erp())))
+
+  it.effect("under drift (inserts and deletes ahead of the reader during each run), every change exactly once", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const mirror = replica()
+      for (let run = 0; run < 6; run++) {
+        // During each run, after every 20th change handed on: a partner inserted and one deleted at random
+        // positions, and one renamed.
+        let handed = 0
+        const changes = yield* Partners.changes({ key: "partners", pageSize: 25, concurrency: 2 }).pipe(
+          Stream.tap(() =>
+            Effect.gen(function*() {
+              if (++handed % 20 !== 0) return
+              const ids = yield* sandbox.partnerIds
+              yield* sandbox.insertPartners(1, yield* Random.nextIntBetween(0, ids.length))
+              yield* sandbox.deletePartners([ids[yield* Random.nextIntBetween(0, ids.length)]!])
+              yield* sandbox.renamePartners([ids[yield* Random.nextIntBetween(0, ids.length)]!])
+            })
+          ),
+          Stream.runCollect,
+          Effect.map(Chunk.toReadonlyArray),
+          ErpTest.advancing
+        )
+        const now = yield* served
+        for (const change of changes) {
+          mirror.apply(change)
+          // Removed only what the server no longer holds.
+          if (change._tag === "Removed") expect(now.has(change.id as number)).toBe(false)
+        }
+      }
+      // A last run without drift brings the replica to the server exactly.
+      for (const change of yield* collect()) mirror.apply(change)
+      expect(mirror.records).toStrictEqual(yield* served)
+    }).pipe(Effect.provide(erp(300))))
+
+  it.effect("a state that is not one is refused, never overwritten", () =>
+    Effect.gen(function*() {
+      const store = yield* KeyValueStore.KeyValueStore
+      yield* store.set("partners", "id,company_name\n")
+      const exit = yield* Effect.exit(collect())
+      expect(exit).toStrictEqual(
+        Exit.fail(
+          new Changes.StateUnreadable({ key: "partners", reason: "not a state file of erp changes (version 1)" })
+        )
+      )
+      expect(yield* store.get("partners")).toStrictEqual(Option.some("id,company_name\n"))
+    }).pipe(Effect.provide(erp(10))))
+
+  it.effect("layerFile keeps the state in a file, replaced whole (temporary file, then rename)", () =>
+    Effect.gen(function*() {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "erp-changes-"))
+      try {
+        const run = Partners.changes({ key: "partners.state", pageSize: 25 }).pipe(
+          Stream.runCollect,
+          ErpTest.advancing,
+          Effect.provide(Changes.layerFile(dir).pipe(Layer.provide(NodeContext.layer)))
+        )
+        expect(Chunk.size(yield* run)).toBe(10)
+        expect(Fs.readdirSync(dir)).toStrictEqual(["partners.state"])
+        expect(Chunk.size(yield* run)).toBe(0)
+      } finally {
+        Fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }).pipe(Effect.provide(erp(10))))
+})
