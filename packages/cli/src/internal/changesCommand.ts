@@ -38,6 +38,7 @@ import {
 import { UsageError } from "./errors.js"
 import { listOptions, pageSizeOf, parseWhere } from "./listOptions.js"
 import { commandLine } from "./outputLock.js"
+import { filterFlags } from "./resourceList.js"
 
 const formats = ["ndjson", "csv"] as const
 
@@ -225,21 +226,15 @@ const checkArgs = (args: ChangesArgs): Either.Either<void, UsageError> => {
 }
 
 /** What `<resource> changes` does, in one line. */
-export const changesSummary = (resource: Resource.Resource<any, any>): string =>
+export const changesSummary = (resource: Resource.Any): string =>
   `the ${resource.name} added, changed and removed since the last run (--since STATE)`
 
 /** `erp <resource> changes`. */
-export const changesCommand = (resource: Resource.Resource<any, any>) =>
+export const changesCommand = (resource: Resource.Any) =>
   Command.make(
     "changes",
     {
-      filters: Options.all(
-        Object.fromEntries(
-          resource.filters.map((
-            filter
-          ) => [filter.flag, Options.boolean(filter.flag).pipe(Options.withDescription(filter.description))])
-        )
-      ),
+      filters: filterFlags(resource),
       ...changesOptions
     },
     (args) =>

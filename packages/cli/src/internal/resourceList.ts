@@ -21,7 +21,7 @@ export const listSummary = (resource: Resource.Any): string =>
  * A resource's filters, a flag each. None for a resource without filters: `Options.all({})` is not an empty set of
  * flags to @effect/cli 0.77 (it breaks every command's parsing), so no filters is `Options.none`.
  */
-const filterFlags = (resource: Resource.Any): Options.Options<Readonly<Record<string, boolean>>> =>
+export const filterFlags = (resource: Resource.Any): Options.Options<Readonly<Record<string, boolean>>> =>
   resource.filters.length === 0
     ? Options.map(Options.none, () => ({}))
     : Options.all(
