@@ -103,11 +103,27 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
             Either.flatMap(Envelope.toData(endpoint, envelope), (data) => {
               const mode = query.invalidRecords ?? "fail"
               if (query.exact !== true || !Array.isArray(data)) {
-                return Page.decodePage(endpoint, decode, data, query.offset, query.count, mode)
+                return Page.decodePage({
+                  endpoint,
+                  decodeRecord: decode,
+                  data,
+                  offset: query.offset,
+                  count: query.count,
+                  mode
+                })
               }
               return Either.flatMap(
                 dataText(endpoint, text),
-                (exact) => Page.decodePage(endpoint, decode, data, query.offset, query.count, mode, exact.elements)
+                (exact) =>
+                  Page.decodePage({
+                    endpoint,
+                    decodeRecord: decode,
+                    data,
+                    offset: query.offset,
+                    count: query.count,
+                    mode,
+                    json: exact.elements
+                  })
               )
             })
           ),
