@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as Predicate from "effect/Predicate"
 
 /** The pending deadlines of one client: what the watcher decides from. */
 export interface Book {
@@ -47,9 +48,10 @@ export const expireDue = (book: Book, now: number): number => {
   return earliest
 }
 
-// A TestClock is told by its `adjust` (as `ErpTest.advancing` does): Effect 3 has no other public mark of it.
+// A TestClock is told by its `adjust` (as `ErpTest.advancing` does). `effect/TestClock` exports its class, but an
+// `instanceof` would load the test services into every program that makes a client, for one check.
 const isTestClock = (clock: Clock.Clock): boolean =>
-  typeof (clock as unknown as { readonly adjust?: unknown }).adjust === "function"
+  Predicate.hasProperty(clock, "adjust") && Predicate.isFunction(clock.adjust)
 
 // Effect's own clock, the one every runtime has unless a program provides another: its time is `Date.now()` and its
 // sleeps are `setTimeout`s, so its deadlines are watched by a timer of ours, with no fiber at all.
