@@ -141,11 +141,14 @@ export const pages = <A>(
         exact: options.exact
       })
     const safe = options.safe === true ? {} : options.safe
-    // Counted on the stream's span as they happen, never per record.
+    // Pages, records and drift events, counted here as they happen (per page, never per record) for this run of the
+    // stream, each total then set on the stream's span.
+    const totals = new Map<string, number>()
     const count = (name: string, delta: number) =>
       Option.isNone(span) ? Effect.void : Effect.sync(() => {
-        const before = span.value.attributes.get(name)
-        span.value.attribute(name, (typeof before === "number" ? before : 0) + delta)
+        const total = (totals.get(name) ?? 0) + delta
+        totals.set(name, total)
+        span.value.attribute(name, total)
       })
     const onPageSize = (change: Paginate.PageSizeChange) =>
       Effect.all([
