@@ -99,6 +99,19 @@ const sayEnd = <A, E, R>(
         )
       }))
 
+/** `erp.client.paging.drift` of `endpoint` by kind, each counter made once (its attributes joined once). */
+const driftCounters = (endpoint: string) => {
+  const drifts = new Map<string, Metric.Counter<number>>()
+  return (kind: Paginate.DriftEvent["_tag"]) => {
+    let metric = drifts.get(kind)
+    if (metric === undefined) {
+      metric = Metric.withAttributes(pagingDrift, { "erp.endpoint": endpoint, "erp.drift.kind": kind })
+      drifts.set(kind, metric)
+    }
+    return metric
+  }
+}
+
 /**
  * Pages of a list endpoint of the ERP, each record decoded with `schema`, each page with where to resume after it.
  *
@@ -157,15 +170,7 @@ export const pages = <A>(
         options.onPageSize?.(change) ?? Effect.void
       ], { discard: true })
     const paging = { ...options, endpoint, onPageSize }
-    const drifts = new Map<string, Metric.Counter<number>>()
-    const driftOf = (kind: Paginate.DriftEvent["_tag"]) => {
-      let metric = drifts.get(kind)
-      if (metric === undefined) {
-        metric = Metric.withAttributes(pagingDrift, { "erp.endpoint": endpoint, "erp.drift.kind": kind })
-        drifts.set(kind, metric)
-      }
-      return metric
-    }
+    const driftOf = driftCounters(endpoint)
     const source = safe === undefined
       ? Paginate.pages(fetch, paging)
       : Paginate.safePages(fetch, {
