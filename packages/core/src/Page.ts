@@ -45,7 +45,14 @@ export type Page<A> = Kernel.Page<A, DecodeError>
  *
  * // 25 records asked for at offset 50, 2 sent: a short page (the end of the list, or a server that clamps its pages)
  * const data = [{ id: 51, company_name: "Kovács Kft." }, { id: 52, company_name: "Nagy Építő Zrt." }]
- * const page = Page.decodePage("partner/list", Decoder.make(Partner.Partner), data, 50, 25, "fail")
+ * const page = Page.decodePage({
+ *   endpoint: "partner/list",
+ *   decodeRecord: Decoder.make(Partner.Partner),
+ *   data,
+ *   offset: 50,
+ *   count: 25,
+ *   mode: "fail"
+ * })
  * console.log(Either.isRight(page) && Page.isShort(page.right)) // => true
  * ```
  *
@@ -53,6 +60,32 @@ export type Page<A> = Kernel.Page<A, DecodeError>
  * @category Accessors
  */
 export const isShort = <A>(page: Page<A>): boolean => Kernel.isShort(page)
+
+/**
+ * What `decodePage` decodes: the `data` of a list response, where it was asked for, and how each record is decoded.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface DecodePageOptions<A> {
+  /** The list endpoint the page came from, named in a `DecodeError`. */
+  readonly endpoint: string
+  /** Decodes one record: built once per schema (`Decoder.make(schema)`), not per call, as it runs for every record. */
+  readonly decodeRecord: (u: unknown) => Either.Either<A, ParseResult.ParseError>
+  /** The `data` of the list response. */
+  readonly data: unknown
+  /** The offset the page was asked at (`list_offset`): each record is named by its own offset. */
+  readonly offset: number
+  /** The number of records asked for (`list_count`): a page holding more is refused. */
+  readonly count: number
+  /** Fail the page on a record that does not match (`fail`), or set it aside (`collect`). */
+  readonly mode: InvalidRecordMode
+  /**
+   * The text of each element of `data` as the server wrote it (`JsonText.dataText`), when given: the page then
+   * carries the valid records' texts (`Page.json`) and each invalid record's (`InvalidRecord.json`).
+   */
+  readonly json?: ReadonlyArray<string> | undefined
+}
 
 /**
  * Decodes the `data` of a list response into a page. `decodeRecord` should be built once per schema
@@ -71,7 +104,14 @@ export const isShort = <A>(page: Page<A>): boolean => Kernel.isShort(page)
  *   { company_name: "Szabó és Társa Bt." },
  *   { id: 53, company_name: "Nagy Építő Zrt." }
  * ]
- * const page = Page.decodePage("partner/list", Decoder.make(Partner.Partner), data, 50, 25, "collect")
+ * const page = Page.decodePage({
+ *   endpoint: "partner/list",
+ *   decodeRecord: Decoder.make(Partner.Partner),
+ *   data,
+ *   offset: 50,
+ *   count: 25,
+ *   mode: "collect"
+ * })
  * if (Either.isRight(page)) {
  *   console.log(page.right.records.length) // => 2
  *   console.log(page.right.invalid[0]?.error.message)
@@ -82,26 +122,26 @@ export const isShort = <A>(page: Page<A>): boolean => Kernel.isShort(page)
  * @since 0.1.0
  * @category Decoding
  */
-export const decodePage = <A>(
-  endpoint: string,
-  decodeRecord: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
-  data: unknown,
-  offset: number,
-  count: number,
-  mode: InvalidRecordMode,
-  json?: ReadonlyArray<string>
-): Either.Either<Page<A>, DecodeError> => {
-  const page = Kernel.decodePage<A, DecodeError>(data, offset, count, mode, json, (raw, i, recordId) => {
-    const decoded = catchThrows(
-      endpoint,
-      `data[${i}]`,
-      () =>
-        Either.mapLeft(
-          decodeRecord(raw),
-          (error) => decodeErrorFrom(endpoint, `data[${i}]`, error, { offset: offset + i, recordId: recordId() })
-        )
-    )
-    return Either.isRight(decoded) ? { ok: true, value: decoded.right } : { ok: false, error: decoded.left }
+export const decodePage = <A>(options: DecodePageOptions<A>): Either.Either<Page<A>, DecodeError> => {
+  const { count, data, decodeRecord, endpoint, json, mode, offset } = options
+  const page = Kernel.decodePage<A, DecodeError>({
+    data,
+    offset,
+    count,
+    mode,
+    json,
+    decodeRecord: (raw, i, recordId) => {
+      const decoded = catchThrows(
+        endpoint,
+        `data[${i}]`,
+        () =>
+          Either.mapLeft(
+            decodeRecord(raw),
+            (error) => decodeErrorFrom(endpoint, `data[${i}]`, error, { offset: offset + i, recordId: recordId() })
+          )
+      )
+      return Either.isRight(decoded) ? { ok: true, value: decoded.right } : { ok: false, error: decoded.left }
+    }
   })
   if (page.ok) return Either.right(page.value)
   const { refusal } = page

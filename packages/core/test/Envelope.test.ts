@@ -141,7 +141,14 @@ describe("Page.decodePage", () => {
   const records = [partner, { ...partner, id: 8, tax_number: ["bad"] }, { ...partner, id: 9 }]
 
   it("fails on the first bad record by default, naming its offset and id", () => {
-    const result = Page.decodePage("partner/list", decodePartner, records, 200, 3, "fail")
+    const result = Page.decodePage({
+      endpoint: "partner/list",
+      decodeRecord: decodePartner,
+      data: records,
+      offset: 200,
+      count: 3,
+      mode: "fail"
+    })
     const error = Either.getLeft(result)
     expect(error._tag === "Some" && error.value).toMatchObject({
       _tag: "DecodeError",
@@ -153,7 +160,16 @@ describe("Page.decodePage", () => {
   })
 
   it("collects bad records whole and keeps going when asked to", () => {
-    const page = Either.getOrThrow(Page.decodePage("partner/list", decodePartner, records, 200, 5, "collect"))
+    const page = Either.getOrThrow(
+      Page.decodePage({
+        endpoint: "partner/list",
+        decodeRecord: decodePartner,
+        data: records,
+        offset: 200,
+        count: 5,
+        mode: "collect"
+      })
+    )
     expect(page.records.map((p) => p.id)).toEqual([7, 9])
     expect(page.raw).toEqual([records[0], records[2]])
     expect(page.raw[0]).toBe(records[0])
@@ -165,8 +181,30 @@ describe("Page.decodePage", () => {
   })
 
   it("refuses a page that is not an array or is longer than asked for", () => {
-    expect(Either.isLeft(Page.decodePage("partner/list", decodePartner, { a: 1 }, 0, 10, "fail"))).toBe(true)
-    expect(Either.isLeft(Page.decodePage("partner/list", decodePartner, records, 0, 2, "collect"))).toBe(true)
+    expect(
+      Either.isLeft(
+        Page.decodePage({
+          endpoint: "partner/list",
+          decodeRecord: decodePartner,
+          data: { a: 1 },
+          offset: 0,
+          count: 10,
+          mode: "fail"
+        })
+      )
+    ).toBe(true)
+    expect(
+      Either.isLeft(
+        Page.decodePage({
+          endpoint: "partner/list",
+          decodeRecord: decodePartner,
+          data: records,
+          offset: 0,
+          count: 2,
+          mode: "collect"
+        })
+      )
+    ).toBe(true)
   })
 })
 

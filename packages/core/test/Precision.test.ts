@@ -14,7 +14,15 @@ const pageOf = (body: string, mode: Page.InvalidRecordMode, exact: boolean) => {
   const envelope = Either.getOrThrow(Envelope.parseBody("partner/list", body))
   const data = Either.getOrThrow(Envelope.toData("partner/list", envelope))
   const json = exact ? Either.getOrThrow(JsonText.dataText(body)).elements : undefined
-  return Page.decodePage("partner/list", Decoder.make(Partner.Partner), data, 100, 10, mode, json)
+  return Page.decodePage({
+    endpoint: "partner/list",
+    decodeRecord: Decoder.make(Partner.Partner),
+    data,
+    offset: 100,
+    count: 10,
+    mode,
+    json
+  })
 }
 
 describe("PartnerId: exact as a number", () => {
@@ -61,15 +69,15 @@ describe("Page.decodePage with the records' texts", () => {
   })
 
   it("texts that do not pair with the records are refused", () => {
-    const decoded = Page.decodePage(
-      "partner/list",
-      Decoder.make(Partner.Partner),
-      [{ id: 1, company_name: "A" }],
-      0,
-      10,
-      "fail",
-      []
-    )
+    const decoded = Page.decodePage({
+      endpoint: "partner/list",
+      decodeRecord: Decoder.make(Partner.Partner),
+      data: [{ id: 1, company_name: "A" }],
+      offset: 0,
+      count: 10,
+      mode: "fail",
+      json: []
+    })
     expect(Either.isLeft(decoded) && decoded.left.reason).toBe("0 record texts were given for 1 records")
   })
 })

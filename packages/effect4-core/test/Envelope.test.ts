@@ -137,13 +137,31 @@ describe("Page.decodePage", () => {
   const records = [partner, { ...partner, id: 8, tax_number: ["bad"] }, { ...partner, id: 9 }]
 
   it("fails on the first bad record by default, naming its offset and id", () => {
-    const error = failureOf(Page.decodePage("partner/list", decodePartner, records, 200, 3, "fail"))
+    const error = failureOf(
+      Page.decodePage({
+        endpoint: "partner/list",
+        decodeRecord: decodePartner,
+        data: records,
+        offset: 200,
+        count: 3,
+        mode: "fail"
+      })
+    )
     expect(error).toMatchObject({ _tag: "DecodeError", path: "data[1].tax_number", offset: 201, recordId: 8 })
     expect(error.message).toContain("record at offset 201, id 8")
   })
 
   it("collects bad records whole and keeps going when asked to", () => {
-    const page = Result.getOrThrow(Page.decodePage("partner/list", decodePartner, records, 200, 5, "collect"))
+    const page = Result.getOrThrow(
+      Page.decodePage({
+        endpoint: "partner/list",
+        decodeRecord: decodePartner,
+        data: records,
+        offset: 200,
+        count: 5,
+        mode: "collect"
+      })
+    )
     expect(page.records.map((p) => p.id)).toEqual([7, 9])
     expect(page.raw[0]).toBe(records[0])
     expect(page.invalid.map((r) => [r.offset, r.raw])).toEqual([[201, records[1]]])
@@ -152,8 +170,30 @@ describe("Page.decodePage", () => {
   })
 
   it("refuses a page that is not an array or is longer than asked for", () => {
-    expect(Result.isFailure(Page.decodePage("partner/list", decodePartner, { a: 1 }, 0, 10, "fail"))).toBe(true)
-    expect(Result.isFailure(Page.decodePage("partner/list", decodePartner, records, 0, 2, "collect"))).toBe(true)
+    expect(
+      Result.isFailure(
+        Page.decodePage({
+          endpoint: "partner/list",
+          decodeRecord: decodePartner,
+          data: { a: 1 },
+          offset: 0,
+          count: 10,
+          mode: "fail"
+        })
+      )
+    ).toBe(true)
+    expect(
+      Result.isFailure(
+        Page.decodePage({
+          endpoint: "partner/list",
+          decodeRecord: decodePartner,
+          data: records,
+          offset: 0,
+          count: 2,
+          mode: "collect"
+        })
+      )
+    ).toBe(true)
   })
 })
 

@@ -6,7 +6,15 @@ const decodePartner = Decoder.make(Partner.Partner)
 const decodeList = (body: string) =>
   Result.flatMap(
     Result.flatMap(Envelope.parseBody("partner/list", body), (e) => Envelope.toData("partner/list", e)),
-    (data) => Page.decodePage("partner/list", decodePartner, data, 0, 100, "collect")
+    (data) =>
+      Page.decodePage({
+        endpoint: "partner/list",
+        decodeRecord: decodePartner,
+        data,
+        offset: 0,
+        count: 100,
+        mode: "collect"
+      })
   )
 
 /** Every body ends in data or one of the typed errors: never a throw, never anything else. */

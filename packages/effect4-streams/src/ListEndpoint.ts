@@ -99,6 +99,19 @@ const sayEnd = <A, E, R>(
         )
       }))
 
+/** `erp.client.paging.drift` of `endpoint` by kind, each counter made once (its attributes joined once). */
+const driftCounters = (endpoint: string) => {
+  const drifts = new Map<string, Metric.Counter<number>>()
+  return (kind: Paginate.DriftEvent["_tag"]) => {
+    let metric = drifts.get(kind)
+    if (metric === undefined) {
+      metric = Metric.withAttributes(pagingDrift, { "erp.endpoint": endpoint, "erp.drift.kind": kind })
+      drifts.set(kind, metric)
+    }
+    return metric
+  }
+}
+
 /**
  * Pages of a list endpoint of the ERP, each record decoded with `schema`, each page with where to resume after it.
  *
@@ -141,11 +154,14 @@ export const pages = <A>(
         exact: options.exact
       })
     const safe = options.safe === true ? {} : options.safe
-    // Counted on the stream's span as they happen, never per record.
+    // Pages, records and drift events, counted here as they happen (per page, never per record) for this run of the
+    // stream, each total then set on the stream's span.
+    const totals = new Map<string, number>()
     const count = (name: string, delta: number) =>
       Option.isNone(span) ? Effect.void : Effect.sync(() => {
-        const before = span.value.attributes.get(name)
-        span.value.attribute(name, (typeof before === "number" ? before : 0) + delta)
+        const total = (totals.get(name) ?? 0) + delta
+        totals.set(name, total)
+        span.value.attribute(name, total)
       })
     const onPageSize = (change: Paginate.PageSizeChange) =>
       Effect.all([
@@ -154,15 +170,7 @@ export const pages = <A>(
         options.onPageSize?.(change) ?? Effect.void
       ], { discard: true })
     const paging = { ...options, endpoint, onPageSize }
-    const drifts = new Map<string, Metric.Counter<number>>()
-    const driftOf = (kind: Paginate.DriftEvent["_tag"]) => {
-      let metric = drifts.get(kind)
-      if (metric === undefined) {
-        metric = Metric.withAttributes(pagingDrift, { "erp.endpoint": endpoint, "erp.drift.kind": kind })
-        drifts.set(kind, metric)
-      }
-      return metric
-    }
+    const driftOf = driftCounters(endpoint)
     const source = safe === undefined
       ? Paginate.pages(fetch, paging)
       : Paginate.safePages(fetch, {

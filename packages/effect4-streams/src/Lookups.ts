@@ -102,7 +102,14 @@ export const invalidate = <A, S>(
     return Effect.flatMap(ErpClient, (client) =>
       Internal.invalidate(
         found.value,
-        Internal.make(client, endpoint, resource.schema, selector.param, value, query.selector)
+        Internal.make({
+          client,
+          endpoint,
+          schema: resource.schema,
+          param: selector.param,
+          value,
+          selector: query.selector
+        })
       ))
   })
 

@@ -341,7 +341,14 @@ export const get = <A, S>(
       ErpClient,
       (client) =>
         Lookups.run(
-          Lookups.make(client, endpoint, resource.schema, selector.param, value, query(selector, value).selector)
+          Lookups.make({
+            client,
+            endpoint,
+            schema: resource.schema,
+            param: selector.param,
+            value,
+            selector: query(selector, value).selector
+          })
         )
     )
 }

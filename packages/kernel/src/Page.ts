@@ -116,6 +116,31 @@ export const recordIdOf = (raw: unknown, json: string | undefined): unknown => {
 const kindOf = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : typeof u
 
 /**
+ * What `decodePage` decodes: the `data` of a list response, where it was asked for, and how each record is decoded.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface DecodePageOptions<A, E> {
+  /** The `data` of the list response. */
+  readonly data: unknown
+  /** The offset the page was asked at (`list_offset`): each record is named by its own offset. */
+  readonly offset: number
+  /** The number of records asked for (`list_count`): a page holding more is refused. */
+  readonly count: number
+  /** Refuse the page on a record that does not match (`fail`), or set it aside (`collect`). */
+  readonly mode: InvalidRecordMode
+  /** The text of each element of `data` as the server wrote it, when given. */
+  readonly json?: ReadonlyArray<string> | undefined
+  /** Decodes one record, given the record, its index in the page and its id for naming (`recordIdOf`). */
+  readonly decodeRecord: (
+    raw: unknown,
+    index: number,
+    recordId: () => unknown
+  ) => { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: E }
+}
+
+/**
  * Decodes the `data` of a list response into a page: an array of at most `count` records (more would make the next
  * offset skip or repeat records), each decoded by `decodeRecord` (given the record, its index in the page and its id
  * for naming, `recordIdOf`); a record that does not match fails the page (`fail`) or is set aside (`collect`). `json`,
@@ -130,7 +155,13 @@ const kindOf = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? 
  *   typeof raw === "object" && raw !== null && "id" in raw
  *     ? { ok: true as const, value: raw }
  *     : { ok: false as const, error: "is missing" }
- * const decoded = Page.decodePage([{ id: 51 }, { company_name: "Szabó és Társa Bt." }], 50, 25, "collect", undefined, decodeRecord)
+ * const decoded = Page.decodePage({
+ *   data: [{ id: 51 }, { company_name: "Szabó és Társa Bt." }],
+ *   offset: 50,
+ *   count: 25,
+ *   mode: "collect",
+ *   decodeRecord
+ * })
  * console.log(decoded.ok && [decoded.value.records.length, decoded.value.invalid[0]?.offset]) // => [ 1, 51 ]
  * ```
  *
@@ -138,17 +169,9 @@ const kindOf = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? 
  * @category Decoding
  */
 export const decodePage = <A, E>(
-  data: unknown,
-  offset: number,
-  count: number,
-  mode: InvalidRecordMode,
-  json: ReadonlyArray<string> | undefined,
-  decodeRecord: (
-    raw: unknown,
-    index: number,
-    recordId: () => unknown
-  ) => { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: E }
+  options: DecodePageOptions<A, E>
 ): { readonly ok: true; readonly value: Page<A, E> } | { readonly ok: false; readonly refusal: Refusal<E> } => {
+  const { count, data, decodeRecord, json, mode, offset } = options
   if (!Array.isArray(data)) {
     return { ok: false, refusal: { _tag: "Data", reason: `expected an array of records, got ${kindOf(data)}` } }
   }

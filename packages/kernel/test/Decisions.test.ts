@@ -58,20 +58,29 @@ describe("Page", () => {
       : { ok: false as const, error: "bad" }
 
   it("refuses what is not a page, keeps or sets aside each record, pairs the texts", () => {
-    expect(Page.decodePage({}, 0, 10, "fail", undefined, decode)).toEqual({
+    expect(Page.decodePage({ data: {}, offset: 0, count: 10, mode: "fail", decodeRecord: decode })).toEqual({
       ok: false,
       refusal: { _tag: "Data", reason: "expected an array of records, got object" }
     })
-    expect(Page.decodePage([{ id: 1 }, { id: 2 }], 5, 1, "fail", undefined, decode)).toEqual({
-      ok: false,
-      refusal: { _tag: "Data", reason: "the page holds 2 records but list_count was 1", offset: 5 }
-    })
-    expect(Page.decodePage([{ id: 1 }, {}], 5, 10, "fail", undefined, decode)).toEqual({
-      ok: false,
-      refusal: { _tag: "Record", error: "bad" }
-    })
+    expect(Page.decodePage({ data: [{ id: 1 }, { id: 2 }], offset: 5, count: 1, mode: "fail", decodeRecord: decode }))
+      .toEqual({
+        ok: false,
+        refusal: { _tag: "Data", reason: "the page holds 2 records but list_count was 1", offset: 5 }
+      })
+    expect(Page.decodePage({ data: [{ id: 1 }, {}], offset: 5, count: 10, mode: "fail", decodeRecord: decode }))
+      .toEqual({
+        ok: false,
+        refusal: { _tag: "Record", error: "bad" }
+      })
     const texts = [`{"id":1}`, `{"x":1.10}`]
-    const page = Page.decodePage([{ id: 1 }, { x: 1.1 }], 5, 10, "collect", texts, decode)
+    const page = Page.decodePage({
+      data: [{ id: 1 }, { x: 1.1 }],
+      offset: 5,
+      count: 10,
+      mode: "collect",
+      json: texts,
+      decodeRecord: decode
+    })
     expect(page).toMatchObject({
       ok: true,
       value: { records: [1], json: [`{"id":1}`], received: 2, invalid: [{ offset: 6, json: `{"x":1.10}` }] }

@@ -154,16 +154,16 @@ export const pages = <A, I>(
         exact: options.exact
       })
     const safe = options.safe === true ? {} : options.safe
-    // Counted on the stream's span as they happen, never per record.
+    // Pages, records and drift events, counted here as they happen (per page, never per record) for this run of the
+    // stream, each total then set on the stream's span (the current one, `ListEndpoint.pages`).
+    const totals = new Map<string, number>()
     const count = (name: string, delta: number) =>
-      Effect.flatMap(
-        Effect.option(Effect.currentSpan),
-        (span) =>
-          span._tag === "None" ? Effect.void : Effect.sync(() => {
-            const before = span.value.attributes.get(name)
-            span.value.attribute(name, (typeof before === "number" ? before : 0) + delta)
-          })
-      )
+      Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+        Effect.sync(() => {
+          const total = (totals.get(name) ?? 0) + delta
+          totals.set(name, total)
+          if (span._tag === "Some") span.value.attribute(name, total)
+        }))
     const onPageSize = (change: Paginate.PageSizeChange) =>
       Effect.all([
         logPageSize(endpoint, change),

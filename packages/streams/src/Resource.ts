@@ -356,15 +356,15 @@ export const get = <A, S>(
       (client) =>
         Effect.flatMap(FiberRef.get(ErpClientModule.currentMaxWait), (maxWaitMillis) =>
           Lookups.run(
-            Lookups.make(
+            Lookups.make({
               client,
               endpoint,
-              resource.schema,
-              selector.param,
+              schema: resource.schema,
+              param: selector.param,
               value,
-              query(selector, value).selector,
+              selector: query(selector, value).selector,
               maxWaitMillis
-            )
+            })
           ))
     )
 }

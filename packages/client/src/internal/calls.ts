@@ -52,30 +52,68 @@ const bodyOf = (
   options: PostOptions | undefined
 ): Either.Either<string | undefined, InvalidRequest> => checked(endpoint, Texts.requestBody(options))
 
+/** A list answer's data as a page, decoded record by record (with the records' texts in exact mode). */
+const pageOf = <A>(
+  endpoint: string,
+  decode: Page.DecodePageOptions<A>["decodeRecord"],
+  query: PageQuery,
+  data: unknown,
+  text: string
+) => {
+  const mode = query.invalidRecords ?? "fail"
+  if (query.exact !== true || !Array.isArray(data)) {
+    return Page.decodePage({
+      endpoint,
+      decodeRecord: decode,
+      data,
+      offset: query.offset,
+      count: query.count,
+      mode
+    })
+  }
+  return Either.flatMap(
+    dataText(endpoint, text),
+    (exact) =>
+      Page.decodePage({
+        endpoint,
+        decodeRecord: decode,
+        data,
+        offset: query.offset,
+        count: query.count,
+        mode,
+        json: exact.elements
+      })
+  )
+}
+
+/** One request of `method` to `endpoint`, run by the executor: its envelope (checked) and the body it came in. */
+const sendWith = (execute: Executor.Execute) =>
+(
+  method: "GET" | "POST",
+  endpoint: string,
+  params: Params,
+  body: string | undefined,
+  maxWaitMillis?: number
+): Effect.Effect<readonly [Envelope.RawEnvelope, string], Executor.ExecuteError | InvalidRequest> =>
+  Either.match(validateEndpoint(endpoint), {
+    onLeft: Effect.fail,
+    onRight: (path) => {
+      let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
+      if (params.length > 0) request = HttpClientRequest.setUrlParams(request, params)
+      if (method === "POST" && body !== undefined) {
+        request = HttpClientRequest.bodyText(request, body, "application/json")
+      }
+      return execute(request, { envelope: true, maxWaitMillis }).pipe(
+        // The executor checked the envelope of every 2xx answer it hands back; the body comes with it.
+        Effect.map((exchange) => [exchange.envelope!, exchange.answer.text] as const),
+        Effect.tap(([envelope]) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
+      )
+    }
+  })
+
 /** `get`, `list` and `post` on the executor. */
 export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | "post"> => {
-  const call = (
-    method: "GET" | "POST",
-    endpoint: string,
-    params: Params,
-    body: string | undefined,
-    maxWaitMillis?: number
-  ): Effect.Effect<readonly [Envelope.RawEnvelope, string], Executor.ExecuteError | InvalidRequest> =>
-    Either.match(validateEndpoint(endpoint), {
-      onLeft: Effect.fail,
-      onRight: (path) => {
-        let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
-        if (params.length > 0) request = HttpClientRequest.setUrlParams(request, params)
-        if (method === "POST" && body !== undefined) {
-          request = HttpClientRequest.bodyText(request, body, "application/json")
-        }
-        return execute(request, { envelope: true, maxWaitMillis }).pipe(
-          // The executor checked the envelope of every 2xx answer it hands back; the body comes with it.
-          Effect.map((exchange) => [exchange.envelope!, exchange.answer.text] as const),
-          Effect.tap(([envelope]) => Effect.annotateCurrentSpan("erp.result.code", envelope.result.code))
-        )
-      }
-    })
+  const call = sendWith(execute)
 
   const get = (<A, I>(
     endpoint: string,
@@ -100,16 +138,7 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
       onRight: (params) =>
         call("GET", endpoint, params, undefined).pipe(
           Effect.flatMap(([envelope, text]) =>
-            Either.flatMap(Envelope.toData(endpoint, envelope), (data) => {
-              const mode = query.invalidRecords ?? "fail"
-              if (query.exact !== true || !Array.isArray(data)) {
-                return Page.decodePage(endpoint, decode, data, query.offset, query.count, mode)
-              }
-              return Either.flatMap(
-                dataText(endpoint, text),
-                (exact) => Page.decodePage(endpoint, decode, data, query.offset, query.count, mode, exact.elements)
-              )
-            })
+            Either.flatMap(Envelope.toData(endpoint, envelope), (data) => pageOf(endpoint, decode, query, data, text))
           ),
           Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
           (effect) =>

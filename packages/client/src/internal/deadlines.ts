@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as Predicate from "effect/Predicate"
 
 /** The pending deadlines of one client: what the watcher decides from. */
 export interface Book {
@@ -47,9 +48,10 @@ export const expireDue = (book: Book, now: number): number => {
   return earliest
 }
 
-// A TestClock is told by its `adjust` (as `ErpTest.advancing` does): Effect 3 has no other public mark of it.
+// A TestClock is told by its `adjust` (as `ErpTest.advancing` does). `effect/TestClock` exports its class, but an
+// `instanceof` would load the test services into every program that makes a client, for one check.
 const isTestClock = (clock: Clock.Clock): boolean =>
-  typeof (clock as unknown as { readonly adjust?: unknown }).adjust === "function"
+  Predicate.hasProperty(clock, "adjust") && Predicate.isFunction(clock.adjust)
 
 // Effect's own clock, the one every runtime has unless a program provides another: its time is `Date.now()` and its
 // sleeps are `setTimeout`s, so its deadlines are watched by a timer of ours, with no fiber at all.
@@ -58,73 +60,25 @@ const liveClock: Clock.Clock = Effect.runSync(Effect.clock)
 // The longest delay `setTimeout` keeps (about 24.8 days); a deadline beyond it is looked at again then.
 const maxTimerMillis = 2_147_483_647
 
+/** Who watches a client's deadlines: a timer on Effect's own clock, else a fiber sleeping on the attempts' clock. */
+interface Watch {
+  readonly book: Book
+  watchedOn: Clock.Clock | undefined
+  watcher: Fiber.RuntimeFiber<void> | undefined
+  timer: ReturnType<typeof setTimeout> | undefined
+  /** Which watcher is the current one: a stopped fiber that had already woken must not touch what its successor keeps. */
+  generation: number
+}
+
 /** A client's deadlines: `within` runs an attempt that fails with `onTimeout()` once `millis` have passed. */
 export const make = () => {
-  const book = makeBook()
-  // Who watches: a timer on Effect's own clock, else a fiber sleeping on the clock the attempts run on.
-  let watchedOn: Clock.Clock | undefined
-  let watcher: Fiber.RuntimeFiber<void> | undefined
-  let timer: ReturnType<typeof setTimeout> | undefined
-  // Which watcher is the current one: a stopped fiber that had already woken must not touch what its successor keeps.
-  let generation = 0
-
-  const stop = () => {
-    generation += 1
-    if (watcher !== undefined) watcher.unsafeInterruptAsFork(FiberId.none)
-    if (timer !== undefined) clearTimeout(timer)
-    watcher = undefined
-    timer = undefined
-    watchedOn = undefined
-    book.watchingUntil = Number.POSITIVE_INFINITY
+  const watch: Watch = {
+    book: makeBook(),
+    watchedOn: undefined,
+    watcher: undefined,
+    timer: undefined,
+    generation: 0
   }
-
-  const onTimer = () => {
-    timer = undefined
-    const now = liveClock.unsafeCurrentTimeMillis()
-    const earliest = expireDue(book, now)
-    book.watchingUntil = earliest
-    if (earliest === Number.POSITIVE_INFINITY) watchedOn = undefined
-    else timer = setTimeout(onTimer, Math.min(earliest - now, maxTimerMillis))
-  }
-
-  const watch = (clock: Clock.Clock, own: number): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      if (own !== generation) return Effect.void
-      const now = clock.unsafeCurrentTimeMillis()
-      const earliest = expireDue(book, now)
-      book.watchingUntil = earliest
-      if (earliest === Number.POSITIVE_INFINITY) {
-        watcher = undefined
-        watchedOn = undefined
-        return Effect.void
-      }
-      return Effect.zipRight(clock.sleep(Duration.millis(earliest - now)), watch(clock, own))
-    })
-
-  const add = (clock: Clock.Clock, at: number, expire: () => void): number => {
-    const id = book.nextId++
-    book.pending.set(id, { at, expire })
-    // Nobody watching, a watcher on another clock (a client used under a TestClock, then live), or one sleeping past
-    // this deadline: (re)start it.
-    if (clock !== watchedOn || at < book.watchingUntil) {
-      stop()
-      watchedOn = clock
-      book.watchingUntil = at
-      if (clock === liveClock) {
-        timer = setTimeout(onTimer, Math.min(Math.max(0, at - clock.unsafeCurrentTimeMillis()), maxTimerMillis))
-      } else {
-        // Its own root fiber, sleeping on the attempts' clock.
-        watcher = Effect.runFork(watch(clock, generation))
-      }
-    }
-    return id
-  }
-
-  const remove = (id: number): void => {
-    book.pending.delete(id)
-    if (book.pending.size === 0 && !(watchedOn !== undefined && isTestClock(watchedOn))) stop()
-  }
-
   /**
    * `self` in a fiber of its own, interrupted at the deadline and then failing with `onTimeout()`. The attempt can be
    * stopped at its deadline even when its caller cannot be interrupted (`Effect.timeout` would wait for it): the
@@ -139,20 +93,85 @@ export const make = () => {
     Effect.clockWith((clock) =>
       Effect.flatMap(Effect.fork(Effect.interruptible(self)), (fiber) => {
         let timedOut = false
-        const id = add(clock, clock.unsafeCurrentTimeMillis() + millis, () => {
+        const id = add(watch, clock, clock.unsafeCurrentTimeMillis() + millis, () => {
           timedOut = true
           fiber.unsafeInterruptAsFork(FiberId.none)
         })
         return Fiber.await(fiber).pipe(
           // Interrupted while it waits (a race lost, a stopped stream): the attempt is stopped with it, at once.
           Effect.onInterrupt(() => Fiber.interrupt(fiber)),
-          Effect.ensuring(Effect.sync(() => remove(id))),
+          Effect.ensuring(Effect.sync(() => remove(watch, id))),
           Effect.flatMap((exit): Effect.Effect<A, E | E2> =>
             timedOut && Exit.isFailure(exit) ? Effect.fail(onTimeout()) : exit
           )
         )
       })
     )
+  return { within, book: watch.book }
+}
 
-  return { within, book }
+/** Stops the watcher, timer or fiber: nobody watches. */
+const stop = (watch: Watch): void => {
+  watch.generation += 1
+  if (watch.watcher !== undefined) watch.watcher.unsafeInterruptAsFork(FiberId.none)
+  if (watch.timer !== undefined) clearTimeout(watch.timer)
+  watch.watcher = undefined
+  watch.timer = undefined
+  watch.watchedOn = undefined
+  watch.book.watchingUntil = Number.POSITIVE_INFINITY
+}
+
+/** The timer's turn: expires what is due, and sets itself for the next deadline, if any. */
+const onTimer = (watch: Watch): void => {
+  watch.timer = undefined
+  const now = liveClock.unsafeCurrentTimeMillis()
+  const earliest = expireDue(watch.book, now)
+  watch.book.watchingUntil = earliest
+  if (earliest === Number.POSITIVE_INFINITY) watch.watchedOn = undefined
+  else watch.timer = setTimeout(() => onTimer(watch), Math.min(earliest - now, maxTimerMillis))
+}
+
+/** The watcher fiber of generation `own`: expires what is due, then sleeps on `clock` until the next deadline. */
+const watchOn = (watch: Watch, clock: Clock.Clock, own: number): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (own !== watch.generation) return Effect.void
+    const now = clock.unsafeCurrentTimeMillis()
+    const earliest = expireDue(watch.book, now)
+    watch.book.watchingUntil = earliest
+    if (earliest === Number.POSITIVE_INFINITY) {
+      watch.watcher = undefined
+      watch.watchedOn = undefined
+      return Effect.void
+    }
+    return Effect.zipRight(clock.sleep(Duration.millis(earliest - now)), watchOn(watch, clock, own))
+  })
+
+/** Adds a deadline, (re)starting the watcher when it would not wake in time; its id, for `remove`. */
+const add = (watch: Watch, clock: Clock.Clock, at: number, expire: () => void): number => {
+  const { book } = watch
+  const id = book.nextId++
+  book.pending.set(id, { at, expire })
+  // Nobody watching, a watcher on another clock (a client used under a TestClock, then live), or one sleeping past
+  // this deadline: (re)start it.
+  if (clock !== watch.watchedOn || at < book.watchingUntil) {
+    stop(watch)
+    watch.watchedOn = clock
+    book.watchingUntil = at
+    if (clock === liveClock) {
+      watch.timer = setTimeout(
+        () => onTimer(watch),
+        Math.min(Math.max(0, at - clock.unsafeCurrentTimeMillis()), maxTimerMillis)
+      )
+    } else {
+      // Its own root fiber, sleeping on the attempts' clock.
+      watch.watcher = Effect.runFork(watchOn(watch, clock, watch.generation))
+    }
+  }
+  return id
+}
+
+/** Removes a deadline; with none left, the watcher stops (but on a TestClock, see the module's comment). */
+const remove = (watch: Watch, id: number): void => {
+  watch.book.pending.delete(id)
+  if (watch.book.pending.size === 0 && !(watch.watchedOn !== undefined && isTestClock(watch.watchedOn))) stop(watch)
 }

@@ -11,10 +11,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import type { Redis } from "ioredis"
+import type * as Ioredis from "ioredis"
 import * as Limiter from "./limiter.js"
 
-interface RedisWithScripts extends Redis {
+interface RedisWithScripts extends Ioredis.Redis {
   erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
   erpExtendHold(key: string, ttlMillis: number, untilMillis: number): Promise<number>
   erpSetLearned(key: string, expected: string, next: string, ttlMillis: number): Promise<number>
@@ -29,6 +29,11 @@ export interface Connection {
   >
 }
 
+/** What the connection last said of itself: its last error (redacted), `""` once it is ready again. */
+interface Health {
+  lastConnectionError: string
+}
+
 // Opens the connection for the life of the scope. Each call fails fast: no offline queue (a call while disconnected
 // fails at once), a connect and a command timeout, no retries per request; ioredis keeps reconnecting in the
 // background, so a Redis that comes back is used again.
@@ -40,45 +45,10 @@ export const connect = (
   Effect.gen(function*() {
     const timeoutMillis = Math.max(1, Math.ceil(Duration.toMillis(timeout)))
     const redact = LimiterText.redactor(Redacted.value(url))
-    let lastConnectionError = ""
-    // ioredis, an optional peer dependency, is loaded here, on the first connection, and never by a program that
-    // keeps its limit in memory, even one that imports this package's index.
-    const { Redis } = yield* Effect.promise(() =>
-      import("ioredis").catch((cause: unknown) => {
-        throw new Error(
-          "ErpRateLimiterRedis needs the optional peer dependency ioredis (npm install ioredis@^5): " + String(cause)
-        )
-      })
-    )
+    const health: Health = { lastConnectionError: "" }
+    const { Redis } = yield* loadIoredis
     const redis = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const redis = new Redis(Redacted.value(url), {
-          connectTimeout: timeoutMillis,
-          commandTimeout: timeoutMillis,
-          maxRetriesPerRequest: 0,
-          enableOfflineQueue: false,
-          autoResendUnfulfilledCommands: false,
-          retryStrategy: (times) => Math.min(50 * 2 ** times, 2_000),
-          // `disconnect` (at release, after `quit` had its time) ends the socket and destroys it if still open after
-          // this long. ioredis's 2 s timer stays even when the socket had already closed (a Redis that was never
-          // reached), and kept a failed command's process alive for those 2 s: `quit` already waited, so at once.
-          disconnectTimeout: 0,
-          // Shows in CLIENT LIST who holds the connection.
-          connectionName: `erp-client:${prefix.replace(/[^\x21-\x7e]/g, "_")}`
-        }) as RedisWithScripts
-        // Without a listener ioredis prints each failed reconnect to stderr; the failure reaches the caller of the
-        // next call instead, and the limiter logs it once per outage.
-        redis.on("error", (error: unknown) => {
-          lastConnectionError = redact(error instanceof Error ? error.message : String(error))
-        })
-        redis.on("ready", () => {
-          lastConnectionError = ""
-        })
-        redis.defineCommand("erpFixedWindow", { lua: Scripts.FIXED_WINDOW_LUA, numberOfKeys: 1 })
-        redis.defineCommand("erpExtendHold", { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 })
-        redis.defineCommand("erpSetLearned", { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 1 })
-        return redis
-      }),
+      Effect.sync(() => open(Redis, { url, prefix, timeoutMillis, redact, health })),
       // `disconnect` also stops the reconnect timer, so nothing keeps the process alive after the scope closes.
       (redis) =>
         Effect.promise(() => redis.quit().catch(() => "")).pipe(
@@ -87,29 +57,9 @@ export const connect = (
           Effect.ensuring(Effect.sync(() => redis.disconnect()))
         )
     )
-    // The offline queue is off, so the first calls would fail while connecting: wait for the connection (or its
-    // first error) within the timeout. A Redis that is down does not fail the layer; the calls report it.
-    yield* Effect.async<void>((resume) => {
-      if (redis.status === "ready") return resume(Effect.void)
-      const done = () => resume(Effect.void)
-      redis.once("ready", done)
-      redis.once("error", done)
-      return Effect.sync(() => {
-        redis.off("ready", done)
-        redis.off("error", done)
-      })
-    }).pipe(Effect.timeout(Duration.millis(timeoutMillis)), Effect.ignore)
-
-    const failureText = (what: string, cause: unknown): string => {
-      const message = cause instanceof Error ? cause.message : String(cause)
-      const why = message.includes("enableOfflineQueue") || message.includes("Connection is closed")
-        ? `not connected${lastConnectionError === "" ? "" : ` (${lastConnectionError})`}`
-        : message === "Command timed out"
-        ? `no answer within ${timeoutMillis} ms`
-        : message
-      return redact(`Redis ${what}: ${why}`)
-    }
-
+    yield* awaitReady(redis, timeoutMillis)
+    const failureText = (what: string, cause: unknown): string =>
+      redact(`Redis ${what}: ${whyFailed(cause, health, timeoutMillis)}`)
     const call: Connection["call"] = (what, run) =>
       Effect.tryPromise({
         try: () => run(redis),
@@ -122,6 +72,80 @@ export const connect = (
       )
     return { redis, call }
   })
+
+// ioredis, an optional peer dependency, is loaded here, on the first connection, and never by a program that keeps its
+// limit in memory, even one that imports this package's index.
+const loadIoredis = Effect.promise(() =>
+  import("ioredis").catch((cause: unknown) => {
+    throw new Error(
+      "ErpRateLimiterRedis needs the optional peer dependency ioredis (npm install ioredis@^5): " + String(cause)
+    )
+  })
+)
+
+/** The client, failing fast, with our scripts defined and its errors kept in `health` rather than printed. */
+const open = (
+  Redis: typeof Ioredis.Redis,
+  options: {
+    readonly url: Redacted.Redacted<string>
+    readonly prefix: string
+    readonly timeoutMillis: number
+    readonly redact: (text: string) => string
+    readonly health: Health
+  }
+): RedisWithScripts => {
+  const { health, redact, timeoutMillis } = options
+  const redis = new Redis(Redacted.value(options.url), {
+    connectTimeout: timeoutMillis,
+    commandTimeout: timeoutMillis,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (times) => Math.min(50 * 2 ** times, 2_000),
+    // `disconnect` (at release, after `quit` had its time) ends the socket and destroys it if still open after
+    // this long. ioredis's 2 s timer stays even when the socket had already closed (a Redis that was never
+    // reached), and kept a failed command's process alive for those 2 s: `quit` already waited, so at once.
+    disconnectTimeout: 0,
+    // Shows in CLIENT LIST who holds the connection.
+    connectionName: `erp-client:${options.prefix.replace(/[^\x21-\x7e]/g, "_")}`
+  }) as RedisWithScripts
+  // Without a listener ioredis prints each failed reconnect to stderr; the failure reaches the caller of the
+  // next call instead, and the limiter logs it once per outage.
+  redis.on("error", (error: unknown) => {
+    health.lastConnectionError = redact(error instanceof Error ? error.message : String(error))
+  })
+  redis.on("ready", () => {
+    health.lastConnectionError = ""
+  })
+  redis.defineCommand("erpFixedWindow", { lua: Scripts.FIXED_WINDOW_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpExtendHold", { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpSetLearned", { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 1 })
+  return redis
+}
+
+// The offline queue is off, so the first calls would fail while connecting: wait for the connection (or its first
+// error) within the timeout. A Redis that is down does not fail the layer; the calls report it.
+const awaitReady = (redis: RedisWithScripts, timeoutMillis: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (redis.status === "ready") return resume(Effect.void)
+    const done = () => resume(Effect.void)
+    redis.once("ready", done)
+    redis.once("error", done)
+    return Effect.sync(() => {
+      redis.off("ready", done)
+      redis.off("error", done)
+    })
+  }).pipe(Effect.timeout(Duration.millis(timeoutMillis)), Effect.ignore)
+
+/** Why a call failed, in words: not connected (and the connection's last error), no answer in time, or its message. */
+const whyFailed = (cause: unknown, health: Health, timeoutMillis: number): string => {
+  const message = cause instanceof Error ? cause.message : String(cause)
+  return message.includes("enableOfflineQueue") || message.includes("Connection is closed")
+    ? `not connected${health.lastConnectionError === "" ? "" : ` (${health.lastConnectionError})`}`
+    : message === "Command timed out"
+    ? `no answer within ${timeoutMillis} ms`
+    : message
+}
 
 const storeError = (error: Limiter.StoreFailure) =>
   new RateLimiter.RateLimitStoreError({ message: error.description, cause: error })

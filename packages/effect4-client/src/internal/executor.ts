@@ -122,20 +122,72 @@ export const currentInFlight: Context.Reference<InFlight.InFlight | undefined> =
  * (reset connection, timeout, 408/500/502/503/504, a 2xx body that is not the envelope) within `retries` and
  * `retryBudgetMillis`, honouring `Retry-After`; any call is tried again after a 429 once the server's window allows,
  * within `rateLimitBudgetMillis`. Giving up, the error says how many attempts were made and over how long.
+ *
+ * A call goes through these steps, each a function below: `begin` (its bounds and state), `attemptOnce` (the slot,
+ * the wire, the slot handed back), `judge` (the answer or failure as the policy's outcome), `tellLimiter` (what the
+ * answer said of the server's limit), then `act` on the policy's verdict: `accept`, `pause`, `retry` or `giveUp`.
  */
 export const make = (settings: Settings): { readonly execute: Execute } => {
-  const { limiter } = settings
-  const windowMillis = Duration.toMillis(limiter.window)
+  const windowMillis = Duration.toMillis(settings.limiter.window)
   // The endpoints whose `X-RateLimit-Reset` could not be read, said once each for the life of the client.
   const unreadableSaid = new Set<string>()
-
   const execute = (
     request: HttpClientRequest.HttpClientRequest,
     options: CallOptions
-  ): Effect.Effect<Exchange, ExecuteError> => {
-    const target = settings.targetOf(request)
-    const key = settings.keyOf(target)
-    const policy: Policy.Policy = {
+  ): Effect.Effect<Exchange, ExecuteError> =>
+    // The caller's bounds, read from its fiber at once rather than an effect each.
+    Effect.withFiber((fiber) => {
+      const maxWaitMillis = options.maxWaitMillis ?? fiber.getRef(currentMaxWait)
+      const inFlight = fiber.getRef(currentInFlight)
+      return Effect.flatMap(Clock.currentTimeMillis, (startMillis) =>
+        loop(begin(settings, { request, options, windowMillis, unreadableSaid, maxWaitMillis, inFlight, startMillis })))
+    })
+  // The overloads say what the options decide: without the envelope check no DecodeError can come out.
+  return { execute: execute as Execute }
+}
+
+/** One call on its way: what it asks, its bounds, its bookkeeping (`CallState`), and its one attempt. */
+interface Call {
+  readonly settings: Settings
+  readonly request: HttpClientRequest.HttpClientRequest
+  readonly options: CallOptions
+  readonly target: Transport.Target
+  /** The limiter's key of the call. */
+  readonly key: string
+  readonly policy: Policy.Policy
+  readonly span: (resend: number) => Observe.AttemptSpan
+  readonly state: CallState.CallState
+  readonly startMillis: number
+  readonly maxWaitMillis: number | undefined
+  /** When the call must have started its attempt by, from `maxWaitMillis`. */
+  readonly bound: number | undefined
+  /** The endpoints whose unreadable `X-RateLimit-Reset` the client has said (one client's, shared by its calls). */
+  readonly unreadableSaid: Set<string>
+  /** The caller's places for attempts in flight (`ErpClient.withMaxInFlight`), if any. */
+  readonly inFlight: InFlight.InFlight | undefined
+  /** The place the last attempt had in the limit: what the limiter is told about the answer is judged against it. */
+  admitted: ErpRateLimiter.Acquired | undefined
+}
+
+/** The call's bounds, its policy and its state, from the request and the caller's fiber. */
+const begin = (settings: Settings, start: {
+  readonly request: HttpClientRequest.HttpClientRequest
+  readonly options: CallOptions
+  readonly windowMillis: number
+  readonly unreadableSaid: Set<string>
+  readonly maxWaitMillis: number | undefined
+  readonly inFlight: InFlight.InFlight | undefined
+  readonly startMillis: number
+}): Call => {
+  const { inFlight, maxWaitMillis, request, startMillis } = start
+  const target = settings.targetOf(request)
+  return {
+    settings,
+    request,
+    options: start.options,
+    target,
+    key: settings.keyOf(target),
+    policy: {
       idempotent: request.method === "GET",
       retries: settings.retries,
       retriesByStatus: settings.retriesByStatus,
@@ -143,222 +195,270 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
       retryBaseDelayMillis: settings.retryBaseDelayMillis,
       maxRetryDelayMillis: settings.maxRetryDelayMillis,
       rateLimitBudgetMillis: settings.rateLimitBudgetMillis,
-      windowMillis,
-      limit: limiter.limit
-    }
-    const span = Observe.attemptSpan(target, settings.urlOf(request))
-
-    // The caller's bounds, read from its fiber at once rather than an effect each.
-    return Effect.withFiber((fiber) => {
-      const maxWaitMillis = options.maxWaitMillis ?? fiber.getRef(currentMaxWait)
-      const inFlight = fiber.getRef(currentInFlight)
-      return Effect.flatMap(Clock.currentTimeMillis, (startMillis) => {
-        const call = CallState.make(startMillis)
-        // The place the last attempt had in the limit: what the limiter is told about the answer is judged against it.
-        let admitted: ErpRateLimiter.Acquired | undefined = undefined
-
-        const rateLimited = (
-          nowMillis: number,
-          neededMillis: number | undefined,
-          bounded: { readonly maxWaitMillis?: number | undefined; readonly budgetMillis?: number | undefined } = {}
-        ) => new RateLimited(CallState.rateLimitedFields(call, target.endpoint, nowMillis, neededMillis, bounded))
-
-        // The error a call gives up with, saying its attempts.
-        const giveUp = (last: Last, nowMillis: number, verdict: Policy.Verdict): ExecuteError => {
-          const tally = CallState.tally(call, nowMillis)
-          if (last._tag === "Answer") {
-            const { answer } = last
-            if (answer.status >= 200 && answer.status < 300 && Result.isFailure(last.envelope)) {
-              return new DecodeError({ ...last.envelope.failure, ...tally })
-            }
-            const error = CallState.statusError(
-              call,
-              target,
-              answer,
-              messageOf(target, answer),
-              verdict,
-              nowMillis,
-              settings.retryBudgetMillis
-            )
-            return error._tag === "Unauthorized" ? new Unauthorized(error.fields) : new HttpStatusError(error.fields)
-          }
-          const error = last.error
-          switch (error._tag) {
-            case "TransportError":
-              return new TransportError({ ...error, ...tally })
-            case "TimeoutError":
-              return new TimeoutError({ ...error, ...tally })
-            default:
-              return error
-          }
-        }
-
-        const bound = maxWaitMillis === undefined ? undefined : startMillis + maxWaitMillis
-        const acquire = Effect.catchTags(limiter.acquire(key, startMillis + settings.rateLimitBudgetMillis, bound), {
-          WaitBeyondBound: (beyond) =>
-            Effect.flatMap(
-              Clock.currentTimeMillis,
-              (nowMillis) => Effect.fail(rateLimited(nowMillis, beyond.startsAt - nowMillis, { maxWaitMillis }))
-            ),
-          PauseBeyondDeadline: (pause) =>
-            Effect.flatMap(
-              Clock.currentTimeMillis,
-              (nowMillis) => Effect.fail(rateLimited(nowMillis, pause.pausedUntil - nowMillis))
-            ),
-          StoreFailure: (failure) =>
-            Effect.fail(new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description }))
-        })
-
-        // One attempt: the slot, the wire (in the attempt's span), the slot handed back with the time it ended.
-        const once = Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(restore(acquire), (acquired) => {
-            admitted = acquired
-            const resend = CallState.admitted(call, acquired.spacedMillis + acquired.pausedMillis)
-            return restore(
-              Observe.recordWait(target.endpoint, acquired).pipe(
-                Effect.andThen(
-                  Observe.observeAttempt(
-                    target,
-                    span(resend),
-                    (current) => settings.attempt(request, target, current),
-                    settings.headers
-                  )
-                ),
-                Effect.result
-              )
-            ).pipe(
-              Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(acquired.release(now))))
-            )
-          })
-        )
-
-        const loop: Effect.Effect<Exchange, ExecuteError> = Effect.flatMap(
-          // Older calls first: a retry goes before the calls that started after it.
-          inFlight === undefined ? once : inFlight.withPlace(startMillis, once),
-          (result) =>
-            Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
-              let last: Last
-              let outcome: Policy.Outcome
-              if (Result.isFailure(result)) {
-                last = { _tag: "Error", error: result.failure }
-                outcome = CallState.noAnswer(result.failure._tag)
-              } else {
-                const answer = result.success
-                const ok = answer.status >= 200 && answer.status < 300
-                const envelope: Result.Result<Envelope.RawEnvelope | undefined, DecodeError> = ok && options.envelope
-                  ? Envelope.parseBody(target.endpoint, answer.text)
-                  : Result.succeed(undefined)
-                last = { _tag: "Answer", answer, envelope }
-                outcome = CallState.answered(
-                  call,
-                  answer,
-                  Result.isSuccess(envelope),
-                  nowMillis,
-                  settings.maxServerWaitMillis
-                )
-              }
-              // What the answer said of the server's limit goes to the limiter first: a lower limit holds back the
-              // requests queued behind this one, whatever becomes of this call.
-              const told = admitted === undefined ? undefined : CallState.heard(outcome, admitted.startedMillis)
-              const heard = told === undefined ? Effect.void : limiter.learn(key, admitted!, told)
-              const unreadable = outcome._tag === "Answer" ? outcome.limit.unreadableReset : undefined
-              const said = unreadable === undefined || unreadableSaid.has(target.endpoint)
-                ? Effect.void
-                : Effect.suspend(() => {
-                  unreadableSaid.add(target.endpoint)
-                  return Effect.logInfo(CallState.unreadableResetNote(target, unreadable))
-                })
-              // A failing store costs what the limiter learns, never the answer at hand.
-              const jitter = heard === Effect.void && said === Effect.void
-                ? Random.nextBetween(0.5, 1)
-                : Effect.andThen(Effect.andThen(Effect.ignore(heard), said), Random.nextBetween(0.5, 1))
-              return Effect.flatMap(jitter, (jitter) => {
-                const verdict = Policy.decide(policy, CallState.history(call), outcome, nowMillis, jitter)
-                switch (verdict._tag) {
-                  case "Accept": {
-                    const answered = last as Extract<Last, { _tag: "Answer" }>
-                    return Effect.as(
-                      pauseIfServerCountsMore(call.lastLimit!),
-                      { answer: answered.answer, envelope: Result.getOrUndefined(answered.envelope) }
-                    )
-                  }
-                  case "Pause": {
-                    call.busy += 1
-                    const pause = Effect.catchTag(
-                      limiter.pause(key, verdict.untilMillis),
-                      "StoreFailure",
-                      (failure) =>
-                        Effect.fail(
-                          new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description })
-                        )
-                    )
-                    // A call bounded by `maxWait` that cannot meet the server's pause fails now (the pause still holds
-                    // the endpoint for every other call), saying what it sent and what came back.
-                    if (bound !== undefined && verdict.untilMillis > bound) {
-                      return Effect.andThen(
-                        pause,
-                        Effect.fail(rateLimited(nowMillis, verdict.untilMillis - nowMillis, { maxWaitMillis }))
-                      )
-                    }
-                    return Effect.andThen(
-                      Effect.andThen(
-                        Effect.logInfo(CallState.pauseNote(call, target, verdict.untilMillis, nowMillis)),
-                        pause
-                      ),
-                      Effect.suspend(() => loop)
-                    )
-                  }
-                  case "Retry":
-                    CallState.retried(call, outcome)
-                    return Observe.retried.pipe(
-                      Effect.andThen(
-                        Effect.logWarning(CallState.retryNote(call, describeLast(target, last), verdict.afterMillis))
-                      ),
-                      Effect.andThen(Effect.sleep(Duration.millis(verdict.afterMillis))),
-                      Effect.andThen(Effect.suspend(() => loop))
-                    )
-                  case "GiveUp":
-                    return Effect.fail(
-                      verdict.why === "rate-limit-budget"
-                        ? rateLimited(
-                          nowMillis,
-                          verdict.untilMillis === undefined ? undefined : verdict.untilMillis - nowMillis,
-                          { budgetMillis: settings.rateLimitBudgetMillis }
-                        )
-                        : giveUp(last, nowMillis, verdict)
-                    )
-                }
-              })
-            })
-        )
-
-        // `X-RateLimit-Remaining: 0` pauses the endpoint until the reset when the server counts more than we sent.
-        const pauseIfServerCountsMore = (limit: ServerLimit.ServerLimit): Effect.Effect<void, RateLimiterUnavailable> =>
-          limit.remaining !== 0 || limit.reset === undefined || !limit.reset.usable
-            ? Effect.void
-            : Effect.flatMap(
-              limiter.inUse(key),
-              (inUse) =>
-                ServerLimit.pausesOnEmpty(limit, { limit: limiter.limit, inUse })
-                  ? limiter.pause(key, limit.reset!.at)
-                  : Effect.void
-            ).pipe(
-              Effect.catchTag(
-                "StoreFailure",
-                (failure) =>
-                  Effect.fail(
-                    new RateLimiterUnavailable({ endpoint: target.endpoint, description: failure.description })
-                  )
-              )
-            )
-
-        return loop
-      })
-    })
+      windowMillis: start.windowMillis,
+      limit: settings.limiter.limit
+    },
+    span: Observe.attemptSpan(target, settings.urlOf(request)),
+    state: CallState.make(startMillis),
+    startMillis,
+    maxWaitMillis,
+    bound: maxWaitMillis === undefined ? undefined : startMillis + maxWaitMillis,
+    unreadableSaid: start.unreadableSaid,
+    inFlight,
+    admitted: undefined
   }
+}
 
-  // The overloads say what the options decide: without the envelope check no DecodeError can come out.
-  return { execute: execute as Execute }
+/** Attempts until the policy accepts the answer or gives up. */
+const loop = (call: Call): Effect.Effect<Exchange, ExecuteError> =>
+  // Older calls first: a retry goes before the calls that started after it.
+  Effect.flatMap(
+    call.inFlight === undefined ? attemptOnce(call) : call.inFlight.withPlace(call.startMillis, attemptOnce(call)),
+    (result) =>
+      Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
+        const { last, outcome } = judge(call, result, nowMillis)
+        return Effect.flatMap(
+          tellLimiter(call, outcome),
+          (jitter) =>
+            act(
+              call,
+              last,
+              outcome,
+              Policy.decide(call.policy, CallState.history(call.state), outcome, nowMillis, jitter),
+              nowMillis
+            )
+        )
+      })
+  )
+
+/** A failure of the limiter's store, as the call's error. */
+const unavailable = (call: Call) => (failure: { readonly description: string }) =>
+  Effect.fail(new RateLimiterUnavailable({ endpoint: call.target.endpoint, description: failure.description }))
+
+/** The call's `RateLimited`: it would wait `neededMillis` more than it may. */
+const rateLimited = (
+  call: Call,
+  nowMillis: number,
+  neededMillis: number | undefined,
+  bounded: { readonly maxWaitMillis?: number | undefined; readonly budgetMillis?: number | undefined } = {}
+) => new RateLimited(CallState.rateLimitedFields(call.state, call.target.endpoint, nowMillis, neededMillis, bounded))
+
+/** A slot in the limit, within the rate-limit budget and the caller's `maxWait`. */
+const acquire = (call: Call): Effect.Effect<ErpRateLimiter.Acquired, RateLimited | RateLimiterUnavailable> =>
+  Effect.catchTags(
+    call.settings.limiter.acquire(call.key, call.startMillis + call.settings.rateLimitBudgetMillis, call.bound),
+    {
+      WaitBeyondBound: (beyond) =>
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (nowMillis) =>
+            Effect.fail(
+              rateLimited(call, nowMillis, beyond.startsAt - nowMillis, { maxWaitMillis: call.maxWaitMillis })
+            )
+        ),
+      PauseBeyondDeadline: (pause) =>
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (nowMillis) => Effect.fail(rateLimited(call, nowMillis, pause.pausedUntil - nowMillis))
+        ),
+      StoreFailure: unavailable(call)
+    }
+  )
+
+/** One attempt: the slot, the wire (in the attempt's span), the slot handed back with the time it ended. */
+const attemptOnce = (
+  call: Call
+): Effect.Effect<Result.Result<Transport.Answer, Transport.AttemptError>, ExecuteError> => {
+  const { request, settings, target } = call
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(restore(acquire(call)), (acquired) => {
+      call.admitted = acquired
+      const resend = CallState.admitted(call.state, acquired.spacedMillis + acquired.pausedMillis)
+      return restore(
+        Observe.recordWait(target.endpoint, acquired).pipe(
+          Effect.andThen(
+            Observe.observeAttempt(
+              target,
+              call.span(resend),
+              (current) => settings.attempt(request, target, current),
+              settings.headers
+            )
+          ),
+          Effect.result
+        )
+      ).pipe(
+        Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(acquired.release(now))))
+      )
+    })
+  )
+}
+
+/** The attempt's answer or failure, kept for the error, and as the policy's outcome. */
+const judge = (
+  call: Call,
+  result: Result.Result<Transport.Answer, Transport.AttemptError>,
+  nowMillis: number
+): { readonly last: Last; readonly outcome: Policy.Outcome } => {
+  if (Result.isFailure(result)) {
+    return { last: { _tag: "Error", error: result.failure }, outcome: CallState.noAnswer(result.failure._tag) }
+  }
+  const answer = result.success
+  const ok = answer.status >= 200 && answer.status < 300
+  const envelope: Result.Result<Envelope.RawEnvelope | undefined, DecodeError> = ok && call.options.envelope
+    ? Envelope.parseBody(call.target.endpoint, answer.text)
+    : Result.succeed(undefined)
+  return {
+    last: { _tag: "Answer", answer, envelope },
+    outcome: CallState.answered(
+      call.state,
+      answer,
+      Result.isSuccess(envelope),
+      nowMillis,
+      call.settings.maxServerWaitMillis
+    )
+  }
+}
+
+/**
+ * What the answer said of the server's limit goes to the limiter first: a lower limit holds back the requests queued
+ * behind this one, whatever becomes of this call. A reset that cannot be read is said once per endpoint. Then the
+ * jitter of the policy's delays.
+ */
+const tellLimiter = (call: Call, outcome: Policy.Outcome): Effect.Effect<number> => {
+  const { admitted, target, unreadableSaid } = call
+  const told = admitted === undefined ? undefined : CallState.heard(outcome, admitted.startedMillis)
+  const heard = told === undefined ? Effect.void : call.settings.limiter.learn(call.key, admitted!, told)
+  const unreadable = outcome._tag === "Answer" ? outcome.limit.unreadableReset : undefined
+  const said = unreadable === undefined || unreadableSaid.has(target.endpoint)
+    ? Effect.void
+    : Effect.suspend(() => {
+      unreadableSaid.add(target.endpoint)
+      return Effect.logInfo(CallState.unreadableResetNote(target, unreadable))
+    })
+  // A failing store costs what the limiter learns, never the answer at hand.
+  return heard === Effect.void && said === Effect.void
+    ? Random.nextBetween(0.5, 1)
+    : Effect.andThen(Effect.andThen(Effect.ignore(heard), said), Random.nextBetween(0.5, 1))
+}
+
+/** The policy's verdict carried out. */
+const act = (
+  call: Call,
+  last: Last,
+  outcome: Policy.Outcome,
+  verdict: Policy.Verdict,
+  nowMillis: number
+): Effect.Effect<Exchange, ExecuteError> => {
+  switch (verdict._tag) {
+    case "Accept":
+      return accept(call, last as Extract<Last, { _tag: "Answer" }>)
+    case "Pause":
+      return pause(call, verdict.untilMillis, nowMillis)
+    case "Retry":
+      return retry(call, last, outcome, verdict.afterMillis)
+    case "GiveUp":
+      return Effect.fail(
+        verdict.why === "rate-limit-budget"
+          ? rateLimited(
+            call,
+            nowMillis,
+            verdict.untilMillis === undefined ? undefined : verdict.untilMillis - nowMillis,
+            { budgetMillis: call.settings.rateLimitBudgetMillis }
+          )
+          : giveUp(call, last, nowMillis, verdict)
+      )
+  }
+}
+
+/** The answer, once the endpoint is paused if the server counts more than we sent. */
+const accept = (
+  call: Call,
+  answered: Extract<Last, { _tag: "Answer" }>
+): Effect.Effect<Exchange, RateLimiterUnavailable> =>
+  Effect.as(
+    pauseIfServerCountsMore(call, call.state.lastLimit!),
+    { answer: answered.answer, envelope: Result.getOrUndefined(answered.envelope) }
+  )
+
+/** A 429: the endpoint paused until the server's window allows, then the call tried again. */
+const pause = (call: Call, untilMillis: number, nowMillis: number): Effect.Effect<Exchange, ExecuteError> => {
+  call.state.busy += 1
+  const paused = Effect.catchTag(call.settings.limiter.pause(call.key, untilMillis), "StoreFailure", unavailable(call))
+  // A call bounded by `maxWait` that cannot meet the server's pause fails now (the pause still holds the endpoint for
+  // every other call), saying what it sent and what came back.
+  if (call.bound !== undefined && untilMillis > call.bound) {
+    return Effect.andThen(
+      paused,
+      Effect.fail(rateLimited(call, nowMillis, untilMillis - nowMillis, { maxWaitMillis: call.maxWaitMillis }))
+    )
+  }
+  return Effect.andThen(
+    Effect.andThen(Effect.logInfo(CallState.pauseNote(call.state, call.target, untilMillis, nowMillis)), paused),
+    loop(call)
+  )
+}
+
+/** A transient failure: counted, said, and tried again after the policy's delay. */
+const retry = (
+  call: Call,
+  last: Last,
+  outcome: Policy.Outcome,
+  afterMillis: number
+): Effect.Effect<Exchange, ExecuteError> => {
+  CallState.retried(call.state, outcome)
+  return Observe.retried.pipe(
+    Effect.andThen(Effect.logWarning(CallState.retryNote(call.state, describeLast(call.target, last), afterMillis))),
+    Effect.andThen(Effect.sleep(Duration.millis(afterMillis))),
+    Effect.andThen(loop(call))
+  )
+}
+
+/** The error a call gives up with, saying its attempts. */
+const giveUp = (call: Call, last: Last, nowMillis: number, verdict: Policy.Verdict): ExecuteError => {
+  const { state, target } = call
+  const tally = CallState.tally(state, nowMillis)
+  if (last._tag === "Answer") {
+    const { answer } = last
+    if (answer.status >= 200 && answer.status < 300 && Result.isFailure(last.envelope)) {
+      return new DecodeError({ ...last.envelope.failure, ...tally })
+    }
+    const error = CallState.statusError(
+      state,
+      target,
+      answer,
+      messageOf(target, answer),
+      verdict,
+      nowMillis,
+      call.settings.retryBudgetMillis
+    )
+    return error._tag === "Unauthorized" ? new Unauthorized(error.fields) : new HttpStatusError(error.fields)
+  }
+  const error = last.error
+  switch (error._tag) {
+    case "TransportError":
+      return new TransportError({ ...error, ...tally })
+    case "TimeoutError":
+      return new TimeoutError({ ...error, ...tally })
+    default:
+      return error
+  }
+}
+
+/** `X-RateLimit-Remaining: 0` pauses the endpoint until the reset when the server counts more than we sent. */
+const pauseIfServerCountsMore = (
+  call: Call,
+  limit: ServerLimit.ServerLimit
+): Effect.Effect<void, RateLimiterUnavailable> => {
+  const { key, settings: { limiter } } = call
+  return limit.remaining !== 0 || limit.reset === undefined || !limit.reset.usable
+    ? Effect.void
+    : Effect.flatMap(
+      limiter.inUse(key),
+      (inUse) =>
+        ServerLimit.pausesOnEmpty(limit, { limit: limiter.limit, inUse })
+          ? limiter.pause(key, limit.reset!.at)
+          : Effect.void
+    ).pipe(Effect.catchTag("StoreFailure", unavailable(call)))
 }
 
 const describeLast = (target: Transport.Target, last: Last): string => {

@@ -67,6 +67,20 @@ const messageOf = (cause: unknown): string => {
   return inner instanceof Error ? inner.message : String(inner)
 }
 
+/** One connection's state: opened when first needed, in a scope of its own, and what it last said of itself. */
+interface Link {
+  readonly scope: Scope.Scope
+  /** One connection attempt at a time. */
+  readonly opening: Semaphore.Semaphore
+  readonly prefix: string
+  readonly timeoutMillis: number
+  readonly redact: (text: string) => string
+  open: Open | undefined
+  connectedOnce: boolean
+  /** The connection's last error (redacted), `""` once it is ready again. */
+  lastConnectionError: string
+}
+
 /** Opens (when first needed) the connection for the life of the scope. */
 export const connect = (
   url: Redacted.Redacted<string>,
@@ -74,114 +88,127 @@ export const connect = (
   timeout: Duration.Duration
 ): Effect.Effect<Connection, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const timeoutMillis = Math.max(1, Math.ceil(Duration.toMillis(timeout)))
-    const redact = LimiterText.redactor(Redacted.value(url))
-    const scope = yield* Effect.scope
-    const opening = yield* Semaphore.make(1)
-    let open: Open | undefined
-    let connectedOnce = false
-    let lastConnectionError = ""
-
-    // Shows in CLIENT LIST who holds the connection. Set once connected, not in the client's handshake: a handshake
-    // command to a Redis that accepts connections but never answers would hold the connection, and its closing, for
-    // ever (likewise the client's library name, not sent).
-    const name = `erp-client:${prefix.replace(/[^\x21-\x7e]/g, "_")}`
-    const layer = NodeRedis.layer({
-      url: Redacted.value(url),
-      // RESP2: no HELLO in the handshake (see `name`).
-      RESP: 2,
-      disableClientInfo: true,
-      disableOfflineQueue: true,
-      commandOptions: { timeout: timeoutMillis },
-      socket: {
-        connectTimeout: timeoutMillis,
-        // The first connection fails at once (the layer is built again later); once connected, reconnect for ever in
-        // the background, so a Redis that comes back is used again.
-        reconnectStrategy: (retries: number, cause: Error) => connectedOnce ? Math.min(50 * 2 ** retries, 2_000) : cause
-      }
-    })
-
-    const openNow = Effect.gen(function*() {
-      const child = yield* Scope.fork(scope)
-      // Building a layer cannot be interrupted, and a Redis that accepts connections but never answers holds the
-      // connection's handshake (and its closing) for ever: the build runs on a fiber of its own, waited for within the
-      // timeout; a build given up on closes its scope when it ends, if it ever does.
-      let abandoned = false
-      const build = yield* Effect.forkDetach(
-        Layer.buildWithScope(layer, child).pipe(
-          Effect.provideService(References.MinimumLogLevel, "None"),
-          Effect.onExit((exit) => Exit.isFailure(exit) || abandoned ? Scope.close(child, Exit.void) : Effect.void)
-        )
-      )
-      const done = yield* Effect.timeoutOption(Fiber.await(build), timeoutMillis)
-      if (Option.isNone(done)) {
-        abandoned = true
-        return yield* Effect.fail(new Redis.RedisError({ cause: new Error("Connection timeout") }))
-      }
-      const built = done.value
-      if (Exit.isFailure(built)) return yield* Effect.failCause(built.cause)
-      const { client } = Context.get(built.value, NodeRedis.NodeRedis)
-      connectedOnce = true
-      client.on("error", (error: unknown) => {
-        lastConnectionError = redact(messageOf(error))
-      })
-      client.on("ready", () => {
-        lastConnectionError = ""
-      })
-      // `close` waits for the commands in flight, for ever on a Redis that stopped answering: bounded, then the
-      // socket is destroyed, so nothing keeps the process alive after the scope closes.
-      // (A finalizer cannot be interrupted: the bound is a timer of its own.)
-      yield* Scope.addFinalizer(
-        child,
-        Effect.promise(() =>
-          Promise.race([
-            client.close().catch(() => undefined),
-            new Promise<void>((resolve) => setTimeout(resolve, timeoutMillis).unref())
-          ]).finally(() => {
-            if (client.isOpen) client.destroy()
-          })
-        )
-      )
-      const redis = Context.get(built.value, Redis.Redis)
-      yield* Effect.ignore(redis.send("CLIENT", "SETNAME", name))
-      const store = yield* RateLimiter.makeStoreRedis({ prefix }).pipe(Effect.provideService(Redis.Redis, redis))
-      open = { redis, store }
-      return open
-    })
-
+    const link: Link = {
+      scope: yield* Effect.scope,
+      opening: yield* Semaphore.make(1),
+      prefix,
+      timeoutMillis: Math.max(1, Math.ceil(Duration.toMillis(timeout))),
+      redact: LimiterText.redactor(Redacted.value(url)),
+      open: undefined,
+      connectedOnce: false,
+      lastConnectionError: ""
+    }
+    const layer = redisLayer(url, link)
     // One connection attempt at a time; the calls waiting for it share its outcome.
     const current: Effect.Effect<Open, unknown> = Effect.suspend(() =>
-      open !== undefined
-        ? Effect.succeed(open)
-        : opening.withPermits(1)(Effect.suspend(() => open !== undefined ? Effect.succeed(open) : openNow))
+      link.open !== undefined
+        ? Effect.succeed(link.open)
+        : link.opening.withPermits(1)(
+          Effect.suspend(() => link.open !== undefined ? Effect.succeed(link.open) : openNow(link, layer))
+        )
     )
-
-    const failureText = (what: string, cause: unknown): string => {
-      const message = messageOf(cause)
-      const why = /offline|closed|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Socket closed/i.test(message)
-        ? `not connected${
-          lastConnectionError === "" || message.includes(lastConnectionError)
-            ? ` (${message})`
-            : ` (${lastConnectionError})`
-        }`
-        : /timeout|timed out/i.test(message)
-        ? `no answer within ${timeoutMillis} ms`
-        : message
-      return redact(`Redis ${what}: ${why}`)
-    }
-
     const call: Connection["call"] = (what, run) =>
       Effect.flatMap(current, run).pipe(
         Effect.timeoutOrElse({
-          duration: timeoutMillis + 100,
+          duration: link.timeoutMillis + 100,
           orElse: () => Effect.fail(new Error("Command timed out"))
         }),
         Effect.catchCause((cause) =>
-          Effect.fail(new Limiter.StoreFailure({ description: failureText(what, causeValue(cause)) }))
+          Effect.fail(new Limiter.StoreFailure({ description: failureText(link, what, causeValue(cause)) }))
         )
       )
     return { call }
   })
+
+/** `NodeRedis`'s layer, failing fast: no offline queue, a connect and a command timeout, no handshake to hang on. */
+const redisLayer = (url: Redacted.Redacted<string>, link: Link) =>
+  NodeRedis.layer({
+    url: Redacted.value(url),
+    // RESP2: no HELLO in the handshake (see `openNow`'s CLIENT SETNAME).
+    RESP: 2,
+    disableClientInfo: true,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: link.timeoutMillis },
+    socket: {
+      connectTimeout: link.timeoutMillis,
+      // The first connection fails at once (the layer is built again later); once connected, reconnect for ever in
+      // the background, so a Redis that comes back is used again.
+      reconnectStrategy: (retries: number, cause: Error) =>
+        link.connectedOnce ? Math.min(50 * 2 ** retries, 2_000) : cause
+    }
+  })
+
+/** Builds the layer into a scope of its own, within the timeout, and makes the stores' `Open` over it. */
+const openNow = (link: Link, layer: ReturnType<typeof redisLayer>): Effect.Effect<Open, unknown> =>
+  Effect.gen(function*() {
+    const { redact, timeoutMillis } = link
+    const child = yield* Scope.fork(link.scope)
+    // Building a layer cannot be interrupted, and a Redis that accepts connections but never answers holds the
+    // connection's handshake (and its closing) for ever: the build runs on a fiber of its own, waited for within the
+    // timeout; a build given up on closes its scope when it ends, if it ever does.
+    let abandoned = false
+    const build = yield* Effect.forkDetach(
+      Layer.buildWithScope(layer, child).pipe(
+        Effect.provideService(References.MinimumLogLevel, "None"),
+        Effect.onExit((exit) => Exit.isFailure(exit) || abandoned ? Scope.close(child, Exit.void) : Effect.void)
+      )
+    )
+    const done = yield* Effect.timeoutOption(Fiber.await(build), timeoutMillis)
+    if (Option.isNone(done)) {
+      abandoned = true
+      return yield* Effect.fail(new Redis.RedisError({ cause: new Error("Connection timeout") }))
+    }
+    const built = done.value
+    if (Exit.isFailure(built)) return yield* Effect.failCause(built.cause)
+    const { client } = Context.get(built.value, NodeRedis.NodeRedis)
+    link.connectedOnce = true
+    client.on("error", (error: unknown) => {
+      link.lastConnectionError = redact(messageOf(error))
+    })
+    client.on("ready", () => {
+      link.lastConnectionError = ""
+    })
+    // `close` waits for the commands in flight, for ever on a Redis that stopped answering: bounded, then the
+    // socket is destroyed, so nothing keeps the process alive after the scope closes.
+    // (A finalizer cannot be interrupted: the bound is a timer of its own.)
+    yield* Scope.addFinalizer(
+      child,
+      Effect.promise(() =>
+        Promise.race([
+          client.close().catch(() => undefined),
+          new Promise<void>((resolve) => setTimeout(resolve, timeoutMillis).unref())
+        ]).finally(() => {
+          if (client.isOpen) client.destroy()
+        })
+      )
+    )
+    const redis = Context.get(built.value, Redis.Redis)
+    // Shows in CLIENT LIST who holds the connection. Set once connected, not in the client's handshake: a handshake
+    // command to a Redis that accepts connections but never answers would hold the connection, and its closing, for
+    // ever (likewise the client's library name, not sent).
+    yield* Effect.ignore(redis.send("CLIENT", "SETNAME", `erp-client:${link.prefix.replace(/[^\x21-\x7e]/g, "_")}`))
+    const store = yield* RateLimiter.makeStoreRedis({ prefix: link.prefix }).pipe(
+      Effect.provideService(Redis.Redis, redis)
+    )
+    link.open = { redis, store }
+    return link.open
+  })
+
+/** What a failed call says: not connected (and why), no answer in time, or its message; redacted. */
+const failureText = (link: Link, what: string, cause: unknown): string => {
+  const message = messageOf(cause)
+  const { lastConnectionError } = link
+  const why = /offline|closed|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Socket closed/i.test(message)
+    ? `not connected${
+      lastConnectionError === "" || message.includes(lastConnectionError)
+        ? ` (${message})`
+        : ` (${lastConnectionError})`
+    }`
+    : /timeout|timed out/i.test(message)
+    ? `no answer within ${link.timeoutMillis} ms`
+    : message
+  return link.redact(`Redis ${what}: ${why}`)
+}
 
 // The error a failed call ended with, or its defect, or a word for an interruption.
 const causeValue = (cause: Cause.Cause<unknown>): unknown => {

@@ -26,6 +26,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import type * as Option from "effect/Option"
 import * as RateLimiter from "effect/persistence/RateLimiter"
 import type { Acquired, Resolved, Service } from "../ErpRateLimiter.js"
 import {
@@ -47,215 +48,275 @@ const storeFailure = (error: RateLimiter.RateLimiterError): StoreFailure =>
     description: error.reason._tag === "RateLimitStoreError" ? error.reason.message : "unexpected rate limit rejection"
   })
 
+/** What the limiter's steps share: the stores, the settings, and who is told of a wait. */
+interface Slots {
+  readonly store: RateLimiter.RateLimiterStore["Service"]
+  readonly holds: HoldStore["Service"]
+  readonly limiter: RateLimiter.RateLimiter
+  readonly observer: Option.Option<WaitObserver["Service"]>
+  readonly limit: number
+  readonly window: Duration.Duration
+  /** A slot's spacing: the window and the margin. */
+  readonly slotWindow: Duration.Duration
+  readonly windows: { readonly windowMillis: number; readonly slotWindowMillis: number }
+}
+
+/**
+ * The limiter on its stores. `acquire` takes these steps: `waitForPause` (a pause the server asked for), then a slot
+ * (`reserve`, or `reserveBounded` under the caller's bound), `waitWhileBusy` (its previous request's mark), and
+ * `startOn` (the slot marked busy, unless a pause came meanwhile); with the stores in memory, `fastAcquire` first.
+ */
 export const make = (
   options: Resolved
 ): Effect.Effect<Service, never, RateLimiter.RateLimiterStore | HoldStore> =>
   Effect.gen(function*() {
-    const store = yield* RateLimiter.RateLimiterStore
-    const holds = yield* HoldStore
     const memory = yield* Effect.serviceOption(Memory.Memory)
-    const limiter = yield* RateLimiter.make
-    const observer = yield* Effect.serviceOption(WaitObserver)
-    const observe = (key: string, reason: WaitReason, untilMillis: number): Effect.Effect<void> =>
-      observer._tag === "Some" ? observer.value.onWait({ key, reason, untilMillis }) : Effect.void
     const { limit, margin, window } = options
     const slotWindow = Duration.sum(window, margin)
-    const windows = { windowMillis: Duration.toMillis(window), slotWindowMillis: Duration.toMillis(slotWindow) }
-
-    const takeTicket = (key: string) =>
-      Effect.mapError(
-        store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slotWindow, limit: undefined }),
-        storeFailure
-      )
-
-    const reserve = (key: string, limitNow: number) =>
-      Effect.flatMap(takeTicket(key), ([ticket]) => {
-        const slot = slotKey(key, slotOf(ticket, limitNow))
-        return limiter.consume({
-          key: slot,
-          limit: 1,
-          window: slotWindow,
-          algorithm: "fixed-window",
-          onExceeded: "delay"
-        })
-          .pipe(
-            Effect.map((result) => ({ slot, delay: Duration.toMillis(result.delay) })),
-            Effect.mapError(storeFailure)
-          )
-      })
-
-    // A bounded acquire takes its slot only if it may start at once: a slot that is spaced or busy is not reserved
-    // (only its ticket is spent, which skips the slot for this turn of the round-robin and keeps the limit); it waits
-    // for the slot if that ends by the bound, or fails saying when the request could start.
-    const reserveBounded = Effect.fnUntraced(function*(key: string, limitNow: number, bound: number) {
-      const [ticket] = yield* takeTicket(key)
-      const slot = slotKey(key, slotOf(ticket, limitNow))
-      const now = yield* Clock.currentTimeMillis
-      const busyUntil = yield* holds.get(slot)
-      let freeAt = busyUntil
-      if (busyUntil <= now) {
-        const [count, ttl] = yield* Effect.mapError(
-          store.fixedWindow({ key: slot, tokens: 1, refillRate: slotWindow, limit: 1 }),
-          storeFailure
-        )
-        // Over its limit of one, the counter was left as it was: the slot is free again when it expires.
-        freeAt = count > 1 ? now + ttl : now
-      }
-      if (freeAt > bound) return yield* new WaitBeyondBound({ startsAt: freeAt })
-      return { slot, freeAt }
-    })
-
-    const waitForPause = Effect.fnUntraced(function*(
-      key: string,
-      deadline: number | undefined,
-      bound: number | undefined
-    ) {
-      let paused = 0
-      // Each pause is capped by whoever set it; the deadline bounds how many we sit through.
-      while (true) {
-        const until = yield* holds.get(key)
-        const now = yield* Clock.currentTimeMillis
-        if (until <= now) return paused
-        if (bound !== undefined && until > bound) return yield* new WaitBeyondBound({ startsAt: until })
-        if (deadline !== undefined && until > deadline) return yield* new PauseBeyondDeadline({ pausedUntil: until })
-        yield* observe(key, "server-pause", until)
-        yield* Effect.logInfo(LimiterText.pause(until - now)).pipe(Effect.annotateLogs("erp.limiter_key", key))
-        yield* Effect.sleep(Duration.millis(until - now))
-        paused += until - now
-      }
-    })
-
-    const acquireSteps: Service["acquire"] = Effect.fnUntraced(
-      function*(key: string, deadline?: number, bound?: number) {
-        let pausedMillis = 0
-        let spacedMillis = 0
-        const space = Effect.fnUntraced(function*(delay: number) {
-          yield* observe(key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
-          // A long wait is worth telling an operator about; the usual short spacing is not.
-          yield* Effect.logWithLevel(LimiterText.spacingIsNews(delay) ? "Info" : "Debug")(LimiterText.spacing(delay))
-            .pipe(Effect.annotateLogs("erp.limiter_key", key))
-          yield* Effect.sleep(Duration.millis(delay))
-          spacedMillis += delay
-        })
-        while (true) {
-          pausedMillis += yield* waitForPause(key, deadline, bound)
-          // The limit learned from the server, if lower: requests go to that many slots only.
-          const learned = yield* holds.learned(key)
-          const limitNow = learned?.limit ?? limit
-          let slot: string
-          if (bound === undefined) {
-            const reserved = yield* reserve(key, limitNow)
-            slot = reserved.slot
-            if (reserved.delay > 0) yield* space(reserved.delay)
-          } else {
-            const reserved = yield* reserveBounded(key, limitNow, bound)
-            const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
-            // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
-            if (wait > 0) {
-              yield* space(wait)
-              continue
-            }
-            slot = reserved.slot
-          }
-          // The slot's previous request may have ended (or started) late: it keeps the slot busy until a window after.
-          while (true) {
-            const busy = waitFor(yield* holds.get(slot), yield* Clock.currentTimeMillis)
-            if (busy === 0) break
-            yield* space(busy)
-          }
-          // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window to
-          // that slot's next use, so the reservation is dropped (a wasted slot is safe) and we queue again.
-          const until = yield* holds.get(key)
-          const now = yield* Clock.currentTimeMillis
-          if (waitFor(until, now) === 0) {
-            yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
-            if (spacedMillis > 0 || pausedMillis > 0) {
-              yield* Metric.update(waits, 1)
-              yield* Metric.update(spacingWait, spacedMillis / 1000)
-              yield* Metric.update(pauseWait, pausedMillis / 1000)
-            }
-            const acquired: Acquired = {
-              spacedMillis,
-              pausedMillis,
-              startedMillis: now,
-              limit: limitNow,
-              learned,
-              release: (endedMillis: number) =>
-                holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
-            }
-            return acquired
-          }
-        }
-      }
-    )
-
-    // With the stores in this process's memory, a request that need not wait takes its place in one synchronous step
-    // (`MemoryStore.acquireNow`: the same places the steps above would take); anything else takes the steps from the
-    // start, having changed nothing.
+    const slots: Slots = {
+      store: yield* RateLimiter.RateLimiterStore,
+      holds: yield* HoldStore,
+      limiter: yield* RateLimiter.make,
+      observer: yield* Effect.serviceOption(WaitObserver),
+      limit,
+      window,
+      slotWindow,
+      windows: { windowMillis: Duration.toMillis(window), slotWindowMillis: Duration.toMillis(slotWindow) }
+    }
     const acquire: Service["acquire"] = memory._tag === "None" ?
-      acquireSteps :
+      (key, deadline, bound) => acquireSteps(slots, key, deadline, bound) :
       (key, deadline, bound) =>
         Effect.clockWith((clock) =>
           Effect.suspend(() => {
-            const now = clock.currentTimeMillisUnsafe()
-            const taken = MemoryStore.acquireNow(memory.value, key, { limit, ...windows }, now, bound)
-            if (taken === undefined) return acquireSteps(key, deadline, bound)
-            const acquired: Acquired = {
-              spacedMillis: 0,
-              pausedMillis: 0,
-              startedMillis: now,
-              limit: taken.limit,
-              learned: taken.learned,
-              release: (endedMillis: number) =>
-                Effect.sync(() =>
-                  MemoryStore.extendHold(
-                    memory.value,
-                    taken.slot,
-                    busyFrom({ startedMillis: now, endedMillis }, windows)
-                  )
-                )
-            }
-            return Effect.succeed(acquired)
+            const acquired = fastAcquire(slots, memory.value, key, clock.currentTimeMillisUnsafe(), bound)
+            return acquired === undefined ? acquireSteps(slots, key, deadline, bound) : Effect.succeed(acquired)
           })
         )
-
-    // A slot is held until a window (and the margin) after its request started, or a window after it ended.
-    const inUse: Service["inUse"] = (key) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.map(
-          Effect.forEach(Array.from({ length: limit }, (_, i) => slotKey(key, i)), holds.get, {
-            concurrency: "unbounded"
-          }),
-          (marks) => marks.filter((until) => until > now).length
-        ))
-
-    // What an answer said of the server's limit: a lower one is kept for the key (`ServerLimit.learn` decides), and
-    // said once by whoever changed it.
-    const learn: Service["learn"] = (key, acquired, heard) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const next = ServerLimit.learn(limit, acquired.learned, heard, now, windows.windowMillis)
-        if (next === undefined) return Effect.void
-        const note = LimiterText.learned({
-          configured: limit,
-          admittedUnder: acquired.limit,
-          serverLimit: heard.serverLimit,
-          window: Duration.format(window)
-        }, next)
-        return Effect.flatMap(holds.setLearned(key, acquired.learned, next), (changed) =>
-          !changed || note === undefined
-            ? Effect.void
-            : Effect.logInfo(note).pipe(Effect.annotateLogs("erp.limiter_key", key)))
-      })
-
     const service: Service = {
       limit,
       window,
       margin,
       acquire,
-      learn,
+      learn: (key, acquired, heard) => learn(slots, key, acquired, heard),
       // Whole milliseconds: a fraction would leave a sliver to wait for again, a sleep of almost nothing at a time.
-      pause: (key, untilMillis) => holds.extend(key, Math.ceil(untilMillis)),
-      inUse
+      pause: (key, untilMillis) => slots.holds.extend(key, Math.ceil(untilMillis)),
+      inUse: (key) => inUse(slots, key)
     }
     return service
+  })
+
+/** Tells the `WaitObserver`, if one is provided, that `key` waits until `untilMillis` and why. */
+const observe = (slots: Slots, key: string, reason: WaitReason, untilMillis: number): Effect.Effect<void> =>
+  slots.observer._tag === "Some" ? slots.observer.value.onWait({ key, reason, untilMillis }) : Effect.void
+
+/** The next ticket of `key`: it deals the slot (round-robin). */
+const takeTicket = (slots: Slots, key: string) =>
+  Effect.mapError(
+    slots.store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slots.slotWindow, limit: undefined }),
+    storeFailure
+  )
+
+/** A ticket, and the slot it deals, reserved: `delay` is how long until the slot may start again. */
+const reserve = (slots: Slots, key: string, limitNow: number) =>
+  Effect.flatMap(takeTicket(slots, key), ([ticket]) => {
+    const slot = slotKey(key, slotOf(ticket, limitNow))
+    return slots.limiter.consume({
+      key: slot,
+      limit: 1,
+      window: slots.slotWindow,
+      algorithm: "fixed-window",
+      onExceeded: "delay"
+    })
+      .pipe(
+        Effect.map((result) => ({ slot, delay: Duration.toMillis(result.delay) })),
+        Effect.mapError(storeFailure)
+      )
+  })
+
+// A bounded acquire takes its slot only if it may start at once: a slot that is spaced or busy is not reserved
+// (only its ticket is spent, which skips the slot for this turn of the round-robin and keeps the limit); it waits
+// for the slot if that ends by the bound, or fails saying when the request could start.
+const reserveBounded = Effect.fnUntraced(function*(slots: Slots, key: string, limitNow: number, bound: number) {
+  const [ticket] = yield* takeTicket(slots, key)
+  const slot = slotKey(key, slotOf(ticket, limitNow))
+  const now = yield* Clock.currentTimeMillis
+  const busyUntil = yield* slots.holds.get(slot)
+  let freeAt = busyUntil
+  if (busyUntil <= now) {
+    const [count, ttl] = yield* Effect.mapError(
+      slots.store.fixedWindow({ key: slot, tokens: 1, refillRate: slots.slotWindow, limit: 1 }),
+      storeFailure
+    )
+    // Over its limit of one, the counter was left as it was: the slot is free again when it expires.
+    freeAt = count > 1 ? now + ttl : now
+  }
+  if (freeAt > bound) return yield* new WaitBeyondBound({ startsAt: freeAt })
+  return { slot, freeAt }
+})
+
+/** Sits through the pauses set on `key` (the server's 429s), within the deadline and the bound; how long it sat. */
+const waitForPause = Effect.fnUntraced(function*(
+  slots: Slots,
+  key: string,
+  deadline: number | undefined,
+  bound: number | undefined
+) {
+  let paused = 0
+  // Each pause is capped by whoever set it; the deadline bounds how many we sit through.
+  while (true) {
+    const until = yield* slots.holds.get(key)
+    const now = yield* Clock.currentTimeMillis
+    if (until <= now) return paused
+    if (bound !== undefined && until > bound) return yield* new WaitBeyondBound({ startsAt: until })
+    if (deadline !== undefined && until > deadline) return yield* new PauseBeyondDeadline({ pausedUntil: until })
+    yield* observe(slots, key, "server-pause", until)
+    yield* Effect.logInfo(LimiterText.pause(until - now)).pipe(Effect.annotateLogs("erp.limiter_key", key))
+    yield* Effect.sleep(Duration.millis(until - now))
+    paused += until - now
+  }
+})
+
+// With the stores in this process's memory, a request that need not wait takes its place in one synchronous step
+// (`MemoryStore.acquireNow`: the same places the steps below would take); anything else takes the steps from the
+// start, having changed nothing.
+const fastAcquire = (
+  slots: Slots,
+  state: MemoryStore.State,
+  key: string,
+  now: number,
+  bound: number | undefined
+): Acquired | undefined => {
+  const { windows } = slots
+  const taken = MemoryStore.acquireNow(state, key, { limit: slots.limit, ...windows }, now, bound)
+  if (taken === undefined) return undefined
+  return {
+    spacedMillis: 0,
+    pausedMillis: 0,
+    startedMillis: now,
+    limit: taken.limit,
+    learned: taken.learned,
+    release: (endedMillis: number) =>
+      Effect.sync(() =>
+        MemoryStore.extendHold(state, taken.slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+      )
+  }
+}
+
+/** Waits `delay` for our own spacing, said to the observer and in the log (at Info when it is long). */
+const space = Effect.fnUntraced(function*(slots: Slots, key: string, delay: number) {
+  yield* observe(slots, key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
+  // A long wait is worth telling an operator about; the usual short spacing is not.
+  yield* Effect.logWithLevel(LimiterText.spacingIsNews(delay) ? "Info" : "Debug")(LimiterText.spacing(delay))
+    .pipe(Effect.annotateLogs("erp.limiter_key", key))
+  yield* Effect.sleep(Duration.millis(delay))
+})
+
+/** The acquire of stores outside this process (or a request that must wait): the steps, one store call each. */
+const acquireSteps = Effect.fnUntraced(function*(slots: Slots, key: string, deadline?: number, bound?: number) {
+  let pausedMillis = 0
+  let spacedMillis = 0
+  const spaced = (delay: number) =>
+    Effect.map(space(slots, key, delay), () => {
+      spacedMillis += delay
+    })
+  while (true) {
+    pausedMillis += yield* waitForPause(slots, key, deadline, bound)
+    // The limit learned from the server, if lower: requests go to that many slots only.
+    const learned = yield* slots.holds.learned(key)
+    const limitNow = learned?.limit ?? slots.limit
+    let slot: string
+    if (bound === undefined) {
+      const reserved = yield* reserve(slots, key, limitNow)
+      slot = reserved.slot
+      if (reserved.delay > 0) yield* spaced(reserved.delay)
+    } else {
+      const reserved = yield* reserveBounded(slots, key, limitNow, bound)
+      const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
+      // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
+      if (wait > 0) {
+        yield* spaced(wait)
+        continue
+      }
+      slot = reserved.slot
+    }
+    yield* waitWhileBusy(slots, slot, spaced)
+    const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis, limit: limitNow, learned })
+    if (acquired !== undefined) return acquired
+  }
+})
+
+// The slot's previous request may have ended (or started) late: it keeps the slot busy until a window after that.
+const waitWhileBusy = Effect.fnUntraced(function*(
+  slots: Slots,
+  slot: string,
+  spaced: (delay: number) => Effect.Effect<void>
+) {
+  while (true) {
+    const busy = waitFor(yield* slots.holds.get(slot), yield* Clock.currentTimeMillis)
+    if (busy === 0) return
+    yield* spaced(busy)
+  }
+})
+
+// A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window to that
+// slot's next use, so the reservation is dropped (a wasted slot is safe, `undefined`) and we queue again. Else the
+// slot is marked busy from now and the wait counted.
+const startOn = Effect.fnUntraced(function*(
+  slots: Slots,
+  key: string,
+  slot: string,
+  took: Pick<Acquired, "spacedMillis" | "pausedMillis" | "limit" | "learned">
+) {
+  const { holds, windows } = slots
+  const until = yield* holds.get(key)
+  const now = yield* Clock.currentTimeMillis
+  if (waitFor(until, now) !== 0) return undefined
+  yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
+  const { pausedMillis, spacedMillis } = took
+  if (spacedMillis > 0 || pausedMillis > 0) {
+    yield* Metric.update(waits, 1)
+    yield* Metric.update(spacingWait, spacedMillis / 1000)
+    yield* Metric.update(pauseWait, pausedMillis / 1000)
+  }
+  const acquired: Acquired = {
+    spacedMillis,
+    pausedMillis,
+    startedMillis: now,
+    limit: took.limit,
+    learned: took.learned,
+    release: (endedMillis: number) => holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+  }
+  return acquired
+})
+
+// A slot is held until a window (and the margin) after its request started, or a window after it ended.
+const inUse = (slots: Slots, key: string) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.map(
+      Effect.forEach(Array.from({ length: slots.limit }, (_, i) => slotKey(key, i)), slots.holds.get, {
+        concurrency: "unbounded"
+      }),
+      (marks) => marks.filter((until) => until > now).length
+    ))
+
+// What an answer said of the server's limit: a lower one is kept for the key (`ServerLimit.learn` decides), and
+// said once by whoever changed it.
+const learn = (
+  slots: Slots,
+  ...[key, acquired, heard]: Parameters<Service["learn"]>
+): ReturnType<Service["learn"]> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const { limit, window } = slots
+    const next = ServerLimit.learn(limit, acquired.learned, heard, now, slots.windows.windowMillis)
+    if (next === undefined) return Effect.void
+    const note = LimiterText.learned({
+      configured: limit,
+      admittedUnder: acquired.limit,
+      serverLimit: heard.serverLimit,
+      window: Duration.format(window)
+    }, next)
+    return Effect.flatMap(slots.holds.setLearned(key, acquired.learned, next), (changed) =>
+      !changed || note === undefined
+        ? Effect.void
+        : Effect.logInfo(note).pipe(Effect.annotateLogs("erp.limiter_key", key)))
   })

@@ -85,18 +85,32 @@ export class Lookup<A> implements Equal.Equal {
   }
 }
 
+/** What `make` builds a lookup from: the client to ask, the get endpoint and its schema, and the query. */
+export interface LookupOptions<A> {
+  readonly client: Service
+  readonly endpoint: string
+  readonly schema: Schema.Decoder<A>
+  /** The query's one parameter and its value. */
+  readonly param: string
+  readonly value: string | number
+  /** How `NotFound` names what was looked up (`id=42`). */
+  readonly selector: string
+}
+
 /**
  * The lookup of `value` by the query parameter `param` of `endpoint`, for `client`; `NotFound` names it as `selector`.
  * Its bound on waiting is the caller's (`ErpClient.currentMaxWait`), read by `run`.
  */
-export const make = <A>(
-  client: Service,
-  endpoint: string,
-  schema: Schema.Decoder<A>,
-  param: string,
-  value: string | number,
-  selector: string
-): Lookup<A> => new Lookup(client, endpoint, schema, param, String(value), selector, undefined)
+export const make = <A>(options: LookupOptions<A>): Lookup<A> =>
+  new Lookup(
+    options.client,
+    options.endpoint,
+    options.schema,
+    options.param,
+    String(options.value),
+    options.selector,
+    undefined
+  )
 
 const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
 

@@ -73,7 +73,17 @@ const variants: ReadonlyArray<readonly [string, (i: number) => Effect.Effect<unk
   ["the request alone", (i) => request(`v${i}`)],
   [
     "Effect 4's Cache (src/internal/lookups.ts)",
-    (i) => Lookups.run(Lookups.make(client, "partner/get", Schema.Unknown, "id", i, `id=${i}`))
+    (i) =>
+      Lookups.run(
+        Lookups.make({
+          client,
+          endpoint: "partner/get",
+          schema: Schema.Unknown,
+          param: "id",
+          value: i,
+          selector: `id=${i}`
+        })
+      )
   ],
   ["the Effect 3 edition's map, ported", (i) => handWritten(`v${i}`)],
   ["Effect.request, a resolver of one request each", (i) => Effect.request(new Get({ key: `v${i}` }), resolver)]

@@ -50,25 +50,34 @@ const idOf = (object: object): number => {
   return id
 }
 
+/** What `make` builds a lookup from: the client to ask, the get endpoint and its schema, and the query. */
+export interface LookupOptions<A> {
+  readonly client: Service
+  readonly endpoint: string
+  readonly schema: Schema.Schema<A, any>
+  /** The query's one parameter and its value. */
+  readonly param: string
+  readonly value: string | number
+  /** How `NotFound` names what was looked up (`id=42`). */
+  readonly selector: string
+  /** The caller's bound on waiting for the rate limit (`GetOptions.maxWait`), in milliseconds. */
+  readonly maxWaitMillis?: number | undefined
+}
+
 /** The lookup of `value` by the query parameter `param` of `endpoint`, for `client`; `NotFound` names it as `selector`. */
-export const make = <A>(
-  client: Service,
-  endpoint: string,
-  schema: Schema.Schema<A, any>,
-  param: string,
-  value: string | number,
-  selector: string,
-  maxWaitMillis?: number
-): Lookup<A> => ({
-  client,
-  endpoint,
-  schema,
-  param,
-  value: String(value),
-  selector,
-  maxWaitMillis,
-  key: `${idOf(client)}\u0000${endpoint}\u0000${idOf(schema)}\u0000${param}\u0000${value}\u0000${maxWaitMillis ?? ""}`
-})
+export const make = <A>(options: LookupOptions<A>): Lookup<A> => {
+  const { client, endpoint, maxWaitMillis, param, schema, selector, value } = options
+  return {
+    client,
+    endpoint,
+    schema,
+    param,
+    value: String(value),
+    selector,
+    maxWaitMillis,
+    key: `${idOf(client)}\u0000${endpoint}\u0000${idOf(schema)}\u0000${param}\u0000${value}\u0000${maxWaitMillis ?? ""}`
+  }
+}
 
 const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
 
