@@ -258,3 +258,54 @@ describe("erp partners changes under drift", () => {
     }
   })
 })
+
+describe("ids beyond a double", () => {
+  // Partners whose ids JSON.parse rounds (12345678901234567890 plus 1000 times an index: a double near 1.2e19 is
+  // 2,048 wide, so neighbours meet). Keyed by the rounded double, --safe left 30 of 2,000 out and changes counted
+  // 1,970 added, both with exit 0.
+  let odd: Started
+  beforeAll(async () => {
+    odd = await startSandbox({
+      partners: 400,
+      oddRecords: { rate: 0.3, kinds: ["id-beyond-double"] },
+      rateLimit: { limit: 10_000, window: "30 seconds" }
+    })
+  })
+  afterAll(async () => {
+    await odd?.close()
+  })
+  const idText = (json: string) => /^\{"id":(-?[0-9][^,}]*)/.exec(json)![1]!
+
+  it("--safe writes every record, and changes tells every one apart, by the digits the server wrote", async () => {
+    const servedNow = (await odd.run(odd.sandbox.visiblePartners)).map((p) => Seed.recordJson(p))
+    const beyond = servedNow.filter((json) => !Number.isSafeInteger(Number(idText(json))))
+    // The case holds: several of them, and some that a double cannot tell apart.
+    expect(beyond.length).toBeGreaterThan(50)
+    expect(new Set(beyond.map((json) => Number(idText(json)))).size).toBeLessThan(beyond.length)
+
+    const list = record(await erp(["partners", "list", "--safe", "--page-size", "20"], { env: odd.env }))
+    expect(list.code, list.stderr).toBe(0)
+    expect(lines(list.stdout)).toEqual(servedNow)
+    expect(list.stderr).not.toContain("not written")
+
+    const state = Path.join(dir, "beyond.state")
+    const first = record(await erp(["partners", "changes", "--since", state, "--page-size", "20"], { env: odd.env }))
+    expect(first.code, first.stderr).toBe(0)
+    expect(lines(first.stdout)).toEqual(
+      servedNow.map((json) => `{"change":"added","id":${idText(json)},"record":${json}}`)
+    )
+    expect(first.stderr).toMatch(/^erp: 400 added, 0 changed, 0 removed, 0 unchanged;/)
+
+    // One of them renamed, one removed: that one changed and that one removed, by their own digits.
+    const own = await odd.run(odd.sandbox.partnerIds)
+    const positions = servedNow.flatMap((json, i) => Number.isSafeInteger(Number(idText(json))) ? [] : [i])
+    const [renamedAt, removedAt] = [positions[3]!, positions[4]!]
+    await odd.run(odd.sandbox.renamePartners([own[renamedAt]!]))
+    await odd.run(odd.sandbox.deletePartners([own[removedAt]!]))
+    const run = record(await erp(["partners", "changes", "--since", state, "--page-size", "20"], { env: odd.env }))
+    expect(run.code, run.stderr).toBe(0)
+    expect(lines(run.stdout).map((line) => /^\{"change":"(\w+)","id":([^,}]+)/.exec(line)!.slice(1).join(" ")))
+      .toEqual([`changed ${idText(servedNow[renamedAt]!)}`, `removed ${idText(servedNow[removedAt]!)}`])
+    expect(run.stderr).toMatch(/^erp: 0 added, 1 changed, 1 removed, 398 unchanged;/)
+  })
+})

@@ -34,6 +34,8 @@ export type Id = KernelChanges.Id
 export interface Added<A> {
   readonly _tag: "Added"
   readonly id: Id
+  /** The id as the server wrote it, as JSON (one beyond a double with its own digits, where `id` has them as a string). */
+  readonly idJson: string
   readonly record: A
   /** The record's text exactly as the server wrote it. */
   readonly json: string
@@ -48,6 +50,8 @@ export interface Added<A> {
 export interface Changed<A> {
   readonly _tag: "Changed"
   readonly id: Id
+  /** The id as the server wrote it, as JSON (one beyond a double with its own digits, where `id` has them as a string). */
+  readonly idJson: string
   readonly record: A
   /** The record's text exactly as the server wrote it. */
   readonly json: string
@@ -62,6 +66,8 @@ export interface Changed<A> {
 export interface Removed {
   readonly _tag: "Removed"
   readonly id: Id
+  /** The id as the server wrote it, as JSON (one beyond a double with its own digits, where `id` has them as a string). */
+  readonly idJson: string
 }
 
 /**
@@ -182,10 +188,19 @@ export const make = <A, E, R, E2 = never, R2 = never>(
       const texts = page.json !== undefined && page.json.length === page.raw.length ? page.json : undefined
       for (let i = 0; i < page.raw.length; i++) {
         const raw = page.raw[i] as Readonly<Record<string, Id>>
-        const id = raw[idField]
         const json = texts?.[i] ?? JSON.stringify(raw)
+        // Keyed as drift-safe paging keys it: an id beyond a double by the digits the server wrote.
+        const id = KernelChanges.idOf(raw, idField, () => json)!
         const verdict = comparison!.judge(id, json)
-        if (!init && verdict !== "Unchanged") out.push({ _tag: verdict, id, record: page.records[i], json })
+        if (!init && verdict !== "Unchanged") {
+          out.push({
+            _tag: verdict,
+            id: KernelChanges.idValue(id),
+            idJson: KernelChanges.idJson(id),
+            record: page.records[i],
+            json
+          })
+        }
       }
       return out
     }))
@@ -197,7 +212,11 @@ export const make = <A, E, R, E2 = never, R2 = never>(
       counts = comparison!.counts()
       comparison = undefined
       removed = ids.length
-      return init ? Stream.empty : Stream.fromIterable(ids.map((id): Change<A> => ({ _tag: "Removed", id })))
+      return init ? Stream.empty : Stream.fromIterable(ids.map((id): Change<A> => ({
+        _tag: "Removed",
+        id: KernelChanges.idValue(id),
+        idJson: KernelChanges.idJson(id)
+      })))
     })
     const commit = Effect.gen(function*() {
       if (options.beforeCommit !== undefined) yield* options.beforeCommit

@@ -126,7 +126,8 @@ export interface SafeOptions {
 export type DriftEvent = Data.TaggedEnum<{
   Shifted: { readonly offset: number; readonly by: number }
   Recovered: { readonly offset: number; readonly requests: number; readonly overlap: number }
-  Dropped: { readonly offset: number; readonly id: string | number }
+  /** `id` as a user reads it (the digits, as a string, of a number beyond a double); `idJson` as the server wrote it. */
+  Dropped: { readonly offset: number; readonly id: string | number; readonly idJson: string }
 }>
 
 /**
@@ -143,7 +144,7 @@ const driftEvent = (event: DriftSafe.DriftEvent): DriftEvent => {
     case "Recovered":
       return DriftEvent.Recovered({ offset: event.offset, requests: event.requests, overlap: event.overlap })
     case "Dropped":
-      return DriftEvent.Dropped({ offset: event.offset, id: event.id })
+      return DriftEvent.Dropped({ offset: event.offset, id: event.id, idJson: event.idJson })
   }
 }
 

@@ -18,14 +18,92 @@
  *
  * @since 0.1.0
  */
+import * as JsonText from "./JsonText.js"
 
 /**
- * What tells records apart: the record's id field, a string or a finite number.
+ * What tells records apart: the record's id field, a string or a finite number; for a number beyond a double's exact
+ * integers, a key of the digits the server wrote (`idOf`; `idValue` and `idJson` say it back).
  *
  * @since 0.1.0
  * @category Models
  */
 export type Id = string | number
+
+// An id written as a number beyond a double's exact integers is keyed by the digits the server wrote, behind this
+// mark: no id a server sends starts with U+0000, so such a key meets neither a string id nor a number.
+const EXACT = "\u0000"
+
+/**
+ * The id of a record as changes and drift-safe paging tell records apart: its `idField` (a string, or a finite
+ * number), `undefined` when it has none. A number beyond a double's exact integers (above 2^53) is keyed by the digits
+ * the server wrote, read from `text()` (the record's text as written), not by what `JSON.parse` made of it: two such
+ * ids a few units apart round to one double, and keyed by it the second record would be taken for the first and left
+ * out. `idValue` and `idJson` say such a key back as the server wrote it.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const a = '{"id":12345678901234567890}'
+ * const b = '{"id":12345678901234567891}'
+ * const [ka, kb] = [a, b].map((text) => Changes.idOf(JSON.parse(text), "id", () => text))
+ * console.log(ka === kb, Changes.idJson(ka!), Changes.idJson(kb!)) // => false 12345678901234567890 12345678901234567891
+ * console.log(Changes.idOf({ id: 7 }, "id", () => '{"id":7}')) // => 7
+ * ```
+ *
+ * @since 0.1.0
+ * @category Ids
+ */
+export const idOf = (raw: unknown, idField: string, text: () => string | undefined): Id | undefined => {
+  const id = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>)[idField] : undefined
+  if (typeof id === "string") return id
+  if (typeof id !== "number" || !Number.isFinite(id)) return undefined
+  if (Math.abs(id) <= Number.MAX_SAFE_INTEGER) return id
+  const written = text()
+  const members = written === undefined ? undefined : JsonText.members(written)
+  if (members === undefined || !members.ok) return id
+  // JSON.parse keeps the last of a repeated key: so does this.
+  let digits: string | undefined
+  for (const member of members.value) if (member.key === idField) digits = member.json
+  return digits === undefined ? id : EXACT + digits
+}
+
+/**
+ * An id as a user reads it: the id itself, or for one beyond a double (see `idOf`) the digits the server wrote, as a
+ * string.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const text = '{"id":12345678901234567890}'
+ * console.log(Changes.idValue(Changes.idOf(JSON.parse(text), "id", () => text)!)) // => 12345678901234567890
+ * console.log(Changes.idValue(7), Changes.idValue("A-9")) // => 7 A-9
+ * ```
+ *
+ * @since 0.1.0
+ * @category Ids
+ */
+export const idValue = (id: Id): Id => typeof id === "string" && id.startsWith(EXACT) ? id.slice(EXACT.length) : id
+
+/**
+ * An id as JSON text, as the server wrote it: a number bare (one beyond a double with its own digits), a string
+ * quoted.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const text = '{"id":12345678901234567890}'
+ * console.log(Changes.idJson(Changes.idOf(JSON.parse(text), "id", () => text)!)) // => 12345678901234567890
+ * console.log(Changes.idJson(7), Changes.idJson("A-9")) // => 7 "A-9"
+ * ```
+ *
+ * @since 0.1.0
+ * @category Ids
+ */
+export const idJson = (id: Id): string =>
+  typeof id === "string" && id.startsWith(EXACT) ? id.slice(EXACT.length) : JSON.stringify(id)
 
 /**
  * A 64-bit digest: its high and low 32 bits, unsigned.

@@ -71,9 +71,8 @@ export const drift = (endpoint: string, event: DriftSafe.DriftEvent): Line => {
     case "Dropped":
       return {
         level: "Warning",
-        text: `${endpoint}: the record at offset ${event.offset} has id ${
-          JSON.stringify(event.id)
-        }, already written with other content; not written again (drift-safe paging tells records apart by id)`
+        text:
+          `${endpoint}: the record at offset ${event.offset} has id ${event.idJson}, already written with other content; not written again (drift-safe paging tells records apart by id)`
       }
   }
 }

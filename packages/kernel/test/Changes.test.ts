@@ -74,6 +74,34 @@ describe("Changes", () => {
     expect(table.differs(5, "b")).toBe(true)
   })
 
+  it("ids beyond a double are keyed by the digits the server wrote, kept apart from numbers and strings", () => {
+    const key = (text: string, idField = "id") => Changes.idOf(JSON.parse(text), idField, () => text)
+    const a = key(`{"id":12345678901234567890}`)!
+    const b = key(`{"id":12345678901234567891}`)!
+    expect(a).not.toBe(b)
+    expect([Changes.idJson(a), Changes.idJson(b)]).toStrictEqual(["12345678901234567890", "12345678901234567891"])
+    expect([Changes.idValue(a), Changes.idValue(b)]).toStrictEqual(["12345678901234567890", "12345678901234567891"])
+    // Not the string id with the same digits, nor the number JSON.parse makes of them.
+    expect(a).not.toBe(key(`{"id":"12345678901234567890"}`))
+    expect(a).not.toBe(Number("12345678901234567890"))
+    // A repeated key: the last, as JSON.parse keeps it; ids a double holds exactly stay numbers.
+    expect(Changes.idJson(key(`{"id":1,"id":12345678901234567890}`)!)).toBe("12345678901234567890")
+    expect(key(`{"id":9007199254740991}`)).toBe(9007199254740991)
+    expect(key(`{"code":"A-9"}`, "code")).toBe("A-9")
+    expect(Changes.idJson("A-9")).toBe(`"A-9"`)
+    // No id, or one that is neither a string nor a finite number.
+    expect(key(`{"name":"x"}`)).toBeUndefined()
+    expect(key(`{"id":null}`)).toBeUndefined()
+    // Kept in a table and its state like any string id, and compared by them.
+    const table = Changes.makeTable()
+    table.add(a, `{"id":12345678901234567890}`)
+    table.add(b, `{"id":12345678901234567891}`)
+    const decoded = Changes.decode(Changes.encodeTable(table))
+    const comparison = Changes.compare(decoded.ok ? decoded.state : Changes.empty)
+    expect(comparison.judge(b, `{"id":12345678901234567891}`)).toBe("Unchanged")
+    expect(comparison.removed().map(Changes.idJson)).toStrictEqual(["12345678901234567890"])
+  })
+
   it("a state survives its encoding, whatever its ids", () => {
     fc.assert(fc.property(fc.array(fc.tuple(id, fc.string({ maxLength: 4 })), { maxLength: 2000 }), (entries) => {
       const table = Changes.makeTable()

@@ -105,8 +105,8 @@ const encoderOf = (format: typeof formats[number], idField: string, fields: Read
       let out = ""
       for (const change of changes) {
         out += change._tag === "Removed"
-          ? `{"change":"removed","id":${JSON.stringify(change.id)}}\n`
-          : `{"change":"${LABELS[change._tag]}","id":${JSON.stringify(change.id)},"record":${change.json}}\n`
+          ? `{"change":"removed","id":${change.idJson}}\n`
+          : `{"change":"${LABELS[change._tag]}","id":${change.idJson},"record":${change.json}}\n`
       }
       return out
     }
@@ -118,7 +118,7 @@ const encoderOf = (format: typeof formats[number], idField: string, fields: Read
     for (const change of changes) {
       const label = JSON.stringify(LABELS[change._tag])
       if (change._tag === "Removed") {
-        const text = `{${JSON.stringify(idField)}:${JSON.stringify(change.id)},"change":${label}}`
+        const text = `{${JSON.stringify(idField)}:${change.idJson},"change":${label}}`
         texts.push(text)
         records.push(JSON.parse(text))
       } else {

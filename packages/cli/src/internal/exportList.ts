@@ -4,6 +4,7 @@
  */
 import type * as ErpClient from "@erp-client/client/ErpClient"
 import type * as Page from "@erp-client/core/Page"
+import * as Changes from "@erp-client/kernel/Changes"
 import type * as Paginate from "@erp-client/streams/Paginate"
 import type * as Resource from "@erp-client/streams/Resource"
 import * as Effect from "effect/Effect"
@@ -37,9 +38,12 @@ const textsOf = (page: Page.Page<unknown>): ReadonlyArray<string> | undefined =>
 // How many of the ids --safe did not write its summary names.
 const NAMED_IDS = 5
 
-/** `id 17`, `ids 17, "A-9"`, `ids 1, 2, 3, 4, 5 and 7 more`: ids as JSON values (a string quoted, a number bare). */
-const namedIds = (ids: ReadonlyArray<string | number>, total: number): string => {
-  const named = ids.slice(0, NAMED_IDS).map((id) => JSON.stringify(id)).join(", ")
+/**
+ * `id 17`, `ids 17, "A-9"`, `ids 1, 2, 3, 4, 5 and 7 more`: ids as the server wrote them, as JSON (a string quoted, a
+ * number bare, one beyond a double with its own digits).
+ */
+const namedIds = (ids: ReadonlyArray<string>, total: number): string => {
+  const named = ids.slice(0, NAMED_IDS).join(", ")
   const more = total - Math.min(ids.length, NAMED_IDS)
   return `${total === 1 ? "id" : "ids"} ${named}${more > 0 ? ` and ${more} more` : ""}`
 }
@@ -63,8 +67,12 @@ export const runExport = <E>(options: {
 }) => {
   const { args } = options
   const progress = Progress.make({ enabled: process.stderr.isTTY === true })
-  const idsOf = (raw: ReadonlyArray<unknown>) =>
-    raw.map((record) => (record as Record<string, string | number>)[options.idField]!)
+  // The ids a resumed drift-safe export starts from, keyed as drift-safe paging keys them (an id beyond a double by
+  // the digits the server wrote: Changes.idOf).
+  const idsOf = (page: Page.Page<unknown>) => {
+    const texts = textsOf(page)
+    return page.raw.map((record, i) => Changes.idOf(record, options.idField, () => texts?.[i])!)
+  }
   const body = Effect.scoped(Effect.gen(function*() {
     const mode: Sink.ResumeMode = args.restart ? "restart" : args.resume ? "resume" : "none"
     // The lock of an output names this run by its command line (without --redis's value: see outputLock.ts).
@@ -95,12 +103,12 @@ export const runExport = <E>(options: {
     // Records drift-safe paging did not write: each has an id already written, with other content. The first few ids
     // are named in the summary.
     let dropped = 0
-    const droppedIds: Array<string | number> = []
+    const droppedIds: Array<string> = []
     const onDrift = (event: Paginate.DriftEvent) =>
       Effect.sync(() => {
         if (event._tag !== "Dropped") return
         dropped++
-        if (droppedIds.length < NAMED_IDS) droppedIds.push(event.id)
+        if (droppedIds.length < NAMED_IDS) droppedIds.push(event.idJson)
       })
     const check = options.contract
     // A saved export without a next page read the list whole and failed only to publish it: nothing to fetch.
@@ -128,7 +136,7 @@ export const runExport = <E>(options: {
           pages,
           ...(layout?.columns === undefined ? {} : { columns: layout.columns }),
           ...(layout?.widths === undefined ? {} : { widths: layout.widths })
-        }, args.safe ? idsOf(page.raw) : undefined)
+        }, args.safe ? idsOf(page) : undefined)
       })
     )
     yield* sink.commit

@@ -125,9 +125,8 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
     const all = PageOrder.rawInOrder(page)
     const ids: Array<Id> = []
     for (let i = 0; i < all.length; i++) {
-      const raw = all[i]
-      const id = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>)[this.idField] : undefined
-      if (!(typeof id === "string" || (typeof id === "number" && Number.isFinite(id)))) {
+      const id = Changes.idOf(all[i], this.idField, () => PageOrder.textAt(page, i))
+      if (id === undefined) {
         return {
           _tag: "MissingId",
           endpoint: this.endpoint,
@@ -181,7 +180,12 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
         const record = `${typeof ids[i]}\u0000${String(ids[i])}\u0000${Judge.hash(text)}`
         if (!this.dropped.has(record)) {
           this.dropped.add(record)
-          events.push({ _tag: "Dropped", offset: page.offset + i, id: ids[i] })
+          events.push({
+            _tag: "Dropped",
+            offset: page.offset + i,
+            id: Changes.idValue(ids[i]),
+            idJson: Changes.idJson(ids[i])
+          })
         }
       }
     }
