@@ -541,6 +541,61 @@ export const compare = (before: State): Comparison => {
 const MAGIC = [0x45, 0x52, 0x50, 0x43, 0x48, 0x47, 0x00, 0x01]
 
 /**
+ * A record judged against the state before: its place in the page, its id (as `idValue` and `idJson` say it) and its
+ * text as the server wrote it.
+ *
+ * @since 0.1.0
+ * @category Comparing
+ */
+export interface Judged {
+  readonly _tag: "Added" | "Changed"
+  /** Its position in the page's records. */
+  readonly index: number
+  readonly id: Id
+  readonly idJson: string
+  readonly json: string
+}
+
+/**
+ * A page of records read now, judged against the state before: the added and changed ones, in page order (unchanged
+ * ones are only counted). Each is keyed as drift-safe paging keys it (`idOf`: an id beyond a double by its digits),
+ * its text the page's own (`json`, when it pairs one for one with `raw`) or else `JSON.stringify` of the record.
+ * With `report` false (a run that only writes the state) each is judged and counted, and none returned.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const before = Changes.makeTable()
+ * before.add(1, '{"id":1,"name":"a"}')
+ * before.add(2, '{"id":2,"name":"b"}')
+ * const comparison = Changes.compare(before.state())
+ * const json = ['{"id":1,"name":"a"}', '{"id":2,"name":"B"}', '{"id":3,"name":"c"}']
+ * const judged = Changes.judgePage(comparison, { raw: json.map((text) => JSON.parse(text)), json }, "id")
+ * console.log(judged.map((change) => `${change._tag} ${change.idJson}`)) // => [ 'Changed 2', 'Added 3' ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category Comparing
+ */
+export const judgePage = (
+  comparison: Comparison,
+  page: { readonly raw: ReadonlyArray<unknown>; readonly json?: ReadonlyArray<string> | undefined },
+  idField: string,
+  report = true
+): Array<Judged> => {
+  const out: Array<Judged> = []
+  const texts = page.json !== undefined && page.json.length === page.raw.length ? page.json : undefined
+  for (let index = 0; index < page.raw.length; index++) {
+    const json = texts?.[index] ?? JSON.stringify(page.raw[index])
+    const id = idOf(page.raw[index], idField, () => json)!
+    const verdict = comparison.judge(id, json)
+    if (report && verdict !== "Unchanged") out.push({ _tag: verdict, index, id: idValue(id), idJson: idJson(id), json })
+  }
+  return out
+}
+
+/**
  * A state as bytes, to keep in a store (see the layout above; a dense list costs about 9 bytes a record).
  *
  * @example

@@ -102,6 +102,24 @@ describe("Changes", () => {
     expect(comparison.removed().map(Changes.idJson)).toStrictEqual(["12345678901234567890"])
   })
 
+  it("a page judged: added and changed in page order, by the page's own texts, none returned when not reporting", () => {
+    const before = Changes.makeTable()
+    before.add(1, `{"id":1,"limit":1.10}`)
+    before.add(2, `{"id":2}`)
+    const json = [`{"id":1,"limit":1.1}`, `{"id":2}`, `{"id":12345678901234567891}`]
+    const raw = json.map((text) => JSON.parse(text) as unknown)
+    // 1.10 -> 1.1 is a change of the text, which JSON.parse would not show.
+    expect(Changes.judgePage(Changes.compare(before.state()), { raw, json }, "id")).toStrictEqual([
+      { _tag: "Changed", index: 0, id: 1, idJson: "1", json: json[0] },
+      { _tag: "Added", index: 2, id: "12345678901234567891", idJson: "12345678901234567891", json: json[2] }
+    ])
+    const quiet = Changes.compare(before.state())
+    expect(Changes.judgePage(quiet, { raw, json }, "id", false)).toStrictEqual([])
+    expect(quiet.counts()).toStrictEqual({ added: 1, changed: 1, unchanged: 1 })
+    // Texts that do not pair with the records are not used: each record's own JSON is.
+    expect(Changes.judgePage(Changes.compare(before.state()), { raw: [{ id: 2 }], json: [] }, "id")).toStrictEqual([])
+  })
+
   it("a state survives its encoding, whatever its ids", () => {
     fc.assert(fc.property(fc.array(fc.tuple(id, fc.string({ maxLength: 4 })), { maxLength: 2000 }), (entries) => {
       const table = Changes.makeTable()

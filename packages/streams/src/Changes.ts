@@ -186,25 +186,8 @@ export const make = <A, E, R, E2 = never, R2 = never>(
     const init = options.init === true
     const idField = options.idField
     const judged = Stream.mapConcat(pages(seen), (page): ReadonlyArray<Change<A>> => {
-      const out: Array<Change<A>> = []
-      const texts = page.json !== undefined && page.json.length === page.raw.length ? page.json : undefined
-      for (let i = 0; i < page.raw.length; i++) {
-        const raw = page.raw[i] as Readonly<Record<string, Id>>
-        const json = texts?.[i] ?? JSON.stringify(raw)
-        // Keyed as drift-safe paging keys it: an id beyond a double by the digits the server wrote.
-        const id = KernelChanges.idOf(raw, idField, () => json)!
-        const verdict = comparison!.judge(id, json)
-        if (!init && verdict !== "Unchanged") {
-          out.push({
-            _tag: verdict,
-            id: KernelChanges.idValue(id),
-            idJson: KernelChanges.idJson(id),
-            record: page.records[i],
-            json
-          })
-        }
-      }
-      return out
+      const judged = KernelChanges.judgePage(comparison!, page, idField, !init)
+      return judged.map(({ index, ...change }): Change<A> => ({ ...change, record: page.records[index] }))
     })
     let removed = 0
     // Only now is the end of the list confirmed: what was not read is gone.
