@@ -189,15 +189,24 @@ if (!example) throw new Error(`README.md: no ts block of the ${process.env.EDITI
 fs.writeFileSync("src/main.ts", example)
 fs.mkdirSync("src/readme")
 const blocksOf = (text) => [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+// docs/ARCHITECTURE.md is the repository's guide, not an application's: its snippets (a resource added to the
+// repository's packages, @erp-client/cli's in-process runner) compile only there, and its tests hold them
+// (packages/cli/test/newEndpoint.test.ts).
 const guides = [
   "README.md",
-  ...fs.readdirSync(path.join(root, "docs")).filter((file) => file.endsWith(".md")).sort().map((file) => `docs/${file}`)
+  ...fs.readdirSync(path.join(root, "docs")).filter((file) => file.endsWith(".md") && file !== "ARCHITECTURE.md")
+    .sort().map((file) => `docs/${file}`)
 ]
 for (const file of guides) {
   const blocks = blocksOf(fs.readFileSync(path.join(root, file), "utf8"))
     .filter((block) => block.includes("@erp-client/effect4-") === effect4 && block !== example)
   const name = file.replace(/\.md$/, "").replace(/\//g, "-")
-  blocks.forEach((block, i) => fs.writeFileSync(`src/readme/${name}-${i + 1}.ts`, block + "\nexport {}\n"))
+  // A block whose first line names its file (`// Invoice.ts`) is written under that name, for a later block of the
+  // page to import it (`./Invoice.js`) as the reader's project would.
+  blocks.forEach((block, i) => {
+    const named = /^\/\/ ([A-Za-z][A-Za-z0-9_-]*\.ts)\n/.exec(block)
+    fs.writeFileSync(`src/readme/${named === null ? `${name}-${i + 1}.ts` : named[1]}`, block + "\nexport {}\n")
+  })
   if (blocks.length > 0) console.log(`${file}: ${blocks.length} example(s) besides the Use example`)
 }
 for (const dir of process.env.PACKAGES.trim().split(" ")) {
