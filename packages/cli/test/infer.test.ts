@@ -268,5 +268,25 @@ describe("erp api infer", () => {
     const few = await erp(["api", "infer", "invoice/list", "--sample", "7"], { via: "node", env: env.env })
     expect(few.code).toBe(0)
     expect(few.stdout).toContain("from 7 records.")
+    const badWhere = await erp(["api", "infer", "invoice/list", "--where", "bad field=1"], {
+      via: "node",
+      env: env.env
+    })
+    expect([badWhere.code, badWhere.stdout]).toEqual([2, ""])
+    expect(badWhere.stderr).toContain("--where: condition field \"bad field\"")
+  })
+
+  it("--where drafts from the records the server serves under the condition, and says so in the module", async () => {
+    const unpaid = (drafted["Invoice.ts"]!.records as ReadonlyArray<{ readonly paid: number }>)
+      .filter((invoice) => invoice.paid === 0)
+    expect(unpaid.length).toBeGreaterThan(20)
+    const run = await erp(["api", "infer", "invoice/list", "--where", "paid=0"], { via: "node", env: env.env })
+    expect([run.code, run.stderr]).toEqual([0, ""])
+    expect(run.stdout).toContain(
+      `drafted by \`erp api infer invoice/list --where "paid=0"\` from ${unpaid.length} records.`
+    )
+    // Only unpaid invoices were sampled: the flag is one value now, where the whole list gives Literal(0, 1).
+    expect(run.stdout).toContain("  paid: Schema.Literal(0)\n")
+    expect(drafted["Invoice.ts"]!.text).toContain("  paid: Schema.Literal(0, 1)\n")
   })
 })

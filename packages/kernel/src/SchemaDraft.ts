@@ -480,6 +480,8 @@ export interface RenderOptions {
   readonly endpoint: string
   /** The query parameters of the samples' list, as given (`-p NAME=VALUE`), said in the module's comment. */
   readonly params?: ReadonlyArray<string> | undefined
+  /** The list's conditions, as given (`--where FIELD=VALUE`), said in the module's comment. */
+  readonly where?: ReadonlyArray<string> | undefined
   /** The single-record endpoint (`invoice/get`), if there is one. */
   readonly get?: string | undefined
   /** Why there is no `get`, said in the module when `get` is absent. */
@@ -648,9 +650,10 @@ const struct = (fields: ReadonlyArray<Field>, indent: string): string => {
 export const render = (draft: Draft, options: RenderOptions): string => {
   const { name } = options
   const isStruct = draft.shape._tag === "Struct"
-  const query = options.params === undefined || options.params.length === 0
-    ? ""
-    : ` ${options.params.map((p) => `-p ${commentText(JSON.stringify(p))}`).join(" ")}`
+  const query = [
+    ...(options.params ?? []).map((p) => ` -p ${commentText(JSON.stringify(p))}`),
+    ...(options.where ?? []).map((w) => ` --where ${commentText(JSON.stringify(w))}`)
+  ].join("")
   const body = expression(draft.shape, "")
   const keepsOthers = body.includes("otherFields)")
   const lines = [

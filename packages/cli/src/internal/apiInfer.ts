@@ -22,6 +22,7 @@ import * as Sink from "../Sink.js"
 import { checkEndpoint, endpoint, params, parseParams } from "./api.js"
 import { AnyRecord, redis, shownDefault, verbose, withClient } from "./common.js"
 import { UsageError } from "./errors.js"
+import { listOptions, parseWhere } from "./listOptions.js"
 
 /** The most records `--sample` may ask for: a draft reads them all into memory. */
 const MAX_SAMPLE = 100_000
@@ -70,6 +71,7 @@ export const apiInfer = Command.make(
   {
     endpoint,
     params,
+    where: listOptions.where,
     name: Options.text("name").pipe(
       Options.withPseudoName("NAME"),
       Options.withDescription(
@@ -89,6 +91,7 @@ export const apiInfer = Command.make(
     Effect.gen(function*() {
       const path = yield* checkEndpoint(args.endpoint)
       const query = yield* parseParams(args.params)
+      const where = yield* parseWhere(path, args.where)
       if (args.sample < 1 || args.sample > MAX_SAMPLE) {
         return yield* new UsageError({ reason: `--sample must be from 1 to ${MAX_SAMPLE}` })
       }
@@ -106,6 +109,7 @@ export const apiInfer = Command.make(
           const texts = Chunk.toReadonlyArray(
             yield* ListEndpoint.pages(path, AnyRecord, {
               params: query,
+              where,
               pageSize: args.sample <= 1000 ? args.sample : "auto",
               exact: true
             }).pipe(
@@ -126,7 +130,9 @@ export const apiInfer = Command.make(
           }
           const draft = read.value
           const get = draft.shape._tag === "Struct" ? yield* probeGet(path, draft.idField, texts[0]!) : {}
-          yield* Sink.writeStdout(SchemaDraft.render(draft, { name, endpoint: path, params: args.params, ...get }))
+          yield* Sink.writeStdout(
+            SchemaDraft.render(draft, { name, endpoint: path, params: args.params, where: args.where, ...get })
+          )
         })
       )
     })
