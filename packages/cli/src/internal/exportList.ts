@@ -71,7 +71,9 @@ export const runExport = <E>(options: {
   // the digits the server wrote: Changes.idOf).
   const idsOf = (page: Page.Page<unknown>) => {
     const texts = textsOf(page)
-    return page.raw.map((record, i) => Changes.idOf(record, options.idField, () => texts?.[i])!)
+    return page.raw.map((record, i) =>
+      Changes.idOf(record, options.idField, () => texts?.[i] ?? JSON.stringify(record))!
+    )
   }
   const body = Effect.scoped(Effect.gen(function*() {
     const mode: Sink.ResumeMode = args.restart ? "restart" : args.resume ? "resume" : "none"
