@@ -236,7 +236,13 @@ export interface Page {
  * // A server that ignored list_condition[is_customer]=1 answered the page at offset 100 with the whole list
  * const page = { offset: 100, received: 2, raw: [{ id: 101, is_customer: 1 }, { id: 102, is_customer: 0 }], invalid: [] }
  * console.log(ConditionCheck.checkPage({ is_customer: 1 }, page))
- * // => { field: 'is_customer', asked: '1', had: '0', offset: 101, recordId: 102 }
+ * // => {
+ * //   field: 'is_customer',
+ * //   asked: '1',
+ * //   had: '0',
+ * //   offset: 101,
+ * //   recordId: 102
+ * // }
  * ```
  *
  * @since 0.1.0
