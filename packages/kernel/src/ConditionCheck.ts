@@ -97,27 +97,73 @@ const sameDecimal = (a: Decimal, b: Decimal): boolean =>
 // Text as a lenient server may compare it: accents, case and surrounding spaces set aside.
 const fold = (text: string): string => text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().trim()
 
-const textSatisfies = (asked: string, text: string): boolean => {
-  if (text === asked) return true
-  const folded = fold(text)
-  const wanted = fold(asked)
-  if (folded === wanted || folded.includes(wanted)) return true
-  const a = decimalOf(asked)
-  const b = a === undefined ? undefined : decimalOf(text)
-  return b !== undefined && sameDecimal(a!, b)
+// A value asked, read once for every record it is compared with.
+interface Asked {
+  readonly text: string
+  readonly folded: string
+  /** As a decimal number, when it is one. */
+  readonly decimal: Decimal | undefined
+  /** As a double (`NaN` when it is no number). */
+  readonly number: number
+  /**
+   * At most 15 significant digits: two such decimals never share a double, so a double equal to it is the same
+   * number, whatever token the server wrote for it (bar digits past what a double holds, which a server comparing
+   * numbers does not see either).
+   */
+  readonly short: boolean
 }
 
-// Whether a double's shortest text names exactly the decimal asked, with no more digits than a double always holds:
-// then no token the server may have written for it is told apart by the check.
-const plainlyEqual = (asked: Decimal, value: number): boolean => {
-  const shown = decimalOf(String(value))
-  return shown !== undefined && shown.digits.length <= 15 && sameDecimal(asked, shown)
+const askedOf = (text: string): Asked => {
+  const decimal = decimalOf(text)
+  return {
+    text,
+    folded: fold(text),
+    decimal,
+    number: decimal === undefined ? Number.NaN : Number(text.trim()),
+    short: decimal !== undefined && decimal.digits.length <= 15
+  }
+}
+
+const textSatisfies = (asked: Asked, text: string): boolean => {
+  if (text === asked.text) return true
+  const folded = fold(text)
+  if (folded === asked.folded || folded.includes(asked.folded)) return true
+  const decimal = asked.decimal === undefined ? undefined : decimalOf(text)
+  return decimal !== undefined && sameDecimal(asked.decimal!, decimal)
+}
+
+const satisfiesAsked = (asked: Asked, value: unknown, token?: () => string | undefined): boolean => {
+  switch (typeof value) {
+    case "undefined":
+      return false
+    case "string":
+      return textSatisfies(asked, value)
+    case "number": {
+      if (asked.decimal === undefined) return textSatisfies(asked, String(value))
+      // Decimals that differ as doubles differ as decimals; equal doubles may still hide different digits.
+      if (asked.number !== value) return false
+      if (asked.short) return true
+      const written = token?.()
+      const exact = written === undefined ? undefined : decimalOf(written)
+      return exact === undefined || sameDecimal(asked.decimal, exact)
+    }
+    case "boolean":
+      if (asked.decimal !== undefined) return value === (asked.decimal.digits !== "")
+      return value ? asked.folded === "true" : asked.folded === "false" || asked.folded === ""
+    default:
+      if (value === null) {
+        return asked.folded === "" || asked.folded === "null" || asked.folded === "false" ||
+          asked.decimal?.digits === ""
+      }
+      if (Array.isArray(value)) return value.some((element) => satisfiesAsked(asked, element))
+      return true
+  }
 }
 
 /**
  * Whether a record's value of a field satisfies a condition, `asked` as it was sent: see the module's rules. `token`
  * gives the number's text as the server wrote it, when at hand; it is read only when the parsed double alone cannot
- * tell.
+ * tell (the value asked has more digits than a double always holds).
  *
  * @example
  * ```ts
@@ -135,32 +181,8 @@ const plainlyEqual = (asked: Decimal, value: number): boolean => {
  * @since 0.1.0
  * @category Checks
  */
-export const satisfies = (asked: string, value: unknown, token?: () => string | undefined): boolean => {
-  if (value === undefined) return false
-  if (value === null) {
-    const folded = fold(asked)
-    return folded === "" || folded === "null" || folded === "false" || decimalOf(asked)?.digits === ""
-  }
-  if (typeof value === "boolean") {
-    const number = decimalOf(asked)
-    if (number !== undefined) return value === (number.digits !== "")
-    const folded = fold(asked)
-    return value ? folded === "true" : folded === "false" || folded === ""
-  }
-  if (typeof value === "number") {
-    const number = decimalOf(asked)
-    if (number === undefined) return textSatisfies(asked, String(value))
-    // Decimals that differ as doubles differ as decimals; equal doubles may still hide different digits.
-    if (Number(asked.trim()) !== value) return false
-    if (plainlyEqual(number, value)) return true
-    const written = token?.()
-    const exact = written === undefined ? undefined : decimalOf(written)
-    return exact === undefined || sameDecimal(number, exact)
-  }
-  if (typeof value === "string") return textSatisfies(asked, value)
-  if (Array.isArray(value)) return value.some((element) => satisfies(asked, element))
-  return true
-}
+export const satisfies = (asked: string, value: unknown, token?: () => string | undefined): boolean =>
+  satisfiesAsked(askedOf(asked), value, token)
 
 const cut = (text: string): string => text.length <= HAD_MAX ? text : `${text.slice(0, HAD_MAX - 1)}…`
 
@@ -193,15 +215,22 @@ const memberText = (json: string | undefined, field: string): string | undefined
  * @since 0.1.0
  * @category Checks
  */
-export const checkRecord = (where: Conditions, record: unknown, json?: string): Mismatch | undefined => {
+export const checkRecord = (where: Conditions, record: unknown, json?: string): Mismatch | undefined =>
+  checkPrepared(prepare(where), record, json)
+
+type Prepared = ReadonlyArray<readonly [field: string, asked: Asked]>
+
+const prepare = (where: Conditions): Prepared =>
+  Object.entries(where).map(([field, condition]) => [field, askedOf(conditionValue(condition))] as const)
+
+const checkPrepared = (conditions: Prepared, record: unknown, json: string | undefined): Mismatch | undefined => {
   if (typeof record !== "object" || record === null || Array.isArray(record)) return undefined
-  for (const [field, condition] of Object.entries(where)) {
-    const asked = conditionValue(condition)
+  for (const [field, asked] of conditions) {
     // Any name a condition gives is read as the record's own property, never an inherited one.
-    if (!Object.hasOwn(record, field)) return { field, asked, had: undefined }
+    if (!Object.hasOwn(record, field)) return { field, asked: asked.text, had: undefined }
     const value: unknown = Reflect.get(record, field)
-    if (!satisfies(asked, value, () => memberText(json, field))) {
-      return { field, asked, had: cut(memberText(json, field) ?? JSON.stringify(value)) }
+    if (!satisfiesAsked(asked, value, () => memberText(json, field))) {
+      return { field, asked: asked.text, had: cut(memberText(json, field) ?? JSON.stringify(value)) }
     }
   }
   return undefined
@@ -249,7 +278,9 @@ export interface Page {
  * @category Checks
  */
 export const checkPage = (where: Conditions | undefined, page: Page): PageMismatch | undefined => {
-  if (where === undefined || Object.keys(where).length === 0) return undefined
+  if (where === undefined) return undefined
+  const conditions = prepare(where)
+  if (conditions.length === 0) return undefined
   const invalidAt = new Map(page.invalid.map((record) => [record.offset - page.offset, record]))
   let valid = 0
   for (let position = 0; position < page.received; position++) {
@@ -264,7 +295,7 @@ export const checkPage = (where: Conditions | undefined, page: Page): PageMismat
       raw = invalid.raw
       json = invalid.json
     }
-    const mismatch = checkRecord(where, raw, json)
+    const mismatch = checkPrepared(conditions, raw, json)
     if (mismatch !== undefined) {
       return { ...mismatch, offset: page.offset + position, recordId: recordIdOf(raw, json) }
     }
