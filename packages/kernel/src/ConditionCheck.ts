@@ -10,8 +10,9 @@
  * with the text sent (`ListQuery.conditionValue`):
  *
  * - a field the record does not carry fails;
- * - a number: numerically, to the digits the server wrote when its text is at hand (`12345678901234567891` is not
- *   `12345678901234567890`, though a double holds both alike); against text that is not a number, as text (below);
+ * - a number: numerically; a value asked with more digits than a double holds (16 or more) by the digits the server
+ *   wrote, when its text is at hand (`12345678901234567891` is not `12345678901234567890`, though a double holds both
+ *   alike); against text that is not a number, as text (below);
  * - a boolean: `true` is a nonzero number or `true`, `false` is zero, `false` or empty (the contract sends `1` / `0`);
  * - `null`: empty, `0`, `false` or `null`;
  * - a string: equal; equal or contained once case, accents and surrounding spaces are set aside (a server comparing
