@@ -329,9 +329,13 @@ export const describeFailure = (
     return { code: ExitCode.usage, line: `${Help.describeValidation(tree, args, error)} (${command} --help)` }
   }
   if (ConfigError.isConfigError(error)) return { code: ExitCode.usage, line: Settings.describeConfigError(error) }
-  const said = Predicate.hasProperty(error, "message") && typeof error.message === "string" && error.message !== ""
+  const message = Predicate.hasProperty(error, "message") && typeof error.message === "string" && error.message !== ""
     ? error.message
     : String(error)
+  // A server that matches more loosely than the check allows has a way out, said where the check fails.
+  const said = Predicate.isTagged(error, "ConditionIgnored")
+    ? `${message} (--no-check-where takes the records as served)`
+    : message
   // Work kept for a later run is said in the same line, after what went wrong.
   const line = context.kept === undefined ? said : `${said}; ${Sink.describeKept(context.kept)}`
   // The reader has all it wanted (`erp partners list | head -1`): the export ends quietly, as a success.

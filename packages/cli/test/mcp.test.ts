@@ -453,6 +453,38 @@ describe("erp mcp's failures", () => {
     expect(client.stdout + client.stderr).not.toContain(wrong)
   })
 
+  it("a server that ignores conditions: list and count tools are errors saying so; --no-check-where counts all", async () => {
+    const s = await startSandbox({ partners: 50, ignoreConditions: "unknown" })
+    started.push(s)
+    const visible = await s.run(s.sandbox.visiblePartners)
+    const customers = visible.filter((partner) => partner.is_customer === 1).length
+    const [checked, unchecked] = [start([], s.env), start(["--no-check-where"], s.env)]
+    await Promise.all([checked.initialize(), unchecked.initialize()])
+    const said =
+      "ConditionIgnored: partner/list: the server ignored the condition nonexistent_field=1: the record at " +
+      "offset 0 (id 1) has no field nonexistent_field"
+    for (
+      const [tool, args] of [
+        ["partners_list", { where: { nonexistent_field: 1 } }],
+        ["partners_count", { where: { nonexistent_field: 1 }, customers: true }],
+        ["api_list", { endpoint: "partner/list", where: { nonexistent_field: 1 } }],
+        ["api_count", { endpoint: "partner/list", where: { nonexistent_field: 1 } }]
+      ] as const
+    ) {
+      expect(await checked.call(tool, args), tool).toEqual({ isError: true, texts: [said] })
+    }
+    // A condition the server applies is answered as ever.
+    const counted = await checked.call("partners_count", { customers: true })
+    expect(JSON.parse(counted.texts[0]!)).toMatchObject({ count: customers })
+    const all = await unchecked.call("partners_count", { where: { nonexistent_field: 1 } })
+    expect(all.isError).toBe(false)
+    expect(JSON.parse(all.texts[0]!)).toMatchObject({ where: { nonexistent_field: "1" }, count: 50 })
+    expect(await Promise.all([checked.end(), unchecked.end()])).toEqual([
+      { code: 0, signal: null },
+      { code: 0, signal: null }
+    ])
+  })
+
   it("without ERP_API_KEY: exit 2 and one line saying what to set, nothing on stdout", async () => {
     const client = start([], { ERP_BASE_URL: "http://127.0.0.1:9", ERP_API_KEY: undefined })
     const exit = await client.exited

@@ -61,6 +61,23 @@ describe("erp sandbox: servers that differ where the contract is silent", () => 
     expect(run.code).toBe(130)
   })
 
+  it("--ignore-conditions unknown and all: the whole list for a field it does not know, or for any", async () => {
+    const list = "/partner/list?list_offset=0&list_count=40"
+    const unknown = await serveWhile(["--partners", "40", "--ignore-conditions", "unknown"], async (baseUrl) => {
+      const all = ids((await get(baseUrl, list)).text)
+      expect(all).toHaveLength(40)
+      expect(ids((await get(baseUrl, `${list}&list_condition[nonexistent_field]=1`)).text)).toStrictEqual(all)
+      const customers = ids((await get(baseUrl, `${list}&list_condition[is_customer]=1`)).text)
+      expect(customers.length).toBeGreaterThan(0)
+      expect(customers.length).toBeLessThan(40)
+    })
+    expect(unknown.code).toBe(130)
+    const every = await serveWhile(["--partners", "40", "--ignore-conditions", "all"], async (baseUrl) => {
+      expect(ids((await get(baseUrl, `${list}&list_condition[is_customer]=1`)).text)).toHaveLength(40)
+    })
+    expect(every.code).toBe(130)
+  })
+
   it("--inject N in a row, then --outage with --retry-after: truncated bodies, then 503s with Retry-After", async () => {
     const run = await serveWhile(
       ["--inject", "malformed", "--inject-times", "2", "--outage", "60", "--outage-after", "1", "--retry-after", "7"],

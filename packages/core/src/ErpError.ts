@@ -355,6 +355,42 @@ export class PagingLoop extends Schema.TaggedError<PagingLoop>("@erp-client/core
 }
 
 /**
+ * A list was asked with a condition (`list_condition[field]=value`) and served a record that does not satisfy it: the
+ * server did not apply the condition (it does not know the field, or ignores conditions), and its answer is not the
+ * filtered list. Records are compared by `@erp-client/kernel/ConditionCheck` (docs/paging.md, "Conditions checked
+ * against the records"), which fails only a record whose value clearly differs; `checkConditions: false` of
+ * `ListEndpoint.ListOptions` takes the records as served, for a server that matches more loosely.
+ *
+ * **Fields**
+ *
+ * - `endpoint` (string): the list endpoint, e.g. `partner/list`.
+ * - `field` (string): the condition's field.
+ * - `asked` (string): the condition's value as it was sent (`true` as `1`).
+ * - `had` (string, optional): the record's value of the field as the server wrote it (JSON text, a string quoted, cut
+ *   to 200 characters); absent when the record has no such field.
+ * - `offset` (number): the record's position in the list.
+ * - `recordId` (unknown, optional): the record's `id` when it has one.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ConditionIgnored extends Schema.TaggedError<ConditionIgnored>("@erp-client/core/ConditionIgnored")(
+  "ConditionIgnored",
+  {
+    endpoint: Schema.String,
+    field: Schema.String,
+    asked: Schema.String,
+    had: Schema.optional(Schema.String),
+    offset: Schema.Number,
+    recordId: Schema.optional(Schema.Unknown)
+  }
+) {
+  override get message(): string {
+    return ErrorText.conditionIgnored(this)
+  }
+}
+
+/**
  * Any failure of an ERP call.
  *
  * @since 0.1.0
@@ -374,6 +410,7 @@ export type ErpError =
   | RateLimiterUnavailable
   | PagingDrift
   | PagingLoop
+  | ConditionIgnored
 
 /**
  * The shared rate-limit state could not be read or written (e.g. its Redis store is unreachable): the request was

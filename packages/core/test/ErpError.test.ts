@@ -29,6 +29,7 @@ describe("ErpError's reference", () => {
   it("covers every error class", () => {
     expect(classes.map(([name]) => name).sort()).toEqual([
       "ApiError",
+      "ConditionIgnored",
       "DecodeError",
       "HttpStatusError",
       "InvalidRequest",

@@ -29,6 +29,7 @@ describe("ErpError", () => {
   it("has every error class of the Effect 3 edition", () => {
     expect(classes.map(([name]) => name).sort()).toEqual([
       "ApiError",
+      "ConditionIgnored",
       "DecodeError",
       "HttpStatusError",
       "InvalidRequest",

@@ -302,6 +302,12 @@ export interface Options<D = DurationInput> {
    */
   readonly ignoreOffset?: boolean | undefined
   /**
+   * List conditions the server does not apply, as one that does not know them answers (default: each applied):
+   * `"all"` ignores every `list_condition`; `"unknown"` ignores those naming a field none of the list's first 100
+   * records has (read once per list). The page is then cut from the list as if they were not sent.
+   */
+  readonly ignoreConditions?: "all" | "unknown" | undefined
+  /**
    * The largest page changes mid-list: from the `fromRequest`-th list page on (1-based, counting the list requests
    * answered with a page, faults that cut the page included), at most `max` records a page, in place of
    * `maxListCount` (the latest step reached wins). `[{ fromRequest: 4, max: 50 }]` with `maxListCount: 100` serves

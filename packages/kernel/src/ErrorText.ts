@@ -415,6 +415,52 @@ export const pagingLoop = (
 ): string => `${error.endpoint}: paging stopped at offset ${error.offset}: ${error.reason}`
 
 /**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ConditionIgnoredFields {
+  readonly endpoint: string
+  readonly field: string
+  readonly asked: string
+  readonly had?: string | undefined
+  readonly offset: number
+  readonly recordId?: unknown
+}
+
+// A condition as the command line's `--where` writes it; a value with spaces or symbols quoted as JSON.
+const conditionShown = (field: string, asked: string): string =>
+  `${field}=${/^[\w.+-]+$/.test(asked) ? asked : JSON.stringify(asked)}`
+
+/**
+ * `ConditionIgnored`'s message.
+ *
+ * @example
+ * ```ts
+ * import { ErrorText } from "@erp-client/kernel"
+ *
+ * console.log(ErrorText.conditionIgnored({
+ *   endpoint: "partner/list",
+ *   field: "nonexistent_field",
+ *   asked: "1",
+ *   offset: 0,
+ *   recordId: 1
+ * }))
+ * // => partner/list: the server ignored the condition nonexistent_field=1: the record at offset 0 (id 1) has no field nonexistent_field
+ * console.log(ErrorText.conditionIgnored({ endpoint: "partner/list", field: "is_customer", asked: "1", had: "0", offset: 3 }))
+ * // => partner/list: the server ignored the condition is_customer=1: the record at offset 3 has is_customer 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export const conditionIgnored = (error: ConditionIgnoredFields): string => {
+  const id = error.recordId === undefined || error.recordId === null ? "" : ` (id ${String(error.recordId)})`
+  const had = error.had === undefined ? `no field ${error.field}` : `${error.field} ${error.had}`
+  return `${error.endpoint}: the server ignored the condition ${conditionShown(error.field, error.asked)}: the ` +
+    `record at offset ${error.offset}${id} has ${had}`
+}
+
+/**
  * `RateLimiterUnavailable`'s message.
  *
  * @example

@@ -21,6 +21,11 @@ export * as CollectorGuard from "./CollectorGuard.js"
 /**
  * @since 0.1.0
  */
+export * as ConditionCheck from "./ConditionCheck.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as DriftSafe from "./DriftSafe.js"
 
 /**

@@ -6,8 +6,10 @@
  */
 import { ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
+import { ConditionIgnored } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import type * as Page from "@erp-client/core/Page"
+import * as ConditionCheck from "@erp-client/kernel/ConditionCheck"
 import * as PagingText from "@erp-client/kernel/PagingText"
 import { DRIFT_ATTRIBUTES, streamMetrics } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
@@ -23,8 +25,19 @@ import * as Paginate from "./Paginate.js"
  * @category Models
  */
 export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
-  /** Conditions sent as `list_condition[field]=value`, e.g. `{ is_customer: 1 }`. */
+  /**
+   * Conditions sent as `list_condition[field]=value`, e.g. `{ is_customer: 1 }`. The records served are checked
+   * against them (see `checkConditions`).
+   */
   readonly where?: ListQuery.Conditions | undefined
+  /**
+   * Check each record served against `where` before its page is emitted (default `true`): a record that does not
+   * satisfy a condition (the field absent, or a value that clearly differs: `@erp-client/kernel/ConditionCheck`)
+   * means the server did not apply it, and the stream fails with `ConditionIgnored` instead of passing the whole list
+   * off as the filtered one. `false` takes the records as served, for a server that matches more loosely than the
+   * check allows.
+   */
+  readonly checkConditions?: boolean | undefined
   /** Other query parameters of the endpoint, sent with every page. */
   readonly params?: Params | undefined
   /**
@@ -115,6 +128,16 @@ const sayEnd = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R>
 const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
   Effect.logInfo(PagingText.pageSize(endpoint, change))
 
+const conditionIgnored = (endpoint: string, mismatch: ConditionCheck.PageMismatch): ConditionIgnored =>
+  new ConditionIgnored({
+    endpoint,
+    field: mismatch.field,
+    asked: mismatch.asked,
+    ...(mismatch.had === undefined ? {} : { had: mismatch.had }),
+    offset: mismatch.offset,
+    ...(mismatch.recordId === undefined ? {} : { recordId: mismatch.recordId })
+  })
+
 /**
  * Pages of a list endpoint of the ERP, each record decoded with `schema`, each page with where to resume after it.
  *
@@ -144,7 +167,8 @@ export const pages = <A, I>(
   Stream.unwrap(Effect.map(ErpClient, (client) => {
     const streamed = Metric.tagged(recordsStreamed, "erp.endpoint", endpoint)
     const onInvalid = options.onInvalidRecord
-    const fetch = (offset: number, count: number) =>
+    const where = options.checkConditions === false ? undefined : options.where
+    const list = (offset: number, count: number) =>
       client.list(endpoint, schema, {
         offset,
         count,
@@ -153,6 +177,14 @@ export const pages = <A, I>(
         invalidRecords: onInvalid === undefined ? "fail" : "collect",
         exact: options.exact
       })
+    // Each page is checked against the conditions as it arrives, before paging judges it or emits a record of it.
+    const fetch = where === undefined || Object.keys(where).length === 0 ?
+      list :
+      (offset: number, count: number) =>
+        Effect.flatMap(list(offset, count), (page) => {
+          const mismatch = ConditionCheck.checkPage(where, page)
+          return mismatch === undefined ? Effect.succeed(page) : Effect.fail(conditionIgnored(endpoint, mismatch))
+        })
     const safe = options.safe === true ? {} : options.safe
     // Pages, records and drift events, counted here as they happen (per page, never per record) for this run of the
     // stream, each total then set on the stream's span (the current one, `ListEndpoint.pages`).

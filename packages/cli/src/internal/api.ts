@@ -96,6 +96,7 @@ export const apiList = Command.make(
         pages: (start) =>
           ListEndpoint.pages(path, AnyRecord, {
             where,
+            checkConditions: !args.noCheckWhere,
             params: query,
             pageSize: pageSizeOf(args),
             concurrency: args.concurrency,

@@ -72,6 +72,7 @@ export const apiInfer = Command.make(
     endpoint,
     params,
     where: listOptions.where,
+    noCheckWhere: listOptions.noCheckWhere,
     name: Options.text("name").pipe(
       Options.withPseudoName("NAME"),
       Options.withDescription(
@@ -110,6 +111,7 @@ export const apiInfer = Command.make(
             yield* ListEndpoint.pages(path, AnyRecord, {
               params: query,
               where,
+              checkConditions: !args.noCheckWhere,
               pageSize: args.sample <= 1000 ? args.sample : "auto",
               exact: true
             }).pipe(

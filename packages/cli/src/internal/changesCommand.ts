@@ -54,6 +54,7 @@ const changesOptions = {
     Options.withDescription("Write STATE from the list as it is now and report nothing (sets the baseline).")
   ),
   where: listOptions.where,
+  noCheckWhere: listOptions.noCheckWhere,
   pageSize: listOptions.pageSize,
   concurrency: listOptions.concurrency,
   format: Options.choice("format", formats).pipe(
@@ -79,6 +80,7 @@ interface ChangesArgs extends CommonArgs {
   readonly since: string
   readonly init: boolean
   readonly where: ReadonlyArray<string>
+  readonly noCheckWhere: boolean
   readonly pageSize: string
   readonly concurrency: number
   readonly format: typeof formats[number]
@@ -252,6 +254,7 @@ export const changesCommand = (resource: Resource.Any) =>
           pages: (seen) =>
             ListEndpoint.pages(resource.list, AnyRecord, {
               where: where as Record<string, string>,
+              checkConditions: !args.noCheckWhere,
               pageSize: pageSizeOf(args),
               concurrency: args.concurrency,
               safe: { idField: resource.idField, seen },
@@ -299,6 +302,7 @@ export const apiChanges = Command.make(
         pages: (seen) =>
           ListEndpoint.pages(path, AnyRecord, {
             where,
+            checkConditions: !args.noCheckWhere,
             params: query,
             pageSize: pageSizeOf(args),
             concurrency: args.concurrency,

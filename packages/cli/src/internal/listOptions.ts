@@ -18,6 +18,14 @@ export const listOptions = {
     ),
     repeatable
   ),
+  noCheckWhere: Options.boolean("no-check-where").pipe(
+    Options.withDescription(
+      "Take the records as served. Without it, each record is checked against --where (and a filter flag) before " +
+        "anything of its page is written: a record without the field, or with a value that clearly differs, means " +
+        "the server ignored the condition, and the export fails (exit 1). For a server that matches more loosely " +
+        "than the check allows."
+    )
+  ),
   pageSize: Options.text("page-size").pipe(
     Options.withPseudoName("auto|N"),
     Options.withDescription(
@@ -75,6 +83,7 @@ export const listOptions = {
 
 export interface ListArgs {
   readonly where: ReadonlyArray<string>
+  readonly noCheckWhere: boolean
   readonly pageSize: string
   readonly concurrency: number
   readonly format: Output.Format

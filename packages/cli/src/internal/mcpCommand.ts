@@ -14,6 +14,7 @@ import { type CommonArgs, redis, verbose } from "./common.js"
 /** The options of `erp mcp`. */
 export interface McpArgs extends CommonArgs {
   readonly allowWrites: boolean
+  readonly noCheckWhere: boolean
 }
 
 /** Runs the MCP server until stdin ends (or a signal stops it): provided by the bundle that holds it. */
@@ -38,6 +39,14 @@ export const mcpCommand = Command.make(
       Options.withDescription(
         "Offer the api_post tool, which POSTs to any endpoint (marked destructive, not read-only, in its " +
           "annotations). Without it the server is read-only: api_post is not listed, and a call to it is refused."
+      )
+    ),
+    noCheckWhere: Options.boolean("no-check-where").pipe(
+      Options.withDescription(
+        "Take the records a list or count tool is served as they come. Without it, each is checked against the " +
+          "tool's where and filters: a record without the field, or with a value that clearly differs, means the " +
+          "server ignored the condition, and the tool fails with ConditionIgnored. For a server that matches more " +
+          "loosely than the check allows."
       )
     ),
     redis,

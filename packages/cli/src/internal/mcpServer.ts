@@ -154,6 +154,7 @@ const contractText = (options: {
   readonly window: Duration.Duration
   readonly shared: boolean
   readonly allowWrites: boolean
+  readonly checkConditions: boolean
 }) =>
   [
     "# The ERP, as erp mcp serves it",
@@ -161,7 +162,7 @@ const contractText = (options: {
     "- An ERP's REST API (v2). Every answer is an envelope {\"result\": {\"code\", \"message\"}, \"data\"}; the " +
     "server reports errors with result.code 0: Unauthorized (the API key is refused), Not found, or another " +
     "message. A tool says them as an error you can read (isError, starting NotFound:, Unauthorized:, ApiError:, " +
-    "RateLimited:, ...), never a crash.",
+    "RateLimited:, ConditionIgnored:, ...), never a crash.",
     ...options.resources.map((resource) =>
       `- ${resource.name}: list endpoint ${resource.list}${
         resource.get === undefined ? "" : `, get endpoint ${resource.get}`
@@ -174,7 +175,10 @@ const contractText = (options: {
     `records (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}) and says when more match; a count tool counts a ` +
     "whole list and returns no records: use it for \"how many\".",
     "- where {\"FIELD\": VALUE} keeps the records whose FIELD equals VALUE (list_condition[FIELD]=VALUE); FIELD is " +
-    "letters, digits and _. erp://fields lists the fields the tools have seen.",
+    "letters, digits and _. erp://fields lists the fields the tools have seen. Records served are checked against " +
+    "it" + (options.checkConditions ? "" : " (not by this server: started with --no-check-where)") + ": a record " +
+    "without the field, or with a value that clearly differs, means the server ignored the condition, and the tool " +
+    "fails with ConditionIgnored: rather than answering the whole list as the filtered one.",
     `- Rate limit: at most ${options.limit} requests per endpoint in any ${Duration.format(options.window)}` +
     (options.shared ? ", shared through Redis with the other processes using this API key" : "") + ". Every " +
     "request waits for its turn: calls made at once are answered at the server's pace, none refused for it. A " +
@@ -205,7 +209,8 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
       client,
       sawFields: fields.saw,
       maxLimit: MAX_LIMIT,
-      defaultLimit: DEFAULT_LIMIT
+      defaultLimit: DEFAULT_LIMIT,
+      checkConditions: !args.noCheckWhere
     }
     const tools = [
       ...resources.flatMap((resource) => Tools.resourceTools(context, resource)),
@@ -228,7 +233,14 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
         mimeType: "text/markdown",
         audience: ["assistant"],
         priority: 1,
-        content: Effect.succeed(contractText({ resources, limit, window, shared, allowWrites: args.allowWrites }))
+        content: Effect.succeed(contractText({
+          resources,
+          limit,
+          window,
+          shared,
+          allowWrites: args.allowWrites,
+          checkConditions: !args.noCheckWhere
+        }))
       }),
       McpServer.registerResource({
         uri: "erp://fields",

@@ -62,6 +62,8 @@ export interface Context {
   /** The largest `limit` of a list tool, and its default. */
   readonly maxLimit: number
   readonly defaultLimit: number
+  /** Check the records of a list or count against its conditions (`ListEndpoint.ListOptions.checkConditions`). */
+  readonly checkConditions: boolean
 }
 
 // One argument: its JSON Schema, and the schema its value is checked with.
@@ -120,7 +122,8 @@ const whereParam = (endpoint: string) =>
     additionalProperties: { type: ["string", "number", "boolean"] },
     description: `Only records whose FIELD equals VALUE, as {"FIELD": VALUE} (sent as list_condition[FIELD]=VALUE to ` +
       `${endpoint}; true is sent as 1, false as 0). FIELD: letters, digits and _. erp://fields lists the fields seen ` +
-      "so far. Pass numbers past 2^53 - 1 as strings."
+      "so far. Pass numbers past 2^53 - 1 as strings. A server that ignores a condition is an error " +
+      "(ConditionIgnored), not the whole list."
   })
 
 const paramsParam = param(Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number) }), {
@@ -184,6 +187,7 @@ const listAnswer = (
 ) =>
   ListEndpoint.pages(endpoint, AnyRecord, {
     where: options.where,
+    checkConditions: context.checkConditions,
     params: options.params,
     pageSize: Math.min(options.limit + 1, 10_000),
     concurrency: 1,
@@ -218,7 +222,11 @@ const countAnswer = (
   endpoint: string,
   options: { readonly where: ListQuery.Conditions; readonly params: ErpClient.Params }
 ) =>
-  ListEndpoint.pages(endpoint, AnyRecord, { where: options.where, params: options.params }).pipe(
+  ListEndpoint.pages(endpoint, AnyRecord, {
+    where: options.where,
+    checkConditions: context.checkConditions,
+    params: options.params
+  }).pipe(
     Stream.runFold({ count: 0, pages: 0 }, (sum, page) => {
       if (sum.pages === 0) context.sawFields(endpoint, page.raw.slice(0, 1))
       return { count: sum.count + page.raw.length, pages: sum.pages + 1 }

@@ -71,6 +71,7 @@ export const listCommand = (resource: Resource.Any) =>
           pages: (start) => {
             const options: ListEndpoint.ListOptions = {
               where,
+              checkConditions: !args.noCheckWhere,
               pageSize: pageSizeOf(args),
               concurrency: args.concurrency,
               // Where the last page written said to go on, with the page size it had learned. Shifts and recoveries

@@ -107,6 +107,31 @@ describe("internal/answers: servers that page otherwise", () => {
     expect(idsOf(list(answer, 12, 3))).toStrictEqual([1, 2, 3])
   })
 
+  it("ignoreConditions: every condition, or those on a field the list's records do not have, left unapplied", () => {
+    const withConditions = (answer: Answers.Answer, conditions: Record<string, string>) =>
+      idsOf(answer(
+        "/partner/list",
+        new URLSearchParams({
+          list_offset: "0",
+          list_count: "20",
+          ...Object.fromEntries(Object.entries(conditions).map(([field, value]) => [`list_condition[${field}]`, value]))
+        }),
+        true
+      ))
+    const store = PartnerStore.make(7, 20)
+    const all = withConditions(make({ store }), {})
+    const customers = withConditions(make({ store }), { is_customer: "1" })
+    expect(customers.length).toBeGreaterThan(0)
+    expect(customers.length).toBeLessThan(all.length)
+    // A server that applies them: a field no record has matches nothing
+    expect(withConditions(make({ store }), { nonexistent_field: "1" })).toStrictEqual([])
+    const unknown = make({ store, ignoreConditions: "unknown" })
+    expect(withConditions(unknown, { nonexistent_field: "1" })).toStrictEqual(all)
+    expect(withConditions(unknown, { is_customer: "1", nonexistent_field: "1" })).toStrictEqual(customers)
+    const ignoring = make({ store, ignoreConditions: "all" })
+    expect(withConditions(ignoring, { is_customer: "1" })).toStrictEqual(all)
+  })
+
   it("largestPage: maxListCount, then the latest schedule step reached", () => {
     const schedule = [{ fromRequest: 4, max: 50 }, { fromRequest: 2, max: 70.9 }, { fromRequest: 9, max: 0 }]
     expect([1, 2, 3, 4, 8, 9].map((page) => Answers.largestPage(100, schedule, page))).toStrictEqual([

@@ -80,6 +80,7 @@ export const sandboxOptions = (Fault: typeof FaultModule, flags: Flags, checked:
       : {}),
     ...(checked.schedule.length > 0 ? { maxListCountSchedule: checked.schedule } : {}),
     ...(pages.ignoreOffset ? { ignoreOffset: true } : {}),
+    ...(pages.ignoreConditions._tag === "Some" ? { ignoreConditions: pages.ignoreConditions.value } : {}),
     ...(pages.hiddenRate > 0 ? { hidden: { rate: pages.hiddenRate, seed: data.seed } } : {}),
     ...(checked.hiddenPositions.length > 0 ? { hidden: { positions: checked.hiddenPositions } } : {}),
     ...(inject.length > 0 ? { inject } : {}),

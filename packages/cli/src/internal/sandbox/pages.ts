@@ -1,6 +1,6 @@
 /**
- * `erp sandbox`'s flags of the list pages it serves: the largest page and when it changes, an offset ignored, and
- * records held back so pages come short while more follow.
+ * `erp sandbox`'s flags of the list pages it serves: the largest page and when it changes, an offset or conditions
+ * ignored, and records held back so pages come short while more follow.
  */
 import * as Options from "@effect/cli/Options"
 import { repeatable, shownDefault } from "../common.js"
@@ -22,6 +22,13 @@ export const pages = {
   ),
   ignoreOffset: Options.boolean("ignore-offset").pipe(
     Options.withDescription("Serve every list page from offset 0, whatever list_offset says (a broken server).")
+  ),
+  ignoreConditions: Options.choice("ignore-conditions", ["all", "unknown"] as const).pipe(
+    Options.withDescription(
+      "Leave list_condition unapplied, as a server that does not know a condition answers: all of them, or those " +
+        "naming a field none of the list's first 100 records has. Such a page is cut from the whole list."
+    ),
+    Options.optional
   ),
   hiddenRate: Options.float("hidden-rate").pipe(
     Options.withPseudoName("SHARE"),

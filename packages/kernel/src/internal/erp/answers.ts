@@ -25,6 +25,8 @@ export interface Config {
   readonly beforeList: () => void
   /** Serve every page from offset 0, whatever `list_offset` says (`ErpRules.Options.ignoreOffset`). */
   readonly ignoreOffset?: boolean | undefined
+  /** The conditions a list does not apply (`ErpRules.Options.ignoreConditions`). */
+  readonly ignoreConditions?: "all" | "unknown" | undefined
   /** The largest page from the N-th list page on (`ErpRules.Options.maxListCountSchedule`). */
   readonly maxListCountSchedule?: ErpRules.Options["maxListCountSchedule"]
 }
@@ -96,10 +98,30 @@ export const conditionsOf = (params: URLSearchParams): ReadonlyArray<readonly [s
 // delete drops them all; the cache holds at most this many characters (about 2 bytes each).
 const MAX_CACHED_CHARS = 16 * 1024 * 1024
 
+// How many records of a list, from its start, name the fields its conditions may use (`ignoreConditions: "unknown"`).
+const FIELDS_FROM = 100
+
 /** @internal */
 export const make = (config: Config): Answer => {
   const { store } = config
   const bodies = new Map<string, Answered>()
+  // The fields of each list's first records, read once: what `ignoreConditions: "unknown"` knows.
+  const knownFields = new Map<string, ReadonlySet<string>>()
+  const applied = (
+    endpoint: string,
+    conditions: ReadonlyArray<readonly [string, string]>,
+    first: () => ReadonlyArray<object>
+  ): ReadonlyArray<readonly [string, string]> => {
+    if (config.ignoreConditions === undefined || conditions.length === 0) return conditions
+    if (config.ignoreConditions === "all") return []
+    let known = knownFields.get(endpoint)
+    if (known === undefined) {
+      known = new Set(first().flatMap((record) => Object.keys(record)))
+      knownFields.set(endpoint, known)
+    }
+    const fields = known
+    return conditions.filter(([field]) => fields.has(field))
+  }
   let cachedChars = 0
   let bodiesVersion = store.version()
   // List pages served so far, for the schedule of the largest page.
@@ -115,15 +137,17 @@ export const make = (config: Config): Answer => {
       : nonNegativeInt(countParam)
     if (offset === undefined) return fail("list_offset is required and must be a non-negative integer")
     if (count === undefined) return fail("list_count is required and must be a non-negative integer")
-    const conditions = conditionsOf(params)
+    const asked = conditionsOf(params)
     if (endpoint === "/invoice/list") {
       const from = config.ignoreOffset === true ? 0 : offset
+      const conditions = applied(endpoint, asked, () => config.invoices?.page(0, FIELDS_FROM, []) ?? [])
       const records = config.invoices?.page(from, Math.min(count, config.maxListCount), conditions) ?? []
       return { body: Envelope.success(records), records: records.length, hidden: 0 }
     }
     const declared = config.resources?.find((table) => table.list === endpoint)
     if (declared !== undefined) {
       const from = config.ignoreOffset === true ? 0 : offset
+      const conditions = applied(endpoint, asked, () => declared.page(0, FIELDS_FROM, []))
       const records = declared.page(from, Math.min(count, config.maxListCount), conditions)
       return { body: Envelope.success(records), records: records.length, hidden: 0 }
     }
@@ -136,6 +160,7 @@ export const make = (config: Config): Answer => {
     pages += 1
     const served = Math.min(count, largestPage(config.maxListCount, config.maxListCountSchedule, pages))
     const from = config.ignoreOffset === true ? 0 : offset
+    const conditions = applied(endpoint, asked, () => store.page(0, FIELDS_FROM, []).records)
     const key = `${from}/${served}/${JSON.stringify(conditions)}`
     const cached = bodies.get(key)
     if (cached !== undefined) return cached

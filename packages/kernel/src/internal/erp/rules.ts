@@ -96,6 +96,7 @@ export const make = <D>(options: ErpRules.Options<D>, toMillis: (input: D) => nu
     messages,
     beforeList: Drift.make(options.drift, seed, store, log),
     ignoreOffset: options.ignoreOffset,
+    ignoreConditions: options.ignoreConditions,
     maxListCountSchedule: options.maxListCountSchedule
   })
   const replies = Replies.make({
