@@ -69,6 +69,12 @@ export interface EncoderOptions {
   readonly table?: ReadonlyArray<Resource.Column> | "fields" | undefined
   /** CSV: the fields the first columns are, in this order (a resource's declared fields); the rest as they come. */
   readonly fields?: ReadonlyArray<string> | undefined
+  /**
+   * The text goes to a terminal: NDJSON writes each record with JSON's `\u` escapes for the characters a terminal acts
+   * on (`terminalJson`: the same JSON), CSV writes each cell escaped as a table does (`visible`). Without it (a file,
+   * a pipe), every record is written exactly as the server sent it. A table is always escaped.
+   */
+  readonly terminal?: boolean | undefined
 }
 
 /**
@@ -182,10 +188,17 @@ const csvText = (raw: string, spreadsheet: boolean): string => {
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text
 }
 
-const csv = (resumed: Layout | undefined, spreadsheet: boolean, fields: ReadonlyArray<string>): Encoder => {
+const csv = (
+  resumed: Layout | undefined,
+  spreadsheet: boolean,
+  fields: ReadonlyArray<string>,
+  terminal: boolean
+): Encoder => {
   let columns = resumed?.columns
   let formulaCells = 0
-  const cell = (text: string) => {
+  const cell = (raw: string) => {
+    // On a terminal a cell is shown as a table shows it, then quoted as any other (still one CSV cell).
+    const text = terminal ? visible(raw) : raw
     if (!spreadsheet && isFormulaLike(text)) formulaCells++
     return csvText(text, spreadsheet)
   }
@@ -244,6 +257,32 @@ export const visible = (text: string): string =>
       ? `\\x${code.toString(16).padStart(2, "0")}`
       : `\\u${code.toString(16).padStart(4, "0")}`)
   })
+
+/**
+ * JSON text made safe to show on a terminal, and still the same JSON: every character `visible` escapes is written as
+ * JSON's `\u` escape (`\u009b`, `\u202e`), but a line feed and the CR before one, which end lines. JSON lets a string
+ * hold DEL, C1 controls and the bidi controls as they are; in compact JSON (every record the command line writes) such
+ * a character can only be inside a string, where the escape is the same value: `JSON.parse` reads the same record.
+ *
+ * @example
+ * ```ts
+ * import { Output } from "@erp-client/cli"
+ *
+ * // A C1 CSI (clear the screen) and a right-to-left override, which JSON lets a string hold as they are
+ * const record = `{"company_name":"Acme\u009b2J \u202eKft."}`
+ * const line = Output.terminalJson(record)
+ * console.log(line) // => {"company_name":"Acme\u009b2J \u202eKft."}
+ * console.log(JSON.parse(line).company_name === JSON.parse(record).company_name) // => true
+ * ```
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export const terminalJson = (text: string): string =>
+  text.replace(UNSEEN, (c, at: number) =>
+    c === "\n" || (c === "\r" && text.charCodeAt(at + 1) === 10)
+      ? c
+      : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 // A cell as shown: escaped (see `visible`), then cut or padded to `width` characters of the escaped text.
 const fit = (text: string, width: number): string => {
@@ -330,16 +369,19 @@ const fieldsTable = (resumed: Layout | undefined): Encoder => {
   }
 }
 
-const ndjson = (): Encoder => ({
-  layout: () => undefined,
-  formulaCells: () => 0,
-  page: (records, json) => {
-    let out = ""
-    if (json !== undefined) { for (const text of json) out += text + "\n" }
-    else for (const record of records) out += JSON.stringify(record) + "\n"
-    return out
+const ndjson = (terminal: boolean): Encoder => {
+  const line = terminal ? terminalJson : (text: string) => text
+  return {
+    layout: () => undefined,
+    formulaCells: () => 0,
+    page: (records, json) => {
+      let out = ""
+      if (json !== undefined) { for (const text of json) out += line(text) + "\n" }
+      else for (const record of records) out += line(JSON.stringify(record)) + "\n"
+      return out
+    }
   }
-})
+}
 
 /**
  * An encoder for `format`.
@@ -361,9 +403,9 @@ const ndjson = (): Encoder => ({
  */
 export const encoder = (format: Format, options: EncoderOptions = {}): Encoder =>
   format === "csv"
-    ? csv(options.resumed, options.spreadsheet === true, options.fields ?? [])
+    ? csv(options.resumed, options.spreadsheet === true, options.fields ?? [], options.terminal === true)
     : format === "table"
     ? options.table === undefined || options.table === "fields"
       ? fieldsTable(options.resumed)
       : columnsTable(options.table, options.resumed !== undefined)
-    : ndjson()
+    : ndjson(options.terminal === true)

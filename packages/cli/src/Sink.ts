@@ -13,6 +13,7 @@ import type * as Scope from "effect/Scope"
 import * as OutputLock from "./internal/outputLock.js"
 import * as SavedExport from "./internal/savedExport.js"
 import * as Stdout from "./internal/stdout.js"
+import * as Output from "./Output.js"
 
 /**
  * Writing the output failed (disk full, permissions).
@@ -226,7 +227,43 @@ export const writeStdout = (text: string): Effect.Effect<void, OutputError | Std
   )
 
 /**
- * An export to stdout, one page at a time (see `writeStdout`).
+ * Whether stdout is a terminal, where a person reads it (rather than a file or a pipe): what the server sent is then
+ * written escaped (see `writeStdoutData`, `Output.EncoderOptions.terminal`).
+ *
+ * @example
+ * ```ts
+ * import { Output, Sink } from "@erp-client/cli"
+ *
+ * // CSV for a person at a terminal is escaped as a table is; for a file or a pipe it is exact
+ * const csv = Output.encoder("csv", { terminal: Sink.stdoutIsTerminal() })
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const stdoutIsTerminal: () => boolean = Stdout.isTerminal
+
+/**
+ * Writes data from the server to stdout (see `writeStdout`): exactly to a file or a pipe; on a terminal, every
+ * character a terminal acts on but a line's end is written as JSON's `\u` escape (`Output.terminalJson`), so nothing
+ * the server sent reaches the terminal raw, and JSON and NDJSON stay the same JSON.
+ *
+ * @example
+ * ```ts
+ * import { Sink } from "@erp-client/cli"
+ *
+ * // A record as the server wrote it: exact in a pipe, its right-to-left override escaped on a terminal
+ * const write = Sink.writeStdoutData(`{"id":7,"company_name":"Acme \u202eKft."}\n`)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const writeStdoutData = (text: string): Effect.Effect<void, OutputError | StdoutClosed> =>
+  writeStdout(Stdout.isTerminal() ? Output.terminalJson(text) : text)
+
+/**
+ * An export to stdout, one page at a time (see `writeStdoutData`).
  *
  * @since 0.1.0
  * @category Constructors
@@ -234,7 +271,7 @@ export const writeStdout = (text: string): Effect.Effect<void, OutputError | Std
 export const stdout: Sink = {
   resumed: Option.none(),
   resumedIds: [],
-  write: writeStdout,
+  write: writeStdoutData,
   commit: Effect.void,
   kept: () => undefined
 }

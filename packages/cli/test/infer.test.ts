@@ -1,5 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { afterAll, beforeAll, describe, expect, it, vi } from "@effect/vitest"
+import * as SchemaDraft from "@erp-client/kernel/SchemaDraft"
+import * as Seed from "@erp-client/kernel/Seed"
 import type * as Resource from "@erp-client/streams/Resource"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -10,19 +12,26 @@ import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
+import ts from "typescript"
 import * as Cli from "../src/Cli.js"
 import * as Invoices from "./fixtures/Invoices.js"
-import { erp, ROOT, startSandbox } from "./harness.js"
+import { erp, ROOT, type Run, startSandbox } from "./harness.js"
 
 // `erp api infer`: drafted from the sandbox's invoices and odd partners by the compiled command, the modules it prints
 // compile strict under NodeNext (in a folder inside the repository, so `effect` and `@erp-client/streams` resolve as
 // they would in an application), decode every record sampled, refuse records of the wrong types, and match the
 // hand-written Invoice schema (test/fixtures/Invoices.ts) field by field; the drafted `resource`, added to the
-// command line's resources, gives `erp invoices list` and `get`.
+// command line's resources, gives `erp invoices list` and `get`. Records of 10,000 fields, records whose names and
+// values hold bidi and invisible characters, and records of megabytes (`erp sandbox --large-records`, drafted by a
+// command whose heap is held to 64 MB) are drafted into modules that compile too.
 
 type Started = Awaited<ReturnType<typeof startSandbox>>
 let env: Started
 let dir: string
+// The command's runs on the records of megabytes, of 10,000 fields and of hidden characters.
+let large: Run
+let wide: Run
+let hostile: Run
 const saved = { ...process.env }
 
 interface Drafted {
@@ -48,11 +57,54 @@ const ODD_KINDS = [
   "extra-object"
 ] as const
 
+// Records of 10,000 fields: past what TypeScript types in one struct (TS2859), made on demand.
+const WIDE_FIELDS = 10_000
+const wideRecord = (index: number) => {
+  const record: Record<string, unknown> = { id: index + 1 }
+  for (let k = 0; k < WIDE_FIELDS; k++) record[`field_${k}`] = k % 2 === 0 ? index * k : `v${k}`
+  return record
+}
+
+// What a reader of the module would not see as it is: bidi controls (Trojan Source), zero-width and invisible
+// characters, a byte order mark, a tag character, a C1 control, a non-breaking space, a line separator.
+const HIDDEN = "\u202e\u2066\u200b\u200d\u2060\ufeff\u00ad\u3164\u{e0041}\u009b\u00a0\u2028"
+const hostileRecord = (index: number) => ({
+  id: index + 1,
+  [`note${HIDDEN}`]: `n${index}`,
+  // A closed set seen many times: a literal, one of whose values holds them
+  status: index % 2 === 0 ? `paid${HIDDEN}"; evil()` : "open"
+})
+// Any character of those kinds, raw; a line feed and the space are the only whitespace and controls a module needs.
+const RAW_HIDDEN = /[^\P{C}\n]|[\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]|[^\S \n]/u
+
+// `erp sandbox ARGS` as a subprocess while `body` runs with its base URL and key; then interrupted.
+const serving = async <A>(args: ReadonlyArray<string>, body: (env: Record<string, string>) => Promise<A>) => {
+  let result: A | undefined
+  let resolveUrl: (url: string) => void = () => {}
+  const printed = new Promise<string>((resolve) => (resolveUrl = resolve))
+  const server = await erp(["sandbox", "--port", "0", ...args], {
+    via: "node",
+    onStdout: (text) => {
+      const url = /export ERP_BASE_URL=(\S+)/.exec(text)
+      if (url !== null) resolveUrl(url[1]!)
+    },
+    interruptWhen: printed.then(async (url) => {
+      result = await body({ ERP_BASE_URL: url, ERP_API_KEY: "sandbox-key" })
+    })
+  })
+  expect(server.code).toBe(130)
+  return result!
+}
+
 beforeAll(async () => {
   env = await startSandbox({
     partners: 300,
     invoices: 200,
-    oddRecords: { rate: 0.3, kinds: ODD_KINDS }
+    oddRecords: { rate: 0.3, kinds: ODD_KINDS },
+    resources: [
+      { list: "wide/list", get: "wide/get", records: { count: 25, record: wideRecord } },
+      { list: "hostile/list", get: "hostile/get", records: { count: 40, record: hostileRecord } }
+    ]
   })
   Object.assign(process.env, env.env)
   const build = Path.join(ROOT, "packages/cli/build")
@@ -65,7 +117,22 @@ beforeAll(async () => {
     Fs.writeFileSync(Path.join(dir, file), run.stdout)
     drafted[file] = { text: run.stdout, records: await listed(endpoint) }
   }
-}, 120_000)
+  wide = await erp(["api", "infer", "wide/list"], { via: "node", env: env.env })
+  Fs.writeFileSync(Path.join(dir, "Wide.ts"), wide.stdout)
+  hostile = await erp(["api", "infer", "hostile/list", "-p", `q=${HIDDEN}.`], { via: "node", env: env.env })
+  Fs.writeFileSync(Path.join(dir, "Hostile.ts"), hostile.stdout)
+  // 40 records of 2 MB each, drafted by a command whose heap may not pass 64 MB: the draft holds a page at a time,
+  // where all the records sampled (80 MB of text, more parsed) were held before.
+  large = await serving(
+    ["--no-rate-limit", "--large-records", "40", "--large-record-bytes", "2000000"],
+    (served) =>
+      erp(["api", "infer", "large/list", "--sample", "40"], {
+        via: "node",
+        env: { ...served, NODE_OPTIONS: "--max-old-space-size=64" }
+      })
+  )
+  Fs.writeFileSync(Path.join(dir, "Large.ts"), large.stdout)
+}, 240_000)
 
 afterAll(async () => {
   process.env = saved
@@ -156,7 +223,7 @@ describe("erp api infer", () => {
           noEmit: true,
           skipLibCheck: true
         },
-        files: ["Invoice.ts", "Partner.ts"]
+        files: ["Invoice.ts", "Partner.ts", "Wide.ts", "Hostile.ts", "Large.ts"]
       })
     )
     const tsc = Path.join(ROOT, "node_modules/typescript/bin/tsc")
@@ -170,7 +237,7 @@ describe("erp api infer", () => {
     )
     expect(result.out).toBe("")
     expect(result.code).toBe(0)
-  }, 180_000)
+  }, 240_000)
 
   it("decodes every record sampled, keeping the fields it does not type; refuses records of the wrong types", async () => {
     const { Invoice } = await load("Invoice.ts")
@@ -253,7 +320,7 @@ describe("erp api infer", () => {
   it("refuses what it cannot draft: a bad name or sample, an endpoint that serves nothing", async () => {
     const badName = await erp(["api", "infer", "invoice/list", "--name", "class"], { via: "node", env: env.env })
     expect(badName.code).toBe(2)
-    expect(badName.stderr).toContain("not a TypeScript identifier")
+    expect(badName.stderr).toContain("a reserved word of JavaScript")
     const badSample = await erp(["api", "infer", "invoice/list", "--sample", "0"], { via: "node", env: env.env })
     expect(badSample.code).toBe(2)
     const nothing = await startSandbox({ partners: 0 })
@@ -288,5 +355,113 @@ describe("erp api infer", () => {
     // Only unpaid invoices were sampled: the flag is one value now, where the whole list gives Literal(0, 1).
     expect(run.stdout).toContain("  paid: Schema.Literal(0)\n")
     expect(drafted["Invoice.ts"]!.text).toContain("  paid: Schema.Literal(0, 1)\n")
+  })
+
+  it("a name that cannot be a value and a type of a strict module is refused before any request, saying why", async () => {
+    const before = (await env.run(env.sandbox.stats)).requests
+    const names = ["eval", "arguments", "undefined", "object", "never", "as", "let", "Resource", "otherFields", "a-b"]
+    const runs = await Promise.all(
+      names.map((name) => erp(["api", "infer", "invoice/list", "--name", name], { via: "node", env: env.env }))
+    )
+    for (const [i, run] of runs.entries()) {
+      const why = SchemaDraft.nameProblem(names[i]!)
+      expect(why, names[i]).toBeDefined()
+      expect([run.code, run.stdout, run.stderr], names[i]).toEqual([
+        2,
+        "",
+        `erp: --name ${JSON.stringify(names[i])}: ${why}, so the module would not compile; choose another name\n`
+      ])
+    }
+    expect((await env.run(env.sandbox.stats)).requests).toBe(before)
+  })
+
+  it("the names refused are those the compiler refuses: each name's module is compiled", () => {
+    // Every name refused, beside names near them that a module may take.
+    const refused = [
+      ..."break class const enum export import new null super this typeof void yield let static implements interface"
+        .split(" "),
+      ..."package private protected public await eval arguments any boolean number string symbol bigint object"
+        .split(" "),
+      ..."undefined never unknown as Schema Resource otherFields resource".split(" ")
+    ]
+    const accepted = "type from of async Object Undefined intrinsic globalThis NaN Infinity Symbol require $ _x"
+      .split(" ")
+    const read = SchemaDraft.draft([`{"id":1,"name":"a"}`, `{"id":2,"name":"b"}`])
+    if (!read.ok) throw new Error(read.failure.reason)
+    const files = [...refused, ...accepted].map((name, i) => {
+      const file = Path.join(dir, `Name${i}.ts`)
+      Fs.writeFileSync(file, SchemaDraft.render(read.value, { name, endpoint: "name/list", get: "name/get" }))
+      return file
+    })
+    const program = ts.createProgram(files, {
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noUnusedLocals: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      lib: ["lib.es2022.d.ts"],
+      types: ["node"],
+      noEmit: true,
+      skipLibCheck: true
+    })
+    const compiles = files.map((file) => {
+      const source = program.getSourceFile(file)!
+      return program.getSyntacticDiagnostics(source).length + program.getSemanticDiagnostics(source).length === 0
+    })
+    const names = [...refused, ...accepted]
+    expect(names.filter((_, i) => !compiles[i])).toEqual(refused)
+    expect(names.filter((name) => SchemaDraft.nameProblem(name) !== undefined)).toEqual(refused)
+  }, 120_000)
+
+  it("records of 10,000 fields: the first 500 declared and the rest kept by otherFields, in a module that compiles", async () => {
+    expect([wide.code, wide.stderr]).toEqual([0, ""])
+    const { Wide } = await load("Wide.ts")
+    const { fields, keepsOthers } = fieldsOf(Wide!)
+    expect(keepsOthers).toBe(true)
+    expect(Object.keys(fields)).toEqual(["id", ...Array.from({ length: 499 }, (_, k) => `field_${k}`)])
+    expect(wide.stdout).toContain(
+      `9501 more fields seen here ("field_499", "field_500", "field_501", …) are not declared: a draft declares`
+    )
+    const record = wideRecord(7)
+    expect(Schema.decodeUnknownEither(Wide!)(record)).toEqual(Either.right(record))
+    expect(Either.isLeft(Schema.decodeUnknownEither(Wide!)({ ...record, field_1: 1 }))).toBe(true)
+  })
+
+  it("names and values with bidi and invisible characters: escaped in every string and comment, the same values", async () => {
+    expect([hostile.code, hostile.stderr]).toEqual([0, ""])
+    expect(hostile.stdout).not.toMatch(RAW_HIDDEN)
+    const escaped = "\\u202e\\u2066\\u200b\\u200d\\u2060\\ufeff\\u00ad\\u3164\\u{e0041}\\u009b\\u00a0\\u2028"
+    expect(hostile.stdout).toContain(`drafted by \`erp api infer hostile/list -p "q=${escaped}."\``)
+    expect(hostile.stdout).toContain(`  "note${escaped}": Schema.String,`)
+    expect(hostile.stdout).toContain(`  status: Schema.Literal("open", "paid${escaped}\\"; evil()")\n`)
+    // The module, loaded, holds the names and values the server sent, character for character
+    const { Hostile } = await load("Hostile.ts")
+    const { fields } = fieldsOf(Hostile!)
+    expect(Object.keys(fields)).toEqual(["id", `note${HIDDEN}`, "status"])
+    expect(fields.status!.type).toBe(["open", `paid${HIDDEN}"; evil()`].map((v) => JSON.stringify(v)).join(" | "))
+    const decode = Schema.decodeUnknownEither(Hostile!)
+    for (const index of [0, 1, 38]) expect(decode(hostileRecord(index))).toEqual(Either.right(hostileRecord(index)))
+    expect(Either.isLeft(decode({ ...hostileRecord(0), status: "paid\"; evil()" }))).toBe(true)
+  })
+
+  it("records of 2 MB: drafted with a heap held to 64 MB, long and deep values summarised", async () => {
+    expect([large.code, large.signal, large.stderr]).toEqual([0, null, ""])
+    expect(large.stdout).toContain("drafted by `erp api infer large/list` from 40 records.")
+    const { Large } = await load("Large.ts")
+    const { fields } = fieldsOf(Large!)
+    expect(fields).toMatchObject({
+      id: { type: "Int" },
+      kind: { type: `"archive" | "attachment" | "report"` },
+      text: { type: "String" },
+      wide: { type: "TypeLiteral" },
+      deep: { type: "TypeLiteral" },
+      lines: { type: "TupleType" }
+    })
+    expect(large.stdout).toContain(`100 more fields seen here ("field_500", "field_501", "field_502", …)`)
+    // Nesting past 16 levels is Unknown
+    expect(large.stdout).toMatch(/ {32}next: Schema\.Unknown\n/)
+    const record = Seed.largeRecordAt(3, 2_000_000)
+    expect(Schema.decodeUnknownEither(Large!)(record)).toEqual(Either.right(record))
   })
 })

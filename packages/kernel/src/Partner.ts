@@ -24,6 +24,25 @@
 export const isCustomerFlag = (flag: unknown): boolean => flag === 1 || flag === true || flag === "1"
 
 /**
+ * The customer flag as a table shows it: `yes` for the contract's `1`, `no` for its `0`, nothing when the record has
+ * no flag, and any other value as the server sent it, as JSON (`null`, `2`, `"yes"`, `true`, `"1"`): a value the
+ * contract does not have is shown, never read as "no" or "yes".
+ *
+ * @example
+ * ```ts
+ * import { Partner } from "@erp-client/kernel"
+ *
+ * console.log([1, 0, undefined, null, 2, "yes", true, "1"].map(Partner.customerCell).join(" | "))
+ * // => yes | no |  | null | 2 | "yes" | true | "1"
+ * ```
+ *
+ * @since 0.1.0
+ * @category Readings
+ */
+export const customerCell = (flag: unknown): string =>
+  flag === 1 ? "yes" : flag === 0 ? "no" : flag === undefined ? "" : JSON.stringify(flag) ?? String(flag)
+
+/**
  * A tax number as text, when there is one: a number is written out, surrounding spaces trimmed; an empty or absent one
  * is none (`undefined`). Its form is as sent.
  *

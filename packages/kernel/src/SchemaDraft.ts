@@ -16,6 +16,13 @@
  * `Schema.Number` with a note saying its exact text is the record's (`Page.json`), never `Schema.Int`, which would
  * refuse the rounded value. Nesting past `maxDepth` is typed `Schema.Unknown` (read without recursion).
  *
+ * What a draft holds is bounded whatever the records (docs/infer.md, "Bounded, whatever the records"): a `drafter`
+ * reads the samples one at a time and keeps counts and a few short values of each, never the samples; a struct
+ * declares at most `maxFields` fields and the module `maxTotalFields` (past some thousands in one struct TypeScript
+ * refuses the type, TS2859), the others kept by the index signature. The module it renders compiles: `nameProblem`
+ * says why a name cannot be the schema's, and every name and value from the server is written with escapes for the
+ * characters a reader would not see (bidi controls, as in Trojan Source; invisible and control characters).
+ *
  * @since 0.1.0
  */
 import * as Scan from "./internal/jsonScan.js"
@@ -35,6 +42,14 @@ export interface Options {
   readonly minSamplesPerLiteral?: number | undefined
   /** Nesting deeper than this is typed `Schema.Unknown` (default 16). */
   readonly maxDepth?: number | undefined
+  /**
+   * At most this many fields are drafted in one struct (default 500): the first seen. Past it, the others are left to
+   * the index signature (`otherFields`, kept as `unknown`): TypeScript refuses the type of a struct of some thousands
+   * of fields as too complex (TS2859).
+   */
+  readonly maxFields?: number | undefined
+  /** At most this many fields are drafted in the whole draft, at every depth (default 2,000), the first seen. */
+  readonly maxTotalFields?: number | undefined
 }
 
 /**
@@ -47,7 +62,9 @@ export const defaults = {
   maxLiterals: 8,
   minLiteralSamples: 20,
   minSamplesPerLiteral: 5,
-  maxDepth: 16
+  maxDepth: 16,
+  maxFields: 500,
+  maxTotalFields: 2000
 } as const
 
 type Settings = { readonly [K in keyof typeof defaults]: number }
@@ -70,8 +87,25 @@ export interface Field {
 }
 
 /**
+ * Fields the objects at one place had that the draft does not declare (past `maxFields` or `maxTotalFields`, or a
+ * name longer than 1,000 characters): left to the index signature. `count` is how many distinct names, at least
+ * (`atLeast`: more were not counted); `names` the first few.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Undeclared {
+  readonly count: number
+  readonly atLeast: boolean
+  readonly names: ReadonlyArray<string>
+  /** The bounds in force: `maxFields` and `maxTotalFields`. */
+  readonly maxFields: number
+  readonly maxTotalFields: number
+}
+
+/**
  * What the samples showed at one place. `Number` notes the values a double does not hold (`beyondDouble`: how many,
- * and the first as written).
+ * and the first as written, cut to 40 characters).
  *
  * @since 0.1.0
  * @category Models
@@ -88,7 +122,11 @@ export type Shape =
   }
   | { readonly _tag: "Literal"; readonly values: ReadonlyArray<string | number> }
   | { readonly _tag: "Array"; readonly item: Shape }
-  | { readonly _tag: "Struct"; readonly fields: ReadonlyArray<Field> }
+  | {
+    readonly _tag: "Struct"
+    readonly fields: ReadonlyArray<Field>
+    readonly undeclared?: Undeclared | undefined
+  }
   | { readonly _tag: "Union"; readonly members: ReadonlyArray<Shape> }
   | { readonly _tag: "NullOr"; readonly shape: Shape }
 
@@ -116,6 +154,8 @@ export interface Draft {
   readonly idField: string | undefined
   /** Whether `idField` holds integers (a `get` selector of kind `integer`). */
   readonly idIsInteger: boolean
+  /** The first sample's `idField` as a table cell (a number's token as written, a string's value), to look it up. */
+  readonly firstId?: string | undefined
   readonly columns: ReadonlyArray<Column>
 }
 
@@ -130,6 +170,20 @@ export interface Failure {
   readonly position: number
   readonly reason: string
 }
+
+// Memory is held to what the draft needs, whatever the records' size: a string longer than this is never a literal
+// (and is not kept), an id longer than this is not told apart by its text, a number beyond a double is noted by its
+// first characters, a name longer than MAX_NAME is not declared, and a few names of the undeclared fields are kept.
+const MAX_LITERAL_CHARS = 100
+const MAX_ID_CHARS = 100
+const MAX_EXAMPLE_CHARS = 40
+const MAX_NAME = 1000
+const SHOWN_UNDECLARED = 3
+const SHOWN_NAME_CHARS = 40
+// Distinct names of undeclared fields counted, over the whole draft.
+const MAX_UNDECLARED_COUNTED = 10_000
+// Root fields of the first sample whose values are compared to find the id field, best ranked first.
+const ID_CANDIDATES = 8
 
 // What was seen at one place, over all the samples.
 interface Seen {
@@ -147,10 +201,13 @@ interface Seen {
   numberValues: Map<string, number> | undefined
   objects: number
   fields: Map<string, { present: number; seen: Seen }>
+  undeclared: Set<string> | undefined
+  undeclaredMore: boolean
   arrays: number
   items: Seen | undefined
-  // A record's own fields only: each value's text (for the id field) and the widest (for the table).
+  // A candidate for the id field (a record's own field): each value's text while they all differ, and the first value.
   texts: Set<string> | undefined
+  first: string | undefined
   width: number
 }
 
@@ -169,16 +226,25 @@ const seen = (keepTexts: boolean): Seen => ({
   numberValues: new Map(),
   objects: 0,
   fields: new Map(),
+  undeclared: undefined,
+  undeclaredMore: false,
   arrays: 0,
   items: undefined,
   texts: keepTexts ? new Set() : undefined,
+  first: undefined,
   width: 0
 })
+
+// A copy of a piece of a record's text that does not keep the record alive: a slice of a string may share its memory
+// (V8 keeps the whole text for a slice of 13 characters or more), and a record may be megabytes.
+const own = (text: string): string => text.length < 13 ? text : JSON.parse(JSON.stringify(text)) as string
 
 // Counts a value toward a literal; past `limit` distinct values the count is dropped: no literal then.
 const tally = (values: Map<string, number> | undefined, key: string, limit: number) => {
   if (values === undefined) return undefined
-  values.set(key, (values.get(key) ?? 0) + 1)
+  const count = values.get(key)
+  if (count !== undefined) values.set(key, count + 1)
+  else values.set(own(key), 1)
   return values.size > limit ? undefined : values
 }
 
@@ -225,9 +291,44 @@ const CLOSE_BRACKET = 93
 const OPEN_BRACE = 123
 const CLOSE_BRACE = 125
 
+// One draft's reading: its settings, and what it holds over all the places.
+interface Reading {
+  readonly settings: Settings
+  /** Fields declared so far, at every place. */
+  fields: number
+  /** Names of undeclared fields counted so far, at every place. */
+  undeclared: number
+}
+
+// A field the draft does not declare: counted at its place, while the count is bounded.
+const leaveOut = (reading: Reading, at: Seen, key: string) => {
+  const name = key.length > MAX_NAME ? `${key.slice(0, MAX_NAME)}…` : key
+  if (at.undeclared?.has(name) === true) return
+  if (reading.undeclared >= MAX_UNDECLARED_COUNTED) {
+    at.undeclaredMore = true
+    return
+  }
+  reading.undeclared++
+  ;(at.undeclared ??= new Set()).add(own(name))
+}
+
+// The id field's candidates keep each value's text while every one differs: a longer one, another kind of value, or a
+// text seen twice ends the candidacy (and frees what it held).
+const candidate = (at: Seen, text: string, scalar: boolean, cell: () => string) => {
+  if (at.texts === undefined) return
+  if (!scalar || text.length > MAX_ID_CHARS || at.texts.has(text)) {
+    at.texts = undefined
+    return
+  }
+  at.texts.add(own(text))
+  at.first ??= own(cell())
+}
+
 // Reads one value at the scanner's position into `at`. Recursion is bounded by `maxDepth`: deeper values are read by
-// the scanner's own loop, without recursion, and counted as `deep`.
-const observe = (s: Scan.Scanner, at: Seen, depth: number, options: Settings): boolean => {
+// the scanner's own loop, without recursion, and counted as `deep`. Nothing of the record's text is kept but a few
+// short pieces (literal values, names, an id's text), copied: see `own`.
+const observe = (s: Scan.Scanner, at: Seen, depth: number, reading: Reading): boolean => {
+  const options = reading.settings
   s.space()
   const text = s.text
   const start = s.pos
@@ -239,6 +340,7 @@ const observe = (s: Scan.Scanner, at: Seen, depth: number, options: Settings): b
   }
   if (c === OPEN_BRACE) {
     at.objects++
+    if (at.texts !== undefined) at.texts = undefined
     s.pos++
     s.space()
     if (text.charCodeAt(s.pos) === CLOSE_BRACE) {
@@ -254,46 +356,74 @@ const observe = (s: Scan.Scanner, at: Seen, depth: number, options: Settings): b
       const key = Scan.stringValue(text, keyStart, s.pos, s.escaped)
       if (!s.expect(COLON, "\":\" after a key")) return false
       let field = at.fields.get(key)
+      // Within the bounds, a field is declared where it is first seen; a record's `id` always is (the id field).
+      if (
+        field === undefined && key.length <= MAX_NAME &&
+        ((at.fields.size < options.maxFields && reading.fields < options.maxTotalFields) ||
+          (depth === 0 && key === "id"))
+      ) {
+        field = { present: 0, seen: seen(depth === 0 && at.objects === 1) }
+        at.fields.set(own(key), field)
+        reading.fields++
+      }
       if (field === undefined) {
-        field = { present: 0, seen: seen(depth === 0) }
-        at.fields.set(key, field)
+        // Not declared: its value is read over, and kept on decode by the index signature.
+        leaveOut(reading, at, key)
+        s.space()
+        if (!s.value()) return false
+      } else {
+        // A repeated key is present once (`JSON.parse` keeps the last; both values are seen).
+        if (!keys.has(key)) {
+          keys.add(key)
+          field.present++
+        }
+        if (!observe(s, field.seen, depth + 1, reading)) return false
       }
-      // A repeated key is present once (`JSON.parse` keeps the last; both values are seen).
-      if (!keys.has(key)) {
-        keys.add(key)
-        field.present++
-      }
-      if (!observe(s, field.seen, depth + 1, options)) return false
       s.space()
       const next = text.charCodeAt(s.pos)
       s.pos++
       if (next === CLOSE_BRACE) break
       if (next !== COMMA) return s.at(s.pos - 1, "\",\" or \"}\" in an object")
     }
-  } else if (c === OPEN_BRACKET) {
+    return true
+  }
+  if (c === OPEN_BRACKET) {
     at.arrays++
+    if (at.texts !== undefined) at.texts = undefined
     s.pos++
     s.space()
     if (text.charCodeAt(s.pos) === CLOSE_BRACKET) {
       s.pos++
-    } else {
-      at.items ??= seen(false)
-      for (;;) {
-        if (!observe(s, at.items, depth + 1, options)) return false
-        s.space()
-        const next = text.charCodeAt(s.pos)
-        s.pos++
-        if (next === CLOSE_BRACKET) break
-        if (next !== COMMA) return s.at(s.pos - 1, "\",\" or \"]\" in an array")
-      }
+      return true
     }
-  } else if (c === QUOTE) {
+    at.items ??= seen(false)
+    for (;;) {
+      if (!observe(s, at.items, depth + 1, reading)) return false
+      s.space()
+      const next = text.charCodeAt(s.pos)
+      s.pos++
+      if (next === CLOSE_BRACKET) break
+      if (next !== COMMA) return s.at(s.pos - 1, "\",\" or \"]\" in an array")
+    }
+    return true
+  }
+  if (c === QUOTE) {
     if (!s.string()) return false
     at.strings++
+    // A long string is measured, not read: it is never a literal, and its width is past any column's.
+    if (s.pos - start - 2 > MAX_LITERAL_CHARS) {
+      at.stringValues = undefined
+      at.width = Math.max(at.width, s.pos - start - 2)
+      candidate(at, "", false, () => "")
+      return true
+    }
     const value = Scan.stringValue(text, start, s.pos, s.escaped)
     at.stringValues = tally(at.stringValues, value, options.maxLiterals)
     at.width = Math.max(at.width, value.length)
-  } else if (c === 45 || (c >= 48 && c <= 57)) {
+    candidate(at, text.slice(start, s.pos), true, () => value)
+    return true
+  }
+  if (c === 45 || (c >= 48 && c <= 57)) {
     if (!s.number()) return false
     const token = text.slice(start, s.pos)
     const value = Number(token)
@@ -301,23 +431,30 @@ const observe = (s: Scan.Scanner, at: Seen, depth: number, options: Settings): b
     at.width = Math.max(at.width, token.length)
     if (!fitsDouble(token)) {
       at.beyond++
-      at.beyondExample ??= token
+      at.beyondExample ??= own(
+        token.length > MAX_EXAMPLE_CHARS ? `${token.slice(0, MAX_EXAMPLE_CHARS - 1)}…` : token
+      )
     }
     if (!Number.isInteger(value)) at.fractions++
     else if (!Number.isSafeInteger(value)) at.unsafe++
     at.numberValues = tally(at.numberValues, String(value), options.maxLiterals)
-  } else if (c === 116 || c === 102) {
+    candidate(at, token, true, () => token)
+    return true
+  }
+  if (c === 116 || c === 102) {
     if (!s.literal(c === 116 ? "true" : "false")) return false
     at.booleans++
     at.width = Math.max(at.width, 5)
-  } else if (c === 110) {
+    candidate(at, "", false, () => "")
+    return true
+  }
+  if (c === 110) {
     if (!s.literal("null")) return false
     at.nulls++
-  } else {
-    return s.unexpected("a value")
+    candidate(at, "", false, () => "")
+    return true
   }
-  at.texts?.add(text.slice(start, s.pos))
-  return true
+  return s.unexpected("a value")
 }
 
 const literalOf = (values: Map<string, number> | undefined, count: number, options: Settings) =>
@@ -353,6 +490,7 @@ const shapeOf = (at: Seen, options: Settings): Shape => {
     members.push({ _tag: "Array", item: at.items === undefined ? { _tag: "Unknown" } : shapeOf(at.items, options) })
   }
   if (at.objects > 0) {
+    const undeclared = at.undeclared ?? (at.undeclaredMore ? new Set<string>() : undefined)
     members.push({
       _tag: "Struct",
       fields: [...at.fields].map(([name, field]) => ({
@@ -361,7 +499,16 @@ const shapeOf = (at: Seen, options: Settings): Shape => {
         present: field.present,
         of: at.objects,
         shape: shapeOf(field.seen, options)
-      }))
+      })),
+      ...(undeclared === undefined ? {} : {
+        undeclared: {
+          count: undeclared.size,
+          atLeast: at.undeclaredMore,
+          names: [...undeclared].slice(0, SHOWN_UNDECLARED),
+          maxFields: options.maxFields,
+          maxTotalFields: options.maxTotalFields
+        }
+      })
     })
   }
   const shape: Shape = members.length === 0
@@ -372,22 +519,38 @@ const shapeOf = (at: Seen, options: Settings): Shape => {
   return at.nulls > 0 && members.length > 0 ? { _tag: "NullOr", shape } : shape
 }
 
+const ID_NAME = /(?:^|_)id$|[a-z]Id$/
+
+// How likely a field is the id by its name: `id`, then `…_id` or `…Id`, then any other.
+const idRank = (name: string): number => name === "id" ? 0 : ID_NAME.test(name) ? 1 : 2
+
+// After the first sample: only the best ranked candidates go on being compared.
+const keepCandidates = (root: Seen) => {
+  const ranked = [...root.fields].filter(([, { seen: at }]) => at.texts !== undefined)
+    .map(([name, field], order) => ({ field, rank: idRank(name), order }))
+    .sort((a, b) => a.rank - b.rank || a.order - b.order)
+  for (const { field } of ranked.slice(ID_CANDIDATES)) field.seen.texts = undefined
+}
+
 // The id field: `id`, else a field named `…_id` or `…Id`, else any field; present in every sample, a number or a
 // string (never null), different in each.
-const idFieldOf = (root: Seen, samples: number): { readonly name: string; readonly integer: boolean } | undefined => {
+const idFieldOf = (
+  root: Seen,
+  samples: number
+): { readonly name: string; readonly integer: boolean; readonly first: string | undefined } | undefined => {
   const candidates = [...root.fields].filter(([, { present, seen: at }]) =>
     present === samples && at.texts !== undefined && at.texts.size === samples && at.nulls === 0 &&
     at.objects === 0 && at.arrays === 0 && at.booleans === 0 && at.deep === 0
   )
-  const ranked = [
-    ...candidates.filter(([name]) => name === "id"),
-    ...candidates.filter(([name]) => name !== "id" && /(?:^|_)id$|[a-z]Id$/.test(name)),
-    ...candidates.filter(([name]) => !/(?:^|_)id$|[a-z]Id$/.test(name))
-  ]
-  const found = ranked[0]
+  const found = candidates.map(([name, field], order) => ({ name, field, rank: idRank(name), order }))
+    .sort((a, b) => a.rank - b.rank || a.order - b.order)[0]
   if (found === undefined) return undefined
-  const at = found[1].seen
-  return { name: found[0], integer: at.strings === 0 && at.fractions === 0 && at.unsafe === 0 && at.beyond === 0 }
+  const at = found.field.seen
+  return {
+    name: found.name,
+    integer: at.strings === 0 && at.fractions === 0 && at.unsafe === 0 && at.beyond === 0,
+    first: at.first
+  }
 }
 
 const MAX_COLUMNS = 5
@@ -409,11 +572,94 @@ const columnsOf = (root: Seen, samples: number, idField: string | undefined): Re
 }
 
 /**
+ * Drafts a shape sample by sample (see `draft`): each sample is read as it comes and let go, so memory holds the
+ * shape, never the samples: counts and up to a few short values per field (a literal's values, an id's texts while
+ * they all differ), at most `maxFields` fields a struct and `maxTotalFields` in all, whatever the records' size.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Drafter {
+  /**
+   * Reads one sample (one record's JSON text). Text that is not JSON is a `Failure`, and ends the drafting: what was
+   * read of that sample is in the draft by then, so every later `add` gives the same failure.
+   */
+  readonly add: (text: string) => Failure | undefined
+  /** How many samples were read. */
+  readonly samples: () => number
+  /** The draft of the samples read so far. */
+  readonly result: () => Draft
+}
+
+/**
+ * A drafter: samples in one by one, then the draft (see `draft`).
+ *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * const drafter = SchemaDraft.drafter()
+ * for (const text of [`{"id":1,"name":"Kovács Kft."}`, `{"id":2,"name":"Nagy Bt."}`]) drafter.add(text)
+ * const { firstId, idField, samples } = drafter.result()
+ * console.log(samples, idField, firstId) // => 2 id 1
+ * ```
+ *
+ * @since 0.1.0
+ * @category Drafting
+ */
+export const drafter = (options: Options = {}): Drafter => {
+  const reading: Reading = {
+    settings: {
+      maxLiterals: options.maxLiterals ?? defaults.maxLiterals,
+      minLiteralSamples: options.minLiteralSamples ?? defaults.minLiteralSamples,
+      minSamplesPerLiteral: options.minSamplesPerLiteral ?? defaults.minSamplesPerLiteral,
+      maxDepth: options.maxDepth ?? defaults.maxDepth,
+      maxFields: options.maxFields ?? defaults.maxFields,
+      maxTotalFields: options.maxTotalFields ?? defaults.maxTotalFields
+    },
+    fields: 0,
+    undeclared: 0
+  }
+  const root = seen(false)
+  let samples = 0
+  let failed: Failure | undefined
+  return {
+    add: (text) => {
+      if (failed !== undefined) return failed
+      const scanner = new Scan.Scanner(text)
+      const read = observe(scanner, root, 0, reading)
+      scanner.space()
+      if (!read || scanner.pos < text.length) {
+        if (read) scanner.unexpected("the end of the text after the value")
+        failed = { sample: samples, ...scanner.failure! }
+        return failed
+      }
+      if (samples === 0) keepCandidates(root)
+      samples++
+      return undefined
+    },
+    samples: () => samples,
+    result: () => {
+      const id = root.objects === samples && samples > 0 ? idFieldOf(root, samples) : undefined
+      return {
+        samples,
+        shape: shapeOf(root, reading.settings),
+        idField: id?.name,
+        idIsInteger: id?.integer ?? false,
+        ...(id?.first === undefined ? {} : { firstId: id.first }),
+        columns: root.objects === samples ? columnsOf(root, samples, id?.name) : []
+      }
+    }
+  }
+}
+
+/**
  * Drafts the shape of records from their JSON texts (each sample one record, as the server wrote it): a field present
  * in every object at its place is required, others optional; `null` seen makes `NullOr`; numbers that are all safe
  * integers are `Int`; a small closed set of strings or integers seen many times is a literal (see `Options`); values
  * of several kinds make a `Union`; the items of every array at one place are drafted together. Text that is not JSON is
- * a `Failure`.
+ * a `Failure`. A struct declares at most `maxFields` fields (and the draft `maxTotalFields`): the others are
+ * `undeclared`, left to the index signature.
  *
  * @example
  * ```ts
@@ -436,35 +682,12 @@ export const draft = (
   texts: Iterable<string>,
   options: Options = {}
 ): { readonly ok: true; readonly value: Draft } | { readonly ok: false; readonly failure: Failure } => {
-  const settings: Settings = {
-    maxLiterals: options.maxLiterals ?? defaults.maxLiterals,
-    minLiteralSamples: options.minLiteralSamples ?? defaults.minLiteralSamples,
-    minSamplesPerLiteral: options.minSamplesPerLiteral ?? defaults.minSamplesPerLiteral,
-    maxDepth: options.maxDepth ?? defaults.maxDepth
-  }
-  const root = seen(false)
-  let samples = 0
+  const drafting = drafter(options)
   for (const text of texts) {
-    const scanner = new Scan.Scanner(text)
-    const read = observe(scanner, root, 0, settings)
-    scanner.space()
-    if (!read || scanner.pos < text.length) {
-      if (read) scanner.unexpected("the end of the text after the value")
-      return { ok: false, failure: { sample: samples, ...scanner.failure! } }
-    }
-    samples++
+    const failure = drafting.add(text)
+    if (failure !== undefined) return { ok: false, failure }
   }
-  const id = root.objects === samples && samples > 0 ? idFieldOf(root, samples) : undefined
-  return {
-    ok: true,
-    value: {
-      samples,
-      shape: shapeOf(root, settings),
-      idField: id?.name,
-      idIsInteger: id?.integer ?? false,
-      columns: root.objects === samples ? columnsOf(root, samples, id?.name) : []
-    }
-  }
+  return { ok: true, value: drafting.result() }
 }
 
 /**
@@ -488,8 +711,50 @@ export interface RenderOptions {
   readonly noGet?: string | undefined
 }
 
+// Why a name cannot be the schema's: each word is refused by the compiler as `export const NAME` or `export type NAME`
+// in a strict module, or is a name the module itself declares or imports.
+const REFUSED: ReadonlyArray<readonly [string, string]> = [
+  [
+    "break case catch class const continue debugger default delete do else enum export extends false finally for " +
+    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
+    "yield let static implements interface package private protected public await",
+    "a reserved word of JavaScript"
+  ],
+  ["eval arguments", "a name strict mode (every module) does not let a declaration take"],
+  [
+    "any boolean number string symbol bigint object undefined never unknown",
+    "a type of TypeScript's own, which a type alias cannot be named"
+  ],
+  ["as", "a word TypeScript reads as part of the declaration in `export type as = …`"],
+  ["Schema Resource otherFields resource", "a name the module declares or imports itself"]
+]
+const REFUSED_NAMES: ReadonlyMap<string, string> = new Map(
+  REFUSED.flatMap(([names, why]) => names.split(" ").map((name) => [name, why] as const))
+)
+
 /**
- * Whether `name` can name the schema: a TypeScript identifier that is not a reserved word.
+ * Why `name` cannot name the schema, or `undefined` when it can: it must be an ASCII TypeScript identifier that a
+ * strict module can declare both as a value (`export const NAME`) and as a type (`export type NAME`), and not a name
+ * the module itself uses (`Schema`, `Resource`, `otherFields`, `resource`).
+ *
+ * @example
+ * ```ts
+ * import { SchemaDraft } from "@erp-client/kernel"
+ *
+ * console.log(SchemaDraft.nameProblem("Invoice")) // => undefined
+ * console.log(SchemaDraft.nameProblem("eval")) // => a name strict mode (every module) does not let a declaration take
+ * ```
+ *
+ * @since 0.1.0
+ * @category Rendering
+ */
+export const nameProblem = (name: string): string | undefined =>
+  !/^[A-Za-z_$][\w$]*$/.test(name)
+    ? "not a TypeScript identifier (ASCII letters, digits, _ and $, not starting with a digit)"
+    : REFUSED_NAMES.get(name)
+
+/**
+ * Whether `name` can name the schema (see `nameProblem`).
  *
  * @example
  * ```ts
@@ -501,14 +766,7 @@ export interface RenderOptions {
  * @since 0.1.0
  * @category Rendering
  */
-export const isIdentifier = (name: string): boolean => /^[A-Za-z_$][\w$]*$/.test(name) && !RESERVED.has(name)
-
-const RESERVED = new Set(
-  ("break case catch class const continue debugger default delete do else enum export extends false finally for " +
-    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
-    "as implements interface let package private protected public static yield any boolean number string symbol " +
-    "type from of await async Schema Resource otherFields resource").split(" ")
-)
+export const isIdentifier = (name: string): boolean => nameProblem(name) === undefined
 
 /**
  * The schema's name drafted from an endpoint: `invoice/list` → `Invoice`, `stock-item/list` → `StockItem`.
@@ -538,16 +796,35 @@ const resourceNameOf = (endpoint: string): string => {
 
 const INDENT = "  "
 
-// Text from outside (a parameter, a server's message) in a block comment: one line, and never the comment's end.
+// Characters a reader of the module does not see as they are: controls (C0, DEL, C1), format characters (the bidi
+// marks, embeddings, overrides and isolates that reorder a line, as in Trojan Source; zero-width spaces and joiners,
+// the byte order mark, tags), line and paragraph separators, spaces other than U+0020, default-ignorable characters
+// (fillers, variation selectors), private-use, unassigned and lone surrogate code points.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Co}\p{Cn}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu
+
+const escapeOf = (c: string): string => {
+  const code = c.codePointAt(0)!
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`
+}
+
+// A string literal holding exactly `value`, with every hidden character written as an escape (the same value).
+const literal = (value: string | number): string =>
+  typeof value === "number"
+    ? JSON.stringify(value)
+    : JSON.stringify(value).replace(HIDDEN, (c) => c === " " ? c : escapeOf(c))
+
+// Text from outside (a parameter, a server's message, a field's name) in a block comment: one line, never the
+// comment's end, and every hidden character written as its escape (a comment has no escapes: the text is shown).
 // eslint-disable-next-line no-control-regex
 const LINE_BREAKING = /[\u0000-\u001f\u007f\u2028\u2029]+/g
-const commentText = (text: string): string => text.replace(LINE_BREAKING, " ").replace(/\*\//g, "*\\/")
+const commentText = (text: string): string =>
+  text.replace(LINE_BREAKING, " ").replace(HIDDEN, (c) => c === " " ? c : escapeOf(c)).replace(/\*\//g, "*\\/")
 
 // The command line's flag for the id field: its name with hyphens, or `id` when it is not a plain name.
 const flagOf = (field: string): string => /^[A-Za-z][A-Za-z0-9_]*$/.test(field) ? field.replace(/_/g, "-") : "id"
 
 const key = (name: string): string =>
-  name === "__proto__" ? `["__proto__"]` : /^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name)
+  name === "__proto__" ? `["__proto__"]` : /^[A-Za-z_$][\w$]*$/.test(name) ? name : literal(name)
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 
@@ -567,7 +844,7 @@ const expression = (shape: Shape, indent: string): string => {
     case "Number":
       return "Schema.Number"
     case "Literal":
-      return `Schema.Literal(${shape.values.map((value) => JSON.stringify(value)).join(", ")})`
+      return `Schema.Literal(${shape.values.map(literal).join(", ")})`
     case "Array":
       return `Schema.Array(${expression(shape.item, indent)})`
     case "NullOr":
@@ -575,7 +852,7 @@ const expression = (shape: Shape, indent: string): string => {
     case "Union":
       return `Schema.Union(${shape.members.map((member) => expression(member, indent)).join(", ")})`
     case "Struct":
-      return struct(shape.fields, indent)
+      return struct(shape, indent)
   }
 }
 
@@ -614,17 +891,35 @@ const docComment = (text: string, indent: string): string => {
   return `${indent}/**\n${lines.map((l) => `${indent} * ${l}\n`).join("")}${indent} */\n`
 }
 
+// What a struct says of the fields it does not declare.
+const undeclaredNote = (undeclared: Undeclared): string => {
+  const count = `${undeclared.atLeast ? "more than " : ""}${plural(undeclared.count, "more field")}`
+  const names = undeclared.names.map((name) =>
+    commentText(literal(name.length > SHOWN_NAME_CHARS ? `${name.slice(0, SHOWN_NAME_CHARS - 1)}…` : name))
+  ).join(", ")
+  return `${count} seen here (${names}${undeclared.count > undeclared.names.length ? ", …" : ""}) ` +
+    `${undeclared.count === 1 && !undeclared.atLeast ? "is" : "are"} not declared: a draft declares the first ` +
+    `${undeclared.maxFields} fields of a struct and ${undeclared.maxTotalFields} in all (past some thousands in one ` +
+    "struct, TypeScript refuses its type as too complex, TS2859), and otherFields keeps the others on decode, as unknown"
+}
+
 // A struct whose fields the samples showed; every other field is kept (`otherFields`).
-const struct = (fields: ReadonlyArray<Field>, indent: string): string => {
-  if (fields.length === 0) return "Schema.Struct({}, otherFields)"
+const struct = (shape: Extract<Shape, { _tag: "Struct" }>, indent: string): string => {
+  const { fields, undeclared } = shape
   const inner = indent + INDENT
+  const note = undeclared === undefined ? "" : docComment(undeclaredNote(undeclared), inner)
+  if (fields.length === 0) {
+    return note === ""
+      ? "Schema.Struct({}, otherFields)"
+      : `Schema.Struct({\n${note}${indent}}, otherFields)`
+  }
   const lines = fields.map((field) => {
     const value = expression(field.shape, inner)
     const notes = noteOf(field)
     const comment = notes.length === 0 ? "" : docComment(notes.join("; "), inner)
     return `${comment}${inner}${key(field.name)}: ${field.optional ? `Schema.optional(${value})` : value}`
   })
-  return `Schema.Struct({\n${lines.join(",\n")}\n${indent}}, otherFields)`
+  return `Schema.Struct({\n${lines.join(",\n")}\n${note}${indent}}, otherFields)`
 }
 
 /**
@@ -651,8 +946,8 @@ export const render = (draft: Draft, options: RenderOptions): string => {
   const { name } = options
   const isStruct = draft.shape._tag === "Struct"
   const query = [
-    ...(options.params ?? []).map((p) => ` -p ${commentText(JSON.stringify(p))}`),
-    ...(options.where ?? []).map((w) => ` --where ${commentText(JSON.stringify(w))}`)
+    ...(options.params ?? []).map((p) => ` -p ${commentText(literal(p))}`),
+    ...(options.where ?? []).map((w) => ` --where ${commentText(literal(w))}`)
   ].join("")
   const body = expression(draft.shape, "")
   const keepsOthers = body.includes("otherFields)")
@@ -689,7 +984,7 @@ export const render = (draft: Draft, options: RenderOptions): string => {
     const shape = draft.shape as Extract<Shape, { _tag: "Struct" }>
     const resourceName = resourceNameOf(options.endpoint)
     const idField = draft.idField
-    const fields = shape.fields.filter((field) => !field.optional).map((field) => JSON.stringify(field.name))
+    const fields = shape.fields.filter((field) => !field.optional).map((field) => literal(field.name))
     const get = idField === undefined ? undefined : options.get
     lines.push(
       "",
@@ -703,28 +998,26 @@ export const render = (draft: Draft, options: RenderOptions): string => {
         : []),
       " */",
       "export const resource = Resource.make({",
-      `  name: ${JSON.stringify(resourceName)},`,
+      `  name: ${literal(resourceName)},`,
       `  description: ${
-        JSON.stringify(`export${get === undefined ? "" : " and look up"} the records of ${options.endpoint} (drafted)`)
+        literal(`export${get === undefined ? "" : " and look up"} the records of ${options.endpoint} (drafted)`)
       },`,
-      `  list: ${JSON.stringify(options.endpoint)},`,
-      ...(get === undefined ? [] : [`  get: ${JSON.stringify(get)},`]),
+      `  list: ${literal(options.endpoint)},`,
+      ...(get === undefined ? [] : [`  get: ${literal(get)},`]),
       `  schema: ${name},`,
-      `  idField: ${JSON.stringify(idField ?? "id")},`,
+      `  idField: ${literal(idField ?? "id")},`,
       `  fields: [${fields.join(", ")}],`.length <= WIDTH
         ? `  fields: [${fields.join(", ")}],`
         : `  fields: [\n${fields.map((field) => `    ${field}`).join(",\n")}\n  ],`,
       ...(get === undefined || idField === undefined ? [] : [
         "  selectors: [",
-        `    { param: ${JSON.stringify(idField)}, kind: ${JSON.stringify(draft.idIsInteger ? "integer" : "text")}, ` +
-        `flag: ${JSON.stringify(flagOf(idField))}, description: ${JSON.stringify(`A record's ${idField}.`)} }`,
+        `    { param: ${literal(idField)}, kind: ${literal(draft.idIsInteger ? "integer" : "text")}, ` +
+        `flag: ${literal(flagOf(idField))}, description: ${literal(`A record's ${idField}.`)} }`,
         "  ],"
       ]),
       "  columns: [",
       draft.columns.map((column) =>
-        `    { header: ${JSON.stringify(column.field)}, width: ${column.width}, field: ${
-          JSON.stringify(column.field)
-        } }`
+        `    { header: ${literal(column.field)}, width: ${column.width}, field: ${literal(column.field)} }`
       ).join(",\n"),
       "  ]",
       "})"

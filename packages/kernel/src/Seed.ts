@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Exact from "./internal/erp/exactNumber.js"
+import * as Large from "./internal/erp/large.js"
 import * as Odd from "./internal/erp/oddRecords.js"
 import * as Prngs from "./internal/erp/prng.js"
 import * as internal from "./internal/erp/seed.js"
@@ -343,6 +344,26 @@ export const CUSTOMER_SHARE: number = internal.CUSTOMER_SHARE
  * @category Constructors
  */
 export const partnerAt: (seed: number, index: number) => PartnerRecord = internal.partnerAt
+
+/**
+ * A large record: the one at `index` (zero-based; its `id` is `index + 1`) of a kind whose records take about `bytes`
+ * bytes of JSON each, made on demand (nothing is kept). It holds what makes a record costly to read: a long `text`, a
+ * long array of `lines` (each an object), `wide`, an object of 600 fields, and `deep`, objects nested 25 levels deep,
+ * beside an `id`, a `name` and a `kind` of three values. `erp sandbox --large-records N` serves them at `large/list`
+ * and `large/get`.
+ *
+ * @example
+ * ```ts
+ * import { Seed } from "@erp-client/kernel"
+ *
+ * const record = Seed.largeRecordAt(0, 1_000_000)
+ * console.log(record.id, record.kind, Math.round(JSON.stringify(record).length / 100_000) / 10) // => 1 report 1
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const largeRecordAt: (index: number, bytes: number) => Readonly<Record<string, unknown>> = Large.largeRecordAt
 
 /**
  * The first `count` partners of `seed`, generated lazily one at a time.

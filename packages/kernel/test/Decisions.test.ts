@@ -4,6 +4,7 @@ import * as Envelope from "../src/Envelope.js"
 import * as ListQuery from "../src/ListQuery.js"
 import * as Outage from "../src/Outage.js"
 import * as Page from "../src/Page.js"
+import * as Partner from "../src/Partner.js"
 import * as PlaceQueue from "../src/PlaceQueue.js"
 import * as Settings from "../src/Settings.js"
 
@@ -128,5 +129,14 @@ describe("Envelope, ListQuery and Settings", () => {
       message: "must be \"fail\" or \"local\""
     })
     expect(Settings.bareSeconds(" 1.5 ")).toBe(1_500)
+  })
+})
+
+describe("Partner.customerCell", () => {
+  it("yes and no for the contract's 1 and 0 only; any other value as sent, as JSON; nothing when absent", () => {
+    expect([1, 0, undefined].map(Partner.customerCell)).toEqual(["yes", "no", ""])
+    expect([null, 2, "yes", "no", true, false, "1", "0", 1.5, { a: 1 }].map(Partner.customerCell)).toEqual(
+      ["null", "2", "\"yes\"", "\"no\"", "true", "false", "\"1\"", "\"0\"", "1.5", "{\"a\":1}"]
+    )
   })
 })

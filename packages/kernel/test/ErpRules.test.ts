@@ -223,6 +223,29 @@ describe("ErpRules.make, a declared resource (Options.resources)", () => {
     ])
   })
 
+  it("a page without conditions makes only its own records: large records (Seed.largeRecordAt) served at any offset", () => {
+    let made = 0
+    const large: ErpRules.ResourceOptions["records"] = {
+      count: 1_000,
+      record: (index) => {
+        made++
+        return Seed.largeRecordAt(index, 200_000)
+      }
+    }
+    const rules = ErpRules.make({ resources: [declared(large)], rateLimit: false })
+    const page = body(serve(rules, "/product/list?list_offset=990&list_count=2")).data
+    expect(page.map((record: { id: number }) => record.id)).toStrictEqual([991, 992])
+    expect(made).toBe(2)
+    // About the size asked for, with what makes a record costly to read
+    for (const bytes of [100_000, 2_000_000, 8_000_000]) {
+      const record = Seed.largeRecordAt(7, bytes)
+      expect(Math.abs(JSON.stringify(record).length - bytes) / bytes, String(bytes)).toBeLessThan(0.02)
+      expect(Object.keys(record)).toStrictEqual(["id", "name", "kind", "wide", "deep", "text", "lines"])
+      expect(Object.keys(record.wide as object)).toHaveLength(600)
+    }
+    expect(Seed.largeRecordAt(7, 100_000)).toStrictEqual(Seed.largeRecordAt(7, 100_000))
+  })
+
   it("keeps to the rate limit, the key and the faults as partners do", () => {
     const rules = ErpRules.make({ resources: [declared()], rateLimit: { limit: 2, window: "1 second" } })
     rules.controls.inject({ _tag: "Status", status: 502 }, { endpoint: "product/list" })

@@ -148,14 +148,145 @@ describe("SchemaDraft.draft", () => {
   })
 })
 
+describe("SchemaDraft.drafter: what it holds is bounded, whatever the records' size", () => {
+  const wide = (n: number, id: number) =>
+    JSON.stringify(Object.fromEntries([...Array.from({ length: n }, (_, k) => [`f${k}`, k]), ["id", id]]))
+
+  it("a struct declares its first maxFields fields and `id`; the others are counted, a few named, left to otherFields", () => {
+    const draft = draftOf([wide(10_000, 1), wide(10_000, 2)])
+    const shape = draft.shape as Extract<SchemaDraft.Shape, { _tag: "Struct" }>
+    expect(shape.fields.map((field) => field.name)).toEqual([
+      ...Array.from({ length: 500 }, (_, k) => `f${k}`),
+      "id"
+    ])
+    expect(shape.undeclared).toEqual({
+      count: 9_500,
+      atLeast: false,
+      names: ["f500", "f501", "f502"],
+      maxFields: 500,
+      maxTotalFields: 2_000
+    })
+    expect(draft.idField).toBe("id")
+    // In all: the first maxTotalFields fields, at every depth, in the order seen
+    const nested = draftOf([JSON.stringify({ a: { x: 1, y: 2 }, b: { x: 1, y: 2 }, c: 1 })], { maxTotalFields: 3 })
+    const fields = fieldsOf(nested.shape)
+    expect(Object.keys(fields)).toEqual(["a"])
+    expect(fieldsOf(fields.a!.shape)).toMatchObject({ x: {}, y: {} })
+    expect((nested.shape as Extract<SchemaDraft.Shape, { _tag: "Struct" }>).undeclared).toMatchObject({
+      count: 2,
+      names: ["b", "c"]
+    })
+    // The undeclared names counted are bounded too (10,000 in a draft): past them, "at least"
+    const many = draftOf([wide(10_700, 1)], { maxFields: 100 }).shape as Extract<SchemaDraft.Shape, { _tag: "Struct" }>
+    expect(many.undeclared).toMatchObject({ count: 10_000, atLeast: true })
+  })
+
+  it("a long string is measured, never kept: not a literal, not an id; a long number's example is cut", () => {
+    const long = "x".repeat(1_000_000)
+    const draft = draftOf(
+      Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: i, blob: long, code: `${long}${i}`, kind: i % 2 }))
+    )
+    const fields = fieldsOf(draft.shape)
+    expect(fields.blob!.shape).toEqual({ _tag: "String" })
+    expect(fields.code!.shape).toEqual({ _tag: "String" })
+    expect(fields.kind!.shape).toEqual({ _tag: "Literal", values: [0, 1] })
+    expect(draftOf([`{"code":"${"a".repeat(101)}1"}`, `{"code":"${"a".repeat(101)}2"}`]).idField).toBeUndefined()
+    expect(draft.columns.find((column) => column.field === "blob")!.width).toBe(24)
+    const digits = "9".repeat(1_000)
+    expect(fieldsOf(draftOf([`{"n":${digits}}`]).shape).n!.shape).toEqual({
+      _tag: "Number",
+      beyondDouble: { count: 1, example: `${"9".repeat(39)}…` }
+    })
+    // A name longer than 1,000 characters is not declared
+    const name = "k".repeat(1_001)
+    const named = draftOf([`{"${name}":1,"id":1}`]).shape as Extract<SchemaDraft.Shape, { _tag: "Struct" }>
+    expect(named.fields.map((field) => field.name)).toEqual(["id"])
+    expect(named.undeclared).toMatchObject({ count: 1, names: [`${"k".repeat(1_000)}…`] })
+  })
+
+  it("the id field among many: the best named of the first sample's fields, compared while they all differ", () => {
+    const uuid = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`
+    const records = Array.from({ length: 50 }, (_, i) =>
+      JSON.stringify({
+        ...Object.fromEntries(Array.from({ length: 20 }, (_, k) => [`same${k}`, k])),
+        order_id: uuid(i),
+        n: i
+      }))
+    expect(draftOf(records)).toMatchObject({ idField: "order_id", idIsInteger: false, firstId: uuid(0) })
+    // A first id as the server wrote it: a number's token, a string's value
+    expect(draftOf([`{"id":12345678901234567890}`, `{"id":2}`]).firstId).toBe("12345678901234567890")
+    expect(draftOf([`{"id":"caf\\u00e9"}`, `{"id":"b"}`]).firstId).toBe("café")
+  })
+
+  it("samples one by one; a failure names the sample and ends the drafting", () => {
+    const drafting = SchemaDraft.drafter()
+    expect(drafting.add(`{"id":1}`)).toBeUndefined()
+    expect(drafting.add(`{"id":2}`)).toBeUndefined()
+    expect(drafting.result()).toMatchObject({ samples: 2, idField: "id", firstId: "1" })
+    const failure = { sample: 2, position: 8, reason: `expected a string key, found "}"` }
+    expect(drafting.add(`{"id":3,}`)).toEqual(failure)
+    expect(drafting.add(`{"id":4}`)).toEqual(failure)
+    expect(drafting.samples()).toBe(2)
+  })
+})
+
 describe("SchemaDraft.render", () => {
-  it("names: from the endpoint, a reserved word refused", () => {
+  it("names: from the endpoint; one a strict module cannot declare as a value and a type refused, saying why", () => {
     expect(SchemaDraft.nameOf("invoice/list")).toBe("Invoice")
     expect(SchemaDraft.nameOf("stock-item/list")).toBe("StockItem")
+    expect(SchemaDraft.nameOf("9-lives/list")).toBe("Record9Lives")
+    for (const name of ["Invoice", "type", "from", "of", "async", "Object", "intrinsic", "globalThis", "NaN", "$x"]) {
+      expect(SchemaDraft.nameProblem(name), name).toBeUndefined()
+    }
+    const why = (name: string) => SchemaDraft.nameProblem(name)
+    expect(why("9a")).toContain("not a TypeScript identifier")
+    expect(why("Invoice-2")).toContain("not a TypeScript identifier")
+    expect(why("Größe")).toContain("not a TypeScript identifier")
+    for (const name of ["class", "await", "yield", "let", "static", "enum", "null", "true", "void", "typeof"]) {
+      expect(why(name), name).toBe("a reserved word of JavaScript")
+    }
+    for (const name of ["eval", "arguments"]) {
+      expect(why(name), name).toBe("a name strict mode (every module) does not let a declaration take")
+    }
+    for (const name of ["undefined", "object", "never", "unknown", "bigint", "symbol", "any", "string"]) {
+      expect(why(name), name).toBe("a type of TypeScript's own, which a type alias cannot be named")
+    }
+    expect(why("as")).toContain("export type as")
+    for (const name of ["Schema", "Resource", "otherFields", "resource"]) {
+      expect(why(name), name).toBe("a name the module declares or imports itself")
+    }
     expect(SchemaDraft.isIdentifier("Invoice")).toBe(true)
-    expect(SchemaDraft.isIdentifier("class")).toBe(false)
-    expect(SchemaDraft.isIdentifier("Schema")).toBe(false)
-    expect(SchemaDraft.isIdentifier("9a")).toBe(false)
+    expect(SchemaDraft.isIdentifier("eval")).toBe(false)
+  })
+
+  it("nothing hidden is written raw: string literals hold escapes, comments show them", () => {
+    // Bidi controls (Trojan Source), zero-width and invisible characters, a BOM, a tag, C1, NBSP, a line separator
+    const hidden = "\u202e\u2066\u200b\u200d\u2060\ufeff\u00ad\u180e\u3164\ufe0f\u{e0041}\u009b\u00a0\u2028"
+    const texts = Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify({
+        id: i,
+        [`na${hidden}me`]: 1,
+        status: i % 2 === 0 ? `paid${hidden}` : "open",
+        ...Object.fromEntries(Array.from({ length: 3 }, (_, k) => [`extra${k}${hidden}`, k]))
+      }))
+    const draft = draftOf(texts, { maxFields: 3 })
+    const text = SchemaDraft.render(draft, {
+      name: "Row",
+      endpoint: "row/list",
+      params: [`q=${hidden}`],
+      noGet: `row/get answered NotFound: Not${hidden} found`
+    })
+    // Only printable text, spaces and line feeds
+    expect(text).not.toMatch(/[^\P{C}\n]|[\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]|[^\S \n]/u)
+    const escaped = "\\u202e\\u2066\\u200b\\u200d\\u2060\\ufeff\\u00ad\\u180e\\u3164\\ufe0f\\u{e0041}\\u009b\\u00a0"
+    expect(text).toContain(`  "na${escaped}\\u2028me": Schema.Literal(1),`)
+    expect(text).toContain(`  status: Schema.Literal("open", "paid${escaped}\\u2028")\n`)
+    expect(text).toContain(`    "na${escaped}\\u2028me",\n`)
+    // In comments: the escapes shown, as a string literal writes them (a parameter, a field's name), or as they are
+    // with the line separator as a space (a server's message: a comment is one line)
+    expect(text).toContain(`-p "q=${escaped}\\u2028"`)
+    expect(text).toContain(`No \`get\`: row/get answered NotFound: Not${escaped}  found.`)
+    expect(text).toContain(`"extra2${escaped}\\u2028") are not declared`)
   })
 
   it("a module: the schema with otherFields at every level, optional fields and exact numbers noted, a Resource", () => {

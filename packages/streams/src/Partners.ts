@@ -9,6 +9,7 @@ import type * as KeyValueStore from "@effect/platform/KeyValueStore"
 import { type CallError, type ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
 import * as Partner from "@erp-client/core/Partner"
+import * as Readings from "@erp-client/kernel/Partner"
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import type * as Stream from "effect/Stream"
@@ -74,7 +75,8 @@ export const resource: Resource.Resource<Partner.Partner, Partner.StrictPartner>
     { header: "id", width: 10, field: "id" },
     { header: "company_name", width: 48, field: "company_name" },
     { header: "tax_number", width: 16, field: "tax_number" },
-    { header: "customer", width: 8, show: (record) => Partner.isCustomer(record as Partner.Partner) ? "yes" : "no" }
+    // yes and no for the contract's 1 and 0 only: any other value is shown as sent.
+    { header: "customer", width: 8, show: (record) => Readings.customerCell(record.is_customer) }
   ],
   filters: [{ flag: "customers", description: "Customers only (is_customer=1).", where: { is_customer: 1 } }]
 })

@@ -43,7 +43,7 @@ const selectorOf = (query: ErpClient.Params) =>
   query.map(([name, value]) => `${name}=${/^[\w.:@/-]*$/.test(value) ? value : JSON.stringify(value)}`).join(" ")
 
 // The data as the server wrote it (compact; numbers as sent: see JsonText).
-const printData = (data: ErpClient.Exact<unknown>) => Sink.writeStdout(`${data.json}\n`)
+const printData = (data: ErpClient.Exact<unknown>) => Sink.writeStdoutData(`${data.json}\n`)
 
 export const apiGet = Command.make("get", { endpoint, params, redis, verbose }, (args) =>
   Effect.gen(function*() {

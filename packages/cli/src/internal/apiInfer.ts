@@ -1,7 +1,7 @@
 /**
  * `erp api infer ENDPOINT`: a schema drafted from live samples. Pages through up to `--sample` records of a list
- * endpoint (the client, its limiter and paging, as `erp api list`), reads each as the server wrote it, and prints a
- * TypeScript module: an Effect Schema and a `Resource` declaration for the command line.
+ * endpoint (the client, its limiter and paging, as `erp api list`), reads each as the server wrote it and lets it go,
+ * and prints a TypeScript module: an Effect Schema and a `Resource` declaration for the command line.
  *
  * The drafting is the kernel's (`@erp-client/kernel/SchemaDraft`, which says why not quicktype-core). It is imported
  * when this command runs: esbuild wraps a module reached by `import()` in a function of its own, so no other command
@@ -10,11 +10,8 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as ErpClient from "@erp-client/client/ErpClient"
-import * as JsonText from "@erp-client/core/JsonText"
 import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -24,7 +21,7 @@ import { AnyRecord, redis, shownDefault, verbose, withClient } from "./common.js
 import { UsageError } from "./errors.js"
 import { listOptions, parseWhere } from "./listOptions.js"
 
-/** The most records `--sample` may ask for: a draft reads them all into memory. */
+/** The most records `--sample` may ask for. */
 const MAX_SAMPLE = 100_000
 
 /** The list served no record, or a record the drafting could not read: nothing to draft from. */
@@ -39,15 +36,11 @@ export class DraftFailed extends Schema.TaggedError<DraftFailed>()("DraftFailed"
 const probeGet = (
   list: string,
   idField: string | undefined,
-  first: string
+  value: string | undefined
 ): Effect.Effect<{ readonly get?: string; readonly noGet?: string }, never, ErpClient.ErpClient> => {
   if (!/\/list$/.test(list)) return Effect.succeed({ noGet: `${list} is not a …/list endpoint, so none was tried` })
   const get = list.replace(/\/list$/, "/get")
-  const member = idField === undefined
-    ? undefined
-    : Either.getOrUndefined(JsonText.members(first))?.find((m) => m.key === idField)
-  if (idField === undefined || member === undefined || member.cell === null) return Effect.succeed({})
-  const value = member.cell
+  if (idField === undefined || value === undefined) return Effect.succeed({})
   return Effect.flatMap(
     ErpClient.ErpClient,
     (client) =>
@@ -98,40 +91,54 @@ export const apiInfer = Command.make(
       }
       const SchemaDraft = yield* Effect.promise(() => import("@erp-client/kernel/SchemaDraft"))
       const name = Option.getOrElse(args.name, () => SchemaDraft.nameOf(path))
-      if (!SchemaDraft.isIdentifier(name)) {
+      // Refused before any request: the module must compile with this name as a value and as a type.
+      const problem = SchemaDraft.nameProblem(name)
+      if (problem !== undefined) {
         return yield* new UsageError({
-          reason: `--name ${JSON.stringify(name)}: not a TypeScript identifier, or a name the module uses itself`
+          reason: `--name ${JSON.stringify(name)}: ${problem}, so the module would not compile; choose another name`
         })
       }
       return yield* withClient(
         args,
         Effect.gen(function*() {
           // The records as the server wrote them (`exact`): a number's token, not JSON.parse's double, is drafted.
-          const texts = Chunk.toReadonlyArray(
-            yield* ListEndpoint.pages(path, AnyRecord, {
-              params: query,
-              where,
-              checkConditions: !args.noCheckWhere,
-              pageSize: args.sample <= 1000 ? args.sample : "auto",
-              exact: true
-            }).pipe(
-              Stream.mapConcat((page) => page.json ?? page.raw.map((record) => JSON.stringify(record))),
-              Stream.take(args.sample),
-              Stream.runCollect
-            )
+          // Each is drafted as it comes and let go: memory holds the draft and the page at hand, never the sample.
+          const drafting = SchemaDraft.drafter()
+          yield* ListEndpoint.pages(path, AnyRecord, {
+            params: query,
+            where,
+            checkConditions: !args.noCheckWhere,
+            pageSize: args.sample <= 1000 ? args.sample : "auto",
+            // One page at a time: pages fetched ahead would be held in memory, and a page may be megabytes.
+            concurrency: 1,
+            exact: true
+          }).pipe(
+            Stream.mapConcat((page) => page.json ?? page.raw.map((record) => JSON.stringify(record))),
+            Stream.take(args.sample),
+            Stream.runForEachChunk((texts) => {
+              for (const text of texts) {
+                const failure = drafting.add(text)
+                if (failure !== undefined) {
+                  const { position, reason, sample } = failure
+                  return new DraftFailed({
+                    reason: `${path}: record ${sample + 1} is not JSON: ${reason} (character ${position})`
+                  })
+                }
+              }
+              return Effect.void
+            }),
+            Effect.catchTag("ResponseTooLarge", (error) =>
+              new DraftFailed({
+                reason: `${path}: a page of one record is larger than the ${error.limitBytes} bytes a response may ` +
+                  "have (ERP_MAX_BODY_BYTES): the record cannot be read to draft from; raise ERP_MAX_BODY_BYTES to " +
+                  "read it"
+              }))
           )
-          if (texts.length === 0) {
+          if (drafting.samples() === 0) {
             return yield* new DraftFailed({ reason: `${path} served no records: there is nothing to draft from` })
           }
-          const read = SchemaDraft.draft(texts)
-          if (!read.ok) {
-            const { position, reason, sample } = read.failure
-            return yield* new DraftFailed({
-              reason: `${path}: record ${sample + 1} is not JSON: ${reason} (character ${position})`
-            })
-          }
-          const draft = read.value
-          const get = draft.shape._tag === "Struct" ? yield* probeGet(path, draft.idField, texts[0]!) : {}
+          const draft = drafting.result()
+          const get = draft.shape._tag === "Struct" ? yield* probeGet(path, draft.idField, draft.firstId) : {}
           yield* Sink.writeStdout(
             SchemaDraft.render(draft, { name, endpoint: path, params: args.params, where: args.where, ...get })
           )

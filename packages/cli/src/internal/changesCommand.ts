@@ -101,7 +101,12 @@ const LABELS = { Added: "added", Changed: "changed", Removed: "removed" } as con
  * record with a `change` column (first in the header; a record's own `change` field gives way to it), a removal as
  * its change and id only.
  */
-const encoderOf = (format: typeof formats[number], idField: string, fields: ReadonlyArray<string>) => {
+const encoderOf = (
+  format: typeof formats[number],
+  idField: string,
+  fields: ReadonlyArray<string>,
+  terminal: boolean
+) => {
   if (format === "ndjson") {
     return (changes: Chunk.Chunk<Changes.Change<unknown>>) => {
       let out = ""
@@ -113,7 +118,10 @@ const encoderOf = (format: typeof formats[number], idField: string, fields: Read
       return out
     }
   }
-  const csv = Output.encoder("csv", { fields: ["change", ...(fields.length > 0 ? fields : [idField])] })
+  const csv = Output.encoder("csv", {
+    fields: ["change", ...(fields.length > 0 ? fields : [idField])],
+    terminal
+  })
   return (changes: Chunk.Chunk<Changes.Change<unknown>>) => {
     const records: Array<unknown> = []
     const texts: Array<string> = []
@@ -160,7 +168,13 @@ const runChanges = (options: {
       })
       : Sink.stdout
     if (sink.tookOver !== undefined) yield* note(`took over the stale lock ${sink.tookOver}`)
-    const encode = encoderOf(args.format, options.idField, options.fields)
+    // On a terminal, CSV cells are escaped as a table's (NDJSON is, by Sink.stdout); a file gets them exactly.
+    const encode = encoderOf(
+      args.format,
+      options.idField,
+      options.fields,
+      Option.isNone(args.output) && Sink.stdoutIsTerminal()
+    )
     let written = 0
     let pages = 0
     let summary: Changes.Summary | undefined

@@ -96,7 +96,9 @@ export const runExport = <E>(options: {
       resumed: resumed && { columns: resumed.columns, widths: resumed.widths },
       spreadsheet: args.spreadsheet,
       table: options.table,
-      fields: options.fields
+      fields: options.fields,
+      // On a terminal, nothing the server sent is written raw (docs/cli.md); a file or a pipe gets it exactly.
+      terminal: Option.isNone(args.output) && Sink.stdoutIsTerminal()
     })
     const shown = yield* progress.start
     let records = resumed?.records ?? 0

@@ -266,7 +266,7 @@ export const getCommand = (resource: Resource.Any, endpoint: string) => {
                 const stray = contract(result.right.value, result.right.json)
                 return Effect.zipRight(
                   stray === undefined ? Effect.void : note(stray),
-                  Sink.writeStdout(`${result.right.json}\n`)
+                  Sink.writeStdoutData(`${result.right.json}\n`)
                 )
               }
               const { error, wanted } = result.left

@@ -23,17 +23,19 @@ export const sandbox = Command.make(
     Effect.gen(function*() {
       const checked = yield* check(parsed)
       // The sandbox is loaded only when `erp sandbox` runs, so the commands that talk to the ERP never load the server.
-      const [Fault, Serve, SandboxModule] = yield* Effect.promise(() =>
+      const [Fault, Serve, SandboxModule, Seed] = yield* Effect.promise(() =>
         Promise.all([
           import("@erp-client/sandbox/Fault"),
           import("@erp-client/sandbox/Serve"),
-          import("@erp-client/sandbox/Sandbox")
+          import("@erp-client/sandbox/Sandbox"),
+          import("@erp-client/kernel/Seed")
         ])
       )
       // The command line's declared resources the sandbox has no records of its own for, from their samples.
       const resources = sandboxResources(yield* Declared, SandboxModule.endpoints)
-      const options = sandboxOptions(Fault, parsed, checked)
-      return yield* Serve.serve(resources.length > 0 ? { ...options, resources } : options).pipe(
+      const options = sandboxOptions(Fault, Seed, parsed, checked)
+      const served = [...(options.resources ?? []), ...resources]
+      return yield* Serve.serve(served.length > 0 ? { ...options, resources: served } : options).pipe(
         Effect.catchTag("ServeError", (error) =>
           new SandboxListenError({
             host: parsed.listen.host,

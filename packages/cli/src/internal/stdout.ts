@@ -22,6 +22,9 @@ export const watch = (): void => {
   })
 }
 
+/** Whether stdout is a terminal (a person reads it), rather than a file or a pipe. */
+export const isTerminal = (): boolean => process.stdout.isTTY === true
+
 /** Hands `text` to the OS; `done` hears `"closed"` when the reader went away, or the error's description. */
 export const write = (
   text: string,

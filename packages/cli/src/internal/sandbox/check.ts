@@ -31,7 +31,9 @@ const ranges = (flags: Flags): ReadonlyArray<readonly [string, number, number, n
   ["inject-times", flags.faults.injectTimes, 1, 1_000_000],
   ["inject-after", flags.faults.injectAfter, 0, 1_000_000],
   ["outage-after", flags.outage.outageAfter, 0, 1_000_000],
-  ["outage-status", flags.outage.outageStatus, 100, 599]
+  ["outage-status", flags.outage.outageStatus, 100, 599],
+  ["large-records", flags.large.largeRecords, 0, 1_000_000],
+  ["large-record-bytes", flags.large.largeRecordBytes, 1, 1_000_000_000]
 ]
 
 /** Checks the flags; a `UsageError` says the first that is wrong. */

@@ -7,7 +7,7 @@ import { failing, faults, latency, outage } from "./faults.js"
 import { access, listen } from "./listen.js"
 import { pages } from "./pages.js"
 import { rateLimit } from "./rateLimit.js"
-import { data, drift, odd } from "./records.js"
+import { data, drift, large, odd } from "./records.js"
 
 /** The flags, group by group. */
 export const flags = {
@@ -22,6 +22,7 @@ export const flags = {
   failing,
   drift,
   odd,
+  large,
   answers
 }
 

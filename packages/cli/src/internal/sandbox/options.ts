@@ -1,6 +1,7 @@
 /**
  * `erp sandbox`'s flags, checked, as the options of the sandbox server.
  */
+import type * as SeedModule from "@erp-client/kernel/Seed"
 import type * as FaultModule from "@erp-client/sandbox/Fault"
 import type * as RateLimit from "@erp-client/sandbox/RateLimit"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
@@ -61,9 +62,17 @@ const rateLimitOf = (flags: Flags): Sandbox.Options["rateLimit"] => {
     }
 }
 
-/** The sandbox's options from the flags (checked by `check`, which read `checked` out of them). */
-export const sandboxOptions = (Fault: typeof FaultModule, flags: Flags, checked: Checked): Sandbox.Options => {
-  const { answers, data, drift, failing, faults, latency, listen, odd, pages } = flags
+/**
+ * The sandbox's options from the flags (checked by `check`, which read `checked` out of them). `Fault` and `Seed` are
+ * the modules, imported when `erp sandbox` runs.
+ */
+export const sandboxOptions = (
+  Fault: typeof FaultModule,
+  Seed: typeof SeedModule,
+  flags: Flags,
+  checked: Checked
+): Sandbox.Options => {
+  const { answers, data, drift, failing, faults, large, latency, listen, odd, pages } = flags
   const retryAfter = retryAfterOf(flags.outage)
   const kinds = faultKinds(Fault, retryAfter)
   const inject = injected(Fault, flags, kinds, retryAfter)
@@ -97,6 +106,18 @@ export const sandboxOptions = (Fault: typeof FaultModule, flags: Flags, checked:
       ? { oddRecords: { rate: odd.oddRate, ...(odd.oddKind.length > 0 ? { kinds: odd.oddKind } : {}) } }
       : {}),
     ...(answers.defaultListCount._tag === "Some" ? { defaultListCount: answers.defaultListCount.value } : {}),
+    ...(large.largeRecords > 0
+      ? {
+        resources: [{
+          list: "large/list",
+          get: "large/get",
+          records: {
+            count: large.largeRecords,
+            record: (index: number) => Seed.largeRecordAt(index, large.largeRecordBytes)
+          }
+        }]
+      }
+      : {}),
     tooManyRequestsBody: answers.tooManyRequestsBody,
     messages: { unauthorized: answers.unauthorizedMessage, notFound: answers.notFoundMessage }
   }

@@ -1,6 +1,6 @@
 /**
  * `erp sandbox`'s flags of its records: how many partners it seeds and from which seed, how the list changes while it
- * is read, and how seeded partners stray from the contract.
+ * is read, how seeded partners stray from the contract, and large records.
  */
 import * as Options from "@effect/cli/Options"
 import type * as Seed from "@erp-client/sandbox/Seed"
@@ -73,5 +73,23 @@ export const odd = {
         "exactly), id-beyond-double and duplicate-id only when named."
     ),
     repeatable
+  )
+}
+
+/** Records of megabytes each, served beside the partners. */
+export const large = {
+  largeRecords: Options.integer("large-records").pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription(
+      "Also serve large/list and large/get: N records of about --large-record-bytes each, made on demand (a long " +
+        "text, a long array of lines, an object of 600 fields, objects nested 25 deep), to see what a client holds " +
+        "in memory."
+    ),
+    shownDefault(0)
+  ),
+  largeRecordBytes: Options.integer("large-record-bytes").pipe(
+    Options.withPseudoName("BYTES"),
+    Options.withDescription("About how many bytes of JSON each of the --large-records takes."),
+    shownDefault(8_000_000)
   )
 }

@@ -73,6 +73,12 @@ export const make = (
       at,
       page: (offset, pageCount, conditions) => {
         const page: Array<Row> = []
+        // Without conditions the page is the records at its offsets: none before it is made (a made record may be
+        // megabytes: `Seed.largeRecordAt`).
+        if (conditions.length === 0) {
+          for (let index = offset; index < count && page.length < pageCount; index++) page.push(at(index))
+          return page
+        }
         // A plain scan: a declared table is a test's or a demo's, and a page scans only as far as it reaches.
         let matched = 0
         for (let index = 0; index < count && page.length < pageCount; index++) {
