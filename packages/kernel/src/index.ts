@@ -46,6 +46,11 @@ export * as ErrorText from "./ErrorText.js"
 /**
  * @since 0.1.0
  */
+export * as FileRules from "./FileRules.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as JsonText from "./JsonText.js"
 
 /**
@@ -117,6 +122,11 @@ export * as PlaceQueue from "./PlaceQueue.js"
  * @since 0.1.0
  */
 export * as RedisScripts from "./RedisScripts.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ResumeFile from "./ResumeFile.js"
 
 /**
  * @since 0.1.0
