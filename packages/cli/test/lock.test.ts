@@ -653,6 +653,35 @@ describe("the lock's decisions", () => {
     expect(tag(holder({ bootId: "boot-b" }), here, alive)).toBe("Stale")
   })
 
+  it("a holder that has ended is stale: a zombie, or one whose kernel lock this run now holds (same network namespace)", () => {
+    expect(tag(holder(), here, { alive: true, zombie: true, startTime: "82275" })).toBe("Stale")
+    const net = { ...here, netNamespace: "net:[4026531840]" }
+    const kernel = (fields: Partial<OutputLock.LockInfo>) =>
+      OutputLock.judge(holder({ netNamespace: "net:[4026531840]", kernel: true, ...fields }), net, alive, true)
+    expect(kernel({})).toStrictEqual({ _tag: "Stale", why: "pid 4242 has ended (the kernel released its lock)" })
+    // The holder held no kernel lock, or held it where this run's is not seen: its pid says.
+    expect(kernel({ kernel: undefined })._tag).toBe("Held")
+    expect(kernel({ netNamespace: "net:[4026532999]" })._tag).toBe("Held")
+    // This run holds no kernel lock (none on this platform): its pid says.
+    expect(OutputLock.judge(holder({ netNamespace: "net:[4026531840]", kernel: true }), net, alive, false)._tag).toBe(
+      "Held"
+    )
+  })
+
+  it("reads whether a process has ended from its state in /proc/<pid>/stat", () => {
+    const rest = Array.from({ length: 50 }, (_, i) => String(i + 4)).join(" ")
+    expect(OutputLock.endedFromStat(`1234 (erp (x) y) Z ${rest}`)).toBe(true)
+    expect(OutputLock.endedFromStat(`1234 (node) X ${rest}`)).toBe(true)
+    expect(OutputLock.endedFromStat(`1234 (node) S ${rest}`)).toBe(false)
+    expect(OutputLock.endedFromStat(`1234 (Z) R ${rest}`)).toBe(false)
+    expect(OutputLock.endedFromStat("garbage")).toBe(false)
+  })
+
+  it("a symbolic link where the lock should be is stale at once: no run makes one", () => {
+    const link: OutputLock.Observed = { _tag: "Unreadable", size: 0, ageMillis: 0, identity: "i9-1", link: true }
+    expect(OutputLock.judge(link, here, undefined)._tag).toBe("Stale")
+  })
+
   it("a holder on another host or in another pid namespace is never stale: this host cannot check it", () => {
     expect(tag(holder({ host: "build-8" }), here, { alive: false })).toBe("Unverifiable")
     expect(tag(holder({ host: "build-8", bootId: "boot-b" }), here, undefined)).toBe("Unverifiable")

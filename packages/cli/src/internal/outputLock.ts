@@ -515,9 +515,11 @@ const holdKernel = (
   Effect.gen(function*() {
     if (!KernelLock.available) return false
     const digest = Crypto.createHash("sha256").update(file).digest("hex").slice(0, 40)
+    // The file's own first: of runs that came by different names, the one that gets it is the one that goes on, and
+    // the others name it (taken second, a name's lock would be held a moment by runs about to refuse).
     const names = [
-      `erp-lock/p/${digest}`,
-      ...(identity === undefined ? [] : [`erp-lock/i/${identity.dev}/${identity.ino}`])
+      ...(identity === undefined ? [] : [`erp-lock/i/${identity.dev}/${identity.ino}`]),
+      `erp-lock/p/${digest}`
     ]
     const text = `${encodeLock(answer)}\n`
     for (const lockName of names) {
