@@ -49,7 +49,8 @@ const changesOptions = {
     Options.withPseudoName("STATE"),
     Options.withDescription(
       "The state the last complete run left (an id and a digest per record, about 9 bytes a record). Missing: a " +
-        "first run, every record is added. Replaced atomically, and only once the whole list was read."
+        "first run, every record is added. Replaced atomically, and only once the whole list was read. One run at a " +
+        "time (STATE.lock); a read-only STATE is refused."
     )
   ),
   init: Options.boolean("init").pipe(
