@@ -9,6 +9,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import process from "node:process"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { take } from "./buildLock.js"
 
 const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const BIN = Path.join(ROOT, "packages/cli/dist/bin.js")
@@ -26,45 +27,11 @@ const stale = () => {
   }
 }
 
-// One build at a time: two `pnpm erp` started together on a stale build (a sandbox and a command beside it) would
-// otherwise both rebuild into the same dist/ and one fail half-way. The lock is a file made exclusively, holding the
-// builder's pid; one whose process is gone is taken over. A process that waited finds the build fresh and runs it.
+// One build at a time (scripts/buildLock.js): a process that waited finds the build fresh and runs it.
 const LOCK = Path.join(ROOT, "packages/cli/build/building.lock")
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return error?.code === "EPERM"
-  }
-}
-const sleep = (millis) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, millis)
-const takeLock = () => {
-  Fs.mkdirSync(Path.dirname(LOCK), { recursive: true })
-  for (;;) {
-    try {
-      Fs.writeFileSync(LOCK, String(process.pid), { flag: "wx" })
-      return
-    } catch (error) {
-      if (error?.code !== "EEXIST") throw error
-      let text
-      try {
-        text = Fs.readFileSync(LOCK, "utf8")
-      } catch (error) {
-        if (error?.code === "ENOENT") continue // released meanwhile: try again
-        throw error
-      }
-      const holder = Number(text)
-      // An empty lock is one just made whose pid is being written, unless it has stayed empty for a while.
-      const justMade = text === "" && Date.now() - (Fs.statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? 0) < 5_000
-      if (justMade || (Number.isInteger(holder) && holder > 0 && alive(holder))) sleep(100)
-      else Fs.rmSync(LOCK, { force: true })
-    }
-  }
-}
 
 if (stale()) {
-  takeLock()
+  const release = await take(LOCK)
   let built = true
   try {
     if (stale()) {
@@ -80,7 +47,7 @@ if (stale()) {
       built = build.status === 0
     }
   } finally {
-    Fs.rmSync(LOCK, { force: true })
+    release()
   }
   if (!built) {
     process.stderr.write("erp: building the command failed (scripts/build-cli.ts)\n")

@@ -209,8 +209,9 @@ const rootFooter = [
   "or has a unit (\"500 millis\"). OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables export the " +
   "command's trace, metrics and warnings over OTLP/HTTP.",
   "Exit codes: 0 success (also when the reader of stdout stops early), 1 failure (also: another run is writing " +
-  "the same --output FILE, or FILE is read-only; for partners get: a lookup failed for another reason than not " +
-  "found), 2 usage, 3 Unauthorized, 4 Not found, 5 rate limited, 130 interrupted " +
+  "the same --output FILE or changes STATE, or it is read-only; for partners get: a lookup failed for another " +
+  "reason than not found), 2 usage (also a refused --resume), 3 Unauthorized, 4 Not found, 5 rate limited, 130 " +
+  "interrupted " +
   "(Ctrl-C, SIGINT), 143 terminated (SIGTERM).",
   "Signals: SIGINT and SIGTERM stop the command in order: requests are cancelled, an export to --output FILE keeps " +
   "the records of its complete pages in FILE.part for --resume, and one line says so. A signal a second or more " +

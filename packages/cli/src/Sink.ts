@@ -3,13 +3,14 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as ResumeFile from "@erp-client/kernel/ResumeFile"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as NodePath from "node:path"
+import * as Files from "./internal/files.js"
 import * as OutputLock from "./internal/outputLock.js"
 import * as SavedExport from "./internal/savedExport.js"
 import * as Stdout from "./internal/stdout.js"
@@ -84,7 +85,9 @@ export const ResumeFlags = SavedExport.ResumeFlags
 export type ResumeFlags = typeof ResumeFlags.Type
 
 /**
- * What a resumable export records after each complete page, in `FILE.resume.json`.
+ * What a resumable export records after each complete page, in `FILE.resume.json` (with a header, format and version,
+ * and a checksum over the file: `@erp-client/kernel/ResumeFile`): the server and endpoint it reads, its flags, where
+ * paging goes on, and the length and checksum of what it wrote.
  *
  * @since 0.1.0
  * @category Models
@@ -149,6 +152,18 @@ export const describeKept = (kept: Kept): string => {
 }
 
 /**
+ * What the caller tells of a page it writes, for the resume state: where paging goes on, the counts, the layout. The
+ * rest (flags, server, lengths, checksums) the sink records itself.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type PageState = Omit<
+  ResumeState,
+  "server" | "endpoint" | "flags" | "bytes" | "partCrc" | "idsBytes" | "idsCrc"
+>
+
+/**
  * @since 0.1.0
  * @category Models
  */
@@ -163,7 +178,7 @@ export interface Sink {
    */
   readonly write: (
     text: string,
-    state: Omit<ResumeState, "version" | "flags" | "bytes" | "idsBytes">,
+    state: PageState,
     ids?: ReadonlyArray<string | number>
   ) => Effect.Effect<void, OutputError | StdoutClosed>
   /** The export is complete: publish the file. */
@@ -288,22 +303,35 @@ const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema
  * A file that appears only when complete: records go to `FILE.part`, and after each complete page
  * `FILE.resume.json` says where a later run goes on; `FILE.part` is renamed to `FILE` at the end and the rest removed.
  *
- * One writer per file: the export holds `FILE.lock` from before it looks at anything of `FILE` until the scope closes
- * (exclusive create; it records the pid, host, start, `command` and a random nonce). Another run's lock fails it with
- * `OutputLocked`, touching nothing; a lock whose holder is gone (killed, on this host) is taken over, and `tookOver`
- * says so. Each page and the publishing first check that the lock still names this run: one removed or replaced by
- * hand fails the export, which then leaves every file as it is. An existing `FILE` that this user may not write, or
- * whose owner write bit is off (for its owner and for root, whom access checks do not stop), is refused before
- * anything; a replaced `FILE` keeps its mode.
+ * The file a name stands for. A `FILE` that is a symbolic link (or whose directory is one) is written through: the
+ * links are followed once, at the start, and every file of the export (`.part`, `.resume.json`, `.lock`, …) lives
+ * beside the file they lead to, which is replaced in place; the link stays a link to it. The files beside it are never
+ * written through a link: `FILE.part` and the state's temporary file are created exclusively (a file or link left at
+ * the name is removed first, the name and not what it points to; a removed link is said through `onNote`), an existing
+ * part is opened only if it is not a link and has no other name, and the mode a replaced `FILE` had is set through the
+ * open part, not by its name.
+ *
+ * One writer per file: the export holds the file's lock from before it looks at anything of `FILE` until the scope
+ * closes (see `internal/outputLock.ts`: where the platform has one, a lock the kernel releases when its holder dies,
+ * on the file's path and on its device and inode, so a second name of the file meets it too; and `FILE.lock`, which
+ * records the pid, host, start, `command` and a random nonce). Another run's lock fails it with `OutputLocked`,
+ * touching nothing; a lock whose holder is gone (killed, on this host, also while a zombie) is taken over, and
+ * `tookOver` says so. Each page and the publishing first check that the lock still names this run: one removed or
+ * replaced by hand fails the export, which then leaves every file as it is. An existing `FILE` that this user may not
+ * write, or whose owner write bit is off (for its owner and for root, whom access checks do not stop), is refused
+ * before anything; a replaced `FILE` keeps its mode. Directories made for `FILE` are removed again when the run ends
+ * with nothing in them (refused, or failed before its first page).
  *
  * Work is never thrown away (README.md, "Files, resume and restart"): an export that fails or is interrupted
  * after writing records keeps `FILE.part` and `FILE.resume.json` (see `kept`), whatever `mode`; one that wrote none
- * removes what it opened.
+ * removes what it opened. With `resumable: false` (a `changes` run, which starts over every time) no state is written
+ * and nothing is kept.
  *
  * - `"none"`: a saved export of `FILE` (left by an earlier run that failed) is refused, never overwritten.
- * - `"resume"`: continues a saved export after its last complete page, when it was made with the same `flags`. One
- *   made with other flags, or whose files are missing or unreadable, is refused (`ResumeRefused`) and left byte for
- *   byte as it was.
+ * - `"resume"`: continues a saved export after its last complete page, when its file is whole (its checksum) and it
+ *   was made against the same `server` and `endpoint` with the same `flags`, and the part it describes is unchanged
+ *   (its length and checksum). Otherwise refused (`ResumeRefused`, naming what differs) and left byte for byte as it
+ *   was.
  * - `"restart"`: discards a saved export on purpose, then runs as `"resume"` with nothing saved.
  *
  * Each page is forced to disk (fsync) before the state says it is there, in every mode, so a kept export survives a
@@ -318,12 +346,14 @@ const IdLines = Schema.Array(Schema.parseJson(Schema.Union(Schema.String, Schema
  * import { Sink } from "@erp-client/cli"
  * import { Effect } from "effect"
  *
- * // partners.ndjson appears only when complete; a saved export made with the same flags is continued
- * // (needs `FileSystem` and `Path`: `NodeContext.layer` of @effect/platform-node)
+ * // partners.ndjson appears only when complete; a saved export made with the same flags, against the same server,
+ * // is continued
  * const program = Effect.scoped(Effect.gen(function*() {
  *   const sink = yield* Sink.file("partners.ndjson", {
  *     mode: "resume",
- *     flags: { command: "erp partners list", "--format": "ndjson" }
+ *     flags: { command: "erp partners list", "--format": "ndjson" },
+ *     server: "https://erp.example.com:443/",
+ *     endpoint: "partner/list"
  *   })
  *   yield* sink.write(`${JSON.stringify({ id: 7, company_name: "Acme GmbH" })}\n`, { records: 1, pages: 1 })
  *   yield* sink.commit
@@ -341,153 +371,208 @@ export const file = (
     readonly keepIds?: boolean | undefined
     /** What this run is, for a second run's refusal: its command line, never a secret (default: `flags.command`). */
     readonly command?: string | undefined
+    /** The server the records come from (`ResumeFile.serverOf` of the base URL): a resume elsewhere is refused. */
+    readonly server?: string | undefined
+    /** The endpoint the records come from: a resume of another one is refused. */
+    readonly endpoint?: string | undefined
+    /** `false`: nothing is kept for a resume (default `true`). */
+    readonly resumable?: boolean | undefined
+    /** Told what is worth a line on stderr that is no failure (a link removed from a temporary file's name). */
+    readonly onNote?: ((line: string) => Effect.Effect<void>) | undefined
   }
-): Effect.Effect<Sink, OutputError | ResumeRefused | OutputLocked, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
+): Effect.Effect<Sink, OutputError | ResumeRefused | OutputLocked, Scope.Scope> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const files = SavedExport.paths(target)
+    const resumable = options.resumable !== false
+    const failed = (error: Files.FileError) => new OutputError({ description: error.message })
+    // The file the name stands for: its links followed once; everything after acts beside it.
+    const followed = yield* Files.followLinks(target).pipe(Effect.mapError(failed))
+    const existing = yield* Files.lstat(followed).pipe(Effect.mapError(failed))
+    if (Option.isSome(existing) && !existing.value.isFile()) {
+      return yield* new OutputError({ description: `${target} is not a regular file: it is not replaced` })
+    }
+    // A read-only FILE was made so on purpose: refused before anything, not replaced.
+    const refuseReadOnly = (file: string) =>
+      Effect.flatMap(
+        OutputLock.readOnly(file).pipe(Effect.mapError(failed)),
+        Option.match({
+          onNone: () => Effect.void,
+          onSome: (why) =>
+            new OutputError({
+              description: `${target} is ${why}: it is not replaced; make it writable to replace it, or write elsewhere`
+            })
+        })
+      )
+    yield* refuseReadOnly(followed)
+
+    // How the export ends on disk, whatever ends it: published (commit), kept for a later run, or removed.
+    let phase: "open" | "committed" | "kept" | "removed" | "lost" = "open"
+    // Directories made for the file go again with the run unless it left something in them; added first, so it runs
+    // last, after the lock is released.
+    const made = yield* Files.makeDirectories(NodePath.dirname(followed)).pipe(Effect.mapError(failed))
+    if (made.length > 0) {
+      yield* Effect.addFinalizer(() =>
+        phase === "committed" || phase === "kept" ? Effect.void : Files.removeEmpty(made)
+      )
+    }
+    const resolved = yield* Files.realDirectory(followed).pipe(Effect.mapError(failed))
+    const files = SavedExport.paths(resolved)
     const { part, state: statePath } = files
+    // Named in messages as the user named it, unless that name leads elsewhere (a link).
+    const shown = NodePath.resolve(target) === resolved ? target : resolved
+    const onLink = (planted: Files.Planted) =>
+      (options.onNote ?? (() => Effect.void))(
+        `removed ${shown}${planted.path.slice(resolved.length)}, a symbolic link to ${planted.target} that this ` +
+          "run did not make (nothing was written through it)"
+      )
     const stateTemp = `${statePath}.tmp`
     const idsPath = options.keepIds === true ? files.ids : undefined
-    const fail = (what: string) => (error: unknown) => new OutputError({ description: `${what}: ${errorText(error)}` })
 
-    // A read-only FILE was made so on purpose: refused before anything, not replaced.
-    const refuseReadOnly = Effect.flatMap(
-      OutputLock.readOnly(target).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.mapError(fail(target))),
-      Option.match({
-        onNone: () => Effect.void,
-        onSome: (why) =>
-          new OutputError({
-            description: `${target} is ${why}: it is not replaced; make it writable to replace it, or write elsewhere`
-          })
-      })
-    )
-    yield* refuseReadOnly
-    yield* fs.makeDirectory(path.dirname(part), { recursive: true }).pipe(Effect.mapError(fail(path.dirname(part))))
     // One writer per file: the lock comes before any look at the saved export and any file opened or removed, and is
-    // released last, once the finalizers below have settled the files.
+    // released last but the directories, once the finalizers below have settled the files.
     const command = options.command ?? (typeof options.flags.command === "string" ? options.flags.command : "an export")
-    const lock = yield* OutputLock.acquire(target, { command }).pipe(
-      Effect.mapError((error) => error._tag === "OutputLocked" ? error : fail(`${target}.lock`)(error))
+    const identity = Option.getOrUndefined(Option.map(existing, (info) => ({ dev: info.dev, ino: info.ino })))
+    const lock = yield* OutputLock.acquire(resolved, { command, name: target, identity }).pipe(
+      Effect.mapError((error) => error._tag === "OutputLocked" ? error : failed(error))
     )
 
     // Every check comes before anything is opened: a refused run leaves the saved export as it was.
-    const saved = yield* SavedExport.inspect(target, { ...options, keepIds: idsPath !== undefined }).pipe(
-      Effect.mapError(fail(target))
-    )
+    const header: ResumeFile.Header = { server: options.server, endpoint: options.endpoint, flags: options.flags }
+    const saved = yield* SavedExport.inspect(resolved, {
+      mode: options.mode,
+      header,
+      keepIds: idsPath !== undefined,
+      name: target,
+      shown
+    }).pipe(Effect.mapError(failed))
     if ("refused" in saved) return yield* new ResumeRefused({ reason: saved.refused })
     const resumed = saved
 
     // What the state file on disk says was written (a resumed export's, until this run records a page).
     let recorded = Option.match(resumed, { onNone: () => 0, onSome: (state) => state.records })
-    // "lost": the lock no longer names this run; the files may be another run's now, and are left as they are.
-    let phase: "open" | "committed" | "kept" | "removed" | "lost" = "open"
     const kept = (): Kept | undefined =>
-      (phase === "open" || phase === "kept") && recorded > 0
-        ? { part, records: recorded, mode: options.mode }
+      resumable && (phase === "open" || phase === "kept") && recorded > 0
+        ? { part: `${shown}.part`, records: recorded, mode: options.mode }
         : undefined
-    // How the export ends on disk, whatever ends it: published (commit), kept for a later run, or removed.
     const settle = Effect.suspend(() => {
       if (phase !== "open") return Effect.void
-      if (recorded > 0) {
+      if (resumable && recorded > 0) {
         phase = "kept"
-        return fs.remove(stateTemp, { force: true }).pipe(Effect.ignore)
+        return Effect.ignore(Files.remove(stateTemp))
       }
       phase = "removed"
       return Effect.forEach(
         [part, statePath, stateTemp, ...(idsPath === undefined ? [] : [idsPath])],
-        (file) => Effect.ignore(fs.remove(file, { force: true })),
+        (file) => Effect.ignore(Files.remove(file)),
         { discard: true }
       )
     })
 
     // Added before the files are opened, so it runs after they are closed (finalizers run last first).
     yield* Effect.addFinalizer(() => settle)
-    const handle = yield* fs.open(part, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(Effect.mapError(fail(part)))
-    let idsBytes = 0
-    let resumedIds: ReadonlyArray<string | number> = []
-    const idsFile = idsPath === undefined ? undefined : {
-      path: idsPath,
-      handle: yield* fs.open(idsPath, { flag: Option.isSome(resumed) ? "r+" : "w" }).pipe(
-        Effect.mapError(fail(idsPath))
+    const openPart = (path: string) =>
+      (Option.isSome(resumed) ? Files.openExisting(path, "r+") : Files.replaceEntry(path, onLink)).pipe(
+        Effect.mapError(failed)
       )
-    }
-    if (idsFile !== undefined && Option.isSome(resumed)) {
-      idsBytes = resumed.value.idsBytes ?? 0
-      yield* idsFile.handle.truncate(FileSystem.Size(idsBytes)).pipe(Effect.mapError(fail(idsFile.path)))
-      yield* idsFile.handle.seek(FileSystem.Size(idsBytes), "start")
-      const text = yield* fs.readFileString(idsFile.path).pipe(Effect.mapError(fail(idsFile.path)))
-      resumedIds = yield* Schema.decodeUnknown(IdLines)(text.split("\n").filter((line) => line !== "")).pipe(
-        Effect.mapError(fail(idsFile.path))
-      )
-    }
+    const handle = yield* openPart(part)
+    const partInfo = yield* handle.stat.pipe(Effect.mapError(failed))
+    const crcOf = (text: string | undefined) => text === undefined ? 0 : Number.parseInt(text, 16)
     let bytes = 0
+    let partCrc = 0
+    let idsBytes = 0
+    let idsCrc = 0
+    let resumedIds: ReadonlyArray<string | number> = []
+    const idsFile = idsPath === undefined ? undefined : { path: idsPath, handle: yield* openPart(idsPath) }
     if (Option.isSome(resumed)) {
       // Anything after the last complete page is a page cut short: drop it.
       bytes = resumed.value.bytes
-      yield* handle.truncate(FileSystem.Size(bytes)).pipe(Effect.mapError(fail(part)))
-      yield* handle.seek(FileSystem.Size(bytes), "start")
+      partCrc = crcOf(resumed.value.partCrc)
+      yield* handle.truncate(bytes).pipe(Effect.mapError(failed))
+      if (idsFile !== undefined) {
+        idsBytes = resumed.value.idsBytes ?? 0
+        idsCrc = crcOf(resumed.value.idsCrc)
+        yield* idsFile.handle.truncate(idsBytes).pipe(Effect.mapError(failed))
+        const text = yield* Files.readText(idsFile.path, Number.MAX_SAFE_INTEGER).pipe(Effect.mapError(failed))
+        resumedIds = yield* Schema.decodeUnknown(IdLines)(
+          Option.getOrElse(text, () => "").split("\n").filter((line) => line !== "")
+        ).pipe(Effect.mapError((error) => new OutputError({ description: `${idsFile.path}: ${errorText(error)}` })))
+      }
     }
     const encoder = new TextEncoder()
     // Before each page and the publishing: the lock still names this run.
     const stillOurs = lock.verify.pipe(Effect.mapError((error) => {
-      if (error._tag !== "Lost") return fail(lock.path)(error)
+      if (error._tag !== "Lost") return failed(error)
       phase = "lost"
       return new OutputError({
-        description: `${OutputLock.describeLost(error)}; nothing was published, and ${part} and the files beside it ` +
-          "are left as they are"
+        description: `${OutputLock.describeLost(error)}; nothing was published, and ${shown}.part and the files ` +
+          "beside it are left as they are"
       })
     }))
+    // The state, written whole beside its file and renamed over it: a reader sees the last one or the one before.
+    const record = (state: SavedExport.ResumeState) =>
+      Effect.scoped(Effect.gen(function*() {
+        const temporary = yield* Files.replaceEntry(stateTemp, onLink, 0o644)
+        yield* temporary.write(encoder.encode(SavedExport.encode(state)), 0)
+        yield* temporary.sync
+      })).pipe(Effect.zipRight(Files.rename(stateTemp, statePath)), Effect.mapError(failed))
 
     const write: Sink["write"] = (text, state, ids) =>
       Effect.gen(function*() {
         yield* stillOurs
         const chunk = encoder.encode(text)
-        // An empty page (the usual last one) has nothing to write, and writeAll refuses zero bytes.
+        // An empty page (the usual last one) has nothing to write.
         if (chunk.length > 0) {
-          yield* handle.writeAll(chunk).pipe(Effect.mapError(fail(part)))
+          yield* handle.write(chunk, bytes).pipe(Effect.mapError(failed))
           bytes += chunk.length
+          partCrc = ResumeFile.crc32(chunk, partCrc)
         }
         if (idsFile !== undefined && ids !== undefined && ids.length > 0) {
           const lines = encoder.encode(ids.map((id) => `${JSON.stringify(id)}\n`).join(""))
-          yield* idsFile.handle.writeAll(lines).pipe(
+          yield* idsFile.handle.write(lines, idsBytes).pipe(
             Effect.zipRight(idsFile.handle.sync),
-            Effect.mapError(fail(idsFile.path))
+            Effect.mapError(failed)
           )
           idsBytes += lines.length
+          idsCrc = ResumeFile.crc32(lines, idsCrc)
         }
-        // The page is on disk before the state says so: a crash between the two only repeats that page's write.
-        yield* handle.sync.pipe(Effect.mapError(fail(part)))
-        const next: ResumeState = {
-          version: 2,
-          flags: options.flags,
-          bytes,
-          ...state,
-          ...(idsFile === undefined ? {} : { idsBytes })
+        if (resumable) {
+          // The page is on disk before the state says so: a crash between the two only repeats that page's write.
+          yield* handle.sync.pipe(Effect.mapError(failed))
+          yield* record({
+            ...(options.server === undefined ? {} : { server: options.server }),
+            ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+            flags: options.flags,
+            ...state,
+            bytes,
+            partCrc: ResumeFile.crcText(partCrc),
+            ...(idsFile === undefined ? {} : { idsBytes, idsCrc: ResumeFile.crcText(idsCrc) })
+          })
         }
-        yield* fs.writeFileString(stateTemp, JSON.stringify(next)).pipe(
-          Effect.zipRight(fs.rename(stateTemp, statePath)),
-          Effect.mapError(fail(statePath))
-        )
-        recorded = next.records
+        recorded = state.records
       }).pipe(Effect.uninterruptible)
 
     const commit = Effect.gen(function*() {
-      yield* handle.sync.pipe(Effect.mapError(fail(part)))
+      yield* handle.sync.pipe(Effect.mapError(failed))
       yield* stillOurs
       // Made read-only during the export: not replaced either (the export is kept for a resume).
-      yield* refuseReadOnly
-      // The file it replaces keeps its mode (the part was created with the default one).
-      const replaced = yield* fs.stat(target).pipe(Effect.option)
-      if (Option.isSome(replaced) && replaced.value.type === "File") {
-        yield* fs.chmod(part, replaced.value.mode & 0o777).pipe(Effect.mapError(fail(part)))
+      yield* refuseReadOnly(resolved)
+      // The file it replaces keeps its mode (the part was created with the default one), set through the open part.
+      const replaced = yield* Files.lstat(resolved).pipe(Effect.mapError(failed))
+      if (Option.isSome(replaced) && replaced.value.isFile()) {
+        yield* handle.chmod(replaced.value.mode & 0o777).pipe(Effect.mapError(failed))
       }
-      yield* fs.rename(part, target).pipe(Effect.mapError(fail(target)))
+      // The name still stands for the part this run wrote: a file put in its place is not published.
+      if (!(yield* Files.isSameFile(part, partInfo).pipe(Effect.mapError(failed)))) {
+        phase = "lost"
+        return yield* new OutputError({
+          description: `${shown}.part was replaced while this run wrote it: nothing was published, and the files ` +
+            `beside ${target} are left as they are`
+        })
+      }
+      yield* Files.rename(part, resolved).pipe(Effect.mapError(failed))
       phase = "committed"
       yield* Effect.forEach(
         [statePath, ...(idsPath === undefined ? [] : [idsPath])],
-        (file) => Effect.ignore(fs.remove(file, { force: true })),
+        (file) => Effect.ignore(Files.remove(file)),
         { discard: true }
       )
     }).pipe(Effect.uninterruptible)

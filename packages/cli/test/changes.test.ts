@@ -3,7 +3,7 @@ import { Fault, Seed } from "@erp-client/sandbox"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { erp, parseCsv, type Run, SECRET, startSandbox } from "./harness.js"
+import { erp, parseCsv, type Run, SECRET, startGate, startSandbox } from "./harness.js"
 
 // `erp partners changes` and `erp api changes` through the compiled command against the sandbox (docs/changes.md):
 // the changes since the last complete run, each once; a run cut short changes nothing and reports no removal.
@@ -117,7 +117,11 @@ describe("erp partners changes", () => {
     expect(killed.signal).toBe("SIGKILL")
     expect(killed.stdout).not.toContain("removed")
     expect(Fs.readFileSync(state)).toEqual(before)
-    expect(Fs.readdirSync(dir).filter((name) => name.startsWith("cut.state"))).toEqual(["cut.state"])
+    // Its lock stays (nothing ran after the kill); the next run takes it over.
+    expect(Fs.readdirSync(dir).filter((name) => name.startsWith("cut.state")).sort()).toEqual([
+      "cut.state",
+      "cut.state.lock"
+    ])
 
     // Interrupted (Ctrl-C): 130, the same.
     const interrupted = record(
@@ -146,6 +150,7 @@ describe("erp partners changes", () => {
     // The next complete run reports all of it, once.
     expect(said(await changes(state))).toEqual(["changed 200", "removed 1", "removed 2"])
     expect((await changes(state)).stdout).toBe("")
+    expect(Fs.readdirSync(dir).filter((name) => name.startsWith("cut.state"))).toEqual(["cut.state"])
   })
 
   it("--init writes the state and reports nothing", async () => {
@@ -210,6 +215,104 @@ describe("erp api changes", () => {
       await erp(["api", "changes", "partner/list", "--since", state], { env: started.env })
     )
     expect(said(next)).toEqual(["changed 42"])
+  })
+})
+
+describe("STATE and FILE on disk", () => {
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
+
+  it("two runs on one STATE: the second refuses at once, naming the first, and touches nothing", async () => {
+    const state = Path.join(dir, "locked.state")
+    expect((await changes(state, ["--init"])).code).toBe(0)
+    const before = Fs.readFileSync(state)
+    // The first run's requests are held until the second has exited.
+    const gate = await startGate(started.sandbox.baseUrl)
+    try {
+      const first = erp(["partners", "changes", "--since", state, "--page-size", "20"], {
+        env: { ERP_BASE_URL: gate.url, ERP_API_KEY: SECRET },
+        via: "node"
+      }).then(record)
+      for (let i = 0; i < 1_500 && !gate.seen(SECRET); i++) await new Promise((r) => setTimeout(r, 20))
+      expect(gate.seen(SECRET)).toBe(true)
+      await started.run(started.sandbox.resetStats)
+      const second = record(
+        await erp(["partners", "changes", "--since", state, "--page-size", "20"], { env: started.env, via: "node" })
+      )
+      // Nothing reached the server from the second run (the first's are still held).
+      expect((await started.run(started.sandbox.stats)).requests).toBe(0)
+      gate.open()
+      const holder = await first
+      expect(second.code).toBe(1)
+      expect(second.stdout).toBe("")
+      expect(second.stderr).toMatch(
+        new RegExp(
+          `^erp: ${escape(state)} is being written by another run \\(pid ${holder.pid} on host ${
+            escape(Os.hostname())
+          } since [^\\n]+, running erp partners changes --since ${escape(state)} --page-size 20\\); nothing was ` +
+            "touched\\n"
+        )
+      )
+      expect(holder.code, holder.stderr).toBe(0)
+      expect(Fs.readFileSync(state)).toEqual(before)
+      expect(Fs.readdirSync(dir).filter((name) => name.startsWith("locked.state"))).toEqual(["locked.state"])
+    } finally {
+      gate.open()
+      await gate.stop()
+    }
+  })
+
+  it("a read-only STATE is refused before anything is read: exit 1, the file and its mode as they were", async () => {
+    const state = Path.join(dir, "readonly.state")
+    expect((await changes(state, ["--init"])).code).toBe(0)
+    const before = Fs.readFileSync(state)
+    Fs.chmodSync(state, 0o444)
+    await started.run(started.sandbox.resetStats)
+    const run = await changes(state)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toBe(
+      `erp: the state ${state} is read-only for this user (mode 0444): it is not replaced, and nothing was read; ` +
+        "make it writable, or give another --since\n"
+    )
+    expect(Fs.readFileSync(state)).toEqual(before)
+    expect(Fs.statSync(state).mode & 0o777).toBe(0o444)
+    expect((await started.run(started.sandbox.stats)).requests).toBe(0)
+  })
+
+  it("a STATE that is a link is written through to its file, which keeps its mode; the link stays", async () => {
+    const real = Path.join(dir, "real.state")
+    const link = Path.join(dir, "link.state")
+    Fs.symlinkSync("real.state", link)
+    expect((await changes(link, ["--init"])).code).toBe(0)
+    expect(Fs.readlinkSync(link)).toBe("real.state")
+    Fs.chmodSync(real, 0o640)
+    const [id] = await started.run(started.sandbox.insertPartners(1, 0))
+    const run = await changes(link)
+    expect(run.code, run.stderr).toBe(0)
+    expect(said(run)).toEqual([`added ${id}`])
+    expect(Fs.readlinkSync(link)).toBe("real.state")
+    expect(Fs.statSync(real).mode & 0o777).toBe(0o640)
+    expect((await changes(link)).stdout).toBe("")
+    expect(Fs.readdirSync(dir).filter((name) => /^(real|link)\.state/.test(name)).sort()).toEqual([
+      "link.state",
+      "real.state"
+    ])
+  })
+
+  it("a run with --output that fails midway leaves no FILE.part and no FILE.resume.json (changes starts over)", async () => {
+    const state = Path.join(dir, "failing.state")
+    const file = Path.join(dir, "failing.ndjson")
+    expect((await changes(state, ["--init"])).code).toBe(0)
+    await started.run(started.sandbox.renamePartners([3]))
+    const midway = started.listRequests(5)
+    const running = changes(state, ["--concurrency", "1", "--output", file], { ERP_RETRIES: "0" })
+    await midway
+    await started.run(started.sandbox.inject(Fault.Fault.Status({ status: 503 }), { times: Infinity }))
+    const run = await running
+    await started.run(started.sandbox.clearFaults)
+    expect(run.code).toBe(1)
+    expect(run.stderr).not.toContain("kept")
+    expect(Fs.readdirSync(dir).filter((name) => name.startsWith("failing.ndjson"))).toEqual([])
+    expect(said(await changes(state))).toEqual(["changed 3"])
   })
 })
 

@@ -225,7 +225,7 @@ describe("erp partners list", () => {
     expect(other.stdout).toBe("")
     expect(other.stderr).toBe(
       "erp: --resume: the saved export used --page-size 20, this run --page-size 50; use the same flags, or " +
-        "--restart to discard it\n"
+        "--restart to discard it and start over\n"
     )
     expect(saved()).toEqual(before)
 

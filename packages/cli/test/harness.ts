@@ -2,6 +2,8 @@ import { Sandbox } from "@erp-client/sandbox"
 import type { Effect } from "effect"
 import { Layer, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
+import * as Http from "node:http"
+import type * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -157,4 +159,47 @@ export const parseCsv = (text: string): Array<Array<string>> => {
   }
   if (cell !== "" || row.length > 0) rows.push([...row, cell])
   return rows
+}
+
+/**
+ * A loopback proxy in front of `target` that holds every request until `open`, and notes which API key (which run)
+ * has sent one.
+ */
+export const startGate = async (target: string) => {
+  let opened = false
+  const held: Array<() => void> = []
+  const seen = new Set<string>()
+  const server = Http.createServer((request, response) => {
+    seen.add(String(request.headers["x-api-key"]))
+    const forward = () => {
+      const out = Http.request(new URL(request.url!, target), { method: request.method, headers: request.headers }, (
+        answer
+      ) => {
+        response.writeHead(answer.statusCode!, answer.headers)
+        answer.pipe(response)
+      })
+      out.on("error", () => response.destroy())
+      request.pipe(out)
+    }
+    if (opened) forward()
+    else held.push(forward)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`,
+    seen: (key: string) => seen.has(key),
+    close: () => {
+      opened = false
+      seen.clear()
+    },
+    open: () => {
+      opened = true
+      for (const forward of held.splice(0)) forward()
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
 }

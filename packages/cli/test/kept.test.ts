@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Fault } from "@erp-client/sandbox"
+import { Effect, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as SavedExport from "../src/internal/savedExport.js"
 import { erp, openRequestsAfterwards, type Run, SECRET, startSandbox } from "./harness.js"
 
 // Work is never thrown away (docs/cli.md, "Files, resume and restart"): an export to a file that fails or is stopped keeps the records
@@ -196,6 +198,100 @@ describe("an export to a file that fails", () => {
     expect(Number(match![1])).toBeGreaterThan(before)
     expect(lines(Fs.readFileSync(`${file}.part`, "utf8"))).toEqual(seeded().slice(0, Number(match![1])))
     await resumeFinishes(args.slice(0, -1), name, file)
+  })
+})
+
+describe("a saved export checked before it is resumed", () => {
+  // Killed midway (a 503 with no retries): the first records of `slow`'s list are kept.
+  const interrupted = async (args: ReadonlyArray<string>) => {
+    const midway = slow.listRequests(6)
+    const running = erp(args, { env: { ...slow.env, ERP_RETRIES: "0" } })
+    await midway
+    await slow.run(slow.sandbox.inject(Fault.Fault.Status({ status: 503 }), { times: Infinity }))
+    const run = record(await running)
+    await slow.run(slow.sandbox.clearFaults)
+    expect(run.code).toBe(1)
+  }
+
+  it("made against server A, resumed against server B: refused, exit 2, nothing touched; against A it finishes", async () => {
+    // Another server, with other partners: A's first records then B's later ones would match neither.
+    const other = await startSandbox({ partners: 600, seed: 99, rateLimit: { limit: 1_000, window: "30 seconds" } })
+    try {
+      const name = "server.ndjson"
+      const file = Path.join(dir, name)
+      const args = ["partners", "list", ...pageArgs(file)]
+      await interrupted(args)
+      const saved = () => [Fs.readFileSync(`${file}.part`), Fs.readFileSync(`${file}.resume.json`)]
+      const before = saved()
+      const elsewhere = record(await erp([...args, "--resume"], { env: other.env }))
+      expect(elsewhere.code).toBe(2)
+      const port = (url: string) => new URL(url).port
+      expect(elsewhere.stderr).toBe(
+        `erp: --resume: the saved export used ERP_BASE_URL=http://127.0.0.1:${port(slow.sandbox.baseUrl)}/, this ` +
+          `run ERP_BASE_URL=http://127.0.0.1:${port(other.sandbox.baseUrl)}/; use the same server, or --restart to ` +
+          "discard it and start over\n"
+      )
+      expect((await other.run(other.sandbox.stats)).requests).toBe(0)
+      expect(saved()).toEqual(before)
+      await resumeFinishes(args, name, file)
+    } finally {
+      await other.close()
+    }
+  })
+
+  it("with a byte changed anywhere in its state, at every position: never resumed", async () => {
+    const file = Path.join(dir, "flipped.ndjson")
+    await interrupted(["api", "list", "partner/list", "--safe", ...pageArgs(file)])
+    const statePath = `${file}.resume.json`
+    const state = Fs.readFileSync(statePath)
+    const header = JSON.parse(state.toString("utf8"))
+    const options = {
+      mode: "resume" as const,
+      header: { server: header.server, endpoint: header.endpoint, flags: header.flags },
+      keepIds: true
+    }
+    const inspect = () => Effect.runPromise(SavedExport.inspect(file, options))
+    // Unchanged, it is taken.
+    expect(Option.isOption(await inspect())).toBe(true)
+    const accepted: Array<string> = []
+    let tried = 0
+    for (let at = 0; at < state.length; at++) {
+      for (const mask of [0x01, 0x02, 0x10, 0x20, 0x80, 0xff]) {
+        const flipped = Buffer.from(state)
+        flipped[at] = flipped[at]! ^ mask
+        Fs.writeFileSync(statePath, flipped)
+        tried++
+        if (!("refused" in await inspect())) accepted.push(`${at}^${mask}`)
+      }
+    }
+    Fs.writeFileSync(statePath, state)
+    expect(tried).toBe(state.length * 6)
+    expect(accepted).toEqual([])
+  })
+
+  it("whose part or ids were changed since: refused, exit 2, naming the file; the same command with --restart finishes", async () => {
+    const name = "changed.ndjson"
+    const file = Path.join(dir, name)
+    const args = ["api", "list", "partner/list", "--safe", ...pageArgs(file)]
+    await interrupted(args)
+    for (
+      const [suffix, what] of [[".part", "the records written"], [".ids.part", "the ids a drift-safe export wrote"]]
+    ) {
+      const path = `${file}${suffix}`
+      const original = Fs.readFileSync(path)
+      const flipped = Buffer.from(original)
+      flipped[Math.floor(flipped.length / 2)] = flipped[Math.floor(flipped.length / 2)]! ^ 0x01
+      Fs.writeFileSync(path, flipped)
+      const run = record(await erp([...args, "--resume"], { env: slow.env }))
+      expect(run.code).toBe(2)
+      expect(run.stderr).toBe(
+        `erp: --resume: ${path} (${what}) does not match the saved export: it was changed or damaged since; ` +
+          "--restart discards it and starts over\n"
+      )
+      expect(Fs.readFileSync(path)).toEqual(flipped)
+      Fs.writeFileSync(path, original)
+    }
+    await resumeFinishes(args, name, file)
   })
 })
 

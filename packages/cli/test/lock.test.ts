@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Fault } from "@erp-client/sandbox"
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Http from "node:http"
-import type * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as OutputLock from "../src/internal/outputLock.js"
-import { erp, type Run, SECRET, startSandbox } from "./harness.js"
+import { BIN, erp, ROOT, type Run, SECRET, startGate, startSandbox } from "./harness.js"
 
 // One writer per output (docs/cli.md, "Files, resume and restart"): an export to --output FILE holds FILE.lock for its
 // run. Runs started together on one FILE: one writes it, each other refuses at once with exit 1 and one line naming
@@ -29,49 +27,6 @@ const runs: Array<Run> = []
 const record = (run: Run) => {
   runs.push(run)
   return run
-}
-
-/**
- * A loopback proxy in front of `target` that holds every request until `open`, and notes which API key (which run)
- * has sent one.
- */
-const startGate = async (target: string) => {
-  let opened = false
-  const held: Array<() => void> = []
-  const seen = new Set<string>()
-  const server = Http.createServer((request, response) => {
-    seen.add(String(request.headers["x-api-key"]))
-    const forward = () => {
-      const out = Http.request(new URL(request.url!, target), { method: request.method, headers: request.headers }, (
-        answer
-      ) => {
-        response.writeHead(answer.statusCode!, answer.headers)
-        answer.pipe(response)
-      })
-      out.on("error", () => response.destroy())
-      request.pipe(out)
-    }
-    if (opened) forward()
-    else held.push(forward)
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`,
-    seen: (key: string) => seen.has(key),
-    close: () => {
-      opened = false
-      seen.clear()
-    },
-    open: () => {
-      opened = true
-      for (const forward of held.splice(0)) forward()
-    },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-  }
 }
 
 beforeAll(async () => {
@@ -113,14 +68,20 @@ const until = async (check: () => boolean) => {
   if (!check()) throw new Error("never happened")
 }
 
-/** Starts `RUNS` runs of `args` at once through the gate, and opens it once each has exited or sent a request. */
-const race = async (args: ReadonlyArray<string>) => {
+/**
+ * Starts `RUNS` runs of `args` (or of `args(i)` for run `i`) at once through the gate, and opens it once each has
+ * exited or sent a request.
+ */
+const race = async (args: ReadonlyArray<string> | ((run: number) => ReadonlyArray<string>)) => {
   gate.close()
   const exited = new Set<number>()
   const started = Array.from(
     { length: RUNS },
     (_, i) =>
-      erp(args, { env: { ERP_BASE_URL: gate.url, ERP_API_KEY: keyOf(i) }, via: "node" }).then((run) => {
+      erp(typeof args === "function" ? args(i) : args, {
+        env: { ERP_BASE_URL: gate.url, ERP_API_KEY: keyOf(i) },
+        via: "node"
+      }).then((run) => {
         exited.add(i)
         return record(run)
       })
@@ -165,9 +126,11 @@ const savedExport = async (file: string) => {
   await sandbox.run(
     sandbox.sandbox.inject(Fault.Fault.Status({ status: 503 }), { endpoint: "/partner/list", after: 4, times: 1 })
   )
+  // Through the gate, open: the runs that resume it read from the same server (a resume elsewhere is refused).
+  gate.open()
   const failed = record(
     await erp(["partners", "list", "--page-size", "50", "--concurrency", "1", "--output", file], {
-      env: { ...sandbox.env, ERP_RETRIES: "0" },
+      env: { ERP_BASE_URL: gate.url, ERP_API_KEY: SECRET, ERP_RETRIES: "0" },
       via: "node"
     })
   )
@@ -346,7 +309,7 @@ describe("a lock already there", () => {
       new RegExp(
         `^erp: took over the stale lock ${escape(file)}\\.lock, left by pid ${killed.pid} on host ${escape(HOST)} ` +
           `since \\S+ \\(\\d+\\.\\d s ago\\), running erp partners list --page-size 10 --concurrency 1 --output ` +
-          `${escape(file)}: pid ${killed.pid} no longer runs\\n$`
+          `${escape(file)}: pid ${killed.pid} has ended \\(the kernel released its lock\\)\\n$`
       )
     )
     const written = lines(Fs.readFileSync(file, "utf8"))
@@ -380,6 +343,250 @@ describe("a lock already there", () => {
     )
     expect(Fs.existsSync(file)).toBe(false)
     expect(Fs.readFileSync(`${file}.lock`, "utf8")).toBe(other)
+  })
+})
+
+describe("two names for one file", () => {
+  /** One run wrote `written` (every record once); each other exited 1 naming it, whatever name it came by. */
+  const oneWriterOf = (results: ReadonlyArray<Run>, written: (winner: number) => string) => {
+    expect(results.map((run) => run.code).sort(), results.map((run) => run.stderr).join("")).toEqual([0, 1, 1])
+    const winner = results.findIndex((run) => run.code === 0)
+    expect(results[winner]!.stderr).toBe("")
+    for (const run of results.filter((_, i) => i !== winner)) {
+      expect(run.stdout).toBe("")
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `^erp: \\S+ is being written by another run \\(pid ${results[winner]!.pid} on host ${escape(HOST)} ` +
+            `since [^\\n]+, running erp partners list [^\\n]+\\); nothing was touched\\n$`
+        )
+      )
+    }
+    expect(lines(Fs.readFileSync(written(winner), "utf8"))).toEqual(seeded(sandbox))
+    return winner
+  }
+
+  it("the file and a symbolic link to it: one lock, and the file written through the link, which stays (3 rounds)", async () => {
+    for (let round = 0; round < 3; round++) {
+      const real = Path.join(dir, `real-${round}.ndjson`)
+      const alias = Path.join(dir, `alias-${round}.ndjson`)
+      Fs.symlinkSync(Path.basename(real), alias)
+      oneWriterOf(await race((i) => args(i === 1 ? alias : real)), () => real)
+      expect(Fs.readlinkSync(alias)).toBe(Path.basename(real))
+      expect(filesOf(`real-${round}.ndjson`)).toEqual([`real-${round}.ndjson`])
+      expect(filesOf(`alias-${round}.ndjson`)).toEqual([`alias-${round}.ndjson`])
+    }
+  })
+
+  it("the file and a hard link to it: one lock, on the file's device and inode (3 rounds)", async () => {
+    for (let round = 0; round < 3; round++) {
+      const names = [Path.join(dir, `first-${round}.ndjson`), Path.join(dir, `second-${round}.ndjson`)]
+      Fs.writeFileSync(names[0]!, "the previous export\n")
+      Fs.linkSync(names[0]!, names[1]!)
+      const nameOf = (run: number) => names[run === 1 ? 1 : 0]!
+      const winner = oneWriterOf(await race((i) => args(nameOf(i))), nameOf)
+      // Replaced by a rename: the other name keeps the file it named.
+      const other = names.find((name) => name !== nameOf(winner))!
+      expect(Fs.readFileSync(other, "utf8")).toBe("the previous export\n")
+    }
+  })
+})
+
+describe("links planted beside the output", () => {
+  const direct = (file: string, ...more: ReadonlyArray<string>) =>
+    erp(args(file, ...more), { env: sandbox.env, via: "node" }).then(record)
+
+  it("FILE.part, FILE.ids.part, FILE.resume.json.tmp and FILE.lock as links: nothing written through; each said", async () => {
+    const victim = Path.join(dir, "victim.txt")
+    Fs.writeFileSync(victim, "not the export\n")
+    Fs.chmodSync(victim, 0o600)
+    // A link to where nothing is yet: an exclusive create never makes it.
+    const absent = Path.join(dir, "absent.txt")
+    const file = Path.join(dir, "planted.ndjson")
+    Fs.symlinkSync(victim, `${file}.part`)
+    Fs.symlinkSync(absent, `${file}.ids.part`)
+    Fs.symlinkSync(victim, `${file}.resume.json.tmp`)
+    Fs.symlinkSync(victim, `${file}.lock`)
+    const run = await direct(file, "--safe")
+    expect(run.code, run.stderr).toBe(0)
+    expect(lines(run.stderr)).toEqual([
+      `erp: removed ${file}.part, a symbolic link to ${victim} that this run did not make (nothing was written ` +
+      "through it)",
+      `erp: removed ${file}.ids.part, a symbolic link to ${absent} that this run did not make (nothing was written ` +
+      "through it)",
+      `erp: took over the stale lock ${file}.lock: a symbolic link, which no run makes`,
+      `erp: removed ${file}.resume.json.tmp, a symbolic link to ${victim} that this run did not make (nothing was ` +
+      "written through it)"
+    ])
+    expect(Fs.readFileSync(victim, "utf8")).toBe("not the export\n")
+    expect(Fs.statSync(victim).mode & 0o777).toBe(0o600)
+    expect(Fs.existsSync(absent)).toBe(false)
+    expect(lines(Fs.readFileSync(file, "utf8"))).toEqual(seeded(sandbox))
+    expect(filesOf("planted.ndjson")).toEqual(["planted.ndjson"])
+  })
+
+  it("a saved export whose part was replaced by a link: --resume refuses it, exit 2, the victim untouched", async () => {
+    const victim = Path.join(dir, "victim-resume.txt")
+    const file = Path.join(dir, "relinked.ndjson")
+    await savedExport(file)
+    Fs.renameSync(`${file}.part`, victim)
+    Fs.symlinkSync(victim, `${file}.part`)
+    const before = Fs.readFileSync(victim)
+    const run = record(
+      await erp(["partners", "list", "--page-size", "50", "--concurrency", "1", "--output", file, "--resume"], {
+        env: { ERP_BASE_URL: gate.url, ERP_API_KEY: SECRET },
+        via: "node"
+      })
+    )
+    expect(run.code).toBe(2)
+    expect(run.stderr).toBe(
+      `erp: --resume: ${file}.part (the records written) is missing or is a symbolic link, not the saved export's; ` +
+        "--restart discards it and starts over\n"
+    )
+    expect(Fs.readFileSync(victim)).toEqual(before)
+  })
+
+  it("a FILE that is a link is written through to the file it leads to, which keeps its mode; the link stays", async () => {
+    const data = Path.join(dir, "data")
+    Fs.mkdirSync(data)
+    const real = Path.join(data, "real.ndjson")
+    Fs.writeFileSync(real, "the previous export\n")
+    Fs.chmodSync(real, 0o640)
+    const link = Path.join(dir, "link.ndjson")
+    Fs.symlinkSync("data/real.ndjson", link)
+    // A link to a file that does not exist yet: made where it leads.
+    const dangling = Path.join(dir, "dangling.ndjson")
+    Fs.symlinkSync("data/new.ndjson", dangling)
+    for (const name of [link, dangling]) {
+      const run = await direct(name)
+      expect([run.code, run.stderr]).toEqual([0, ""])
+    }
+    expect(Fs.readlinkSync(link)).toBe("data/real.ndjson")
+    expect(Fs.readlinkSync(dangling)).toBe("data/new.ndjson")
+    expect(lines(Fs.readFileSync(real, "utf8"))).toEqual(seeded(sandbox))
+    expect(lines(Fs.readFileSync(Path.join(data, "new.ndjson"), "utf8"))).toEqual(seeded(sandbox))
+    expect(Fs.statSync(real).mode & 0o777).toBe(0o640)
+    expect(Fs.readdirSync(data).sort()).toEqual(["new.ndjson", "real.ndjson"])
+  })
+})
+
+describe("a holder that has ended", () => {
+  const stateOf = (pid: number) => {
+    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 1).trim()[0]
+  }
+  const parents: Array<ChildProcess> = []
+  afterAll(() => {
+    for (const parent of parents) process.kill(-parent.pid!, "SIGKILL")
+  })
+
+  /**
+   * Runs `command` under a parent that never reaps it (a shell that then execs `sleep`, as a container's first
+   * process may): once it ends, it stays a zombie. Its pid.
+   */
+  const unreaped = (command: ReadonlyArray<string>, env: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const parent = spawn("sh", ["-c", "\"$0\" \"$@\" & echo $!; exec sleep 120", ...command], {
+        cwd: ROOT,
+        env: { ...process.env, CI: "", ...env },
+        detached: true,
+        stdio: ["ignore", "pipe", "ignore"]
+      })
+      parents.push(parent)
+      parent.on("error", reject)
+      parent.stdout!.setEncoding("utf8").once("data", (text: string) => resolve(Number(text.trim())))
+    })
+
+  it("kill -9 of an export whose parent does not reap it, then --resume at once: resumed, every time (4 rounds)", async () => {
+    for (let round = 0; round < 4; round++) {
+      const name = `zombie-${round}.ndjson`
+      const file = Path.join(dir, name)
+      const slowArgs = ["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file]
+      const state = `${file}.resume.json`
+      const pid = await unreaped([process.execPath, BIN, ...slowArgs], slow.env)
+      await until(() => Fs.existsSync(state) && JSON.parse(Fs.readFileSync(state, "utf8")).records >= 50)
+      process.kill(pid, "SIGKILL")
+      await until(() => stateOf(pid) === "Z")
+      const resumed = record(await erp([...slowArgs, "--resume"], { env: slow.env, via: "node" }))
+      // Still unreaped all along.
+      expect(stateOf(pid)).toBe("Z")
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.stderr).toMatch(
+        new RegExp(
+          `^erp: took over the stale lock ${escape(file)}\\.lock, left by pid ${pid} on host ${escape(HOST)} since ` +
+            `[^\\n]+: pid ${pid} has ended \\(the kernel released its lock\\)\\n$`
+        )
+      )
+      expect(lines(Fs.readFileSync(file, "utf8"))).toEqual(seeded(slow))
+      expect(filesOf(name)).toEqual([name])
+    }
+  })
+
+  it("pnpm erp's build lock: a builder killed with -9 and not reaped does not hold it", async () => {
+    const lock = Path.join(dir, "building.lock")
+    const module = JSON.stringify(Path.join(ROOT, "scripts/buildLock.js"))
+    const held = Path.join(dir, "building.held")
+    const holder = await unreaped([
+      process.execPath,
+      "--input-type=module",
+      "-e",
+      `const { take } = await import(${module}); await take(${JSON.stringify(lock)}); ` +
+      `(await import("node:fs")).writeFileSync(${JSON.stringify(held)}, ""); setInterval(() => {}, 1000)`
+    ], {})
+    await until(() => Fs.existsSync(held))
+    process.kill(holder, "SIGKILL")
+    await until(() => stateOf(holder) === "Z")
+    const waiter = spawn(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `const { take } = await import(${module}); (await take(${JSON.stringify(lock)}))(); console.log("taken")`
+    ], { stdio: ["ignore", "pipe", "inherit"] })
+    let said = ""
+    waiter.stdout!.setEncoding("utf8").on("data", (text: string) => (said += text))
+    const code = await new Promise<number | null>((resolve) => {
+      const guard = setTimeout(() => waiter.kill("SIGKILL"), 20_000)
+      waiter.on("close", (code) => {
+        clearTimeout(guard)
+        resolve(code)
+      })
+    })
+    expect(stateOf(holder)).toBe("Z")
+    expect([code, said]).toEqual([0, "taken\n"])
+  })
+
+  it("a lock file naming a zombie, left without the kernel's lock: taken over (the pid check sees the zombie)", async () => {
+    const pid = await unreaped(["sleep", "0"], {})
+    await until(() => stateOf(pid) === "Z")
+    const file = Path.join(dir, "zombie-file.ndjson")
+    const startTime = OutputLock.startTimeFromStat(Fs.readFileSync(`/proc/${pid}/stat`, "utf8"))!
+    Fs.writeFileSync(`${file}.lock`, lockOf({ pid, startTime }))
+    const run = record(await erp(args(file), { env: sandbox.env, via: "node" }))
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toMatch(tookOver(file, pid, "has ended (a zombie not yet reaped)"))
+    expect(lines(Fs.readFileSync(file, "utf8"))).toEqual(seeded(sandbox))
+  })
+
+  it("a lock that names no one, with a modification time in the future, is judged by when it last changed", async () => {
+    const file = Path.join(dir, "future.ndjson")
+    Fs.writeFileSync(`${file}.lock`, "")
+    const tomorrow = new Date(Date.now() + 86_400_000)
+    Fs.utimesSync(`${file}.lock`, tomorrow, tomorrow)
+    // The change time, which utimes set to now, ages; the modification time stays ahead.
+    await until(() => Date.now() - Fs.statSync(`${file}.lock`).ctimeMs > OutputLock.YOUNG_MILLIS + 100)
+    const run = record(await erp(args(file), { env: sandbox.env, via: "node" }))
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toMatch(
+      new RegExp(`^erp: took over the stale lock ${escape(file)}\\.lock: empty for \\d+\\.\\d s\\n$`)
+    )
+  })
+})
+
+describe("a run that ends with nothing", () => {
+  it("refused by the server before its first page: the directories it made for FILE are gone", async () => {
+    await sandbox.run(sandbox.sandbox.inject(Fault.Fault.Unauthorized(), { times: Infinity }))
+    const top = Path.join(dir, "made")
+    const run = record(await erp(args(Path.join(top, "deeper", "out.ndjson")), { env: sandbox.env, via: "node" }))
+    expect(run.code).toBe(3)
+    expect(Fs.existsSync(top)).toBe(false)
   })
 })
 
@@ -444,6 +651,35 @@ describe("the lock's decisions", () => {
     expect(tag(holder(), here, { alive: false })).toBe("Stale")
     expect(tag(holder(), here, { alive: true, startTime: "99999" })).toBe("Stale")
     expect(tag(holder({ bootId: "boot-b" }), here, alive)).toBe("Stale")
+  })
+
+  it("a holder that has ended is stale: a zombie, or one whose kernel lock this run now holds (same network namespace)", () => {
+    expect(tag(holder(), here, { alive: true, zombie: true, startTime: "82275" })).toBe("Stale")
+    const net = { ...here, netNamespace: "net:[4026531840]" }
+    const kernel = (fields: Partial<OutputLock.LockInfo>) =>
+      OutputLock.judge(holder({ netNamespace: "net:[4026531840]", kernel: true, ...fields }), net, alive, true)
+    expect(kernel({})).toStrictEqual({ _tag: "Stale", why: "pid 4242 has ended (the kernel released its lock)" })
+    // The holder held no kernel lock, or held it where this run's is not seen: its pid says.
+    expect(kernel({ kernel: undefined })._tag).toBe("Held")
+    expect(kernel({ netNamespace: "net:[4026532999]" })._tag).toBe("Held")
+    // This run holds no kernel lock (none on this platform): its pid says.
+    expect(OutputLock.judge(holder({ netNamespace: "net:[4026531840]", kernel: true }), net, alive, false)._tag).toBe(
+      "Held"
+    )
+  })
+
+  it("reads whether a process has ended from its state in /proc/<pid>/stat", () => {
+    const rest = Array.from({ length: 50 }, (_, i) => String(i + 4)).join(" ")
+    expect(OutputLock.endedFromStat(`1234 (erp (x) y) Z ${rest}`)).toBe(true)
+    expect(OutputLock.endedFromStat(`1234 (node) X ${rest}`)).toBe(true)
+    expect(OutputLock.endedFromStat(`1234 (node) S ${rest}`)).toBe(false)
+    expect(OutputLock.endedFromStat(`1234 (Z) R ${rest}`)).toBe(false)
+    expect(OutputLock.endedFromStat("garbage")).toBe(false)
+  })
+
+  it("a symbolic link where the lock should be is stale at once: no run makes one", () => {
+    const link: OutputLock.Observed = { _tag: "Unreadable", size: 0, ageMillis: 0, identity: "i9-1", link: true }
+    expect(OutputLock.judge(link, here, undefined)._tag).toBe("Stale")
   })
 
   it("a holder on another host or in another pid namespace is never stale: this host cannot check it", () => {

@@ -7,7 +7,6 @@ import type { ConfigError } from "effect"
 import { Config, ConfigProvider, Duration, Effect, Either, Redacted } from "effect"
 import { inputOrder, parseLine } from "../src/internal/resourceGet.js"
 import { oddKindNames } from "../src/internal/sandbox.js"
-import { flagDifference } from "../src/internal/savedExport.js"
 import { describeConfigError } from "../src/internal/settings.js"
 
 describe("CSV cells", () => {
@@ -50,22 +49,6 @@ describe("the table of any records", () => {
     const layout = encoder.layout()!
     const resumed = Output.encoder("table", { table: "fields", resumed: layout })
     expect(resumed.page(records)).toBe(text.split("\n").slice(2).join("\n"))
-  })
-})
-
-describe("a saved export's flags", () => {
-  it("name what differs, as typed", () => {
-    const saved = { command: "erp partners list", "--page-size": 20, "--safe": false, "--where": ["a=1"] }
-    expect(flagDifference(saved, saved)).toBeUndefined()
-    expect(flagDifference(saved, { ...saved, "--page-size": 50 })).toBe(
-      "the saved export used --page-size 20, this run --page-size 50"
-    )
-    expect(flagDifference(saved, { ...saved, "--safe": true, "--where": [] })).toBe(
-      "the saved export used no --safe and --where a=1, this run --safe and no --where"
-    )
-    expect(flagDifference(saved, { ...saved, command: "erp api list product/list" })).toBe(
-      "the saved export used erp partners list, this run erp api list product/list"
-    )
   })
 })
 

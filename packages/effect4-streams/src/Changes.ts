@@ -8,10 +8,12 @@
  * @since 0.1.0
  */
 import * as KernelChanges from "@erp-client/kernel/Changes"
+import * as FileRules from "@erp-client/kernel/FileRules"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import * as Stream from "effect/Stream"
@@ -216,6 +218,14 @@ export const make = <A, E, R, E2 = never, R2 = never>(
  * new one, never part of one. `KeyValueStore.layerFileSystem` writes the file in place, which a kill can leave half
  * written: hence this one.
  *
+ * A state that is a symbolic link is written through: the link is followed (once per write) and the file it leads to
+ * is replaced beside itself, the link left as it was. A state this user may not write, or whose owner write bit is off
+ * (`FileRules.isReadOnly`), is refused, never replaced; a replaced one keeps its mode. The temporary file has a random
+ * name and is created exclusively (`wx`, without following a link: never a file or a link already there); its mode
+ * is set at its creation, and set again by name (where the process's umask narrowed it) only in a directory where no
+ * one else may rename its entries (`FileRules.othersMayRename`): elsewhere a name this run just made may already stand
+ * for another file, and `chmod` follows links.
+ *
  * @example
  * ```ts
  * import { NodeServices } from "@effect/platform-node"
@@ -252,15 +262,73 @@ export const layerFile = (
           ),
           Effect.mapError(failed(method, key))
         )
-      const set = (key: string, value: string | Uint8Array) => {
-        const file = fileOf(key)
-        const temporary = `${file}.${Math.random().toString(36).slice(2)}.tmp`
-        const write = typeof value === "string" ? fs.writeFileString(temporary, value) : fs.writeFile(temporary, value)
-        return Effect.andThen(write, fs.rename(temporary, file)).pipe(
-          Effect.onError(() => Effect.ignore(fs.remove(temporary))),
-          Effect.mapError(failed("set", key))
+      const uid = globalThis.process?.getuid?.()
+      // The file a state's name stands for: its links followed (readLink fails for what is not one), its directory's
+      // resolved.
+      const targetOf = (key: string) =>
+        Effect.gen(function*() {
+          let file = path.resolve(fileOf(key))
+          for (let hops = 0; hops < FileRules.MAX_LINKS; hops++) {
+            const link = yield* Effect.option(fs.readLink(file))
+            if (Option.isNone(link)) break
+            file = path.resolve(path.dirname(file), link.value)
+          }
+          return path.join(yield* fs.realPath(path.dirname(file)), path.basename(file))
+        })
+      const refused = (key: string, file: string, description: string) =>
+        new KeyValueStore.KeyValueStoreError({ method: "set", key, message: `the state ${file} is ${description}` })
+      const set = (key: string, value: string | Uint8Array) =>
+        Effect.gen(function*() {
+          const file = yield* targetOf(key)
+          const existing = yield* orUndefined("set", key, fs.stat(file))
+          let mode = 0o666
+          if (existing !== undefined) {
+            if (existing.type !== "File") return yield* refused(key, file, "not a regular file: it is not replaced")
+            const writable = yield* fs.access(file, { writable: true }).pipe(
+              Effect.as(true),
+              Effect.orElseSucceed(() => false)
+            )
+            const owner = Option.getOrUndefined(existing.uid)
+            if (FileRules.isReadOnly({ mode: existing.mode, uid: owner }, { uid, writable })) {
+              return yield* refused(key, file, `${FileRules.describeReadOnly(existing.mode)}: it is not replaced`)
+            }
+            mode = existing.mode & 0o777
+          }
+          const nonce = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) =>
+            b.toString(16).padStart(2, "0")).join("")
+          const temporary = `${file}.${nonce}.tmp`
+          const bytes = typeof value === "string" ? new TextEncoder().encode(value) : value
+          // Removed on failure only once made here: a file already at the name is someone else's.
+          let made = false
+          const write = Effect.scoped(Effect.gen(function*() {
+            const handle = yield* fs.open(temporary, { flag: "wx", mode, noFollow: true })
+            made = true
+            if (bytes.length > 0) {
+              yield* handle.writeAll(bytes)
+            }
+            yield* handle.sync
+            if (((yield* handle.stat).mode & 0o777) === mode) {
+              return
+            }
+            const parent = yield* fs.stat(path.dirname(file))
+            const others = FileRules.othersMayRename({ mode: parent.mode, uid: Option.getOrUndefined(parent.uid) }, {
+              uid
+            })
+            if (!others) {
+              yield* fs.chmod(temporary, mode)
+            }
+          }))
+          return yield* Effect.andThen(write, fs.rename(temporary, file)).pipe(
+            Effect.onError(() =>
+              made ? Effect.ignore(fs.remove(temporary)) : Effect.void
+            ),
+            Effect.mapError(failed("set", key))
+          )
+        }).pipe(
+          Effect.mapError((error) =>
+            error instanceof KeyValueStore.KeyValueStoreError ? error : failed("set", key)(error)
+          )
         )
-      }
       return KeyValueStore.make({
         get: (key) => orUndefined("get", key, fs.readFileString(fileOf(key))),
         getUint8Array: (key) => orUndefined("getUint8Array", key, fs.readFile(fileOf(key))),

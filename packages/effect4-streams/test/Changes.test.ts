@@ -1,10 +1,13 @@
+import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import type { Changes } from "@erp-client/effect4-streams"
-import { Partners, type Resource } from "@erp-client/effect4-streams"
+import { Changes, Partners, type Resource } from "@erp-client/effect4-streams"
 import { ErpTest, Sandbox } from "@erp-client/effect4-testing"
 import * as Seed from "@erp-client/kernel/Seed"
 import { Effect, Exit, Layer, Random, Stream } from "effect"
 import { KeyValueStore } from "effect/persistence"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 
 // Partners.changes of the Effect 4 edition on its test kit, the state in a memory KeyValueStore: the Effect 3
 // edition's tests (packages/streams/test/Changes.test.ts), on the same kernel.
@@ -109,4 +112,71 @@ describe("Partners.changes (Effect 4)", () => {
       for (const change of yield* collect()) apply(change)
       expect(replica).toStrictEqual(yield* served)
     }).pipe(Effect.provide(erp(300))))
+})
+
+describe("Changes.layerFile (Effect 4)", () => {
+  // The store on the real file system, in a directory of its own (0700, this user's).
+  const inDir = <A, E>(f: (dir: string, store: KeyValueStore.KeyValueStore) => Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "erp-layer-file-"))
+      try {
+        const store = yield* Effect.gen(function*() {
+          return yield* KeyValueStore.KeyValueStore
+        }).pipe(Effect.provide(Changes.layerFile(dir).pipe(Layer.provide(NodeServices.layer))))
+        return yield* f(dir, store)
+      } finally {
+        Fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  const bytes = new Uint8Array([1, 2, 3])
+
+  it.effect("a read-only state is refused and left as it was, mode and all", () =>
+    inDir((dir, store) =>
+      Effect.gen(function*() {
+        const file = Path.join(dir, "partners.state")
+        Fs.writeFileSync(file, "the last state")
+        Fs.chmodSync(file, 0o444)
+        const exit = yield* Effect.exit(store.set("partners.state", bytes))
+        expect(Exit.isFailure(exit)).toBe(true)
+        expect(String(exit)).toContain("read-only for this user (mode 0444): it is not replaced")
+        expect(Fs.readFileSync(file, "utf8")).toBe("the last state")
+        expect(Fs.statSync(file).mode & 0o777).toBe(0o444)
+        expect(Fs.readdirSync(dir)).toStrictEqual(["partners.state"])
+      })
+    ))
+
+  it.effect("a replaced state keeps its mode, whatever the umask; nothing is left beside it", () =>
+    inDir((dir, store) =>
+      Effect.gen(function*() {
+        const file = Path.join(dir, "partners.state")
+        for (const mode of [0o664, 0o600, 0o640]) {
+          Fs.writeFileSync(file, "the last state")
+          Fs.chmodSync(file, mode)
+          yield* store.set("partners.state", bytes)
+          expect(new Uint8Array(Fs.readFileSync(file))).toStrictEqual(bytes)
+          expect(Fs.statSync(file).mode & 0o777).toBe(mode)
+        }
+        expect(Fs.readdirSync(dir)).toStrictEqual(["partners.state"])
+      })
+    ))
+
+  it.effect("a state that is a symbolic link is written through to its file; the link stays", () =>
+    inDir((dir, store) =>
+      Effect.gen(function*() {
+        Fs.mkdirSync(Path.join(dir, "real"))
+        const real = Path.join(dir, "real", "partners.state")
+        Fs.writeFileSync(real, "the last state")
+        Fs.symlinkSync("real/partners.state", Path.join(dir, "partners.state"))
+        // A link to a state not made yet: made where it leads.
+        Fs.symlinkSync("real/new.state", Path.join(dir, "new.state"))
+        yield* store.set("partners.state", bytes)
+        yield* store.set("new.state", bytes)
+        expect(Fs.readlinkSync(Path.join(dir, "partners.state"))).toBe("real/partners.state")
+        expect(new Uint8Array(Fs.readFileSync(real))).toStrictEqual(bytes)
+        expect(new Uint8Array(Fs.readFileSync(Path.join(dir, "real", "new.state")))).toStrictEqual(bytes)
+        expect(Fs.readdirSync(Path.join(dir, "real")).sort()).toStrictEqual(["new.state", "partners.state"])
+        const read = yield* store.getUint8Array("partners.state")
+        expect(read === undefined ? undefined : [...read]).toStrictEqual([1, 2, 3])
+      })
+    ))
 })

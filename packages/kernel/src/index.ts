@@ -51,6 +51,11 @@ export * as ErrorText from "./ErrorText.js"
 /**
  * @since 0.1.0
  */
+export * as FileRules from "./FileRules.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as JsonText from "./JsonText.js"
 
 /**
@@ -122,6 +127,11 @@ export * as PlaceQueue from "./PlaceQueue.js"
  * @since 0.1.0
  */
 export * as RedisScripts from "./RedisScripts.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ResumeFile from "./ResumeFile.js"
 
 /**
  * @since 0.1.0

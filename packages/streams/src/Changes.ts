@@ -7,11 +7,12 @@
  *
  * @since 0.1.0
  */
-import type * as PlatformError from "@effect/platform/Error"
+import * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as Path from "@effect/platform/Path"
 import * as KernelChanges from "@erp-client/kernel/Changes"
+import * as FileRules from "@erp-client/kernel/FileRules"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -218,6 +219,14 @@ export const make = <A, E, R, E2 = never, R2 = never>(
  * new one, never part of one. `@effect/platform`'s `layerFileSystem` writes the file in place, which a kill can leave
  * half written: hence this one.
  *
+ * A state that is a symbolic link is written through: the link is followed (once per write) and the file it leads to
+ * is replaced beside itself, the link left as it was. A state this user may not write, or whose owner write bit is off
+ * (`FileRules.isReadOnly`), is refused (`PermissionDenied`), never replaced; a replaced one keeps its mode. The
+ * temporary file has a random name and is created exclusively (`wx`: never a file or a link already there); its mode
+ * is set at its creation, and set again by name (where the process's umask narrowed it) only in a directory where no
+ * one else may rename its entries (`FileRules.othersMayRename`): elsewhere a name this run just made may already stand
+ * for another file, and `chmod` follows links.
+ *
  * @example
  * ```ts
  * import { NodeContext } from "@effect/platform-node"
@@ -251,14 +260,68 @@ export const layerFile = (
             () => Effect.succeed(Option.none<A>())
           )
         )
-      const set = (key: string, value: string | Uint8Array) => {
-        const file = fileOf(key)
-        const temporary = `${file}.${Math.random().toString(36).slice(2)}.tmp`
-        const write = typeof value === "string" ? fs.writeFileString(temporary, value) : fs.writeFile(temporary, value)
-        return Effect.zipRight(write, fs.rename(temporary, file)).pipe(
-          Effect.onError(() => Effect.ignore(fs.remove(temporary)))
-        )
-      }
+      const uid = globalThis.process?.getuid?.()
+      // The file a state's name stands for: its links followed (readLink fails for what is not one), its directory's
+      // resolved.
+      const targetOf = (key: string) =>
+        Effect.gen(function*() {
+          let file = path.resolve(fileOf(key))
+          for (let hops = 0; hops < FileRules.MAX_LINKS; hops++) {
+            const link = yield* Effect.option(fs.readLink(file))
+            if (Option.isNone(link)) break
+            file = path.resolve(path.dirname(file), link.value)
+          }
+          return path.join(yield* fs.realPath(path.dirname(file)), path.basename(file))
+        })
+      const refused = (file: string, description: string) =>
+        new PlatformError.SystemError({
+          reason: "PermissionDenied",
+          module: "KeyValueStore",
+          method: "set",
+          pathOrDescriptor: file,
+          description
+        })
+      const set = (key: string, value: string | Uint8Array) =>
+        Effect.gen(function*() {
+          const file = yield* targetOf(key)
+          const existing = yield* orNone(fs.stat(file))
+          let mode = 0o666
+          if (Option.isSome(existing)) {
+            if (existing.value.type !== "File") return yield* refused(file, "not a regular file: it is not replaced")
+            const writable = yield* fs.access(file, { writable: true }).pipe(
+              Effect.as(true),
+              Effect.orElseSucceed(() => false)
+            )
+            const owner = Option.getOrUndefined(existing.value.uid)
+            if (FileRules.isReadOnly({ mode: existing.value.mode, uid: owner }, { uid, writable })) {
+              return yield* refused(file, `${FileRules.describeReadOnly(existing.value.mode)}: it is not replaced`)
+            }
+            mode = existing.value.mode & 0o777
+          }
+          const nonce = Array.from(
+            globalThis.crypto.getRandomValues(new Uint8Array(8)),
+            (b) => b.toString(16).padStart(2, "0")
+          ).join("")
+          const temporary = `${file}.${nonce}.tmp`
+          const bytes = typeof value === "string" ? new TextEncoder().encode(value) : value
+          // Removed on failure only once made here: a file already at the name is someone else's.
+          let made = false
+          const write = Effect.scoped(Effect.gen(function*() {
+            const handle = yield* fs.open(temporary, { flag: "wx", mode })
+            made = true
+            if (bytes.length > 0) yield* handle.writeAll(bytes)
+            yield* handle.sync
+            if (((yield* handle.stat).mode & 0o777) === mode) return
+            const parent = yield* fs.stat(path.dirname(file))
+            const others = FileRules.othersMayRename({ mode: parent.mode, uid: Option.getOrUndefined(parent.uid) }, {
+              uid
+            })
+            if (!others) yield* fs.chmod(temporary, mode)
+          }))
+          return yield* Effect.zipRight(write, fs.rename(temporary, file)).pipe(
+            Effect.onError(() => made ? Effect.ignore(fs.remove(temporary)) : Effect.void)
+          )
+        })
       return KeyValueStore.make({
         get: (key) => orNone(fs.readFileString(fileOf(key))),
         getUint8Array: (key) => orNone(fs.readFile(fileOf(key))),

@@ -198,3 +198,71 @@ describe("Partners.changes", () => {
       }
     }).pipe(Effect.provide(erp(10))))
 })
+
+describe("Changes.layerFile", () => {
+  // The store on the real file system, in a directory of its own (0700, this user's).
+  const inDir = <A, E>(f: (dir: string, store: KeyValueStore.KeyValueStore) => Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "erp-layer-file-"))
+      try {
+        const store = yield* KeyValueStore.KeyValueStore.pipe(
+          Effect.provide(Changes.layerFile(dir).pipe(Layer.provide(NodeContext.layer)))
+        )
+        return yield* f(dir, store)
+      } finally {
+        Fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  const bytes = new Uint8Array([1, 2, 3])
+
+  it.effect("a read-only state is refused and left as it was, mode and all", () =>
+    inDir((dir, store) =>
+      Effect.gen(function*() {
+        const file = Path.join(dir, "partners.state")
+        Fs.writeFileSync(file, "the last state")
+        Fs.chmodSync(file, 0o444)
+        const exit = yield* Effect.exit(store.set("partners.state", bytes))
+        expect(Exit.isFailure(exit)).toBe(true)
+        expect(String(exit)).toContain("read-only for this user (mode 0444): it is not replaced")
+        expect(Fs.readFileSync(file, "utf8")).toBe("the last state")
+        expect(Fs.statSync(file).mode & 0o777).toBe(0o444)
+        expect(Fs.readdirSync(dir)).toStrictEqual(["partners.state"])
+      })
+    ))
+
+  it.effect("a replaced state keeps its mode, whatever the umask; nothing is left beside it", () =>
+    inDir((dir, store) =>
+      Effect.gen(function*() {
+        const file = Path.join(dir, "partners.state")
+        for (const mode of [0o664, 0o600, 0o640]) {
+          Fs.writeFileSync(file, "the last state")
+          Fs.chmodSync(file, mode)
+          yield* store.set("partners.state", bytes)
+          expect(new Uint8Array(Fs.readFileSync(file))).toStrictEqual(bytes)
+          expect(Fs.statSync(file).mode & 0o777).toBe(mode)
+        }
+        expect(Fs.readdirSync(dir)).toStrictEqual(["partners.state"])
+      })
+    ))
+
+  it.effect("a state that is a symbolic link is written through to its file; the link stays", () =>
+    inDir((dir, store) =>
+      Effect.gen(function*() {
+        Fs.mkdirSync(Path.join(dir, "real"))
+        const real = Path.join(dir, "real", "partners.state")
+        Fs.writeFileSync(real, "the last state")
+        Fs.symlinkSync("real/partners.state", Path.join(dir, "partners.state"))
+        // A link to a state not made yet: made where it leads.
+        Fs.symlinkSync("real/new.state", Path.join(dir, "new.state"))
+        yield* store.set("partners.state", bytes)
+        yield* store.set("new.state", bytes)
+        expect(Fs.readlinkSync(Path.join(dir, "partners.state"))).toBe("real/partners.state")
+        expect(new Uint8Array(Fs.readFileSync(real))).toStrictEqual(bytes)
+        expect(new Uint8Array(Fs.readFileSync(Path.join(dir, "real", "new.state")))).toStrictEqual(bytes)
+        expect(Fs.readdirSync(Path.join(dir, "real")).sort()).toStrictEqual(["new.state", "partners.state"])
+        expect(Option.map(yield* store.getUint8Array("partners.state"), (read) => [...read])).toStrictEqual(
+          Option.some([1, 2, 3])
+        )
+      })
+    ))
+})

@@ -91,6 +91,7 @@ export const apiList = Command.make(
           ...outputFlags(args),
           ...(args.safe ? { "--id-field": idField } : {})
         },
+        endpoint: path,
         table: "fields",
         idField,
         pages: (start) =>

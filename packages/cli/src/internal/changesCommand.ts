@@ -14,6 +14,7 @@ import * as Changes from "@erp-client/streams/Changes"
 import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
 import type * as Paginate from "@erp-client/streams/Paginate"
 import type * as Resource from "@erp-client/streams/Resource"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -39,6 +40,7 @@ import { UsageError } from "./errors.js"
 import { listOptions, pageSizeOf, parseWhere } from "./listOptions.js"
 import { commandLine } from "./outputLock.js"
 import { filterFlags } from "./resourceList.js"
+import * as StateFile from "./stateFile.js"
 
 const formats = ["ndjson", "csv"] as const
 
@@ -47,7 +49,8 @@ const changesOptions = {
     Options.withPseudoName("STATE"),
     Options.withDescription(
       "The state the last complete run left (an id and a digest per record, about 9 bytes a record). Missing: a " +
-        "first run, every record is added. Replaced atomically, and only once the whole list was read."
+        "first run, every record is added. Replaced atomically, and only once the whole list was read. One run at a " +
+        "time (STATE.lock); a read-only STATE is refused."
     )
   ),
   init: Options.boolean("init").pipe(
@@ -157,14 +160,21 @@ const runChanges = (options: {
   const { args } = options
   const body = Effect.scoped(Effect.gen(function*() {
     const path = yield* Path.Path
-    const state = path.resolve(args.since)
     const argv = yield* Effect.serviceOption(Argv)
-    // Not resumable: a run cut short commits no state, so the next run reports the same changes again from the start.
+    const running = Option.match(argv, { onNone: () => options.command, onSome: commandLine })
+    // STATE: the file its name stands for, written through a link to it, locked for the run as an --output is.
+    const held = yield* StateFile.hold(args.since, { command: running })
+    if (held.tookOver !== undefined) yield* note(`took over the stale lock ${held.tookOver}`)
+    const state = held.path
+    // Not resumable: a run cut short commits no state, so the next run reports the same changes again from the start;
+    // it leaves no part behind.
     const sink = Option.isSome(args.output)
       ? yield* Sink.file(args.output.value, {
         mode: "restart",
         flags: { command: options.command, "--since": state, "--format": args.format },
-        command: Option.match(argv, { onNone: () => undefined, onSome: commandLine })
+        command: running,
+        resumable: false,
+        onNote: note
       })
       : Sink.stdout
     if (sink.tookOver !== undefined) yield* note(`took over the stale lock ${sink.tookOver}`)
@@ -224,12 +234,19 @@ const runChanges = (options: {
       () => Effect.fail(new ReaderGone())
     ),
     Effect.onExit((exit) =>
-      Exit.isSuccess(exit)
+      Exit.isSuccess(exit) || refusedAtOnce(exit)
         ? Effect.void
         : note(`the state ${args.since} was left as it was and no removal was reported: run the same command again`)
     )
   )
 }
+
+// Refused before anything was read (STATE or FILE locked by another run, or not to be replaced): its line says all.
+const refusedAtOnce = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isFailure(exit) && Option.exists(
+    Cause.failureOption(exit.cause),
+    (error) => error instanceof StateFile.StateRefused || error instanceof Sink.OutputLocked
+  )
 
 const checkArgs = (args: ChangesArgs): Either.Either<void, UsageError> => {
   if (pageSizeOf(args) === undefined) {

@@ -16,6 +16,7 @@ import * as Sink from "../Sink.js"
 import { Argv, type CommonArgs, Leftover, note, withClient } from "./common.js"
 import type { ListArgs } from "./listOptions.js"
 import { commandLine } from "./outputLock.js"
+import { serverOfSettings } from "./savedExport.js"
 
 /**
  * Where paging starts: where the last page of a resumed export said, without the ids it already wrote; and what
@@ -52,6 +53,8 @@ export const runExport = <E>(options: {
   readonly args: ListArgs & CommonArgs
   /** The flags a resume must repeat (see `Sink.ResumeFlags`). */
   readonly flags: Sink.ResumeFlags
+  /** The endpoint the records come from: a resume of another is refused. */
+  readonly endpoint: string
   /** The table's columns: a resource's declared ones, or the first page's first fields. */
   readonly table: ReadonlyArray<Resource.Column> | "fields"
   /** The first CSV columns (a resource's declared fields). */
@@ -84,7 +87,11 @@ export const runExport = <E>(options: {
         mode,
         flags: options.flags,
         keepIds: args.safe,
-        command: Option.match(argv, { onNone: () => undefined, onSome: commandLine })
+        command: Option.match(argv, { onNone: () => undefined, onSome: commandLine }),
+        // A resume against another server or endpoint is refused: its records would not be the saved ones' list.
+        server: yield* serverOfSettings,
+        endpoint: options.endpoint,
+        onNote: note
       })
       : Sink.stdout
     if (sink.tookOver !== undefined) yield* note(`took over the stale lock ${sink.tookOver}`)

@@ -56,16 +56,18 @@ export const listOptions = {
   output: Options.file("output").pipe(
     Options.withPseudoName("FILE"),
     Options.withDescription(
-      "Write to FILE, which appears only when the export is complete (FILE.part until then). One run at a time: " +
-        "FILE.lock names the run writing FILE, and another run refuses (exit 1) and touches nothing. A read-only " +
-        "FILE is refused, not replaced; a replaced FILE keeps its mode."
+      "Write to FILE, which appears only when the export is complete (FILE.part until then). One run at a time on " +
+        "the file, whatever name reaches it: another run refuses (exit 1), naming the one writing it (FILE.lock), " +
+        "and touches nothing. A read-only FILE is refused, not replaced; a replaced FILE keeps its mode; a FILE that " +
+        "is a symbolic link is written through."
     ),
     Options.optional
   ),
   resume: Options.boolean("resume").pipe(
     Options.withDescription(
       "With --output: continue the export a failed or interrupted run kept (FILE.part, FILE.resume.json) from its " +
-        "last complete page. A saved export made with other flags is refused, never discarded."
+        "last complete page. A saved export made with other flags, against another server or endpoint, or damaged " +
+        "(checksums), is refused (exit 2), never discarded."
     )
   ),
   restart: Options.boolean("restart").pipe(

@@ -64,6 +64,7 @@ export const listCommand = (resource: Resource.Any) =>
             ...outputFlags(args),
             "--strict": args.strict
           },
+          endpoint: resource.list,
           table: resource.columns.length > 0 ? resource.columns : "fields",
           fields: resource.fields,
           idField: resource.idField,
