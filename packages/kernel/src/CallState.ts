@@ -238,6 +238,7 @@ export const heard = (
     serverLimit: limit.limit,
     tooManyRequests: status === 429,
     startedMillis,
+    ...(limit.remaining === undefined ? {} : { remaining: limit.remaining }),
     ...(reset === undefined ? {} : { reset })
   }
 }

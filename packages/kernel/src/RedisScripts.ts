@@ -181,8 +181,9 @@ return 0
 `
 
 /**
- * A learned limit as Redis keeps it, `limit:windowMillis:sinceMillis:ttlMillis:from:sampleMillis:refusedMillis:ceiling`
- * (the last three empty when absent); `""` for none.
+ * A learned limit as Redis keeps it,
+ * `limit:windowMillis:sinceMillis:ttlMillis:from:sampleMillis:freshMillis:lowerMillis:refusedMillis:ceiling` (the last
+ * five empty when absent); `""` for none.
  *
  * @example
  * ```ts
@@ -190,7 +191,7 @@ return 0
  *
  * const learned = { limit: 20, windowMillis: 3_000, sinceMillis: 1_700_000_000_000, ttlMillis: 3_600_000, from: "header" as const, sampleMillis: 3_000 }
  * const text = RedisScripts.encodeLearned(learned)
- * console.log(text) // => 20:3000:1700000000000:3600000:header:3000::
+ * console.log(text) // => 20:3000:1700000000000:3600000:header:3000::::
  * console.log(RedisScripts.decodeLearned(text)) // => { limit: 20, windowMillis: 3000, sinceMillis: 1700000000000, ttlMillis: 3600000, from: 'header', sampleMillis: 3000 }
  * console.log(RedisScripts.decodeLearned("garbage")) // => undefined
  * ```
@@ -205,16 +206,10 @@ export const encodeLearned = (learned: Learned | undefined): string =>
     learned.sinceMillis,
     learned.ttlMillis,
     learned.from,
-    learned.sampleMillis ?? "",
-    learned.refusedMillis ?? "",
-    learned.ceiling ?? ""
+    ...optionalFields.map((field) => learned[field] ?? "")
   ].join(":")
 
-const optional = (text: string): number | undefined | false => {
-  if (text === "") return undefined
-  const value = Number(text)
-  return Number.isFinite(value) ? value : false
-}
+const optionalFields = ["sampleMillis", "freshMillis", "lowerMillis", "refusedMillis", "ceiling"] as const
 
 /**
  * The learned limit of a `…:learned` key as read (`null`: none), or `undefined` when it is not one.
@@ -223,7 +218,7 @@ const optional = (text: string): number | undefined | false => {
  * ```ts
  * import { RedisScripts } from "@erp-client/kernel"
  *
- * console.log(RedisScripts.decodeLearned("5:1000:0:100000:refusals:::10"))
+ * console.log(RedisScripts.decodeLearned("5:1000:0:100000:refusals:::::10"))
  * // => { limit: 5, windowMillis: 1000, sinceMillis: 0, ttlMillis: 100000, from: 'refusals', ceiling: 10 }
  * ```
  *
@@ -232,23 +227,26 @@ const optional = (text: string): number | undefined | false => {
  */
 export const decodeLearned = (text: string | null): Learned | undefined => {
   const parts = text?.split(":")
-  if (parts === undefined || parts.length !== 8) return undefined
+  if (parts === undefined || parts.length !== 5 + optionalFields.length) return undefined
   const [limit, windowMillis, sinceMillis, ttlMillis] = parts.slice(0, 4).map(Number)
   const from = parts[4]
-  const [sampleMillis, refusedMillis, ceiling] = parts.slice(5).map(optional)
   if (
     ![limit, windowMillis, sinceMillis, ttlMillis].every(Number.isSafeInteger) || limit! < 1 || windowMillis! < 1 ||
-    (from !== "header" && from !== "refusals") || sampleMillis === false || refusedMillis === false ||
-    ceiling === false
+    (from !== "header" && from !== "refusals")
   ) return undefined
-  return {
+  const learned: { -readonly [K in keyof Learned]: Learned[K] } = {
     limit: limit!,
     windowMillis: windowMillis!,
     sinceMillis: sinceMillis!,
     ttlMillis: ttlMillis!,
-    from,
-    ...(sampleMillis === undefined ? {} : { sampleMillis }),
-    ...(refusedMillis === undefined ? {} : { refusedMillis }),
-    ...(ceiling === undefined ? {} : { ceiling })
+    from
   }
+  for (const [i, field] of optionalFields.entries()) {
+    const text = parts[5 + i]!
+    if (text === "") continue
+    const value = Number(text)
+    if (!Number.isFinite(value)) return undefined
+    learned[field] = value
+  }
+  return learned
 }

@@ -219,9 +219,10 @@ export const describeReset = (reset: Reset, nowMillis: number): string => {
  * most `limit` requests in any `windowMillis`, the window the server counts in, kept by the limiter beside its own limit
  * (it never lets more through than either allows).
  *
- * - `from: "header"`: the server said `limit` in `X-RateLimit-Limit`; the window is read from its resets
- *   (`sampleMillis`, the longest time from a request's start to the reset its answer announced), or the limiter's own
- *   while no usable reset came.
+ * - `from: "header"`: the server said `limit` in `X-RateLimit-Limit`; the window is read from its resets (the
+ *   shortest time from a request's start to its reset among the requests it counted alone, `freshMillis`, unless the
+ *   server shows its window is longer than that; else the longest time seen, `sampleMillis`), or taken as the
+ *   limiter's own while no usable reset came.
  * - `from: "refusals"`: the server said nothing of its limit but answered 429. While `refusedMillis` is set, the limiter
  *   probes (one request at a time) for when the server accepts again: that time is the window. Then the limit climbs
  *   while the server accepts and halves when it refuses again (`ceiling`: the level it last refused at).
@@ -240,6 +241,13 @@ export interface Learned {
   readonly from: "header" | "refusals"
   /** `header`: the longest time from a request's start to its answer's reset (ms), when a usable reset came. */
   readonly sampleMillis?: number | undefined
+  /**
+   * `header`: the shortest such time for a request the server counted alone (`X-RateLimit-Remaining` one below its
+   * limit): a sliding window is at most that long.
+   */
+  readonly freshMillis?: number | undefined
+  /** `header`: what the window is at least: the longest time from an answer to its reset, less the reset's rounding. */
+  readonly lowerMillis?: number | undefined
   /** `refusals`: the start of the request whose 429 opened a probe not yet answered by an accepted request (epoch ms). */
   readonly refusedMillis?: number | undefined
   /** `refusals`: the limit the server last refused at: the limit climbs back to it by halves, past it by doubling steps. */
@@ -258,6 +266,8 @@ export interface Heard {
   readonly tooManyRequests: boolean
   /** When the request started (epoch ms). */
   readonly startedMillis: number
+  /** `X-RateLimit-Remaining`, when sent. */
+  readonly remaining?: number | undefined
   /** `X-RateLimit-Reset`, when sent and usable: the reset as read, and its text (which tells its resolution). */
   readonly reset?: Pick<Reset, "at" | "raw"> | undefined
   /**
@@ -421,9 +431,13 @@ const isLimit = (value: number | undefined): value is number =>
  * The limit to keep after an answer, from the limit learned so far (`undefined`: none, the limiter's own, `configured`,
  * alone): `undefined` to keep what there is, `null` to forget it, or the new one.
  *
- * - `X-RateLimit-Limit` is the limit, in the window its resets tell (`windowFromSample`; the limiter's own window while
- *   no usable reset came), kept while the limiter's own does not already keep it (`implied`), and forgotten when it
- *   does; renewed once half its time has gone (every answer repeats it), or when a reset tells a longer window.
+ * - `X-RateLimit-Limit` is the limit, in the window its resets tell: for a request the server counted alone
+ *   (`X-RateLimit-Remaining` one below the limit), a sliding window's reset is a window after it, so the shortest time
+ *   from such a request's start to its reset is the window, to within its rounding and the way to the server; a reset
+ *   nearer than the window before it (a fixed window's), or a 429 under it, shows the window is longer: then the longest
+ *   time seen (`windowFromSample`; the limiter's own window while no usable reset came). It is kept while the limiter's
+ *   own does not already keep it (`implied`), and forgotten when it does; renewed once half its time has gone (every
+ *   answer repeats it), or when a reset tells it more.
  * - A 429 without `X-RateLimit-Limit` says the server counts fewer than the limiter lets through, without saying how
  *   many or in what window. The first opens a probe: one request at a time (`probeWindowMillis`), at the pauses the
  *   429s bring, until one is accepted; the time from the refused request's start to the accepted one's is the window,
@@ -462,6 +476,10 @@ export const learn = (
     : learnFromAccepted(configured, current, heard, nowMillis)
 }
 
+// Kept figures change the record (a write, in Redis) only when they move by more than this share.
+const moved = (before: number | undefined, after: number): boolean =>
+  before === undefined || Math.abs(after - before) > Math.max(5, before * 0.005)
+
 const learnFromHeader = (
   configured: Configured,
   current: Learned | undefined,
@@ -469,17 +487,39 @@ const learnFromHeader = (
   heard: Heard,
   nowMillis: number
 ): Learned | null | undefined => {
+  const was = current?.from === "header" ? current : undefined
   const { reset } = heard
-  const sample = reset !== undefined && reset.at > heard.startedMillis ? reset.at - heard.startedMillis : undefined
-  const before = current?.from === "header" ? current.sampleMillis : undefined
-  const sampleMillis = sample === undefined ? before : before === undefined ? sample : Math.max(before, sample)
-  const windowMillis = sampleMillis === undefined
+  const step = reset === undefined ? 1000 : resetStepMillis(reset.raw)
+  let { freshMillis, lowerMillis, sampleMillis } = was ?? {}
+  if (reset !== undefined && reset.at > heard.startedMillis) {
+    const upper = reset.at - heard.startedMillis
+    if (sampleMillis === undefined || (upper > sampleMillis && moved(sampleMillis, upper))) sampleMillis = upper
+    // Counted alone: a sliding window's reset is a window after this request, so the window is at most this long.
+    const alone = heard.remaining !== undefined && heard.remaining >= serverLimit - 1
+    if (alone && (freshMillis === undefined || (upper < freshMillis && moved(freshMillis, upper)))) freshMillis = upper
+    // Whatever the server's window, its reset is at most a window after the request reached it.
+    const lower = reset.at - step - nowMillis
+    if (lower > 0 && (lowerMillis === undefined || (lower > lowerMillis && moved(lowerMillis, lower)))) {
+      lowerMillis = lower
+    }
+  }
+  // Refused under the window read: the server's is longer.
+  if (heard.tooManyRequests && was !== undefined && heard.startedMillis >= was.sinceMillis) {
+    lowerMillis = Math.max(lowerMillis ?? 0, was.windowMillis + 1)
+  }
+  const estimate = freshMillis !== undefined && freshMillis >= (lowerMillis ?? 0)
+    ? freshMillis
+    : sampleMillis === undefined
+    ? lowerMillis
+    : Math.max(sampleMillis, lowerMillis ?? 0)
+  const windowMillis = estimate === undefined
     ? configured.windowMillis
-    : windowFromSample(sampleMillis, reset === undefined ? 1000 : resetStepMillis(reset.raw), configured.windowMillis)
+    : windowFromSample(estimate, step, configured.windowMillis)
   if (implied({ limit: serverLimit, windowMillis }, configured)) return current === undefined ? undefined : null
   // Every answer repeats it: written when it changes, and renewed once half its time has gone.
-  const same = current?.from === "header" && current.limit === serverLimit && current.windowMillis === windowMillis &&
-    current.sampleMillis === sampleMillis && nowMillis - current.sinceMillis < current.ttlMillis / 2
+  const same = was !== undefined && was.limit === serverLimit && was.windowMillis === windowMillis &&
+    was.sampleMillis === sampleMillis && was.freshMillis === freshMillis && was.lowerMillis === lowerMillis &&
+    nowMillis - was.sinceMillis < was.ttlMillis / 2
   if (same) return undefined
   return {
     limit: serverLimit,
@@ -487,7 +527,9 @@ const learnFromHeader = (
     sinceMillis: nowMillis,
     ttlMillis: headerLimitTtlMillis,
     from: "header",
-    ...(sampleMillis === undefined ? {} : { sampleMillis })
+    ...(sampleMillis === undefined ? {} : { sampleMillis }),
+    ...(freshMillis === undefined ? {} : { freshMillis }),
+    ...(lowerMillis === undefined ? {} : { lowerMillis })
   }
 }
 

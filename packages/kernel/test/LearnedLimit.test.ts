@@ -172,7 +172,7 @@ describe("the limiter's learning, against a sliding-window server", () => {
         fc.integer({ min: 300, max: 10_000 }),
         fc.integer({ min: 1, max: 200 }),
         fc.integer({ min: 300, max: 60_000 }),
-        fc.constantFrom("epoch-millis", "epoch-seconds", "seconds", "none"),
+        fc.constantFrom(...(["epoch-millis", "epoch-seconds", "seconds", "none"] as const)),
         fc.integer({ min: 10, max: 120 }),
         (serverLimit, serverWindow, limit, windowMillis, unit, requests) => {
           const run = simulate(
@@ -204,7 +204,7 @@ describe("the limiter's learning, against a sliding-window server", () => {
         fc.integer({ min: 2, max: 40 }),
         fc.integer({ min: 1_000, max: 10_000 }),
         fc.constantFrom(1, 10),
-        fc.constantFrom("epoch-millis", "epoch-seconds", "seconds", "none"),
+        fc.constantFrom(...(["epoch-millis", "epoch-seconds", "seconds", "none"] as const)),
         fc.integer({ min: 30, max: 150 }),
         (serverLimit, serverWindow, ratio, unit, requests) => {
           // The client told 100 in the server's window, or in one ten times as long.

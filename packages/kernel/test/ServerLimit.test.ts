@@ -77,32 +77,66 @@ describe("ServerLimit.learn", () => {
   const configured = { limit: 100, windowMillis: 30_000 }
   const heard = (
     serverLimit: number | undefined,
-    options: { readonly tooManyRequests?: boolean; readonly startedMillis?: number; readonly reset?: number } = {}
+    options: {
+      readonly tooManyRequests?: boolean
+      readonly startedMillis?: number
+      readonly reset?: number
+      readonly remaining?: number
+    } = {}
   ): ServerLimit.Heard => ({
     serverLimit,
     tooManyRequests: options.tooManyRequests ?? false,
     startedMillis: options.startedMillis ?? now - 10,
+    ...(options.remaining === undefined ? {} : { remaining: options.remaining }),
     ...(options.reset === undefined ? {} : { reset: { at: options.reset, raw: String(options.reset) } })
   })
 
   it("takes X-RateLimit-Limit with the window its reset tells, and forgets it when the limiter's own keeps it", () => {
-    // 20 per 3 s: the reset, in epoch ms, 3 s after the request's start.
-    const learned = ServerLimit.learn(configured, undefined, heard(20, { reset: now + 2_990 }), now)
+    // 20 per 3 s: the reset, in epoch ms, 3 s after the start of a request the server counted alone.
+    const learned = ServerLimit.learn(configured, undefined, heard(20, { reset: now + 2_990, remaining: 19 }), now)
     expect(learned).toEqual({
       limit: 20,
       windowMillis: 3_000,
       sinceMillis: now,
       ttlMillis: ServerLimit.headerLimitTtlMillis,
       from: "header",
-      sampleMillis: 3_000
+      sampleMillis: 3_000,
+      freshMillis: 3_000,
+      lowerMillis: 2_989
     })
-    // Every answer repeats it: nothing to change, until half its time has gone, or a reset tells a longer window.
-    expect(ServerLimit.learn(configured, learned!, heard(20, { reset: now + 1_000 }), now + 5)).toBeUndefined()
-    expect(ServerLimit.learn(configured, learned!, heard(20, { reset: now + 3_100 }), now + 5)).toMatchObject({
-      windowMillis: 3_110
-    })
+    // Every answer repeats it: nothing to change, until half its time has gone.
+    expect(ServerLimit.learn(configured, learned!, heard(20, { reset: now + 1_000, remaining: 3 }), now + 5))
+      .toBeUndefined()
     const half = now + ServerLimit.headerLimitTtlMillis / 2
     expect(ServerLimit.learn(configured, learned!, heard(20), half)).toEqual({ ...learned, sinceMillis: half })
+    // In whole seconds, rounded up: a request counted alone tells the window to within a second of rounding, and
+    // another, whose reset came sooner after its start, tells it closer.
+    const second = (at: number) => ({ at, raw: String(at / 1000) })
+    const rounded = ServerLimit.learn(configured, undefined, {
+      ...heard(20, { remaining: 19 }),
+      reset: second(now + 4_000)
+    }, now)
+    expect(rounded).toMatchObject({ windowMillis: 4_010, freshMillis: 4_010, lowerMillis: 3_000 })
+    const closer = ServerLimit.learn(
+      configured,
+      rounded!,
+      { ...heard(20, { remaining: 19, startedMillis: now + 900 }), reset: second(now + 4_000) },
+      now + 905
+    )
+    expect(closer).toMatchObject({ windowMillis: 3_100, freshMillis: 3_100 })
+    // A reset further from its answer than the window read (less its rounding): the window is longer than that.
+    expect(
+      ServerLimit.learn(
+        configured,
+        closer!,
+        { ...heard(20, { remaining: 10, startedMillis: now + 990 }), reset: second(now + 6_000) },
+        now + 1_000
+      )
+    ).toMatchObject({ windowMillis: 5_010, lowerMillis: 4_000 })
+    // A 429 to a request admitted under it: longer too, taken as the longest seen until a reset tells more.
+    expect(
+      ServerLimit.learn(configured, learned!, heard(20, { tooManyRequests: true, startedMillis: now + 1 }), now + 5)
+    ).toMatchObject({ windowMillis: 3_001, lowerMillis: 3_001 })
     // 100 per 3 s, or 300 per a minute: the limiter's 100 per 30 s keeps it already.
     expect(ServerLimit.learn(configured, learned!, heard(100, { reset: now + 2_990 }), now + 5)).toBeNull()
     expect(ServerLimit.learn(configured, undefined, heard(300, { reset: now + 59_990 }), now)).toBeUndefined()
@@ -148,13 +182,14 @@ describe("ServerLimit.learn", () => {
           minLength: 1,
           maxLength: 20
         }),
-        fc.constantFrom("epoch-millis", "epoch-seconds", "seconds"),
+        fc.constantFrom(...(["epoch-millis", "epoch-seconds", "seconds"] as const)),
         (serverLimit, serverWindow, answers, unit) => {
           let learned: ServerLimit.Learned | undefined
           for (const { counted, start } of answers.sort((a, b) => a.start - b.start)) {
             const at = now + start
             // The oldest request the server counts arrived `counted` steps before this one: its reset is a window after.
-            const oldest = at - Math.min(counted, serverLimit - 1) * 7
+            const alone = Math.min(counted, serverLimit - 1)
+            const oldest = at - alone * 7
             const exact = oldest + serverWindow
             const [resetAt, raw] = unit === "epoch-millis"
               ? [exact, String(exact)]
@@ -164,7 +199,13 @@ describe("ServerLimit.learn", () => {
             const next = ServerLimit.learn(
               configured,
               learned,
-              { serverLimit, tooManyRequests: false, startedMillis: at - 3, reset: { at: resetAt, raw } },
+              {
+                serverLimit,
+                tooManyRequests: false,
+                startedMillis: at - 3,
+                remaining: serverLimit - 1 - alone,
+                reset: { at: resetAt, raw }
+              },
               at
             )
             if (next !== undefined) learned = next ?? undefined
@@ -173,9 +214,14 @@ describe("ServerLimit.learn", () => {
             // Forgotten or never kept: only when the limiter's own keeps the server's limit.
             expect(ServerLimit.implied({ limit: serverLimit, windowMillis: serverWindow }, configured)).toBe(true)
           } else if (answers.some((answer) => answer.counted === 0)) {
-            // An answer to a request the server counted alone tells its whole window.
-            expect(learned.windowMillis).toBeGreaterThanOrEqual(serverWindow)
-            expect(learned.windowMillis).toBeLessThanOrEqual(serverWindow + 1_003)
+            // A request counted alone tells the whole window, to within the reset's rounding: never shorter than the
+            // server's (unless it is the limiter's own, which that rounding allowed).
+            if (learned.windowMillis === configured.windowMillis) {
+              expect(serverWindow).toBeLessThanOrEqual(configured.windowMillis + 1_000 + 600)
+            } else {
+              expect(learned.windowMillis).toBeGreaterThanOrEqual(serverWindow)
+              expect(learned.windowMillis).toBeLessThanOrEqual(serverWindow + (unit === "epoch-millis" ? 3 : 1_003))
+            }
           }
         }
       )
