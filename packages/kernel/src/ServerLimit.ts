@@ -353,11 +353,12 @@ export const implied = (
 ): boolean => learned.limit >= configured.limit * Math.max(1, Math.ceil(learned.windowMillis / configured.windowMillis))
 
 /**
- * The window read from the longest time between a request's start and the reset its answer announced
- * (`sampleMillis`): the server counts in a window that long at most (a sliding window announces its reset a window
- * after the oldest request it counts; a fixed one, the end of its window). A reset written in whole seconds can make it
- * up to a second longer than the server's: when the limiter's own window lies within that rounding (and the margin for
- * the request's way to the server), the server's window is taken to be the limiter's.
+ * The window read from a time between a request's start and the reset its answer announced (`sampleMillis`): the
+ * server's window is at most that long (a sliding window announces its reset a window after the oldest request it
+ * counts; a fixed one, the end of its window), and at least `lowerMillis` when known (a reset is at most a window
+ * after its answer). A reset written in whole seconds can make the reading up to a second longer than the server's,
+ * and the request's way to the server adds to it: when the limiter's own window lies within what the reading allows
+ * (at least `lowerMillis`, or within that rounding and the margin), the server's window is taken to be the limiter's.
  *
  * @example
  * ```ts
@@ -367,14 +368,22 @@ export const implied = (
  * console.log(ServerLimit.windowFromSample(3_600, 1_000, 30_000)) // => 3600
  * // ...and the limiter's own window is 3 s: the same window
  * console.log(ServerLimit.windowFromSample(3_600, 1_000, 3_000)) // => 3000
+ * // In epoch ms, 3.3 s from a start whose answer came 0.4 s later: at least 2.9 s, so 3 s may be it
+ * console.log(ServerLimit.windowFromSample(3_300, 1, 3_000, 2_899)) // => 3000
  * ```
  *
  * @since 0.1.0
  * @category Learning
  */
-export const windowFromSample = (sampleMillis: number, stepMillis: number, configuredWindowMillis: number): number => {
+export const windowFromSample = (
+  sampleMillis: number,
+  stepMillis: number,
+  configuredWindowMillis: number,
+  lowerMillis?: number
+): number => {
   const slack = stepMillis + defaultMarginMillis(configuredWindowMillis)
-  return configuredWindowMillis <= sampleMillis && configuredWindowMillis >= sampleMillis - slack
+  const from = Math.min(sampleMillis - slack, lowerMillis ?? Infinity)
+  return configuredWindowMillis <= sampleMillis && configuredWindowMillis >= from
     ? configuredWindowMillis
     : Math.max(1, Math.ceil(sampleMillis))
 }
@@ -514,7 +523,7 @@ const learnFromHeader = (
     : Math.max(sampleMillis, lowerMillis ?? 0)
   const windowMillis = estimate === undefined
     ? configured.windowMillis
-    : windowFromSample(estimate, step, configured.windowMillis)
+    : windowFromSample(estimate, step, configured.windowMillis, lowerMillis)
   if (implied({ limit: serverLimit, windowMillis }, configured)) return current === undefined ? undefined : null
   // Every answer repeats it: written when it changes, and renewed once half its time has gone.
   const same = was !== undefined && was.limit === serverLimit && was.windowMillis === windowMillis &&

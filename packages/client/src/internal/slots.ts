@@ -449,7 +449,8 @@ const noteLearning = (slots: Slots, key: string, learned: ServerLimit.Learned | 
 // server's limit is judged again against what the store holds now when that differs (another answer changed it
 // meanwhile, or the request was admitted before a limit was learned that this answer makes moot): the server's word
 // is its latest, whichever request it answers. A first limit's log starts with what the slots count (before it is set:
-// whoever reads it finds its log ready). Whoever changed it says so once, and wakes the requests waiting for room.
+// whoever reads it finds its log ready). Whoever changed it says so once, and wakes the requests waiting for room when
+// it eased.
 const learn = (
   slots: Slots,
   ...[key, acquired, heard]: Parameters<Service["learn"]>
@@ -487,7 +488,12 @@ const learn = (
     }
     if (!changed) return
     noteLearning(slots, key, next)
-    wake(slots)
+    // Only a limit that eases can let a waiting request go sooner; one that tightens is met when it wakes.
+    if (
+      next === null || (before !== undefined && (next.limit > before.limit || next.windowMillis < before.windowMillis))
+    ) {
+      wake(slots)
+    }
     const note = LimiterText.learned({ configured, before }, next)
     if (note !== undefined) yield* Effect.logInfo(note).pipe(Effect.annotateLogs("erp.limiter_key", key))
   })
