@@ -195,7 +195,7 @@ describe("ErpClient requests", () => {
     }).pipe(Effect.provide(twoPerTenSeconds(fake)))
   })
 
-  it.effect("a lower X-RateLimit-Limit is learned: the next requests are dealt to that many slots", () => {
+  it.effect("a lower X-RateLimit-Limit is learned (without a reset, in the limiter's window): the next request waits", () => {
     const fake = fakeErp(() => new Response(ok(1), { headers: { "x-ratelimit-limit": "1" } }))
     return Effect.gen(function*() {
       const client = yield* ErpClient.ErpClient

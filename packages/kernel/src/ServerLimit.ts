@@ -465,7 +465,7 @@ const isLimit = (value: number | undefined): value is number =>
  * // The server says 20, and a reset 3 s after the request's start: 20 per 3 s
  * const heard = { serverLimit: 20, tooManyRequests: false, startedMillis: now - 50, reset: { at: now + 2_950, raw: "3" } }
  * console.log(ServerLimit.learn(configured, undefined, heard, now))
- * // => { limit: 20, windowMillis: 3000, sinceMillis: 1700000000000, ttlMillis: 3600000, from: 'header', sampleMillis: 3000 }
+ * // => { limit: 20, windowMillis: 3000, sinceMillis: 1700000000000, ttlMillis: 3600000, from: 'header', sampleMillis: 3000, lowerMillis: 1950 }
  * ```
  *
  * @since 0.1.0
