@@ -402,6 +402,33 @@ describe("erp mcp under a strict rate limit", () => {
   })
 })
 
+describe("erp mcp against a server stricter than the client", () => {
+  it("the client at its defaults, the server allowing 5 per 1 s: 20 calls at once go at the server's pace", async () => {
+    const s = await startSandbox({ partners: 30, rateLimit: { limit: 5, window: "1 second" } })
+    started.push(s)
+    const client = start([], { ...s.env, ERP_RATE_LIMIT: undefined, ERP_RATE_WINDOW: undefined })
+    await client.initialize()
+    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => client.call("partners_get", { id: i + 1 })))
+    expect(all.filter((answer) => answer.isError)).toEqual([])
+    const log = (await s.run(s.sandbox.requests)).filter((entry) => entry.endpoint === "/partner/get")
+    const answered = log.filter((entry) => entry.status === 200)
+    expect(answered).toHaveLength(20)
+    // The first 20 go at once, before any answer: the server takes 5. From the first answers on, the client keeps
+    // the server's 5 in its window (a second, read from its reset in whole seconds: up to two): no 429 after that
+    // burst, and the 20 served within about four of those windows, not 30 s apart.
+    const refused = log.filter((entry) => entry.status === 429)
+    expect(refused.length).toBeLessThanOrEqual(15)
+    expect(Math.max(0, ...refused.map((entry) => entry.timeMillis)) - log[0]!.timeMillis).toBeLessThan(500)
+    expect(answered.at(-1)!.timeMillis - log[0]!.timeMillis).toBeLessThan(10_000)
+    const read = async (uri: string) => (await client.request("resources/read", { uri })).result.contents[0].text
+    const limit = JSON.parse(await read("erp://limit"))
+    expect(limit).toMatchObject({ limit: 100, windowSeconds: 30 })
+    expect(limit.endpoints["partner/get"]).toMatchObject({ limit: 5, learnedFrom: "X-RateLimit-Limit" })
+    expect(limit.endpoints["partner/get"].windowSeconds).toBeGreaterThanOrEqual(1)
+    expect(limit.endpoints["partner/get"].windowSeconds).toBeLessThanOrEqual(2.1)
+  })
+})
+
 describe("erp mcp --redis", () => {
   const REDIS = "redis://127.0.0.1:6379"
   const PREFIX = `erp-test:mcp:${process.pid}:${Date.now().toString(36)}`

@@ -100,8 +100,12 @@ export interface Acquired {
   readonly pausedMillis: number
   /** When the request was let go (epoch ms). */
   readonly startedMillis: number
-  /** The limit the request was admitted under: the limiter's own, or a lower one learned from the server. */
+  /**
+   * The limit the request was admitted under, and its window (ms): the limiter's own, or one learned from the server
+   * (kept beside the limiter's own: the request was admitted under both).
+   */
   readonly limit: number
+  readonly windowMillis: number
   /** The limit learned from the server for the key when the request was admitted, if any (see `learn`). */
   readonly learned: Learned | undefined
   /**
@@ -157,8 +161,9 @@ export const StoreFailure = Internal.StoreFailure
 export type StoreFailure = Internal.StoreFailure
 
 /**
- * A limit learned from the server for a key, lower than the limiter's own: `limit`, since when (epoch ms), and how
- * long it holds unless heard again.
+ * A limit learned from the server for a key, stricter than the limiter's own: `limit` requests in any `windowMillis`,
+ * how it was learned (`X-RateLimit-Limit` and the resets, or 429s alone), since when (epoch ms), and how long it holds
+ * unless heard again.
  *
  * @since 0.1.0
  * @category Models
@@ -166,8 +171,8 @@ export type StoreFailure = Internal.StoreFailure
 export type Learned = ServerLimit.Learned
 
 /**
- * What one answer said of the server's limit: `X-RateLimit-Limit` when sent, whether it was a 429, and when its
- * request started (epoch ms).
+ * What one answer said of the server's limit: `X-RateLimit-Limit` and its usable reset when sent, whether it was a
+ * 429, and when its request started (epoch ms).
  *
  * @since 0.1.0
  * @category Models
@@ -194,17 +199,18 @@ export interface Service {
     bound?: number
   ) => Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure>
   /**
-   * Tells the limiter what the answer to a request it admitted (`acquired`) said of the server's limit. A limit lower
-   * than its own (`X-RateLimit-Limit`, or guessed by halving at a 429 that does not say it) is kept for `key`, shared
-   * like the rest of its store, and requests are dealt to that many slots (docs/ARCHITECTURE.md, "Rate limit").
+   * Tells the limiter what the answer to a request it admitted (`acquired`) said of the server's limit. A limit
+   * stricter than its own (`X-RateLimit-Limit` in the window its resets tell, or found from 429s alone) is kept for
+   * `key` beside its own, shared like the rest of its store, and requests wait for both; a queued request plans again
+   * when it changes (docs/rate-limit.md, "What the limiter learns").
    */
   readonly learn: (key: string, acquired: Acquired, heard: Heard) => Effect.Effect<void, StoreFailure>
   /** Pauses `key` until `untilMillis` (epoch ms); a later pause wins over an earlier one. */
   readonly pause: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
   /**
-   * How many requests under `key` the limiter counts against the current window: those started within the last
-   * window (or ended within it), by every user of its store. Compared with the count the server reports, it tells
-   * whether someone else spends the same budget.
+   * How many requests under `key` the limiter counts against the current window (the learned one, when it keeps a
+   * limit learned from the server): those started within the last window (or ended within it), by every user of its
+   * store. Compared with the count the server reports, it tells whether someone else spends the same budget.
    */
   readonly inUse: (key: string) => Effect.Effect<number, StoreFailure>
 }

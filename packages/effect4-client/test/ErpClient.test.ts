@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/effect4-client"
-import { Config, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Redacted, Result, Schema } from "effect"
+import { Clock, Config, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Redacted, Result, Schema } from "effect"
 import { HttpClient, HttpClientRequest, HttpClientResponse, UrlParams } from "effect/http"
 import { TestClock } from "effect/testing"
 import { inspect } from "node:util"
@@ -195,7 +195,7 @@ describe("ErpClient requests", () => {
     }).pipe(Effect.provide(twoPerTenSeconds(fake)))
   })
 
-  it.effect("a lower X-RateLimit-Limit is learned: the next requests are dealt to that many slots", () => {
+  it.effect("a lower X-RateLimit-Limit is learned (without a reset, in the limiter's window): the next request waits", () => {
     const fake = fakeErp(() => new Response(ok(1), { headers: { "x-ratelimit-limit": "1" } }))
     return Effect.gen(function*() {
       const client = yield* ErpClient.ErpClient
@@ -266,6 +266,50 @@ describe("httpClient, transformClient and spanHeaders", () => {
         }).pipe(Layer.provide(ErpRateLimiter.layer()), Layer.provide(fake.layer))
       )
     )
+  })
+})
+
+describe("a limit learned from the server that rises", () => {
+  it.effect("the requests queued under it go as soon as an answer says so, not a window apart", () => {
+    // Three requests at once: the first answer says the limit is 1 (in 30 s); the other two, answered 5 s later, 100.
+    const sent: Array<number> = []
+    const layer = Layer.succeed(
+      HttpClient.HttpClient,
+      HttpClient.make((request) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const n = sent.push(now)
+          const answer = Effect.succeed(HttpClientResponse.fromWeb(
+            request,
+            new Response(ok(1), {
+              headers: { "x-ratelimit-limit": n === 1 ? "1" : "100", "x-ratelimit-reset": "30" }
+            })
+          ))
+          return n === 2 || n === 3 ? Effect.delay(answer, "5 seconds") : answer
+        })
+      )
+    )
+    return Effect.gen(function*() {
+      const client = yield* ErpClient.ErpClient
+      const get = client.get("thing/get", Schema.Number)
+      const first = yield* Effect.forkChild(Effect.all([get, get, get], { concurrency: 3 }))
+      yield* TestClock.adjust("100 millis")
+      expect(sent).toEqual([0, 0, 0])
+      // Three more, queued under the limit of 1 in 30 s the first answer said (and the three sent count in it).
+      const queued = yield* Effect.forkChild(Effect.all([get, get, get], { concurrency: 3 }))
+      yield* TestClock.adjust("4 seconds")
+      expect(sent).toHaveLength(3)
+      // The other two answers say 100: the limit is forgotten, and the queued requests plan again at once.
+      yield* TestClock.adjust("1 second")
+      yield* TestClock.adjust("10 millis")
+      expect(sent.slice(3)).toEqual([5_000, 5_000, 5_000])
+      yield* Fiber.join(first)
+      yield* Fiber.join(queued)
+    }).pipe(Effect.provide(
+      ErpClient.layer({ baseUrl: "https://erp.example.com/api/", apiKey: Redacted.make(KEY) }).pipe(
+        Layer.provide(ErpRateLimiter.layer()),
+        Layer.provide(layer)
+      )
+    ))
   })
 })
 

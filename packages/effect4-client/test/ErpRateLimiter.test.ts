@@ -139,22 +139,28 @@ describe("ErpRateLimiter", () => {
       expect(starts).toEqual([W + 50])
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: W, margin: 50 }))))
 
-  it.effect("a limit learned from the server deals requests to that many slots; a 429 judged twice halves it once", () =>
+  it.effect("a limit learned from the server is kept in its own window, beside the limiter's; judged twice, changed once", () =>
     Effect.gen(function*() {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
       const first = yield* limiter.acquire("k")
-      yield* limiter.learn("k", first, { serverLimit: 2, tooManyRequests: false, startedMillis: first.startedMillis })
+      // The server says 2, and a reset 4 s after the request's start (in epoch ms): 2 per 4 s, beside 10 per 1 s.
+      const reset = first.startedMillis + 4 * W
+      yield* limiter.learn("k", first, {
+        serverLimit: 2,
+        tooManyRequests: false,
+        startedMillis: first.startedMillis,
+        reset: { at: reset, raw: String(reset) }
+      })
       const admitted = yield* limiter.acquire("k")
-      expect(admitted).toMatchObject({ limit: 2, learned: { limit: 2 } })
-      // Two processes (or two answers) judge one 429 that does not say the limit, admitted under the same limit.
-      const heard = { serverLimit: undefined, tooManyRequests: true, startedMillis: admitted.startedMillis }
+      expect(admitted).toMatchObject({ limit: 2, windowMillis: 4 * W, learned: { limit: 2, from: "header" } })
+      // The request sent before it was learned counts too: the next two start a learned window after each of the two
+      // (and its margin: the limiter's own for the first, sent under it, 2% of the learned window for the second).
+      const starts = yield* startsOf([0, 0], () => limiter.acquire("k"))
+      expect(starts).toEqual([4 * W + 50, 4 * W + 80])
+      // Two answers judge one X-RateLimit-Limit that says ours again: forgotten once, said once.
+      const heard = { serverLimit: L, tooManyRequests: false, startedMillis: admitted.startedMillis }
       yield* limiter.learn("k", admitted, heard)
       yield* limiter.learn("k", admitted, heard)
-      // Halved once, not twice; and dealt to that many slots: one start per window.
-      const starts = yield* startsOf(
-        [0, 0, 0],
-        () => Effect.tap(limiter.acquire("k"), (acquired) => Effect.sync(() => expect(acquired.limit).toBe(1)))
-      )
-      expect(maxInAnyWindow(starts, W)).toBe(1)
+      expect(yield* limiter.acquire("k")).toMatchObject({ limit: L, windowMillis: W, learned: undefined })
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W, margin: 50 }))))
 })

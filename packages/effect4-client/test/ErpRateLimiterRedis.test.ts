@@ -205,7 +205,7 @@ describe("ErpRateLimiterRedis", () => {
       }
     }))
 
-  it.live("a limit learned by one process holds for the others; a 429 judged by two halves it once", () => {
+  it.live("a limit learned by one process holds for the others, counted in one log; a 429 judged by two is one change", () => {
     const logs = captureLogs()
     return Effect.gen(function*() {
       const prefix = uniquePrefix("learn")
@@ -214,20 +214,38 @@ describe("ErpRateLimiterRedis", () => {
       )
       const key = "erp:k:partner/list"
       const first = yield* a!.acquire(key)
-      expect(first).toMatchObject({ limit: 100, learned: undefined })
+      expect(first).toMatchObject({ limit: 100, windowMillis: 30_000, learned: undefined })
       yield* first.release(Date.now())
-      yield* a!.learn(key, first, { serverLimit: 10, tooManyRequests: false, startedMillis: first.startedMillis })
+      // The server says 4, and a reset 20 s from the request's start (in epoch ms): 4 per 20 s.
+      const reset = first.startedMillis + 20_000
+      yield* a!.learn(key, first, {
+        serverLimit: 4,
+        tooManyRequests: false,
+        startedMillis: first.startedMillis,
+        reset: { at: reset, raw: String(reset) }
+      })
       const second = yield* b!.acquire(key)
-      expect(second).toMatchObject({ limit: 10, learned: { limit: 10 } })
-      expect(yield* Effect.promise(() => admin.pTTL(`${prefix}${key}:limit`))).toBeGreaterThan(3_000_000)
-      const heard = { serverLimit: undefined, tooManyRequests: true, startedMillis: Date.now() }
-      yield* Effect.all([a!.learn(key, second, heard), b!.learn(key, second, heard)], { concurrency: 2 })
-      expect((yield* a!.acquire(key)).limit).toBe(5)
-      const third = yield* b!.acquire(key)
-      yield* b!.learn(key, third, { serverLimit: 100, tooManyRequests: false, startedMillis: third.startedMillis })
+      expect(second).toMatchObject({ limit: 4, windowMillis: 20_000, learned: { limit: 4, from: "header" } })
+      expect(yield* Effect.promise(() => admin.pTTL(`${prefix}${key}:learned`))).toBeGreaterThan(3_000_000)
+      // One log for both: the request sent before it was learned, and three more, by either process; a fifth must wait.
+      yield* a!.acquire(key)
+      yield* b!.acquire(key)
+      const refused = yield* Effect.flip(a!.acquire(key, undefined, Date.now() + 1_000))
+      expect(refused._tag).toBe("WaitBeyondBound")
+      expect(refused._tag === "WaitBeyondBound" && refused.startsAt - Date.now()).toBeGreaterThan(15_000)
+      expect(yield* Effect.promise(() => admin.zCard(`${prefix}${key}:log`))).toBe(4)
+      // The server says ours again (to a request admitted under the 4): forgotten, with its log, by every process.
+      yield* b!.learn(key, second, { serverLimit: 100, tooManyRequests: false, startedMillis: second.startedMillis })
       expect((yield* a!.acquire(key)).limit).toBe(100)
-      expect(yield* Effect.promise(() => admin.exists(`${prefix}${key}:limit`))).toBe(0)
+      expect(yield* Effect.promise(() => admin.exists([`${prefix}${key}:learned`, `${prefix}${key}:log`]))).toBe(0)
+      // Two processes meet a 429 that says no limit, each admitted under the limiter's own: one probe, not two.
+      const [x, y] = yield* Effect.all([a!.acquire(key), b!.acquire(key)])
+      const heard = { serverLimit: undefined, tooManyRequests: true, startedMillis: Date.now() }
+      yield* Effect.all([a!.learn(key, x!, heard), b!.learn(key, y!, heard)], { concurrency: 2 })
+      expect((yield* a!.acquire(key)).learned).toMatchObject({ limit: 1, from: "refusals" })
+      // Said once per change, by the process that made it.
       expect(logs.lines.filter((line) => line.includes("without saying its limit"))).toHaveLength(1)
+      expect(logs.lines.filter((line) => line.includes("4 per 20 s"))).toHaveLength(1)
     }).pipe(Effect.provide(logs.layer))
   })
 

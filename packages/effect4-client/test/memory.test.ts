@@ -149,3 +149,29 @@ describe("the memory limiter's synchronous step", () => {
       expect(MemoryStore.holdOf(state, "k:slot:0")).toBe(2_500)
     }))
 })
+
+describe("the memory limiter's size", () => {
+  it.effect("what one window holds, whatever the limit: 10,000 requests at 1,000 a second keep about 2,000 entries", () =>
+    Effect.gen(function*() {
+      const sizes: Array<number> = []
+      for (const limit of [2_000, 100_000_000]) {
+        const state = MemoryStore.makeState()
+        const limiter = yield* Effect.provide(
+          Slots.make({ limit, window: Duration.millis(1_000), margin: Duration.millis(50) }),
+          Memory.context(state)
+        )
+        let largest = 0
+        for (let i = 0; i < 10_000; i++) {
+          const acquired = yield* limiter.acquire("k")
+          yield* acquired.release(yield* Clock.currentTimeMillis)
+          // A request a millisecond, the clock moved twenty at a time.
+          if (i % 20 === 19) yield* TestClock.adjust(Duration.millis(20))
+          largest = Math.max(largest, MemoryStore.size(state))
+        }
+        sizes.push(largest)
+      }
+      // A slot counter and a busy mark for each request of the last window (and its margin), at most twice that
+      // between two sweeps: not one of each per request ever made (20,000 at a limit of 100 million a second).
+      for (const largest of sizes) expect(largest).toBeLessThanOrEqual(2 * 2 * 1_050 + MemoryStore.sweepFloor + 10)
+    }))
+})

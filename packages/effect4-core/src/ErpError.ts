@@ -91,6 +91,8 @@ export class NotFound extends Schema.TaggedError<NotFound>("@erp-client/effect4-
  * - `maxWaitMillis` (number, optional): the call's own bound on waiting for the limit (`maxWait`), when it had one
  *   and the limit would have kept it longer: it failed at once.
  * - `tooManyRequests` (number, optional): how many of the call's attempts the server answered 429.
+ * - `askedMillis` (number, optional): past the budget, the wait the server itself asked for (`Retry-After`, its
+ *   reset), when that is the wait that would have gone past it; absent when 429s one after another used the budget up.
  * - `attempts` (number, optional): attempts the call made in all, retries included (absent: one; 0: nothing was
  *   sent).
  * - `elapsedMillis` (number, optional): milliseconds from the call's first attempt to giving up.
@@ -111,6 +113,7 @@ export class RateLimited
     budgetMillis: Schema.optional(Schema.Number),
     maxWaitMillis: Schema.optional(Schema.Number),
     tooManyRequests: Schema.optional(Schema.Number),
+    askedMillis: Schema.optional(Schema.Number),
     ...Attempts
   })
 {

@@ -85,7 +85,8 @@ export const make = (startMillis: number): CallState => ({
 })
 
 /**
- * What `RetryPolicy.decide` reads of the call.
+ * What `RetryPolicy.decide` reads of the call, and when the limiter began probing a server that refuses without saying
+ * its limit, if it is (`RetryPolicy.History`'s `refusingSinceMillis`).
  *
  * @example
  * ```ts
@@ -97,11 +98,12 @@ export const make = (startMillis: number): CallState => ({
  * @since 0.1.0
  * @category Accessors
  */
-export const history = (call: CallState): RetryPolicy.History => ({
+export const history = (call: CallState, refusingSinceMillis?: number): RetryPolicy.History => ({
   startMillis: call.startMillis,
   failures: call.failures,
   failuresByStatus: call.failuresByStatus,
-  busy: call.busy
+  busy: call.busy,
+  ...(refusingSinceMillis === undefined ? {} : { refusingSinceMillis })
 })
 
 /**
@@ -206,8 +208,9 @@ export const answered = (
 }
 
 /**
- * What an answer told the limiter about the server's limit (`ErpRateLimiter.learn`), when it told anything: a 429, or
- * an `X-RateLimit-Limit`.
+ * What an answer told the limiter about the server's limit (`ErpRateLimiter.learn`), when it told anything: a 429, an
+ * `X-RateLimit-Limit` (with its reset, when usable: the window it counts in), or, while the limiter keeps a limit it
+ * learned from 429s (`learning`), that the server accepted a request (how it climbs back).
  *
  * @example
  * ```ts
@@ -220,10 +223,25 @@ export const answered = (
  * @since 0.1.0
  * @category Bookkeeping
  */
-export const heard = (outcome: RetryPolicy.Outcome, startedMillis: number): ServerLimit.Heard | undefined =>
-  outcome._tag === "Answer" && (outcome.status === 429 || outcome.limit.limit !== undefined)
-    ? { serverLimit: outcome.limit.limit, tooManyRequests: outcome.status === 429, startedMillis }
+export const heard = (
+  outcome: RetryPolicy.Outcome,
+  startedMillis: number,
+  learning = false
+): ServerLimit.Heard | undefined => {
+  if (outcome._tag !== "Answer") return undefined
+  const { limit, status } = outcome
+  if (status !== 429 && limit.limit === undefined && !learning) return undefined
+  const reset = limit.reset !== undefined && limit.reset.usable
+    ? { at: limit.reset.at, raw: limit.reset.raw }
     : undefined
+  return {
+    serverLimit: limit.limit,
+    tooManyRequests: status === 429,
+    startedMillis,
+    ...(limit.remaining === undefined ? {} : { remaining: limit.remaining }),
+    ...(reset === undefined ? {} : { reset })
+  }
+}
 
 /**
  * `{ attempts, elapsedMillis }` of the error a call gives up with.
@@ -251,7 +269,7 @@ export const tally = (
 /**
  * The fields of the `RateLimited` a call fails with: what it waited, sent and was refused, what the server last said,
  * and `neededMillis` (the wait it would have needed); `bounded` says which bound it met (`maxWaitMillis`, the call's
- * own; `budgetMillis`, the rate-limit budget).
+ * own; `budgetMillis`, the rate-limit budget) and, past the budget, `askedMillis` when that wait was the server's own.
  *
  * @example
  * ```ts
@@ -270,13 +288,18 @@ export const rateLimitedFields = (
   endpoint: string,
   nowMillis: number,
   neededMillis: number | undefined,
-  bounded: { readonly maxWaitMillis?: number | undefined; readonly budgetMillis?: number | undefined } = {}
+  bounded: {
+    readonly maxWaitMillis?: number | undefined
+    readonly budgetMillis?: number | undefined
+    readonly askedMillis?: number | undefined
+  } = {}
 ): RateLimitedFields => {
   const last = call.lastLimit
   return {
     endpoint,
     ...(bounded.maxWaitMillis === undefined ? {} : { maxWaitMillis: bounded.maxWaitMillis }),
     ...(bounded.budgetMillis === undefined ? {} : { budgetMillis: bounded.budgetMillis }),
+    ...(bounded.askedMillis === undefined ? {} : { askedMillis: bounded.askedMillis }),
     waitedMillis: call.waitedMillis,
     attempts: call.attempts,
     ...(call.refused === 0 ? {} : { tooManyRequests: call.refused }),

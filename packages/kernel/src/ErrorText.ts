@@ -120,6 +120,11 @@ export interface RateLimitedFields extends Attempts {
   readonly budgetMillis?: number | undefined
   readonly maxWaitMillis?: number | undefined
   readonly tooManyRequests?: number | undefined
+  /**
+   * Past the rate-limit budget: the wait the server itself asked for (`Retry-After`, its reset), when that is the wait
+   * that would have gone past it; absent when the client's own pause between repeated 429s would have.
+   */
+  readonly askedMillis?: number | undefined
 }
 
 /**
@@ -155,8 +160,9 @@ export const serverSaid = (error: RateLimitedFields): string => {
 }
 
 /**
- * `RateLimited`'s message: a call bounded by `maxWait` (what it sent and got), a wait asked for past the budget (not
- * waited for), or 429s past the budget.
+ * `RateLimited`'s message: a call bounded by `maxWait` (what it sent and got); a wait the server asked for past the
+ * budget, longer than all the call had waited (not waited for); 429s that used the budget up, one after another (how
+ * many, over how long); or a pause beyond the budget set before the call.
  *
  * @example
  * ```ts
@@ -164,6 +170,8 @@ export const serverSaid = (error: RateLimitedFields): string => {
  *
  * console.log(ErrorText.rateLimited({ endpoint: "partner/get", waitedMillis: 0, maxWaitMillis: 1_000, neededMillis: 4_200, attempts: 0 }))
  * // => partner/get: rate limited: the call may wait 1000 ms for the limit and would have waited 4200 ms; nothing was sent
+ * console.log(ErrorText.rateLimited({ endpoint: "partner/get", waitedMillis: 1_800, budgetMillis: 2_000, neededMillis: 300, attempts: 7, elapsedMillis: 1_900, tooManyRequests: 7, retryAfter: "0" }))
+ * // => partner/get: rate limited: 7 answers 429 over 1.9 s used up the rate-limit budget of 2 s (the next pause, 0.3 s, would have ended past it); the server said: Retry-After: 0
  * ```
  *
  * @since 0.1.0
@@ -186,16 +194,33 @@ export const rateLimited = (error: RateLimitedFields): string => {
       needed === undefined ? "" : ` and would have waited ${needed} ms`
     }; ${sent}`
   }
-  if (error.retryAfter !== undefined && needed !== undefined && error.budgetMillis !== undefined) {
-    return `${error.endpoint}: rate limited: the server asked to wait ${
-      seconds(needed)
-    } (Retry-After: ${error.retryAfter}), past the rate-limit budget of ${seconds(error.budgetMillis)}: not waited for${
+  const elapsed = error.elapsedMillis ?? 0
+  // The server's own wait is to blame only when it is longer than all the call had waited: otherwise the 429s before
+  // it used the budget up, and saying "the server asked to wait 0.3 s" would send the reader to the wrong cause.
+  if (error.askedMillis !== undefined && error.budgetMillis !== undefined && error.askedMillis >= elapsed) {
+    const word = error.retryAfter !== undefined
+      ? `Retry-After: ${error.retryAfter}`
+      : error.serverReset !== undefined
+      ? `X-RateLimit-Reset: ${error.serverReset}`
+      : undefined
+    return `${error.endpoint}: rate limited: the server asked to wait ${seconds(error.askedMillis)}${
+      word === undefined ? "" : ` (${word})`
+    }, past the rate-limit budget of ${seconds(error.budgetMillis)}: not waited for${
       attemptsNote(error.attempts, error.elapsedMillis)
     }`
   }
-  return `${error.endpoint}: rate limited past the retry budget after waiting ${Math.round(error.waitedMillis)} ms${
-    needed === undefined ? "" : `, would have waited ${needed} ms more`
-  }${attemptsNote(error.attempts, error.elapsedMillis)}; ${serverSaid(error)}`
+  if (error.budgetMillis !== undefined && (error.tooManyRequests ?? 0) > 0) {
+    return `${error.endpoint}: rate limited: ${plural(error.tooManyRequests!, "answer", "answers")} 429 over ${
+      seconds(elapsed)
+    } used up the rate-limit budget of ${seconds(error.budgetMillis)}${
+      needed === undefined ? "" : ` (the next pause, ${seconds(needed)}, would have ended past it)`
+    }; ${serverSaid(error)}`
+  }
+  return `${error.endpoint}: rate limited past the rate-limit budget after waiting ${
+    Math.round(error.waitedMillis)
+  } ms${needed === undefined ? "" : `, would have waited ${needed} ms more`}${
+    attemptsNote(error.attempts, error.elapsedMillis)
+  }; ${serverSaid(error)}`
 }
 
 /**

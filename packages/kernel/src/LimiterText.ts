@@ -5,6 +5,8 @@
  *
  * @since 0.1.0
  */
+import { seconds } from "./ErrorText.js"
+import type { Learned } from "./ServerLimit.js"
 
 /**
  * Whether a wait for the limiter's own spacing is worth an operator's attention (a second or more), or only a
@@ -53,16 +55,17 @@ export const spacing = (delayMillis: number): string => `waiting ${delayMillis} 
 export const pause = (delayMillis: number): string => `waiting ${delayMillis} ms: the server asked to pause`
 
 /**
- * The line said once by whoever changed the limit learned for a key (`ServerLimit.learn`'s result `next`), or
- * `undefined` when the change is no news (a first 429 noted, a header's limit renewed).
+ * The line said once by whoever changed the limit learned for a key (`ServerLimit.learn`'s result `next`, `before` it
+ * the one the request was admitted under), or `undefined` when the change is no news (a header's limit renewed).
  *
  * @example
  * ```ts
  * import { LimiterText } from "@erp-client/kernel"
  *
- * const next = { limit: 10, sinceMillis: 0, ttlMillis: 3_600_000 }
- * console.log(LimiterText.learned({ configured: 100, admittedUnder: 100, serverLimit: 10, window: "30s" }, next))
- * // => the server's limit is 10 per 30s (X-RateLimit-Limit), lower than the limiter's 100: keeping it
+ * const configured = { limit: 100, windowMillis: 30_000 }
+ * const next = { limit: 20, windowMillis: 3_000, sinceMillis: 0, ttlMillis: 3_600_000, from: "header" as const, sampleMillis: 3_000 }
+ * console.log(LimiterText.learned({ configured, before: undefined }, next))
+ * // => the server's limit is 20 per 3 s (X-RateLimit-Limit, its window from X-RateLimit-Reset), stricter than the limiter's 100 per 30 s: keeping both
  * ```
  *
  * @since 0.1.0
@@ -70,25 +73,42 @@ export const pause = (delayMillis: number): string => `waiting ${delayMillis} ms
  */
 export const learned = (
   context: {
-    /** The limiter's own limit. */
-    readonly configured: number
-    /** The limit the request was admitted under. */
-    readonly admittedUnder: number
-    readonly serverLimit: number | undefined
-    /** The window, as the edition's `Duration.format` writes it. */
-    readonly window: string
+    /** The limiter's own limit and window. */
+    readonly configured: { readonly limit: number; readonly windowMillis: number }
+    /** The limit learned before the change, if any. */
+    readonly before: Learned | undefined
   },
-  next: { readonly limit: number; readonly ttlMillis: number } | null
+  next: Learned | null
 ): string | undefined => {
-  if (next !== null && next.limit === context.admittedUnder) return undefined
+  const { before, configured } = context
+  const ours = `the limiter's ${configured.limit} per ${seconds(configured.windowMillis)}`
   if (next === null) {
-    return `the server's limit is ${context.serverLimit} (X-RateLimit-Limit): back to the limiter's ${context.configured}`
+    return before?.from === "refusals"
+      ? `the server accepts what ${ours} lets through again: keeping it alone`
+      : `the server's limit (X-RateLimit-Limit) is kept by ${ours}: keeping it alone`
   }
-  return context.serverLimit !== undefined
-    ? `the server's limit is ${next.limit} per ${context.window} (X-RateLimit-Limit), lower than the limiter's ${context.configured}: keeping it`
-    : `the server answered 429 without saying its limit: keeping ${next.limit} per ${context.window} (was ${context.admittedUnder}) for ${
-      Math.round(next.ttlMillis / 1000)
-    } s`
+  const rate = `${next.limit} per ${seconds(next.windowMillis)}`
+  if (next.from === "header") {
+    if (before?.from === "header" && before.limit === next.limit && before.windowMillis === next.windowMillis) {
+      return undefined
+    }
+    const window = next.sampleMillis === undefined
+      ? "its window unknown: taken as the limiter's"
+      : "its window from X-RateLimit-Reset"
+    return `the server's limit is ${rate} (X-RateLimit-Limit, ${window}), stricter than ${ours}: keeping both`
+  }
+  if (next.refusedMillis !== undefined) {
+    return "the server answered 429 without saying its limit: sending one request at a time until it accepts again"
+  }
+  if (before?.refusedMillis !== undefined) {
+    return `the server accepted again after ${
+      seconds(next.windowMillis)
+    }: keeping ${rate} beside ${ours} (half of the ${before.ceiling} it had refused more of)`
+  }
+  const was = before === undefined ? "" : ` (was ${before.limit} per ${seconds(before.windowMillis)})`
+  return next.limit < (before?.limit ?? Infinity) || next.windowMillis > (before?.windowMillis ?? 0)
+    ? `the server answered 429 again: keeping ${rate}${was}`
+    : `the server accepted a whole window: keeping ${rate}${was}`
 }
 
 /**

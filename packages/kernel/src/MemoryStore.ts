@@ -1,13 +1,15 @@
 /**
  * The rate limiter's stores as plain data: the counters of a fixed window and a token bucket (the arithmetic of
  * `RateLimiterStore` in `@effect/experimental` 0.61, line for line), the holds (a key held until a time: an endpoint
- * paused for the server, a slot busy) and the limits learned from the server, in maps an edition's limiter reads and
- * writes directly, in one synchronous step where nothing waits (docs/rate-limit.md).
+ * paused for the server, a slot busy), the limits learned from the server and the log that keeps them, in maps an
+ * edition's limiter reads and writes directly, in one synchronous step where nothing waits (docs/rate-limit.md).
+ * Whatever has lapsed is swept from the maps as they grow, so they hold about what one window holds, whatever the
+ * limit.
  *
  * @since 0.1.0
  */
 import type { Learned } from "./ServerLimit.js"
-import { busyFrom, slotKey, slotOf, ticketKey } from "./Slots.js"
+import { busyFrom, logWait, type LogWindows, logWindows, slotIndexOf, slotKey, slotOf, ticketKey } from "./Slots.js"
 
 /**
  * A fixed-window counter: the tokens taken and when the count lapses (epoch ms).
@@ -44,7 +46,32 @@ export interface State {
   readonly holds: Map<string, number>
   /** The limit learned for each key (see `HoldStore.learned`). */
   readonly learned: Map<string, Learned>
+  /** For each key with a learned limit, the requests it counts (see `Log`). */
+  readonly logs: Map<string, Log>
+  /** When to sweep next (the maps' size then), and the last log entry's number. */
+  readonly upkeep: { sweepAt: number; entries: number }
 }
+
+/**
+ * The log of a learned limit: each entry's time (epoch ms) is when its request started and a margin, or when it ended
+ * if later; it counts for a window after that, and is kept for `keepMillis` (`Slots.logWindows`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Log {
+  keepMillis: number
+  readonly entries: Map<string, number>
+}
+
+/**
+ * The size of the maps at which the first sweep of what has lapsed runs; each sweep sets the next at twice what it
+ * leaves, so sweeping costs a constant per write and the maps hold at most about twice what one window holds.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const sweepFloor = 1_024
 
 /**
  * @example
@@ -62,8 +89,77 @@ export const makeState = (): State => ({
   counters: new Map(),
   buckets: new Map(),
   holds: new Map(),
-  learned: new Map()
+  learned: new Map(),
+  logs: new Map(),
+  upkeep: { sweepAt: sweepFloor, entries: 0 }
 })
+
+/**
+ * How many entries the state holds: counters, buckets, holds, learned limits and log entries. It stays about what one
+ * window holds (see `sweep`).
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * const state = MemoryStore.makeState()
+ * MemoryStore.extendHold(state, "erp:k:partner/list", 5_000)
+ * console.log(MemoryStore.size(state)) // => 1
+ * ```
+ *
+ * @since 0.1.0
+ * @category Stores
+ */
+export const size = (state: State): number => {
+  let entries = state.counters.size + state.buckets.size + state.holds.size + state.learned.size
+  for (const log of state.logs.values()) entries += log.entries.size
+  return entries
+}
+
+/**
+ * Removes what has lapsed at `now`: counters past their expiry, holds past their end, learned limits past their time
+ * and their logs, log entries no longer counted. None of them changes an answer: a lapsed counter counts as absent, a
+ * past hold as none. Runs by itself as the maps grow (`maybeSweep`); bucket state is kept (a bucket's tokens outlive
+ * any expiry).
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * const state = MemoryStore.makeState()
+ * MemoryStore.extendHold(state, "erp:k:partner/list:slot:0", 1_000)
+ * MemoryStore.sweep(state, 2_000)
+ * console.log(MemoryStore.size(state)) // => 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category Stores
+ */
+export const sweep = (state: State, now: number): void => {
+  for (const [key, counter] of state.counters) if (counter.expiresAt <= now) state.counters.delete(key)
+  for (const [key, until] of state.holds) if (until <= now) state.holds.delete(key)
+  for (const key of state.learned.keys()) learnedOf(state, key, now)
+  for (const [key, log] of state.logs) {
+    if (state.learned.has(key)) pruneLog(log, now)
+    else state.logs.delete(key)
+  }
+  state.upkeep.sweepAt = Math.max(sweepFloor, 2 * size(state))
+}
+
+const maybeSweep = (state: State, now: number): void => {
+  if (state.counters.size + state.holds.size >= state.upkeep.sweepAt) sweep(state, now)
+}
+
+const pruneLog = (log: Log, now: number): void => {
+  for (const [entry, at] of log.entries) if (at <= now - log.keepMillis) log.entries.delete(entry)
+}
+
+const logOf = (state: State, key: string, keepMillis: number): Log => {
+  let log = state.logs.get(key)
+  if (log === undefined) state.logs.set(key, log = { keepMillis, entries: new Map() })
+  log.keepMillis = Math.max(log.keepMillis, keepMillis)
+  return log
+}
 
 /**
  * `RateLimiterStore.fixedWindow` at `now`: takes `tokens` and returns the count after it and the counter's time to
@@ -93,6 +189,7 @@ export const fixedWindow = (
 ): readonly [count: number, ttl: number] => {
   let counter = state.counters.get(key)
   if (!counter || counter.expiresAt <= now) {
+    maybeSweep(state, now)
     counter = { count: 0, expiresAt: now }
     state.counters.set(key, counter)
   }
@@ -199,7 +296,8 @@ export const tokenBucket = (
 export const holdOf = (state: State, key: string): number => state.holds.get(key) ?? 0
 
 /**
- * Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse.
+ * Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. With `now`, a new key may
+ * first sweep what has lapsed (see `sweep`).
  *
  * @example
  * ```ts
@@ -215,8 +313,10 @@ export const holdOf = (state: State, key: string): number => state.holds.get(key
  * @since 0.1.0
  * @category Stores
  */
-export const extendHold = (state: State, key: string, untilMillis: number): void => {
-  if (holdOf(state, key) < untilMillis) state.holds.set(key, untilMillis)
+export const extendHold = (state: State, key: string, untilMillis: number, now?: number): void => {
+  if (holdOf(state, key) >= untilMillis) return
+  if (now !== undefined && !state.holds.has(key)) maybeSweep(state, now)
+  state.holds.set(key, untilMillis)
 }
 
 /**
@@ -239,6 +339,7 @@ export const learnedOf = (state: State, key: string, now: number): Learned | und
   const learned = state.learned.get(key)
   if (learned === undefined || learned.sinceMillis + learned.ttlMillis > now) return learned
   state.learned.delete(key)
+  state.logs.delete(key)
   return undefined
 }
 
@@ -267,17 +368,146 @@ export const setLearned = (
   now: number
 ): boolean => {
   if (learnedOf(state, key, now) !== expected) return false
-  if (next === null) state.learned.delete(key)
-  else state.learned.set(key, next)
+  if (next === null) {
+    state.learned.delete(key)
+    state.logs.delete(key)
+  } else state.learned.set(key, next)
   return true
 }
 
 /**
+ * A place for a request under the learned limit of `key` (see `Slots.logWindows`), taken at `now` if fewer than
+ * `limit` requests count in the window (`{ entry }`: its name in the log, for `endLogged` and `dropLogged`), else how
+ * long until one would be (`{ waitMillis }`), taking nothing.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * const state = MemoryStore.makeState()
+ * const windows = { limit: 1, windowMillis: 1_000, marginMillis: 50, keepMillis: 1_000 }
+ * console.log(MemoryStore.admitLogged(state, "k", windows, 0)) // => { entry: '1' }
+ * console.log(MemoryStore.admitLogged(state, "k", windows, 200)) // => { waitMillis: 850 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const admitLogged = (
+  state: State,
+  key: string,
+  windows: LogWindows,
+  now: number
+): { readonly entry: string } | { readonly waitMillis: number } => {
+  const log = logOf(state, key, windows.keepMillis)
+  pruneLog(log, now)
+  let counted = 0
+  for (const at of log.entries.values()) if (at > now - windows.windowMillis) counted++
+  if (counted >= windows.limit) return { waitMillis: logWait([...log.entries.values()], windows, now) }
+  const entry = String(++state.upkeep.entries)
+  log.entries.set(entry, now + windows.marginMillis)
+  return { entry }
+}
+
+/**
+ * A logged request that ended at `endedMillis`: it counts for a window after that, if later than it did.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * const state = MemoryStore.makeState()
+ * const windows = { limit: 1, windowMillis: 1_000, marginMillis: 50, keepMillis: 1_000 }
+ * const taken = MemoryStore.admitLogged(state, "k", windows, 0)
+ * if ("entry" in taken) MemoryStore.endLogged(state, "k", taken.entry, 400)
+ * console.log(MemoryStore.admitLogged(state, "k", windows, 1_200)) // => { waitMillis: 200 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const endLogged = (state: State, key: string, entry: string, endedMillis: number): void => {
+  const entries = state.logs.get(key)?.entries
+  const at = entries?.get(entry)
+  if (at !== undefined && at < endedMillis) entries!.set(entry, endedMillis)
+}
+
+/**
+ * A logged request that never started (a pause came first): its place is given back.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * const state = MemoryStore.makeState()
+ * const windows = { limit: 1, windowMillis: 1_000, marginMillis: 50, keepMillis: 1_000 }
+ * const taken = MemoryStore.admitLogged(state, "k", windows, 0)
+ * if ("entry" in taken) MemoryStore.dropLogged(state, "k", taken.entry)
+ * console.log(MemoryStore.admitLogged(state, "k", windows, 10)) // => { entry: '2' }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const dropLogged = (state: State, key: string, entry: string): void => {
+  state.logs.get(key)?.entries.delete(entry)
+}
+
+/**
+ * How many requests the learned limit of `key` counts at `now` in `windowMillis`.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * const state = MemoryStore.makeState()
+ * MemoryStore.admitLogged(state, "k", { limit: 5, windowMillis: 1_000, marginMillis: 50, keepMillis: 1_000 }, 0)
+ * console.log(MemoryStore.countLogged(state, "k", 1_000, 500), MemoryStore.countLogged(state, "k", 1_000, 1_050)) // => 1 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const countLogged = (state: State, key: string, windowMillis: number, now: number): number => {
+  let counted = 0
+  for (const at of state.logs.get(key)?.entries.values() ?? []) if (at > now - windowMillis) counted++
+  return counted
+}
+
+/**
+ * A limit learned for `key` where there was none: the log starts with the requests the limiter's own slots already
+ * count (each slot's busy mark is a window after its request's start and margin, or after its end: the time the log
+ * keeps), so the learned limit holds for the requests sent just before it was learned too.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * const state = MemoryStore.makeState()
+ * MemoryStore.extendHold(state, "k:slot:0", 30_600)
+ * MemoryStore.seedLogged(state, "k", 30_000, 100)
+ * console.log(MemoryStore.countLogged(state, "k", 3_000, 100)) // => 1
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const seedLogged = (state: State, key: string, configuredWindowMillis: number, now: number): void => {
+  const log = logOf(state, key, 2 * configuredWindowMillis)
+  for (const [storeKey, until] of state.holds) {
+    if (until > now && slotIndexOf(key, storeKey) !== undefined) {
+      log.entries.set(`seed:${storeKey}`, until - configuredWindowMillis)
+    }
+  }
+}
+
+/**
  * A request that need not wait takes its place in one synchronous step: its ticket, its slot's counter and busy mark,
- * the same places the limiter's steps would take (docs/rate-limit.md), read and written on the state directly. It goes
- * only where those steps would not wait at all: the key not paused, the bound (if any) not passed, the slot's counter
- * lapsed and the slot not busy; then the slot, and the limit it was admitted under. Anything else changes nothing and
- * gives `undefined`: the limiter takes its steps.
+ * and its place under the learned limit if there is one, the same places the limiter's steps would take
+ * (docs/rate-limit.md), read and written on the state directly. It goes only where those steps would not wait at all:
+ * the key not paused, the bound (if any) not passed, the slot's counter lapsed and the slot not busy, and the learned
+ * limit's log with room; then the slot, the limit it was admitted under and its log entry. Anything else changes
+ * nothing and gives `undefined`: the limiter takes its steps.
  *
  * @example
  * ```ts
@@ -300,15 +530,27 @@ export const acquireNow = (
   limits: { readonly limit: number; readonly windowMillis: number; readonly slotWindowMillis: number },
   nowMillis: number,
   boundMillis?: number
-): { readonly slot: string; readonly limit: number; readonly learned: Learned | undefined } | undefined => {
+):
+  | {
+    readonly slot: string
+    readonly learned: Learned | undefined
+    readonly entry: string | undefined
+  }
+  | undefined =>
+{
   if (holdOf(state, key) > nowMillis || (boundMillis !== undefined && nowMillis > boundMillis)) return undefined
-  const learned = learnedOf(state, key, nowMillis)
-  const limit = learned?.limit ?? limits.limit
   const ticket = ticketKey(key)
-  const slot = slotKey(key, slotOf(nextCount(state, ticket, nowMillis), limit))
+  const slot = slotKey(key, slotOf(nextCount(state, ticket, nowMillis), limits.limit))
   if (isCounting(state, slot, nowMillis) || holdOf(state, slot) > nowMillis) return undefined
+  const learned = learnedOf(state, key, nowMillis)
+  let entry: string | undefined
+  if (learned !== undefined) {
+    const taken = admitLogged(state, key, logWindows(learned, limits.windowMillis), nowMillis)
+    if (!("entry" in taken)) return undefined
+    entry = taken.entry
+  }
   fixedWindow(state, ticket, 1, limits.slotWindowMillis, undefined, nowMillis)
   fixedWindow(state, slot, 1, limits.slotWindowMillis, undefined, nowMillis)
-  extendHold(state, slot, busyFrom({ startedMillis: nowMillis }, limits))
-  return { slot, limit, learned }
+  extendHold(state, slot, busyFrom({ startedMillis: nowMillis }, limits), nowMillis)
+  return { slot, learned, entry }
 }

@@ -1,8 +1,8 @@
 /**
  * The shared limiter's Redis scripts and values, which every process on the same Redis, prefix and key runs alike,
  * whichever edition it is: the fixed-window counter (the slots and the ticket), the holds that only grow (pauses, busy
- * slots), and the learned limit's compare-and-set. Keys: `${prefix}erp:${keyId}:${endpoint}:ticket`, `…:slot:${n}`,
- * `…:hold`, `…:slot:${n}:hold` and `…:limit` (docs/rate-limit.md, "Through Redis").
+ * slots), the learned limit's compare-and-set and the log that keeps it. Keys: `${prefix}erp:${keyId}:${endpoint}:ticket`,
+ * `…:slot:${n}`, `…:hold`, `…:slot:${n}:hold`, `…:learned` and `…:log` (docs/rate-limit.md, "Through Redis").
  *
  * @since 0.1.0
  */
@@ -65,9 +65,9 @@ return current
 `
 
 /**
- * Ours: the limit learned from the server (`serverLimit.ts`, `learn`), replaced only if it is still the one the
- * decision was made on (ARGV[1], "" for none), so that two processes judging a 429 each halve it once between them.
- * ARGV[2] is the new value ("" forgets it) and ARGV[3] its time to live.
+ * Ours: the limit learned from the server (`ServerLimit.learn`), replaced only if it is still the one the decision was
+ * made on (ARGV[1], "" for none), so that two processes judging a 429 each halve it once between them. ARGV[2] is the
+ * new value ("" forgets it, and its log with it: KEYS[2]) and ARGV[3] its time to live.
  *
  * @since 0.1.0
  * @category Scripts
@@ -78,23 +78,121 @@ if current ~= ARGV[1] then
   return 0
 end
 if ARGV[2] == "" then
-  redis.call("DEL", KEYS[1])
+  redis.call("DEL", KEYS[1], KEYS[2])
 else
   redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
 end
 return 1
 `
 
+// Redis's own clock, in milliseconds: the log's times are Redis's, so processes whose clocks disagree share one log.
+// Before Redis 5 a script must ask to replicate its effects before it writes after reading the time.
+const redisNow = `
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local time = redis.call("TIME")
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+`
+
 /**
- * A learned limit as Redis keeps it, `limit:sinceMillis:ttlMillis` (for its time to live); `""` for none.
+ * Ours: a place under the learned limit (`Slots.logWindows`). KEYS[1] is the log, a sorted set of the requests it
+ * counts, each scored with its time (Redis's clock): ARGV[1] the limit, ARGV[2] the window, ARGV[3] the margin, ARGV[4]
+ * how long entries are kept, ARGV[5] the new entry's name. Entries older than that are removed; with fewer than the
+ * limit counted in the window, the entry is added (scored now and the margin) and 0 returned, else the wait until there
+ * would be room, taking nothing (`Slots.logWait`'s answer).
+ *
+ * @since 0.1.0
+ * @category Scripts
+ */
+export const LOG_ADMIT_LUA = `${redisNow}
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local margin = tonumber(ARGV[3])
+local keep = tonumber(ARGV[4])
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - keep)
+local count = redis.call("ZCOUNT", KEYS[1], "(" .. (now - window), "+inf")
+if count < limit then
+  redis.call("ZADD", KEYS[1], now + margin, ARGV[5])
+  if redis.call("PTTL", KEYS[1]) < keep + margin then redis.call("PEXPIRE", KEYS[1], keep + margin) end
+  return 0
+end
+local oldest = redis.call("ZRANGEBYSCORE", KEYS[1], "(" .. (now - window), "+inf", "WITHSCORES", "LIMIT", count - limit, 1)
+return math.max(1, math.ceil(tonumber(oldest[2]) + window - now))
+`
+
+/**
+ * Ours: a logged request counts from now (Redis's clock) and ARGV[3] milliseconds, if that is later than it did:
+ * called when it ends (ARGV[3] 0), or when it starts later than it was admitted (ARGV[3] its margin). ARGV[1] is its
+ * entry, ARGV[2] how long entries are kept.
+ *
+ * @since 0.1.0
+ * @category Scripts
+ */
+export const LOG_MARK_LUA = `${redisNow}
+local at = now + tonumber(ARGV[3])
+local before = redis.call("ZSCORE", KEYS[1], ARGV[1])
+if before and tonumber(before) < at then
+  redis.call("ZADD", KEYS[1], "XX", at, ARGV[1])
+  local ttl = tonumber(ARGV[2]) + tonumber(ARGV[3])
+  if redis.call("PTTL", KEYS[1]) < ttl then redis.call("PEXPIRE", KEYS[1], ttl) end
+end
+return 0
+`
+
+/**
+ * A new log entry's name: random, so that entries of processes sharing one log never meet.
  *
  * @example
  * ```ts
  * import { RedisScripts } from "@erp-client/kernel"
  *
- * const text = RedisScripts.encodeLearned({ limit: 10, sinceMillis: 1_700_000_000_000, ttlMillis: 3_600_000 })
- * console.log(text) // => 10:1700000000000:3600000
- * console.log(RedisScripts.decodeLearned(text)) // => { limit: 10, sinceMillis: 1700000000000, ttlMillis: 3600000 }
+ * console.log(RedisScripts.logEntryName().length) // => 24
+ * ```
+ *
+ * @since 0.1.0
+ * @category Values
+ */
+export const logEntryName = (): string => globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 24)
+
+/**
+ * Ours: how many requests the log counts (ARGV[1] the window).
+ *
+ * @since 0.1.0
+ * @category Scripts
+ */
+export const LOG_COUNT_LUA = `${redisNow}
+return redis.call("ZCOUNT", KEYS[1], "(" .. (now - tonumber(ARGV[1])), "+inf")
+`
+
+/**
+ * Ours: a log started for a limit just learned, with the requests the limiter's slots already count: ARGV[1] is the
+ * limiter's window, then the time to live of each slot's busy mark that has one (a mark ends a window after the time
+ * the log keeps). Entries are named `seed:${n}`, and kept as long as the log keeps any (`Slots.logWindows`).
+ *
+ * @since 0.1.0
+ * @category Scripts
+ */
+export const LOG_SEED_LUA = `${redisNow}
+local window = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  redis.call("ZADD", KEYS[1], now + tonumber(ARGV[i]) - window, "seed:" .. (i - 1))
+end
+if #ARGV > 1 and redis.call("PTTL", KEYS[1]) < 3 * window then redis.call("PEXPIRE", KEYS[1], 3 * window) end
+return 0
+`
+
+/**
+ * A learned limit as Redis keeps it,
+ * `limit:windowMillis:sinceMillis:ttlMillis:from:sampleMillis:freshMillis:lowerMillis:refusedMillis:ceiling` (the last
+ * five empty when absent); `""` for none.
+ *
+ * @example
+ * ```ts
+ * import { RedisScripts } from "@erp-client/kernel"
+ *
+ * const learned = { limit: 20, windowMillis: 3_000, sinceMillis: 1_700_000_000_000, ttlMillis: 3_600_000, from: "header" as const, sampleMillis: 3_000 }
+ * const text = RedisScripts.encodeLearned(learned)
+ * console.log(text) // => 20:3000:1700000000000:3600000:header:3000::::
+ * console.log(RedisScripts.decodeLearned(text)) // => { limit: 20, windowMillis: 3000, sinceMillis: 1700000000000, ttlMillis: 3600000, from: 'header', sampleMillis: 3000 }
  * console.log(RedisScripts.decodeLearned("garbage")) // => undefined
  * ```
  *
@@ -102,23 +200,53 @@ return 1
  * @category Values
  */
 export const encodeLearned = (learned: Learned | undefined): string =>
-  learned === undefined ? "" : `${learned.limit}:${learned.sinceMillis}:${learned.ttlMillis}`
+  learned === undefined ? "" : [
+    learned.limit,
+    learned.windowMillis,
+    learned.sinceMillis,
+    learned.ttlMillis,
+    learned.from,
+    ...optionalFields.map((field) => learned[field] ?? "")
+  ].join(":")
+
+const optionalFields = ["sampleMillis", "freshMillis", "lowerMillis", "refusedMillis", "ceiling"] as const
 
 /**
- * The learned limit of a `…:limit` key as read (`null`: none), or `undefined` when it is not one.
+ * The learned limit of a `…:learned` key as read (`null`: none), or `undefined` when it is not one.
  *
  * @example
  * ```ts
  * import { RedisScripts } from "@erp-client/kernel"
  *
- * console.log(RedisScripts.decodeLearned("5:0:100000")) // => { limit: 5, sinceMillis: 0, ttlMillis: 100000 }
+ * console.log(RedisScripts.decodeLearned("5:1000:0:100000:refusals:::::10"))
+ * // => { limit: 5, windowMillis: 1000, sinceMillis: 0, ttlMillis: 100000, from: 'refusals', ceiling: 10 }
  * ```
  *
  * @since 0.1.0
  * @category Values
  */
 export const decodeLearned = (text: string | null): Learned | undefined => {
-  const parts = text?.split(":").map(Number)
-  if (parts === undefined || parts.length !== 3 || !parts.every(Number.isSafeInteger) || parts[0]! < 1) return undefined
-  return { limit: parts[0]!, sinceMillis: parts[1]!, ttlMillis: parts[2]! }
+  const parts = text?.split(":")
+  if (parts === undefined || parts.length !== 5 + optionalFields.length) return undefined
+  const [limit, windowMillis, sinceMillis, ttlMillis] = parts.slice(0, 4).map(Number)
+  const from = parts[4]
+  if (
+    ![limit, windowMillis, sinceMillis, ttlMillis].every(Number.isSafeInteger) || limit! < 1 || windowMillis! < 1 ||
+    (from !== "header" && from !== "refusals")
+  ) return undefined
+  const learned: { -readonly [K in keyof Learned]: Learned[K] } = {
+    limit: limit!,
+    windowMillis: windowMillis!,
+    sinceMillis: sinceMillis!,
+    ttlMillis: ttlMillis!,
+    from
+  }
+  for (const [i, field] of optionalFields.entries()) {
+    const text = parts[5 + i]!
+    if (text === "") continue
+    const value = Number(text)
+    if (!Number.isFinite(value)) return undefined
+    learned[field] = value
+  }
+  return learned
 }

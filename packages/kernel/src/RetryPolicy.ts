@@ -29,7 +29,10 @@ export interface Policy {
   readonly maxRetryDelayMillis: number
   /** Time from the call's start within which waits for the server's limit (429) may end. */
   readonly rateLimitBudgetMillis: number
-  /** The limiter's window and limit: a 429 without a usable reset backs off from one request's share of the window. */
+  /**
+   * The window and limit the request was admitted under (the limiter's own, or one learned from the server): a 429
+   * without a usable reset backs off from one request's share of the window, doubling up to the window.
+   */
   readonly windowMillis: number
   readonly limit: number
 }
@@ -48,6 +51,11 @@ export interface History {
   readonly failuresByStatus?: Readonly<Record<number, number>> | undefined
   /** 429s so far. */
   readonly busy: number
+  /**
+   * When the limiter began probing a server that answers 429 without saying its limit (`ServerLimit.Learned`'s
+   * `refusedMillis`), if it is: pauses then grow with the time the server has refused, whichever call meets them.
+   */
+  readonly refusingSinceMillis?: number | undefined
 }
 
 /**
@@ -93,9 +101,15 @@ export type Verdict =
   | { readonly _tag: "Retry"; readonly afterMillis: number }
   /**
    * `untilMillis`: past a budget, when the server asked the call to come back (`Retry-After`, a reset), or for a 429
-   * when the call would have tried again; the error says the wait.
+   * when the call would have tried again; the error says the wait. `asked`: for a 429, whether that wait is the one the
+   * server asked for (`Retry-After` or its reset), rather than the client's own backoff.
    */
-  | { readonly _tag: "GiveUp"; readonly why: GiveUp; readonly untilMillis?: number | undefined }
+  | {
+    readonly _tag: "GiveUp"
+    readonly why: GiveUp
+    readonly untilMillis?: number | undefined
+    readonly asked?: boolean | undefined
+  }
 
 /**
  * HTTP statuses a proxy or gateway sends while the service is briefly away.
@@ -205,14 +219,19 @@ export const decide = (
     // past: a skewed clock; "now", which the 429 itself contradicts) or beyond the longest wait (a unit misread) says
     // the server's window is unknown: back off by a whole window, so the calls waiting on the endpoint meet about one
     // more 429 a window (pausing for a share of the window, each new call starting over, sent hundreds). Without any
-    // reset, back off from one request's share of the window, doubling up to a window.
+    // reset, back off from one request's share of the window, doubling up to a window; while the limiter probes a
+    // server that says nothing, at least half the time it has refused so far, so the probes thin out whichever call
+    // sends them (and the window found by the probe is at most about a third too long).
     const reset = outcome.limit.reset
     const least = minPauseMillis(policy)
     const known = reset !== undefined && reset.usable && reset.at > nowMillis
     const asked = outcome.retryAfterMillis
+    const refusing = history.refusingSinceMillis === undefined
+      ? 0
+      : Math.min(policy.windowMillis, (nowMillis - history.refusingSinceMillis) / 2)
     const backoff = reset !== undefined && !known
       ? policy.windowMillis * jitter
-      : Math.min(policy.windowMillis, least * 2 ** history.busy) * jitter
+      : Math.max(Math.min(policy.windowMillis, least * 2 ** history.busy), refusing) * jitter
     const untilMillis = Math.ceil(
       asked !== undefined
         ? Math.max(nowMillis + Math.max(asked, least), known ? reset.at : 0)
@@ -220,8 +239,10 @@ export const decide = (
         ? Math.max(reset.at, nowMillis + least)
         : nowMillis + Math.max(least, backoff)
     )
+    // The server's own word set the wait, not the client's least pause or backoff.
+    const serverSaid = (asked !== undefined && asked >= least) || (known && reset.at >= nowMillis + least)
     return untilMillis - history.startMillis > policy.rateLimitBudgetMillis
-      ? { _tag: "GiveUp", why: "rate-limit-budget", untilMillis }
+      ? { _tag: "GiveUp", why: "rate-limit-budget", untilMillis, asked: serverSaid }
       : { _tag: "Pause", untilMillis }
   }
   if (status >= 200 && status < 300) return outcome.bodyOk ? { _tag: "Accept" } : retry(undefined)

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { defaultMarginMillis } from "./Settings.js"
 
 /**
  * The slot a ticket (1, 2, 3, …) is dealt: round-robin over the `limit` slots of a key.
@@ -128,4 +129,94 @@ export const limiterKey = (keyId: string, endpoint: string): string => `erp:${ke
 export const keyIdOf = async (apiKey: string): Promise<string> => {
   const bytes = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(apiKey))
   return Array.from(new Uint8Array(bytes).subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("")
+}
+
+/**
+ * How a learned limit is kept: at most `limit` requests in any `windowMillis`, each counted from its start and a
+ * margin (2% of the window, at least 50 ms: the way to the server) until a window after that, or a window after it
+ * ended if later (the server saw it between the two). The limiter keeps a log of those times per key (`MemoryStore`'s
+ * `admitLogged`, the Redis script `LOG_ADMIT_LUA`), beside its own slots: a learned limit that changes applies at once
+ * to the requests already counted. The log keeps them for `keepMillis`, twice the limiter's own window (or the learned
+ * one, if longer), so a learned window that grows still counts what was sent before.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.logWindows({ limit: 20, windowMillis: 3_000 }, 30_000))
+ * // => { limit: 20, windowMillis: 3000, marginMillis: 60, keepMillis: 60000 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const logWindows = (
+  learned: { readonly limit: number; readonly windowMillis: number },
+  configuredWindowMillis: number
+): LogWindows => ({
+  limit: learned.limit,
+  windowMillis: learned.windowMillis,
+  marginMillis: defaultMarginMillis(learned.windowMillis),
+  keepMillis: Math.max(learned.windowMillis, 2 * configuredWindowMillis)
+})
+
+/**
+ * A learned limit as its log keeps it (see `logWindows`).
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export interface LogWindows {
+  readonly limit: number
+  readonly windowMillis: number
+  readonly marginMillis: number
+  /** How long an entry is kept after its time (ms): at least the window. */
+  readonly keepMillis: number
+}
+
+/**
+ * The wait before a log whose counted times are `times` admits one more under `windows`, at `nowMillis`: 0 when fewer
+ * than `limit` still count (counted until a window after their time), else until enough of them have left.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * const windows = { limit: 2, windowMillis: 1_000, marginMillis: 50 }
+ * console.log(Slots.logWait([0, 400], windows, 500)) // => 500
+ * console.log(Slots.logWait([0, 400], windows, 1_000), Slots.logWait([400], windows, 500)) // => 0 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const logWait = (
+  times: ReadonlyArray<number>,
+  windows: Pick<LogWindows, "limit" | "windowMillis">,
+  nowMillis: number
+): number => {
+  const counting = times.filter((at) => at > nowMillis - windows.windowMillis).sort((a, b) => a - b)
+  if (counting.length < windows.limit) return 0
+  return Math.max(1, Math.ceil(counting[counting.length - windows.limit]! + windows.windowMillis - nowMillis))
+}
+
+/**
+ * The slot index of a slot key of `key` (`slotKey(key, n)`), or `undefined` for any other key.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.slotIndexOf("erp:k:partner/list", "erp:k:partner/list:slot:7")) // => 7
+ * console.log(Slots.slotIndexOf("erp:k:partner/list", "erp:k:partner/list2:slot:7")) // => undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Keys
+ */
+export const slotIndexOf = (key: string, storeKey: string): number | undefined => {
+  const prefix = `${key}:slot:`
+  if (!storeKey.startsWith(prefix)) return undefined
+  const rest = storeKey.slice(prefix.length)
+  return /^\d+$/.test(rest) ? Number(rest) : undefined
 }

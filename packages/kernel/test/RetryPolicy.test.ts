@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
+import * as ErrorText from "../src/ErrorText.js"
 import * as Policy from "../src/RetryPolicy.js"
 import * as ServerLimit from "../src/ServerLimit.js"
 
@@ -104,7 +105,74 @@ describe("Policy.decide", () => {
     expect(Policy.decide(policy, fresh, answer(429, { "retry-after": "3600" }), now, 1)).toEqual({
       _tag: "GiveUp",
       why: "rate-limit-budget",
-      untilMillis: now + 3_600_000
+      untilMillis: now + 3_600_000,
+      asked: true
+    })
+  })
+
+  it("past the budget after 429s one after another, says whose wait it was: the server's, or the client's pause", () => {
+    // Retry-After: 0 after five minutes of 429s: the pause that would go past the budget is the client's own.
+    const spent = { startMillis: now - 299_900, failures: 0, busy: 40 }
+    const zero = Policy.decide(policy, spent, answer(429, { "retry-after": "0" }), now, 1)
+    expect(zero).toEqual({ _tag: "GiveUp", why: "rate-limit-budget", untilMillis: now + 300, asked: false })
+    const message = ErrorText.rateLimited({
+      endpoint: "partner/get",
+      waitedMillis: 290_000,
+      budgetMillis: 300_000,
+      neededMillis: 300,
+      attempts: 41,
+      elapsedMillis: 299_900,
+      tooManyRequests: 41,
+      retryAfter: "0"
+    })
+    expect(message).toBe(
+      "partner/get: rate limited: 41 answers 429 over 299.9 s used up the rate-limit budget of 300 s (the next pause, " +
+        "0.3 s, would have ended past it); the server said: Retry-After: 0"
+    )
+    expect(message).not.toContain("asked to wait")
+    // Retry-After: 5 at the end of the budget: the server's, but the 429s before it used the budget.
+    const five = Policy.decide(policy, spent, answer(429, { "retry-after": "5" }), now, 1)
+    expect(five).toMatchObject({ _tag: "GiveUp", asked: true })
+    expect(
+      ErrorText.rateLimited({
+        endpoint: "partner/get",
+        waitedMillis: 290_000,
+        budgetMillis: 300_000,
+        neededMillis: 5_000,
+        askedMillis: 5_000,
+        attempts: 41,
+        elapsedMillis: 299_900,
+        tooManyRequests: 41,
+        retryAfter: "5"
+      })
+    ).toMatch(/^partner\/get: rate limited: 41 answers 429 over 299\.9 s used up the rate-limit budget of 300 s/)
+    // An hour asked at the first 429: that wait is what goes past the budget.
+    expect(
+      ErrorText.rateLimited({
+        endpoint: "partner/get",
+        waitedMillis: 0,
+        budgetMillis: 300_000,
+        neededMillis: 3_600_000,
+        askedMillis: 3_600_000,
+        attempts: 1,
+        elapsedMillis: 20,
+        tooManyRequests: 1,
+        retryAfter: "3600"
+      })
+    ).toBe(
+      "partner/get: rate limited: the server asked to wait 3600 s (Retry-After: 3600), past the rate-limit budget of " +
+        "300 s: not waited for"
+    )
+  })
+
+  it("while the limiter probes a server that refuses without saying its limit, pauses grow with the time refused", () => {
+    const probing = { ...fresh, refusingSinceMillis: now - 2_000 }
+    // Without the probe, one request's share of the window; with it, at least half the two seconds refused so far.
+    expect(Policy.decide(policy, fresh, answer(429), now, 1)).toEqual({ _tag: "Pause", untilMillis: now + 300 })
+    expect(Policy.decide(policy, probing, answer(429), now, 1)).toEqual({ _tag: "Pause", untilMillis: now + 1_000 })
+    expect(Policy.decide(policy, { ...probing, refusingSinceMillis: now - 90_000 }, answer(429), now, 1)).toEqual({
+      _tag: "Pause",
+      untilMillis: now + 30_000
     })
   })
 

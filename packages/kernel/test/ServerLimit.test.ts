@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
 import * as ServerLimit from "../src/ServerLimit.js"
 
 describe("ServerLimit.parse", () => {
@@ -73,72 +74,256 @@ describe("ServerLimit.retryAfter", () => {
 
 describe("ServerLimit.learn", () => {
   const now = 1_700_000_000_000
-  const window = 1_000
-  const heard = (serverLimit: number | undefined, tooManyRequests = false, startedMillis = now - 10) => ({
+  const configured = { limit: 100, windowMillis: 30_000 }
+  const heard = (
+    serverLimit: number | undefined,
+    options: {
+      readonly tooManyRequests?: boolean
+      readonly startedMillis?: number
+      readonly reset?: number
+      readonly remaining?: number
+    } = {}
+  ): ServerLimit.Heard => ({
     serverLimit,
-    tooManyRequests,
-    startedMillis
+    tooManyRequests: options.tooManyRequests ?? false,
+    startedMillis: options.startedMillis ?? now - 10,
+    ...(options.remaining === undefined ? {} : { remaining: options.remaining }),
+    ...(options.reset === undefined ? {} : { reset: { at: options.reset, raw: String(options.reset) } })
   })
 
-  it("takes a lower X-RateLimit-Limit as the limit, and forgets it when the server says ours again", () => {
-    const learned = ServerLimit.learn(100, undefined, heard(10), now, window)
-    expect(learned).toEqual({ limit: 10, sinceMillis: now, ttlMillis: ServerLimit.headerLimitTtlMillis })
-    // Every answer repeats it: nothing to change, until half its time has gone.
-    expect(ServerLimit.learn(100, learned!, heard(10), now + 5, window)).toBeUndefined()
-    const half = now + ServerLimit.headerLimitTtlMillis / 2
-    expect(ServerLimit.learn(100, learned!, heard(10), half, window)).toEqual({ ...learned, sinceMillis: half })
-    expect(ServerLimit.learn(100, learned!, heard(100), now + 5, window)).toBeNull()
-    expect(ServerLimit.learn(100, undefined, heard(100), now, window)).toBeUndefined()
-    expect(ServerLimit.learn(100, undefined, heard(500), now, window)).toBeUndefined()
-    // Not a limit: 0, a fraction, negative.
-    for (const limit of [0, 2.5, -3]) {
-      expect(ServerLimit.learn(100, undefined, heard(limit), now, window)).toBeUndefined()
-    }
-  })
-
-  it("notes a first 429 that does not say the limit, then halves at each repeat, once per limit, down to 1", () => {
-    // The first is noted, the limit kept: one may be a passing storm.
-    const noted = ServerLimit.learn(100, undefined, heard(undefined, true), now, window)
-    expect(noted).toEqual({ limit: 100, sinceMillis: now, ttlMillis: 10 * window })
-    // Another to a request that started before it: the same burst, not a repeat.
-    expect(ServerLimit.learn(100, noted!, heard(undefined, true, now - 1), now + 5, window)).toBeUndefined()
-    const first = ServerLimit.learn(100, noted!, heard(undefined, true, now + 1), now + 10, window)
-    expect(first).toEqual({ limit: 50, sinceMillis: now + 10, ttlMillis: ServerLimit.guessedLimitWindows * window })
-    expect(ServerLimit.learn(100, first!, heard(undefined, true, now + 9), now + 15, window)).toBeUndefined()
-    expect(ServerLimit.learn(100, first!, heard(undefined, true, now + 12), now + 500, window)).toMatchObject({
-      limit: 25
+  it("takes X-RateLimit-Limit with the window its reset tells, and forgets it when the limiter's own keeps it", () => {
+    // 20 per 3 s: the reset, in epoch ms, 3 s after the start of a request the server counted alone.
+    const learned = ServerLimit.learn(configured, undefined, heard(20, { reset: now + 2_990, remaining: 19 }), now)
+    expect(learned).toEqual({
+      limit: 20,
+      windowMillis: 3_000,
+      sinceMillis: now,
+      ttlMillis: ServerLimit.headerLimitTtlMillis,
+      from: "header",
+      sampleMillis: 3_000,
+      freshMillis: 3_000,
+      lowerMillis: 2_989
     })
+    // Every answer repeats it: nothing to change, until half its time has gone.
+    expect(ServerLimit.learn(configured, learned!, heard(20, { reset: now + 1_000, remaining: 3 }), now + 5))
+      .toBeUndefined()
+    const half = now + ServerLimit.headerLimitTtlMillis / 2
+    expect(ServerLimit.learn(configured, learned!, heard(20), half)).toEqual({ ...learned, sinceMillis: half })
+    // In whole seconds, rounded up: a request counted alone tells the window to within a second of rounding, and
+    // another, whose reset came sooner after its start, tells it closer.
+    const second = (at: number) => ({ at, raw: String(at / 1000) })
+    const rounded = ServerLimit.learn(configured, undefined, {
+      ...heard(20, { remaining: 19 }),
+      reset: second(now + 4_000)
+    }, now)
+    expect(rounded).toMatchObject({ windowMillis: 4_010, freshMillis: 4_010, lowerMillis: 3_000 })
+    const closer = ServerLimit.learn(
+      configured,
+      rounded!,
+      { ...heard(20, { remaining: 19, startedMillis: now + 900 }), reset: second(now + 4_000) },
+      now + 905
+    )
+    expect(closer).toMatchObject({ windowMillis: 3_100, freshMillis: 3_100 })
+    // A reset further from its answer than the window read (less its rounding): the window is longer than that.
     expect(
       ServerLimit.learn(
-        100,
-        { limit: 1, sinceMillis: now, ttlMillis: 1 },
-        heard(undefined, true, now + 1),
-        now + 2,
-        window
+        configured,
+        closer!,
+        { ...heard(20, { remaining: 10, startedMillis: now + 990 }), reset: second(now + 6_000) },
+        now + 1_000
       )
-    ).toBeUndefined()
-    // A 429 that says the limit is the limit; one that says ours is another client on the key: the pause handles it.
-    expect(ServerLimit.learn(100, undefined, heard(10, true), now, window)).toMatchObject({ limit: 10 })
-    expect(ServerLimit.learn(100, undefined, heard(100, true), now, window)).toBeUndefined()
-    // An answer that is not a 429 and says no limit tells nothing.
-    expect(ServerLimit.learn(100, first!, heard(undefined), now + 5, window)).toBeUndefined()
-  })
-
-  it("property: a server limit of L settles to L from any start; 429s alone reach any L in a few halvings", () => {
-    for (const serverLimit of [1, 3, 10, 37, 99]) {
-      expect(ServerLimit.learn(100, undefined, heard(serverLimit), now, window)?.limit).toBe(serverLimit)
-      let learned: ServerLimit.Learned | undefined
-      let halvings = 0
-      let at = now
-      while ((learned?.limit ?? 100) > serverLimit) {
-        at += window
-        learned = ServerLimit.learn(100, learned, heard(undefined, true, at - 1), at, window) ?? learned
-        halvings++
-      }
-      // The first 429 is only noted.
-      expect(halvings).toBeLessThanOrEqual(1 + Math.ceil(Math.log2(100 / serverLimit)))
+    ).toMatchObject({ windowMillis: 5_010, lowerMillis: 4_000 })
+    // A 429 to a request admitted under it: longer too, taken as the longest seen until a reset tells more.
+    expect(
+      ServerLimit.learn(configured, learned!, heard(20, { tooManyRequests: true, startedMillis: now + 1 }), now + 5)
+    ).toMatchObject({ windowMillis: 3_001, lowerMillis: 3_001 })
+    // 100 per 3 s, or 300 per a minute: the limiter's 100 per 30 s keeps it already.
+    expect(ServerLimit.learn(configured, learned!, heard(100, { reset: now + 2_990 }), now + 5)).toBeNull()
+    expect(ServerLimit.learn(configured, undefined, heard(300, { reset: now + 59_990 }), now)).toBeUndefined()
+    // 100 per a minute is not: the limiter could start 200 in one.
+    expect(ServerLimit.learn(configured, undefined, heard(100, { reset: now + 59_990 }), now)).toMatchObject({
+      limit: 100,
+      windowMillis: 60_000
+    })
+    // Without a usable reset the window is taken as the limiter's.
+    expect(ServerLimit.learn(configured, undefined, heard(10), now)).toMatchObject({ limit: 10, windowMillis: 30_000 })
+    // Not a limit: 0, a fraction, negative.
+    for (const limit of [0, 2.5, -3]) {
+      expect(ServerLimit.learn(configured, undefined, heard(limit), now)).toBeUndefined()
     }
   })
+
+  it("a reset in whole seconds: the limiter's own window when the rounding allows it, else the longer reading", () => {
+    // Epoch seconds, rounded up to the next second: 3.69 s after the start for a 3 s window.
+    const answer = {
+      ...heard(20, { startedMillis: now + 310 }),
+      reset: { at: now + 4_000, raw: String(now / 1000 + 4) }
+    }
+    const sameWindow = { limit: 100, windowMillis: 3_000 }
+    expect(ServerLimit.learn(sameWindow, undefined, answer, now + 320)).toMatchObject({
+      limit: 20,
+      windowMillis: 3_000
+    })
+    expect(ServerLimit.learn(configured, undefined, answer, now + 320)).toMatchObject({
+      limit: 20,
+      windowMillis: 3_690
+    })
+    // In epoch milliseconds there is no rounding to allow for.
+    const exact = { ...answer, reset: { at: now + 3_690, raw: String(now + 3_690) } }
+    expect(ServerLimit.learn(sameWindow, undefined, exact, now + 320)).toMatchObject({ windowMillis: 3_380 })
+  })
+
+  it("property: from answers of a sliding-window server, the window read is never shorter than the server's", () =>
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 99 }),
+        fc.integer({ min: 200, max: 120_000 }),
+        fc.array(fc.record({ start: fc.integer({ min: 0, max: 600_000 }), counted: fc.integer({ min: 0, max: 98 }) }), {
+          minLength: 1,
+          maxLength: 20
+        }),
+        fc.constantFrom(...(["epoch-millis", "epoch-seconds", "seconds"] as const)),
+        (serverLimit, serverWindow, answers, unit) => {
+          let learned: ServerLimit.Learned | undefined
+          for (const { counted, start } of answers.sort((a, b) => a.start - b.start)) {
+            const at = now + start
+            // The oldest request the server counts arrived `counted` steps before this one: its reset is a window after.
+            const alone = Math.min(counted, serverLimit - 1)
+            const oldest = at - alone * 7
+            const exact = oldest + serverWindow
+            const [resetAt, raw] = unit === "epoch-millis"
+              ? [exact, String(exact)]
+              : unit === "epoch-seconds"
+              ? [Math.ceil(exact / 1000) * 1000, String(Math.ceil(exact / 1000))]
+              : [at + Math.ceil((exact - at) / 1000) * 1000, String(Math.ceil((exact - at) / 1000))]
+            const next = ServerLimit.learn(
+              configured,
+              learned,
+              {
+                serverLimit,
+                tooManyRequests: false,
+                startedMillis: at - 3,
+                remaining: serverLimit - 1 - alone,
+                reset: { at: resetAt, raw }
+              },
+              at
+            )
+            if (next !== undefined) learned = next ?? undefined
+          }
+          if (learned === undefined) {
+            // Forgotten or never kept: only when the limiter's own keeps the server's limit.
+            expect(ServerLimit.implied({ limit: serverLimit, windowMillis: serverWindow }, configured)).toBe(true)
+          } else if (answers.some((answer) => answer.counted === 0)) {
+            // A request counted alone tells the whole window, to within the reset's rounding: never shorter than the
+            // server's (unless it is the limiter's own, which that rounding allowed).
+            if (learned.windowMillis === configured.windowMillis) {
+              expect(serverWindow).toBeLessThanOrEqual(configured.windowMillis + 1_000 + 600)
+            } else {
+              expect(learned.windowMillis).toBeGreaterThanOrEqual(serverWindow)
+              expect(learned.windowMillis).toBeLessThanOrEqual(serverWindow + (unit === "epoch-millis" ? 3 : 1_003))
+            }
+          }
+        }
+      )
+    ))
+
+  it("a 429 that does not say the limit: a probe, one request at a time, until the server accepts again", () => {
+    const first = ServerLimit.learn(configured, undefined, {
+      ...heard(undefined, { tooManyRequests: true }),
+      counted: 24
+    }, now)
+    expect(first).toEqual({
+      limit: 1,
+      windowMillis: 300,
+      sinceMillis: now,
+      ttlMillis: ServerLimit.guessedLimitWindows * 30_000,
+      from: "refusals",
+      refusedMillis: now - 10,
+      ceiling: 24
+    })
+    // Refused again while probing, or accepted for a request sent before the probe: nothing new.
+    expect(
+      ServerLimit.learn(
+        configured,
+        first!,
+        heard(undefined, { tooManyRequests: true, startedMillis: now + 500 }),
+        now + 510
+      )
+    )
+      .toBeUndefined()
+    expect(ServerLimit.learn(configured, first!, heard(undefined, { startedMillis: now - 5 }), now + 20))
+      .toBeUndefined()
+    // Accepted 3.2 s after the refused request: 12 (half the 24 it refused more of) per 3.2 s.
+    const settled = ServerLimit.learn(configured, first!, heard(undefined, { startedMillis: now + 3_190 }), now + 3_200)
+    expect(settled).toEqual({
+      limit: 12,
+      windowMillis: 3_200,
+      sinceMillis: now + 3_200,
+      ttlMillis: ServerLimit.guessedLimitWindows * 30_000,
+      from: "refusals",
+      ceiling: 24
+    })
+    // Refused again under it: halved, once for the requests admitted under the same limit.
+    const at = now + 3_200
+    const halved = ServerLimit.learn(
+      configured,
+      settled!,
+      heard(undefined, { tooManyRequests: true, startedMillis: at + 1 }),
+      at + 10
+    )
+    expect(halved).toMatchObject({ limit: 6, windowMillis: 3_200, sinceMillis: at + 10, ceiling: 12 })
+    expect(
+      ServerLimit.learn(
+        configured,
+        halved!,
+        heard(undefined, { tooManyRequests: true, startedMillis: at + 5 }),
+        at + 20
+      )
+    )
+      .toBeUndefined()
+    // A window accepted: it climbs, by halves back toward where it was refused, then by growing steps.
+    expect(ServerLimit.learn(configured, halved!, heard(undefined, { startedMillis: at + 1_000 }), at + 1_001))
+      .toBeUndefined()
+    const climbed = ServerLimit.learn(configured, halved!, heard(undefined, { startedMillis: at + 3_210 }), at + 3_300)
+    expect(climbed).toMatchObject({ limit: 9, sinceMillis: at + 3_300 })
+    // At 1, a refusal doubles the window instead.
+    const one = { ...halved!, limit: 1 }
+    expect(
+      ServerLimit.learn(configured, one, heard(undefined, { tooManyRequests: true, startedMillis: at + 11 }), at + 20)
+    )
+      .toMatchObject({ limit: 1, windowMillis: 6_400 })
+    // A 429 that says the limit is the limit.
+    expect(ServerLimit.learn(configured, first!, heard(10, { tooManyRequests: true }), now)).toMatchObject({
+      limit: 10,
+      from: "header"
+    })
+  })
+
+  it("property: climbing after 429s reaches the limiter's own limit, and then forgets", () =>
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 99 }), fc.integer({ min: 1, max: 100 }), (limit, ceiling) => {
+        let learned: ServerLimit.Learned | null = {
+          limit,
+          windowMillis: 3_000,
+          sinceMillis: now,
+          ttlMillis: 1e9,
+          from: "refusals",
+          ceiling
+        }
+        let at = now
+        let windows = 0
+        while (learned !== null) {
+          at += 3_000
+          windows++
+          const next = ServerLimit.learn(configured, learned, heard(undefined, { startedMillis: at }), at)
+          if (next !== undefined) learned = next
+        }
+        expect(learned).toBeNull()
+        // By halves up to the ceiling (waiting a few windows just under it), then steps that double: a few dozen
+        // windows at most from anywhere.
+        expect(windows).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(101)) + 2 + ServerLimit.climbPatience)
+      })
+    ))
 })
 
 describe("ServerLimit.pausesOnEmpty", () => {

@@ -55,22 +55,117 @@ describe("a server whose limit is lower than the client's", () => {
       }))))
   }
 
-  it.effect("that says nothing of its limit: settles to it within a few 429s by halving", () =>
+  it.effect("that says nothing of its limit: a few 429s, then about the server's pace", () =>
     Effect.gen(function*() {
       const got = yield* collect(Partners.stream({ pageSize: 10, concurrency: 4 }))
       expect(got).toHaveLength(1005)
       const log = yield* listRequests
       const refused = log.filter((entry) => entry.status === 429)
-      // 100 -> 50 -> 25 -> 12 -> 6: a burst of at most the 4 in flight each time the limit is halved, then none. The
+      // The 4 in flight when the server first refused, the probe's, and one now and then as the limit climbs back. The
       // same export took 42 to 229 x 429 before the client learned limits.
       expect(refused.length).toBeGreaterThan(0)
-      expect(refused.length).toBeLessThanOrEqual(16)
-      // The last 429 comes early: the rest of the export runs at the server's rate.
-      expect(refused.at(-1)!.timeMillis - log[0]!.timeMillis).toBeLessThan(10_000)
+      expect(refused.length).toBeLessThanOrEqual(12)
+      // 102 requests at the server's 10 a second: ten seconds, and at most half as long again.
+      expect(log.at(-1)!.timeMillis - log[0]!.timeMillis).toBeLessThanOrEqual(15_000)
     }).pipe(Effect.provide(ErpTest.layer({
       sandbox: { partners: 1005, rateLimit: { limit: 10, window: "1 second", headers: false } },
       rateLimiter: { limit: 100, window: "1 second" }
     }))))
+})
+
+/** The most requests any `windowMillis` holds, by their arrival. */
+const mostIn = (times: ReadonlyArray<number>, windowMillis: number): number => {
+  let most = 0
+  let first = 0
+  for (let last = 0; last < times.length; last++) {
+    while (times[last]! - times[first]! >= windowMillis) first++
+    most = Math.max(most, last - first + 1)
+  }
+  return most
+}
+
+describe("a server allowing 20 per 3 s, the client at its defaults (100 per 30 s)", () => {
+  // 400 partners in pages of 10: 41 pages and more, three of the server's windows (about 6 s). Before the limiter
+  // learned the window as well as the limit, the client kept 20 per its own 30 s: a minute.
+  const layer = (rateLimit: Sandbox.InMemoryOptions["rateLimit"], rateLimiter = {}) =>
+    ErpTest.layer({
+      sandbox: { partners: 400, rateLimit },
+      rateLimiter: { limit: 100, window: "30 seconds", ...rateLimiter }
+    })
+  const today = Date.UTC(2026, 10, 28, 12, 0, 0, 250)
+  const units = ["epoch-seconds", "epoch-millis", "seconds", "iso", "http-date"] as const
+  for (const concurrency of [4, 16]) {
+    for (const resetUnit of units) {
+      it.effect(`reset in ${resetUnit}, ${concurrency} in flight: learns its window from the reset, no 429`, () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(today)
+          const got = yield* collect(Partners.stream({ pageSize: 10, concurrency }))
+          expect(got).toHaveLength(400)
+          const log = yield* listRequests
+          expect(log.filter((entry) => entry.status === 429)).toHaveLength(0)
+          // Three windows, each at most a second long for a reset in whole seconds.
+          expect(log.at(-1)!.timeMillis - log[0]!.timeMillis).toBeLessThanOrEqual(
+            resetUnit === "epoch-millis" ? 7_000 : 9_000
+          )
+        }).pipe(Effect.provide(layer({ limit: 20, window: "3 seconds", resetUnit }))))
+    }
+    it.effect(`no rate-limit header at all, ${concurrency} in flight: a few 429s, within 15 s`, () =>
+      Effect.gen(function*() {
+        const got = yield* collect(Partners.stream({ pageSize: 10, concurrency }))
+        expect(got).toHaveLength(400)
+        const log = yield* listRequests
+        expect(log.filter((entry) => entry.status === 429).length).toBeLessThanOrEqual(concurrency + 8)
+        expect(log.at(-1)!.timeMillis - log[0]!.timeMillis).toBeLessThanOrEqual(15_000)
+      }).pipe(Effect.provide(layer({ limit: 20, window: "3 seconds", headers: false }))))
+  }
+
+  for (const resetUnit of ["epoch-seconds", "epoch-millis"] as const) {
+    it.effect(`the client told 100 per 3 s, the reset in ${resetUnit}: at most 1.3 times what 20 per 3 s allows`, () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(today)
+        const got = yield* collect(Partners.stream({ pageSize: 10, concurrency: 4 }))
+        expect(got).toHaveLength(400)
+        const log = yield* listRequests
+        expect(log.filter((entry) => entry.status === 429)).toHaveLength(0)
+        const times = log.map((entry) => entry.timeMillis)
+        expect(mostIn(times, 3_000)).toBeLessThanOrEqual(20)
+        // The soonest these requests could have been served at 20 per 3 s: a burst of 20 each window.
+        const floor = (Math.ceil(times.length / 20) - 1) * 3_000
+        expect(times.at(-1)! - times[0]!).toBeLessThanOrEqual(1.3 * floor)
+      }).pipe(Effect.provide(layer({ limit: 20, window: "3 seconds", resetUnit }, { window: "3 seconds" }))))
+  }
+})
+
+describe("a learned limit that rises", () => {
+  it.effect("one X-RateLimit-Limit: 1, then the server's 100 again: the queued pages go at once, not a window later", () => {
+    let answers = 0
+    return Effect.gen(function*() {
+      const got = yield* collect(Partners.stream({ pageSize: 10, concurrency: 4 }))
+      expect(got).toHaveLength(200)
+      const log = yield* listRequests
+      expect(log.filter((entry) => entry.status === 429)).toHaveLength(0)
+      // The next request waits the window the odd answer implied; its answer says 100 again, and the pages queued
+      // behind it go at once, not a window apart as they had been planned.
+      expect(log[1]!.timeMillis - log[0]!.timeMillis).toBeGreaterThanOrEqual(30_000)
+      expect(log.at(-1)!.timeMillis - log[1]!.timeMillis).toBeLessThan(1_000)
+    }).pipe(Effect.provide(ErpTest.layer({
+      sandbox: { partners: 200 },
+      client: {
+        // The first answer says the limit is 1 (in the server's 30 s window); every other one says 100.
+        transformClient: HttpClient.transformResponse((response) =>
+          Effect.flatMap(response, (response) =>
+            Effect.map(response.text, (text) =>
+              HttpClientResponse.fromWeb(
+                response.request,
+                new Response(text, {
+                  status: response.status,
+                  headers: { ...response.headers, ...(answers++ === 0 ? { "x-ratelimit-limit": "1" } : {}) }
+                })
+              )))
+        )
+      }
+    })))
+  })
 })
 
 describe("Retry-After on a 429", () => {

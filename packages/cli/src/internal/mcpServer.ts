@@ -51,12 +51,12 @@ const makeFieldsSeen = () => {
 
 /**
  * The limiter the client uses, watched: the endpoints requests were admitted for and the limit each was admitted
- * under (the limiter's own, or a lower one learned from the server), for `erp://limit`. Its keys hold a digest of the
- * API key, never the key; only the endpoint is shown.
+ * under (the limiter's own, or one learned from the server, in the window the server counts in), for `erp://limit`.
+ * Its keys hold a digest of the API key, never the key; only the endpoint is shown.
  */
 const makeLimitWatch = () => {
   let limiter: ErpRateLimiter.Service | undefined
-  const admitted = new Map<string, number>()
+  const admitted = new Map<string, ErpRateLimiter.Acquired>()
   return {
     tap: (service: ErpRateLimiter.Service): ErpRateLimiter.Service => {
       limiter = service
@@ -65,7 +65,7 @@ const makeLimitWatch = () => {
         acquire: (key, deadline, bound) =>
           Effect.tap(service.acquire(key, deadline, bound), (acquired) =>
             Effect.sync(() => {
-              admitted.set(key, acquired.limit)
+              admitted.set(key, acquired)
             }))
       }
     },
@@ -73,10 +73,20 @@ const makeLimitWatch = () => {
       if (limiter === undefined) return Effect.succeed(undefined)
       const service = limiter
       return Effect.map(
-        Effect.forEach([...admitted], ([key, limit]) =>
+        Effect.forEach([...admitted], ([key, { learned, limit, windowMillis }]) =>
           Effect.map(
             service.inUse(key),
-            (used) => [key.split(":").slice(2).join(":"), { limit, used, left: Math.max(0, limit - used) }] as const
+            (used) =>
+              [key.split(":").slice(2).join(":"), {
+                limit,
+                windowSeconds: windowMillis / 1000,
+                // What the server said, when the limit is one learned from it.
+                ...(learned === undefined
+                  ? {}
+                  : { learnedFrom: learned.from === "header" ? "X-RateLimit-Limit" : "429s" }),
+                used,
+                left: Math.max(0, limit - used)
+              }] as const
           )),
         (endpoints) => ({ limit: service.limit, window: service.window, endpoints: Object.fromEntries(endpoints) })
       )
@@ -266,7 +276,8 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
         uri: "erp://limit",
         name: "limit",
         description: "The client's rate limit (requests per endpoint in any window) and, for each endpoint used so " +
-          "far, the requests counted in the current window and what is left of the limit" +
+          "far, the limit its last request was admitted under (the client's, or a stricter one learned from the " +
+          "server, in the server's window), the requests counted in that window and what is left of the limit" +
           (shared ? " (counted with the other processes sharing it through Redis)." : "."),
         mimeType: "application/json",
         audience: ["assistant"],

@@ -11,11 +11,16 @@
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import {
+  admitLogged,
+  countLogged,
+  dropLogged,
+  endLogged,
   extendHold,
   fixedWindow,
   holdOf,
   learnedOf,
   makeState,
+  seedLogged,
   setLearned,
   type State,
   tokenBucket
@@ -64,12 +69,29 @@ export const context = (
       HoldStore,
       HoldStore.of({
         get: (key) => Effect.sync(() => holdOf(state, key)),
-        extend: (key, untilMillis) => Effect.sync(() => extendHold(state, key, untilMillis)),
+        extend: (key, untilMillis) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => extendHold(state, key, untilMillis, clock.unsafeCurrentTimeMillis()))
+          ),
         learned: (key) =>
           Effect.clockWith((clock) => Effect.sync(() => learnedOf(state, key, clock.unsafeCurrentTimeMillis()))),
         setLearned: (key, expected, next) =>
           Effect.clockWith((clock) =>
             Effect.sync(() => setLearned(state, key, expected, next, clock.unsafeCurrentTimeMillis()))
+          ),
+        admitLogged: (key, windows) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => admitLogged(state, key, windows, clock.unsafeCurrentTimeMillis()))
+          ),
+        markLogged: (key, entry, _keepMillis, atMillis) => Effect.sync(() => endLogged(state, key, entry, atMillis)),
+        dropLogged: (key, entry) => Effect.sync(() => dropLogged(state, key, entry)),
+        countLogged: (key, windowMillis) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => countLogged(state, key, windowMillis, clock.unsafeCurrentTimeMillis()))
+          ),
+        seedLogged: (key, configured) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => seedLogged(state, key, configured.windowMillis, clock.unsafeCurrentTimeMillis()))
           )
       })
     )

@@ -6,6 +6,7 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
+import * as Slots from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -17,7 +18,18 @@ import * as Limiter from "./limiter.js"
 interface RedisWithScripts extends Ioredis.Redis {
   erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
   erpExtendHold(key: string, ttlMillis: number, untilMillis: number): Promise<number>
-  erpSetLearned(key: string, expected: string, next: string, ttlMillis: number): Promise<number>
+  erpSetLearned(key: string, log: string, expected: string, next: string, ttlMillis: number): Promise<number>
+  erpLogAdmit(
+    key: string,
+    limit: number,
+    windowMillis: number,
+    marginMillis: number,
+    keepMillis: number,
+    entry: string
+  ): Promise<number>
+  erpLogMark(key: string, entry: string, keepMillis: number, afterMillis: number): Promise<number>
+  erpLogCount(key: string, windowMillis: number): Promise<number>
+  erpLogSeed(key: string, configuredWindowMillis: number, ...ttls: Array<number>): Promise<number>
 }
 
 export interface Connection {
@@ -119,7 +131,11 @@ const open = (
   })
   redis.defineCommand("erpFixedWindow", { lua: Scripts.FIXED_WINDOW_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpExtendHold", { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 })
-  redis.defineCommand("erpSetLearned", { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpSetLearned", { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 2 })
+  redis.defineCommand("erpLogAdmit", { lua: Scripts.LOG_ADMIT_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpLogMark", { lua: Scripts.LOG_MARK_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpLogCount", { lua: Scripts.LOG_COUNT_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpLogSeed", { lua: Scripts.LOG_SEED_LUA, numberOfKeys: 1 })
   return redis
 }
 
@@ -188,16 +204,67 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
           : connection.call("hold set", (redis) => redis.erpExtendHold(`${prefix}${key}:hold`, ttl, untilMillis))
       }),
     learned: (key) =>
-      Effect.map(connection.call("limit get", (redis) => redis.get(`${prefix}${key}:limit`)), Scripts.decodeLearned),
+      Effect.map(
+        connection.call("learned get", (redis) => redis.get(`${prefix}${key}:learned`)),
+        Scripts.decodeLearned
+      ),
     setLearned: (key, expected, next) =>
       Effect.map(
-        connection.call("limit set", (redis) =>
+        connection.call("learned set", (redis) =>
           redis.erpSetLearned(
-            `${prefix}${key}:limit`,
+            `${prefix}${key}:learned`,
+            `${prefix}${key}:log`,
             Scripts.encodeLearned(expected),
             Scripts.encodeLearned(next ?? undefined),
             Math.max(1, Math.ceil(next?.ttlMillis ?? 1))
           )),
         (changed) => Number(changed) === 1
-      )
+      ),
+    admitLogged: (key, windows) =>
+      Effect.map(
+        connection.call("log admit", (redis) => {
+          const entry = Scripts.logEntryName()
+          return redis.erpLogAdmit(
+            `${prefix}${key}:log`,
+            windows.limit,
+            Math.ceil(windows.windowMillis),
+            Math.ceil(windows.marginMillis),
+            Math.ceil(windows.keepMillis),
+            entry
+          ).then((wait) => ({ entry, wait: Number(wait) }))
+        }),
+        ({ entry, wait }) => wait > 0 ? { waitMillis: wait } : { entry }
+      ),
+    // The log keeps Redis's clock: a time of ours becomes an offset from now.
+    markLogged: (key, entry, keepMillis, atMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        connection.call("log mark", (redis) =>
+          redis.erpLogMark(
+            `${prefix}${key}:log`,
+            entry,
+            Math.ceil(keepMillis),
+            Math.max(0, Math.ceil(atMillis - now))
+          ))),
+    dropLogged: (key, entry) =>
+      Effect.asVoid(connection.call("log drop", (redis) => redis.zrem(`${prefix}${key}:log`, entry))),
+    countLogged: (key, windowMillis) =>
+      Effect.map(
+        connection.call("log count", (redis) => redis.erpLogCount(`${prefix}${key}:log`, Math.ceil(windowMillis))),
+        Number
+      ),
+    seedLogged: (key, configured) =>
+      Effect.flatMap(
+        Effect.forEach(
+          Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
+          (hold) => connection.call("log seed", (redis) => redis.pttl(hold)),
+          { concurrency: "unbounded" }
+        ),
+        (ttls) =>
+          connection.call("log seed", (redis) =>
+            redis.erpLogSeed(
+              `${prefix}${key}:log`,
+              Math.ceil(configured.windowMillis),
+              ...ttls.filter((ttl) => ttl > 0)
+            ))
+      ).pipe(Effect.asVoid)
   })

@@ -21,14 +21,22 @@
  * it ended (`busyFrom`). The next user of the slot waits for the mark. Since a request reaches the server between its
  * start and its end, two arrivals on one slot are at least `window` apart however late the first one left. It costs
  * nothing while requests end within the margin.
+ *
+ * A limit learned from the server (`ServerLimit.learn`: its limit and the window it counts in) is kept beside this, by
+ * a log of the requests it counts (`HoldStore.admitLogged`, `Slots.logWindows`): a request takes its place there
+ * first, then its slot. The log holds the times themselves, so a learned limit that changes applies at once to what
+ * was already sent, and a request waiting for room plans again when this process changes it.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as ServerLimit from "@erp-client/kernel/ServerLimit"
-import { busyFrom, slotKey, slotOf, ticketKey, waitFor } from "@erp-client/kernel/Slots"
+import { busyFrom, logWindows, slotIndexOf, slotKey, slotOf, ticketKey, waitFor } from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
@@ -62,12 +70,20 @@ interface Slots {
   readonly slotWindow: Duration.Duration
   readonly windowMillis: number
   readonly slotWindowMillis: number
+  readonly configured: ServerLimit.Configured
+  /** The stores in this process's memory, if they are. */
+  readonly memory: Memory.State | undefined
+  /** Done when this process changes a learned limit (then replaced): requests waiting for room plan again. */
+  changed: Deferred.Deferred<void>
+  /** The keys this process last knew to have a learned limit (set by it, or seen by an acquire). */
+  readonly learning: Set<string>
 }
 
 /**
- * The limiter on its stores. `acquire` takes these steps: `waitForPause` (a pause the server asked for), then a slot
- * (`reserve`, or `reserveBounded` under the caller's bound), `waitWhileBusy` (its previous request's mark), and
- * `startOn` (the slot marked busy, unless a pause came meanwhile); with the stores in memory, `fastAcquire` first.
+ * The limiter on its stores. `acquire` takes these steps: `waitForPause` (a pause the server asked for), then its
+ * place under a learned limit (`admitLearned`), a slot (`reserve`, or `reserveBounded` under the caller's bound),
+ * `waitWhileBusy` (its previous request's mark), and `startOn` (the slot marked busy, unless a pause came meanwhile);
+ * with the stores in memory, `fastAcquire` first.
  */
 export const make = (
   options: Resolved
@@ -85,7 +101,11 @@ export const make = (
       window,
       slotWindow,
       windowMillis: Duration.toMillis(window),
-      slotWindowMillis: Duration.toMillis(slotWindow)
+      slotWindowMillis: Duration.toMillis(slotWindow),
+      configured: { limit, windowMillis: Duration.toMillis(window) },
+      memory: memory._tag === "Some" ? memory.value : undefined,
+      changed: Deferred.unsafeMake<void>(FiberId.none),
+      learning: new Set()
     }
     const acquire = memory._tag === "None"
       ? (key: string, deadline?: number, bound?: number) => acquireSteps(slots, key, deadline, bound)
@@ -122,10 +142,10 @@ const observe = (slots: Slots, key: string, reason: WaitReason, untilMillis: num
 const storeFailure = (error: RateLimiter.RateLimiterError) => new StoreFailure({ description: storeErrorText(error) })
 
 /** A ticket, and the slot it deals, reserved: `delay` is how long until the slot may start again. */
-const reserve = (slots: Slots, key: string, limitNow: number) =>
+const reserve = (slots: Slots, key: string) =>
   slots.store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slots.slotWindow, limit: undefined }).pipe(
     Effect.flatMap(([ticket]) => {
-      const slot = slotKey(key, slotOf(ticket, limitNow))
+      const slot = slotKey(key, slotOf(ticket, slots.limit))
       return slots.limiter.consume({
         key: slot,
         limit: 1,
@@ -145,7 +165,6 @@ const reserve = (slots: Slots, key: string, limitNow: number) =>
 const reserveBounded = (
   slots: Slots,
   key: string,
-  limitNow: number,
   bound: number
 ): Effect.Effect<{ readonly slot: string; readonly freeAt: number }, WaitBeyondBound | StoreFailure> =>
   Effect.gen(function*() {
@@ -154,7 +173,7 @@ const reserveBounded = (
       store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slotWindow, limit: undefined }),
       storeFailure
     )
-    const slot = slotKey(key, slotOf(ticket, limitNow))
+    const slot = slotKey(key, slotOf(ticket, slots.limit))
     const now = yield* Clock.currentTimeMillis
     const busyUntil = yield* holds.get(slot)
     if (busyUntil > now) return { slot, freeAt: busyUntil }
@@ -206,22 +225,37 @@ const fastAcquire = (slots: Slots, state: Memory.State, key: string, now: number
   const windows = { windowMillis: slots.windowMillis, slotWindowMillis: slots.slotWindowMillis }
   const taken = Memory.acquireNow(state, key, { limit: slots.limit, ...windows }, now, bound)
   if (taken === undefined) return undefined
+  const { entry, learned } = taken
+  noteLearning(slots, key, learned)
   const acquired: Acquired = {
     spacedMillis: 0,
     pausedMillis: 0,
     startedMillis: now,
-    limit: taken.limit,
-    learned: taken.learned,
+    limit: learned?.limit ?? slots.limit,
+    windowMillis: learned?.windowMillis ?? slots.windowMillis,
+    learned,
     release: (endedMillis: number) =>
-      Effect.sync(() => Memory.extendHold(state, taken.slot, busyFrom({ startedMillis: now, endedMillis }, windows)))
+      Effect.sync(() => {
+        Memory.extendHold(state, taken.slot, busyFrom({ startedMillis: now, endedMillis }, windows), endedMillis)
+        if (entry !== undefined) Memory.endLogged(state, key, entry, endedMillis)
+      })
   }
   return acquired
 }
 
-/** Waits `delay` for our own spacing, said to the observer and in the log (at Info when it is long). */
-const space = (slots: Slots, key: string, delay: number): Effect.Effect<void> =>
+/**
+ * Waits `delay` for our own spacing, said to the observer and in the log (at Info when it is long), or until `wake` is
+ * done (a learned limit changed): how long it waited.
+ */
+const space = (
+  slots: Slots,
+  key: string,
+  delay: number,
+  wake?: Deferred.Deferred<void>
+): Effect.Effect<number> =>
   Effect.gen(function*() {
-    yield* observe(slots, key, "client-limit", (yield* Clock.currentTimeMillis) + delay)
+    const start = yield* Clock.currentTimeMillis
+    yield* observe(slots, key, "client-limit", start + delay)
     // A long wait is worth telling an operator about; the usual short spacing is not.
     yield* Effect.logWithLevel(
       LimiterText.spacingIsNews(delay) ? LogLevel.Info : LogLevel.Debug,
@@ -229,8 +263,46 @@ const space = (slots: Slots, key: string, delay: number): Effect.Effect<void> =>
     ).pipe(
       Effect.annotateLogs("erp.limiter_key", key)
     )
-    yield* Effect.sleep(Duration.millis(delay))
+    const sleep = Effect.sleep(Duration.millis(delay))
+    yield* wake === undefined ? sleep : Effect.raceFirst(sleep, Deferred.await(wake))
+    return (yield* Clock.currentTimeMillis) - start
   })
+
+/** A place under the learned limit, if there is one: its log entry, taken when the log has room. */
+interface Logged {
+  readonly learned: ServerLimit.Learned
+  readonly entry: string
+  /** When the entry was taken (epoch ms). */
+  readonly atMillis: number
+}
+
+// The learned limit's place comes first: a wait for it (the log full) is planned again whenever this process changes
+// what it learned, so a limit that rises lets the requests already queued go at once.
+const admitLearned = (
+  slots: Slots,
+  key: string,
+  bound: number | undefined,
+  spaced: (delay: number, wake?: Deferred.Deferred<void>) => Effect.Effect<void>
+): Effect.Effect<Logged | undefined, WaitBeyondBound | StoreFailure> =>
+  Effect.gen(function*() {
+    while (true) {
+      const wake = slots.changed
+      const learned = yield* slots.holds.learned(key)
+      noteLearning(slots, key, learned)
+      if (learned === undefined) return undefined
+      const admission = yield* slots.holds.admitLogged(key, logWindows(learned, slots.windowMillis))
+      const now = yield* Clock.currentTimeMillis
+      if ("entry" in admission) return { learned, entry: admission.entry, atMillis: now }
+      if (bound !== undefined && now + admission.waitMillis > bound) {
+        return yield* Effect.fail(new WaitBeyondBound({ startsAt: now + admission.waitMillis }))
+      }
+      yield* spaced(admission.waitMillis, wake)
+    }
+  })
+
+/** Gives back a place in the log that was not used. */
+const dropLogged = (slots: Slots, key: string, logged: Logged | undefined): Effect.Effect<void> =>
+  logged === undefined ? Effect.void : Effect.ignore(slots.holds.dropLogged(key, logged.entry))
 
 /** The acquire of stores outside this process (or a request that must wait): the steps, one store call each. */
 const acquireSteps = (
@@ -242,33 +314,36 @@ const acquireSteps = (
   Effect.gen(function*() {
     let pausedMillis = 0
     let spacedMillis = 0
-    const spaced = (delay: number) =>
-      Effect.map(space(slots, key, delay), () => {
-        spacedMillis += delay
+    const spaced = (delay: number, wake?: Deferred.Deferred<void>) =>
+      Effect.map(space(slots, key, delay, wake), (waited) => {
+        spacedMillis += waited
       })
     while (true) {
       pausedMillis += yield* waitForPause(slots, key, deadline, bound)
-      // The limit learned from the server, if lower: requests go to that many slots only.
-      const learned = yield* slots.holds.learned(key)
-      const limitNow = learned?.limit ?? slots.limit
+      const logged = yield* admitLearned(slots, key, bound, spaced)
       let slot: string
       if (bound === undefined) {
-        const reserved = yield* reserve(slots, key, limitNow)
+        const reserved = yield* Effect.tapError(reserve(slots, key), () => dropLogged(slots, key, logged))
         slot = reserved.slot
         if (reserved.delay > 0) yield* spaced(reserved.delay)
       } else {
-        const reserved = yield* reserveBounded(slots, key, limitNow, bound)
+        const reserved = yield* Effect.tapError(
+          reserveBounded(slots, key, bound),
+          () => dropLogged(slots, key, logged)
+        )
         const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
         // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
         if (wait > 0) {
+          yield* dropLogged(slots, key, logged)
           yield* spaced(wait)
           continue
         }
         slot = reserved.slot
       }
       yield* waitWhileBusy(slots, slot, spaced)
-      const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis, limit: limitNow, learned })
+      const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis }, logged)
       if (acquired !== undefined) return acquired
+      yield* dropLogged(slots, key, logged)
     }
   })
 
@@ -288,12 +363,14 @@ const waitWhileBusy = (
 
 // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window to that
 // slot's next use, so the reservation is dropped (a wasted slot is safe, `undefined`) and we queue again. Else the
-// slot is marked busy from now and the wait counted.
+// slot is marked busy from now, the learned limit's entry counted from now if it was taken earlier, and the wait
+// counted.
 const startOn = (
   slots: Slots,
   key: string,
   slot: string,
-  took: Pick<Acquired, "spacedMillis" | "pausedMillis" | "limit" | "learned">
+  took: Pick<Acquired, "spacedMillis" | "pausedMillis">,
+  logged: Logged | undefined
 ): Effect.Effect<Acquired | undefined, StoreFailure> =>
   Effect.gen(function*() {
     const { holds } = slots
@@ -302,6 +379,11 @@ const startOn = (
     if (waitFor(until, now) !== 0) return undefined
     const windows = { windowMillis: slots.windowMillis, slotWindowMillis: slots.slotWindowMillis }
     yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
+    const learned = logged?.learned
+    const learnedWindow = learned === undefined ? undefined : logWindows(learned, slots.windowMillis)
+    if (logged !== undefined && now > logged.atMillis) {
+      yield* holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, now + learnedWindow!.marginMillis)
+    }
     const { pausedMillis, spacedMillis } = took
     if (spacedMillis > 0 || pausedMillis > 0) {
       yield* Metric.increment(waits)
@@ -312,43 +394,106 @@ const startOn = (
       spacedMillis,
       pausedMillis,
       startedMillis: now,
-      limit: took.limit,
-      learned: took.learned,
-      release: (endedMillis: number) => holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+      limit: learned?.limit ?? slots.limit,
+      windowMillis: learned?.windowMillis ?? slots.windowMillis,
+      learned,
+      release: (endedMillis: number) => {
+        const busy = holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+        return logged === undefined
+          ? busy
+          : Effect.zipRight(busy, holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, endedMillis))
+      }
     }
   })
 
-// A slot is held until a window (and the margin) after its request started, or a window after it ended.
-const inUse = (slots: Slots, key: string) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.map(
-      Effect.forEach(
-        Array.from({ length: slots.limit }, (_, i) => slots.holds.get(slotKey(key, i))),
-        (until) => until,
-        { concurrency: "unbounded" }
-      ),
-      (marks) => marks.filter((until) => until > now).length
-    ))
+// Under a learned limit, the requests its log counts in its window; else the slots held: until a window (and the
+// margin) after their request started, or a window after it ended. In memory the holds are read as they are (as many
+// as one window holds), not slot by slot (as many as the limit).
+const inUse = (slots: Slots, key: string): Effect.Effect<number, StoreFailure> =>
+  Effect.flatMap(slots.holds.learned(key), (learned) => {
+    if (learned !== undefined) return slots.holds.countLogged(key, learned.windowMillis)
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const { memory } = slots
+      if (memory !== undefined) {
+        let held = 0
+        for (const [storeKey, until] of memory.holds) {
+          if (until > now && slotIndexOf(key, storeKey) !== undefined) held++
+        }
+        return Effect.succeed(held)
+      }
+      return Effect.map(
+        Effect.forEach(
+          Array.from({ length: slots.limit }, (_, i) => slots.holds.get(slotKey(key, i))),
+          (until) => until,
+          { concurrency: "unbounded" }
+        ),
+        (marks) => marks.filter((until) => until > now).length
+      )
+    })
+  })
 
-// What an answer said of the server's limit: a lower one is kept for the key (`ServerLimit.learn` decides), and
-// said once by whoever changed it.
+/** Wakes the requests of this process that wait for room under a learned limit: it changed. */
+const wake = (slots: Slots): void => {
+  const changed = slots.changed
+  slots.changed = Deferred.unsafeMake<void>(FiberId.none)
+  Deferred.unsafeDone(changed, Exit.void)
+}
+
+const noteLearning = (slots: Slots, key: string, learned: ServerLimit.Learned | null | undefined): void => {
+  if (learned === undefined || learned === null) slots.learning.delete(key)
+  else slots.learning.add(key)
+}
+
+// What an answer said of the server's limit: `ServerLimit.learn` decides what to keep for the key, against the limit
+// the request was admitted under, and the store changes it if that is still what it holds. An answer that says the
+// server's limit is judged again against what the store holds now when that differs (another answer changed it
+// meanwhile, or the request was admitted before a limit was learned that this answer makes moot): the server's word
+// is its latest, whichever request it answers. A first limit's log starts with what the slots count (before it is set:
+// whoever reads it finds its log ready). Whoever changed it says so once, and wakes the requests waiting for room when
+// it eased.
 const learn = (
   slots: Slots,
   ...[key, acquired, heard]: Parameters<Service["learn"]>
 ): ReturnType<Service["learn"]> =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const { limit, window, windowMillis } = slots
-    const next = ServerLimit.learn(limit, acquired.learned, heard, now, windowMillis)
-    if (next === undefined) return Effect.void
-    // A limit that stays (a first 429 noted, a header's renewed) is not news.
-    const note = LimiterText.learned({
-      configured: limit,
-      admittedUnder: acquired.limit,
-      serverLimit: heard.serverLimit,
-      window: Duration.format(window)
-    }, next)
-    return Effect.flatMap(slots.holds.setLearned(key, acquired.learned, next), (changed) =>
-      !changed || note === undefined
-        ? Effect.void
-        : Effect.logInfo(note).pipe(Effect.annotateLogs("erp.limiter_key", key)))
+  Effect.gen(function*() {
+    const { configured, holds } = slots
+    const now = yield* Clock.currentTimeMillis
+    const decide = (before: ServerLimit.Learned | undefined) =>
+      Effect.map(
+        before === undefined && heard.tooManyRequests && heard.serverLimit === undefined
+          ? inUse(slots, key)
+          : Effect.succeed(undefined),
+        (counted) => ServerLimit.learn(configured, before, counted === undefined ? heard : { ...heard, counted }, now)
+      )
+    const change = (before: ServerLimit.Learned | undefined, next: ServerLimit.Learned | null) =>
+      Effect.zipRight(
+        before === undefined && next !== null ? holds.seedLogged(key, configured) : Effect.void,
+        holds.setLearned(key, before, next)
+      )
+    let before = acquired.learned
+    let next = yield* decide(before)
+    // Admitted before a limit this process knows of: an answer that says the server's limit is judged against it.
+    if (next === undefined && before === undefined && heard.serverLimit !== undefined && slots.learning.has(key)) {
+      before = yield* holds.learned(key)
+      if (before !== undefined) next = yield* decide(before)
+    }
+    if (next === undefined) return
+    let changed = yield* change(before, next)
+    if (!changed && heard.serverLimit !== undefined) {
+      // Changed meanwhile: an answer that says the server's limit is judged once more against what there is now.
+      before = yield* holds.learned(key)
+      next = yield* decide(before)
+      if (next === undefined) return
+      changed = yield* change(before, next)
+    }
+    if (!changed) return
+    noteLearning(slots, key, next)
+    // Only a limit that eases can let a waiting request go sooner; one that tightens is met when it wakes.
+    if (
+      next === null || (before !== undefined && (next.limit > before.limit || next.windowMillis < before.windowMillis))
+    ) {
+      wake(slots)
+    }
+    const note = LimiterText.learned({ configured, before }, next)
+    if (note !== undefined) yield* Effect.logInfo(note).pipe(Effect.annotateLogs("erp.limiter_key", key))
   })

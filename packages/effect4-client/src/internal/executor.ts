@@ -217,6 +217,7 @@ const loop = (call: Call): Effect.Effect<Exchange, ExecuteError> =>
     (result) =>
       Effect.flatMap(Clock.currentTimeMillis, (nowMillis) => {
         const { last, outcome } = judge(call, result, nowMillis)
+        const learned = call.admitted?.learned
         return Effect.flatMap(
           tellLimiter(call, outcome),
           (jitter) =>
@@ -224,12 +225,29 @@ const loop = (call: Call): Effect.Effect<Exchange, ExecuteError> =>
               call,
               last,
               outcome,
-              Policy.decide(call.policy, CallState.history(call.state), outcome, nowMillis, jitter),
+              Policy.decide(
+                policyOf(call),
+                CallState.history(call.state, learned?.refusedMillis),
+                outcome,
+                nowMillis,
+                jitter
+              ),
               nowMillis
             )
         )
       })
   )
+
+/**
+ * The policy for the attempt just judged: its 429s back off by the limit and window it was admitted under, once the
+ * limiter knows them (a limit learned from the server; while it probes for one, its own).
+ */
+const policyOf = (call: Call): Policy.Policy => {
+  const learned = call.admitted?.learned
+  return learned === undefined || learned.refusedMillis !== undefined
+    ? call.policy
+    : { ...call.policy, limit: learned.limit, windowMillis: learned.windowMillis }
+}
 
 /** A failure of the limiter's store, as the call's error. */
 const unavailable = (call: Call) => (failure: { readonly description: string }) =>
@@ -240,7 +258,11 @@ const rateLimited = (
   call: Call,
   nowMillis: number,
   neededMillis: number | undefined,
-  bounded: { readonly maxWaitMillis?: number | undefined; readonly budgetMillis?: number | undefined } = {}
+  bounded: {
+    readonly maxWaitMillis?: number | undefined
+    readonly budgetMillis?: number | undefined
+    readonly askedMillis?: number | undefined
+  } = {}
 ) => new RateLimited(CallState.rateLimitedFields(call.state, call.target.endpoint, nowMillis, neededMillis, bounded))
 
 /** A slot in the limit, within the rate-limit budget and the caller's `maxWait`. */
@@ -326,7 +348,10 @@ const judge = (
  */
 const tellLimiter = (call: Call, outcome: Policy.Outcome): Effect.Effect<number> => {
   const { admitted, target, unreadableSaid } = call
-  const told = admitted === undefined ? undefined : CallState.heard(outcome, admitted.startedMillis)
+  // While the limiter keeps a limit learned from 429s, every answer tells whether the server still refuses.
+  const told = admitted === undefined
+    ? undefined
+    : CallState.heard(outcome, admitted.startedMillis, admitted.learned?.from === "refusals")
   const heard = told === undefined ? Effect.void : call.settings.limiter.learn(call.key, admitted!, told)
   const unreadable = outcome._tag === "Answer" ? outcome.limit.unreadableReset : undefined
   const said = unreadable === undefined || unreadableSaid.has(target.endpoint)
@@ -363,7 +388,12 @@ const act = (
             call,
             nowMillis,
             verdict.untilMillis === undefined ? undefined : verdict.untilMillis - nowMillis,
-            { budgetMillis: call.settings.rateLimitBudgetMillis }
+            {
+              budgetMillis: call.settings.rateLimitBudgetMillis,
+              ...(verdict.asked === true && verdict.untilMillis !== undefined
+                ? { askedMillis: verdict.untilMillis - nowMillis }
+                : {})
+            }
           )
           : giveUp(call, last, nowMillis, verdict)
       )
@@ -455,7 +485,7 @@ const pauseIfServerCountsMore = (
     : Effect.flatMap(
       limiter.inUse(key),
       (inUse) =>
-        ServerLimit.pausesOnEmpty(limit, { limit: limiter.limit, inUse })
+        ServerLimit.pausesOnEmpty(limit, { limit: call.admitted?.limit ?? limiter.limit, inUse })
           ? limiter.pause(key, limit.reset!.at)
           : Effect.void
     ).pipe(Effect.catchTag("StoreFailure", unavailable(call)))

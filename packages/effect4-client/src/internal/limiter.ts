@@ -3,7 +3,8 @@
  * errors, the wait observer, the hold store and the limiter's metrics. Defined here so internal modules never import
  * the public ones; `ErpRateLimiter` re-exports what users see.
  */
-import type { Learned } from "@erp-client/kernel/ServerLimit"
+import type { Configured, Learned } from "@erp-client/kernel/ServerLimit"
+import type { LogWindows } from "@erp-client/kernel/Slots"
 import { metrics } from "@erp-client/kernel/Telemetry"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -40,9 +41,9 @@ export class WaitObserver extends Context.Service<WaitObserver, {
 
 /**
  * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
- * of its slots busy until a window after its last request ended; and the limit learned from the server for an
- * endpoint. In memory by default (`memory.ts`: one process shares it across its fibers); in Redis for the shared
- * limiter, so every process sees it.
+ * of its slots busy until a window after its last request ended; the limit learned from the server for an endpoint
+ * (`ServerLimit.learn`), and the log of the requests it counts (`Slots.logWindows`). In memory by default (`memory.ts`:
+ * one process shares it across its fibers); in Redis for the shared limiter, so every process sees it.
  */
 export class HoldStore extends Context.Service<HoldStore, {
   /** Epoch ms until which `key` is held, 0 when it is not. */
@@ -60,6 +61,28 @@ export class HoldStore extends Context.Service<HoldStore, {
     expected: Learned | undefined,
     next: Learned | null
   ) => Effect.Effect<boolean, StoreFailure>
+  /**
+   * A place for a request under the learned limit of `key`: its entry in the log, or how long until there would be
+   * room, taking nothing.
+   */
+  readonly admitLogged: (
+    key: string,
+    windows: LogWindows
+  ) => Effect.Effect<{ readonly entry: string } | { readonly waitMillis: number }, StoreFailure>
+  /**
+   * A logged request counts from `atMillis` (its end, or its late start and margin) if that is later than it did; the
+   * log is kept `keepMillis` after that.
+   */
+  readonly markLogged: (key: string, entry: string, keepMillis: number, atMillis: number) => Effect.Effect<
+    void,
+    StoreFailure
+  >
+  /** A logged request that never started: its place is given back. */
+  readonly dropLogged: (key: string, entry: string) => Effect.Effect<void, StoreFailure>
+  /** How many requests the log of `key` counts in `windowMillis`. */
+  readonly countLogged: (key: string, windowMillis: number) => Effect.Effect<number, StoreFailure>
+  /** Starts the log of a limit just learned with the requests the limiter's own slots count. */
+  readonly seedLogged: (key: string, configured: Configured) => Effect.Effect<void, StoreFailure>
 }>()("@erp-client/effect4-client/ErpRateLimiter/HoldStore") {}
 
 // Units as Effect 4's OTLP exporter reads them (a `unit` attribute). The two times are sums over requests: each

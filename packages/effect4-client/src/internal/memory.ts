@@ -58,7 +58,10 @@ export const context = (
       HoldStore,
       HoldStore.of({
         get: (key) => Effect.sync(() => MemoryStore.holdOf(state, key)),
-        extend: (key, untilMillis) => Effect.sync(() => MemoryStore.extendHold(state, key, untilMillis)),
+        extend: (key, untilMillis) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => MemoryStore.extendHold(state, key, untilMillis, clock.currentTimeMillisUnsafe()))
+          ),
         learned: (key) =>
           Effect.clockWith((clock) =>
             Effect.sync(() => MemoryStore.learnedOf(state, key, clock.currentTimeMillisUnsafe()))
@@ -66,6 +69,23 @@ export const context = (
         setLearned: (key, expected, next) =>
           Effect.clockWith((clock) =>
             Effect.sync(() => MemoryStore.setLearned(state, key, expected, next, clock.currentTimeMillisUnsafe()))
+          ),
+        admitLogged: (key, windows) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => MemoryStore.admitLogged(state, key, windows, clock.currentTimeMillisUnsafe()))
+          ),
+        markLogged: (key, entry, _keepMillis, atMillis) =>
+          Effect.sync(() => MemoryStore.endLogged(state, key, entry, atMillis)),
+        dropLogged: (key, entry) => Effect.sync(() => MemoryStore.dropLogged(state, key, entry)),
+        countLogged: (key, windowMillis) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => MemoryStore.countLogged(state, key, windowMillis, clock.currentTimeMillisUnsafe()))
+          ),
+        seedLogged: (key, configured) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() =>
+              MemoryStore.seedLogged(state, key, configured.windowMillis, clock.currentTimeMillisUnsafe())
+            )
           )
       })
     )

@@ -17,6 +17,7 @@
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
+import * as Slots from "@erp-client/kernel/Slots"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -53,8 +54,41 @@ const extendHold = Redis.script(
 ).withReturnType<number>()
 
 const setLearned = Redis.script(
-  (key: string, expected: string, next: string, ttlMillis: number) => [key, expected, next, ttlMillis],
-  { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 1 }
+  (key: string, log: string, expected: string, next: string, ttlMillis: number) => [
+    key,
+    log,
+    expected,
+    next,
+    ttlMillis
+  ],
+  { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 2 }
+).withReturnType<number>()
+
+const logAdmit = Redis.script(
+  (key: string, limit: number, windowMillis: number, marginMillis: number, keepMillis: number, entry: string) => [
+    key,
+    limit,
+    windowMillis,
+    marginMillis,
+    keepMillis,
+    entry
+  ],
+  { lua: Scripts.LOG_ADMIT_LUA, numberOfKeys: 1 }
+).withReturnType<number>()
+
+const logMark = Redis.script(
+  (key: string, entry: string, keepMillis: number, afterMillis: number) => [key, entry, keepMillis, afterMillis],
+  { lua: Scripts.LOG_MARK_LUA, numberOfKeys: 1 }
+).withReturnType<number>()
+
+const logCount = Redis.script(
+  (key: string, windowMillis: number) => [key, windowMillis],
+  { lua: Scripts.LOG_COUNT_LUA, numberOfKeys: 1 }
+).withReturnType<number>()
+
+const logSeed = Redis.script(
+  (key: string, configuredWindowMillis: number, ...ttls: Array<number>) => [key, configuredWindowMillis, ...ttls],
+  { lua: Scripts.LOG_SEED_LUA, numberOfKeys: 1 }
 ).withReturnType<number>()
 
 const messageOf = (cause: unknown): string => {
@@ -272,18 +306,73 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
       }),
     learned: (key) =>
       Effect.map(
-        connection.call("limit get", (open) => open.redis.send<string | null>("GET", `${prefix}${key}:limit`)),
+        connection.call("learned get", (open) => open.redis.send<string | null>("GET", `${prefix}${key}:learned`)),
         Scripts.decodeLearned
       ),
     setLearned: (key, expected, next) =>
       Effect.map(
-        connection.call("limit set", (open) =>
+        connection.call("learned set", (open) =>
           open.redis.eval(setLearned)(
-            `${prefix}${key}:limit`,
+            `${prefix}${key}:learned`,
+            `${prefix}${key}:log`,
             Scripts.encodeLearned(expected),
             Scripts.encodeLearned(next ?? undefined),
             Math.max(1, Math.ceil(next?.ttlMillis ?? 1))
           )),
         (changed) => Number(changed) === 1
+      ),
+    admitLogged: (key, windows) => {
+      const entry = Scripts.logEntryName()
+      return Effect.map(
+        connection.call("log admit", (open) =>
+          open.redis.eval(logAdmit)(
+            `${prefix}${key}:log`,
+            windows.limit,
+            Math.ceil(windows.windowMillis),
+            Math.ceil(windows.marginMillis),
+            Math.ceil(windows.keepMillis),
+            entry
+          )),
+        (wait) => Number(wait) > 0 ? { waitMillis: Number(wait) } : { entry }
+      )
+    },
+    // The log keeps Redis's clock: a time of ours becomes an offset from now.
+    markLogged: (key, entry, keepMillis, atMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.asVoid(
+          connection.call("log mark", (open) =>
+            open.redis.eval(logMark)(
+              `${prefix}${key}:log`,
+              entry,
+              Math.ceil(keepMillis),
+              Math.max(0, Math.ceil(atMillis - now))
+            ))
+        )),
+    dropLogged: (key, entry) =>
+      Effect.asVoid(connection.call("log drop", (open) => open.redis.send("ZREM", `${prefix}${key}:log`, entry))),
+    countLogged: (key, windowMillis) =>
+      Effect.map(
+        connection.call(
+          "log count",
+          (open) => open.redis.eval(logCount)(`${prefix}${key}:log`, Math.ceil(windowMillis))
+        ),
+        Number
+      ),
+    seedLogged: (key, configured) =>
+      Effect.flatMap(
+        Effect.forEach(
+          Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
+          (hold) => connection.call("log seed", (open) => open.redis.send<number>("PTTL", hold)),
+          { concurrency: "unbounded" }
+        ),
+        (ttls) =>
+          Effect.asVoid(
+            connection.call("log seed", (open) =>
+              open.redis.eval(logSeed)(
+                `${prefix}${key}:log`,
+                Math.ceil(configured.windowMillis),
+                ...ttls.map(Number).filter((ttl) => ttl > 0)
+              ))
+          )
       )
   })
