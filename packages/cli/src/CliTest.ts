@@ -47,7 +47,7 @@ export interface Options {
    * (`Sandbox.makeHttpClient`), whose `sandbox` is then `erp`.
    */
   readonly httpClient?: HttpClient.HttpClient | undefined
-  /** More settings (`ERP_MAX_RETRIES: "0"`), read before the process's environment. */
+  /** More settings (`ERP_RETRIES: "0"`), read before the process's environment. */
   readonly env?: Readonly<Record<string, string>> | undefined
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cli } from "@erp-client/cli"
 import { Environment } from "@erp-client/client"
+import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { colorEnabled } from "../src/internal/help.js"
@@ -81,6 +82,34 @@ describe("erp --help", () => {
     ]
     expect(names.length).toBeGreaterThan(12)
     for (const name of names) expect(root).toContain(`${name}`)
+  })
+
+  it("every ERP_ name the sources and docs write is a setting of that table, or one of the build's and tests' own", () => {
+    const settings = new Set<string>([
+      ...Object.values(Environment.client),
+      ...Object.values(Environment.limiter),
+      ...Object.values(Environment.redis)
+    ])
+    // Not settings: written in by the build, read by tests and benchmarks only, or the family `ERP_REDIS_*`.
+    const own = new Set([
+      "ERP_CLI_VERSION",
+      "ERP_BUNDLE_HASH",
+      "ERP_MCP_BUNDLE_HASH",
+      "ERP_PRINT_SPANS",
+      "ERP_TEST_EXIT_SPY",
+      "ERP_NODE24_DIR",
+      "ERP_REDIS_"
+    ])
+    const files = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0")
+      .filter((file) => /\.(ts|md|mjs|js|sh)$|^\.ci\//.test(file) && Fs.existsSync(Path.join(ROOT, file)))
+    expect(files.length).toBeGreaterThan(100)
+    const stale: Array<string> = []
+    for (const file of files) {
+      for (const [name] of Fs.readFileSync(Path.join(ROOT, file), "utf8").matchAll(/\bERP_[A-Z0-9_]+/g)) {
+        if (!settings.has(name) && !own.has(name)) stale.push(`${file}: ${name}`)
+      }
+    }
+    expect(stale).toEqual([])
   })
 
   it("has escape codes only when asked for colour, which only a terminal without NO_COLOR gets", () => {
