@@ -170,7 +170,7 @@ export const run = (args: ReadonlyArray<string>, options: Options = {}): Effect.
  *
  * const products = Resource.make({
  *   name: "products",
- *   description: "export and look up products",
+ *   description: "Export and look up products",
  *   list: "product/list",
  *   get: "product/get",
  *   schema: Schema.Struct({ id: Schema.Number, name: Schema.String }),

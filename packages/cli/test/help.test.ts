@@ -112,6 +112,40 @@ describe("erp --help", () => {
     expect(stale).toEqual([])
   })
 
+  it("every description starts upper case (sentence case), on every page: summaries, descriptions, options", () => {
+    const index = Cli.helpIndex()
+    const paths: Array<string> = []
+    const walk = (node: typeof index.tree, path: string) => {
+      paths.push(path)
+      for (const child of node.children) walk(child, `${path} ${child.name}`)
+    }
+    walk(index.tree, index.tree.name)
+    const said: Array<{ readonly where: string; readonly text: string }> = []
+    for (const [name, { plain }] of Object.entries(index.pages)) {
+      const lines = plain.split("\n")
+      // A group's summary under its name.
+      if (/^ {2}\S/.test(lines[1] ?? "")) said.push({ where: `${name}: summary`, text: lines[1]!.trim() })
+      let section = ""
+      for (const [i, line] of lines.entries()) {
+        if (/^[A-Z]+$/.test(line)) section = line
+        else if (line === "") continue
+        else if (section === "COMMANDS" && line.startsWith("  erp ")) {
+          const row = line.trim()
+          const command = paths.filter((path) => row.startsWith(`${path} `)).sort((a, b) => b.length - a.length)[0]!
+          said.push({ where: `${name}: ${command}`, text: row.slice(command.length).trim() })
+        } else if (section === "DESCRIPTION" && /^ {2}\S/.test(line)) {
+          said.push({ where: `${name}: DESCRIPTION`, text: line.trim() })
+          section = "DESCRIPTION, said"
+        } else if ((section === "OPTIONS" || section === "ARGUMENTS") && /^ {6}\S/.test(line)) {
+          const previous = lines[i - 1]!
+          if (/^ {2}\S/.test(previous)) said.push({ where: `${name}: ${previous.trim()}`, text: line.trim() })
+        }
+      }
+    }
+    expect(said.length).toBeGreaterThan(150)
+    expect(said.filter(({ text }) => /^[a-z]/.test(text)).map(({ text, where }) => `${where}: ${text}`)).toEqual([])
+  })
+
   it("has escape codes only when asked for colour, which only a terminal without NO_COLOR gets", () => {
     expect(Cli.helpPage(["partners", "list", "--help"], { color: true })).toContain("\u001b[1m")
     for (const path of COMMANDS) expect(Cli.helpPage([...path, "--help"], { color: false })).not.toContain("\u001b")

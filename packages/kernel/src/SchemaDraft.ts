@@ -1000,7 +1000,7 @@ export const render = (draft: Draft, options: RenderOptions): string => {
       "export const resource = Resource.make({",
       `  name: ${literal(resourceName)},`,
       `  description: ${
-        literal(`export${get === undefined ? "" : " and look up"} the records of ${options.endpoint} (drafted)`)
+        literal(`Export${get === undefined ? "" : " and look up"} the records of ${options.endpoint} (drafted)`)
       },`,
       `  list: ${literal(options.endpoint)},`,
       ...(get === undefined ? [] : [`  get: ${literal(get)},`]),

@@ -62,7 +62,7 @@ const changesOptions = {
   concurrency: listOptions.concurrency,
   format: Options.choice("format", formats).pipe(
     Options.withDescription(
-      "ndjson: {\"change\":\"added\"|\"changed\",\"id\":…,\"record\":{…}} with the record exactly as sent, or " +
+      "The output format. ndjson: {\"change\":\"added\"|\"changed\",\"id\":…,\"record\":{…}} with the record exactly as sent, or " +
         "{\"change\":\"removed\",\"id\":…}; csv: a change column, then the record's fields as partners list writes them."
     ),
     shownDefault<typeof formats[number]>("ndjson")
@@ -260,7 +260,7 @@ const checkArgs = (args: ChangesArgs): Either.Either<void, UsageError> => {
 
 /** What `<resource> changes` does, in one line. */
 export const changesSummary = (resource: Resource.Any): string =>
-  `the ${resource.name} added, changed and removed since the last run (--since STATE)`
+  `The ${resource.name} added, changed and removed since the last run (--since STATE)`
 
 /** `erp <resource> changes`. */
 export const changesCommand = (resource: Resource.Any) =>

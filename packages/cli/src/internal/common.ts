@@ -64,7 +64,7 @@ export const verbose = Options.boolean("verbose").pipe(
 export const redis = Options.redacted("redis").pipe(
   Options.withPseudoName("URL"),
   Options.withDescription(
-    "redis://[:PASSWORD@]HOST[:PORT][/DB]: share the rate limit with every process using this Redis and API key " +
+    "Share the rate limit with every process using this Redis (redis://[:PASSWORD@]HOST[:PORT][/DB]) and API key " +
       "(overrides ERP_REDIS_URL; never printed)."
   ),
   Options.optional

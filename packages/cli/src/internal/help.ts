@@ -38,6 +38,12 @@ export interface Node extends PathNode {
   readonly children: ReadonlyArray<Node>
 }
 
+/**
+ * A description as help shows every one, in sentence case: its first letter upper case. A resource's declaration (its
+ * description, a filter's, a selector's) may start either way; Effect's own commands start upper case.
+ */
+export const sentence = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1)
+
 // Built-in options (--completions, --log-level, --wizard) stay usable but out of every page: they are not ours.
 export const config = CliConfig.make({ showBuiltIns: false })
 

@@ -42,7 +42,7 @@ export const listOptions = {
   ),
   format: Options.choice("format", Output.formats).pipe(
     Options.withDescription(
-      "ndjson: one JSON object a line, every field exactly as sent; csv: RFC 4180 with a header row, cells exact " +
+      "The output format. ndjson: one JSON object a line, every field exactly as sent; csv: RFC 4180 with a header row, cells exact " +
         "(see --spreadsheet); table: columns for people."
     ),
     shownDefault<Output.Format>("ndjson")
