@@ -4,6 +4,7 @@ import { Environment } from "@erp-client/client"
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { distance, nearest } from "../src/internal/didYouMean.js"
 import { colorEnabled } from "../src/internal/help.js"
 import { quickAnswer } from "../src/internal/quick.js"
 import { erp, ROOT } from "./harness.js"
@@ -223,5 +224,35 @@ describe("erp --help and --version, answered before the command is loaded", () =
     expect(version.stdout).toBe(
       `${JSON.parse(Fs.readFileSync(Path.join(ROOT, "packages/cli/package.json"), "utf8")).version}\n`
     )
+  })
+})
+
+describe("did you mean", () => {
+  it("counts edits, a swap of neighbours as one, case aside", () => {
+    expect(distance("format", "format")).toBe(0)
+    expect(distance("formt", "format")).toBe(1)
+    expect(distance("fromat", "format")).toBe(1)
+    expect(distance("FORMT", "format")).toBe(1)
+    expect(distance("partner", "partners")).toBe(1)
+    expect(distance("", "abc")).toBe(3)
+    expect(distance("ca", "abc")).toBe(3)
+  })
+
+  it("names the nearest when near enough: one edit up to 5 characters, two beyond, none for 1 or 2", () => {
+    const flags = ["--format", "--output", "--customers", "--concurrency", "--page-size", "-p", "--param", "--help"]
+    expect(nearest("--formt", flags)).toEqual(["--format"])
+    expect(nearest("--formt=csv", flags)).toEqual(["--format"])
+    expect(nearest("--concurency", flags)).toEqual(["--concurrency"])
+    expect(nearest("--page-szie", flags)).toEqual(["--page-size"])
+    expect(nearest("--p", flags)).toEqual(["-p"])
+    expect(nearest("--hepl", flags)).toEqual(["--help"])
+    expect(nearest("--fmt", flags)).toEqual([])
+    expect(nearest("--xyz", flags)).toEqual([])
+    expect(nearest("-q", flags)).toEqual([])
+    expect(nearest("lst", ["list", "get", "changes"])).toEqual(["list"])
+    expect(nearest("partner", ["partners", "api", "mcp", "sandbox"])).toEqual(["partners"])
+    expect(nearest("ap", ["partners", "api", "mcp", "sandbox"])).toEqual([])
+    // Equally near: both, in the order given.
+    expect(nearest("gat", ["get", "put", "got"])).toEqual(["get", "got"])
   })
 })

@@ -459,7 +459,7 @@ describe("erp partners get, many lookups", () => {
 
 describe("messages", () => {
   it("a bad flag value names the flag, for every kind the parser refuses", async () => {
-    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string, string?]> = [
       [["partners", "list", "--format", "json"], "--format: expected ndjson, csv or table, got json"],
       [["partners", "list", "--format=json"], "--format: expected ndjson, csv or table, got json"],
       [["partners", "list", "--concurrency", "x"], "--concurrency: expected a whole number, got x"],
@@ -468,15 +468,22 @@ describe("messages", () => {
       [["partners", "list", "--bogus"], "unknown option --bogus"],
       [["partners", "list", "--format", "csv", "--format", "table"], "--format is given more than once"],
       [["partners", "list", "extra"], "unexpected argument extra"],
-      [["partners", "lst"], "unknown command lst: erp partners takes list, get or changes"],
+      [["partners", "lst"], "unknown command lst: did you mean list?"],
+      [["partners", "xyz"], "unknown command xyz: erp partners takes list, get or changes"],
+      [["partner", "list"], "unknown command partner: did you mean partners?", "erp"],
+      [["partners", "list", "--formt", "csv"], "unknown option --formt: did you mean --format?"],
+      [["partners", "list", "--fromat=csv"], "unknown option --fromat: did you mean --format?"],
+      [["api", "list", "--formt", "csv", "product/list"], "unknown option --formt: did you mean --format?"],
+      [["partners", "get", "--id", "5", "--stdn"], "unknown option --stdn: did you mean --stdin?"],
       [["api", "get"], "missing ENDPOINT"],
       [["partners", "list", "--output", dir], `--output: ${dir} is not a regular file`]
     ]
-    for (const [args, line] of cases) {
+    for (const [args, line, named] of cases) {
       const run = record(await erp(args, { env: slow.env, via: "node" }))
       expect(run.code, args.join(" ")).toBe(2)
       expect(run.stdout).toBe("")
-      const command = ["erp", ...args.filter((arg) => ["partners", "list", "get", "api"].includes(arg))].join(" ")
+      const command = named ??
+        ["erp", ...args.filter((arg) => ["partners", "list", "get", "api"].includes(arg))].join(" ")
       expect(run.stderr, args.join(" ")).toBe(`erp: ${line} (${command} --help)\n`)
     }
   })
