@@ -218,7 +218,8 @@ const rootFooter = [
   "after the first, while stopping, ends the command at once.",
   "Failures: one line on stderr each, starting with erp:. An export to --output FILE that fails or is interrupted " +
   "keeps FILE.part and FILE.resume.json (and with --safe FILE.ids.part), says so in that line and how to go on " +
-  "(--resume continues, --restart starts over); on success only FILE is left."
+  "(--resume continues, --restart starts over); on success only FILE is left, and one line says what it holds " +
+  "(--quiet: none)."
 ]
 
 /**

@@ -17,7 +17,7 @@ import * as Sink from "../Sink.js"
 import { AnyRecord, parsePairs, redis, repeatable, verbose, withClient } from "./common.js"
 import { InputError, UsageError } from "./errors.js"
 import { runExport } from "./exportList.js"
-import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
+import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, quiet, whereFlag } from "./listOptions.js"
 import * as Stdin from "./stdin.js"
 
 /** ENDPOINT, with an example of the kind the command takes (`partner/get`; a list one for `list` and `infer`). */
@@ -114,6 +114,7 @@ export const apiList = Command.make(
       Options.withDescription("With --safe: the field that identifies a record. Default: id."),
       Options.optional
     ),
+    quiet,
     redis,
     verbose
   },

@@ -75,6 +75,11 @@ const changesOptions = {
     ),
     Options.optional
   ),
+  quiet: Options.boolean("quiet").pipe(
+    Options.withDescription(
+      "No summary line at the end (the counts of changes and the state's size); failures are still said."
+    )
+  ),
   redis,
   verbose
 }
@@ -88,6 +93,7 @@ interface ChangesArgs extends CommonArgs {
   readonly concurrency: number
   readonly format: typeof formats[number]
   readonly output: Option.Option<string>
+  readonly quiet: boolean
 }
 
 /** The reader of stdout went away before the last change (`erp partners changes … | head -1`): a failure here. */
@@ -216,7 +222,7 @@ const runChanges = (options: {
         (error) => Effect.fail(new Changes.StateUnreadable({ key: args.since, reason: error.reason }))
       )
     )
-    if (summary !== undefined) {
+    if (summary !== undefined && !args.quiet) {
       yield* note(
         args.init
           ? `${plural(summary.added + summary.changed + summary.unchanged, "records")} in the state ${args.since} ` +

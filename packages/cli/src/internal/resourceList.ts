@@ -12,7 +12,7 @@ import { AnyRecord, redis, verbose } from "./common.js"
 import { contractOf, strictFlag } from "./contract.js"
 import { runExport } from "./exportList.js"
 import { sentence } from "./help.js"
-import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
+import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, quiet, whereFlag } from "./listOptions.js"
 
 /** What `<resource> list` does, in one line (its summary in `erp --help`). */
 export const listSummary = (resource: Resource.Any): string =>
@@ -41,6 +41,7 @@ export const listCommand = (resource: Resource.Any) =>
       filters: filterFlags(resource),
       ...listOptions,
       strict: strictFlag(resource),
+      quiet,
       redis,
       verbose
     },
