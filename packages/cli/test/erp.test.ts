@@ -22,8 +22,10 @@ const seededLines = (s: Started) =>
 
 // The one line an export to --output ends with, read back: `erp: 240 records written to F (98,765 bytes): 6 pages, 7
 // requests, 0.4 s`, with `; 120 of them by the run resumed` after the bytes when it resumed one.
-const SUMMARY =
-  /^erp: ([\d,]+) records? written to (.+) \(([\d,]+) bytes?(?:; ([\d,]+) of them by the run resumed)?\): ([\d,]+) pages?, ([\d,]+) requests?, \d+\.\d s\n$/
+const SUMMARY = new RegExp(
+  String.raw`^erp: ([\d,]+) records? written to (.+) \(([\d,]+) bytes?(?:; ([\d,]+) of them by the run resumed)?\): ` +
+    String.raw`([\d,]+) pages?, ([\d,]+) requests?, \d+\.\d s\n$`
+)
 const summaryOf = (stderr: string) => {
   const match = SUMMARY.exec(stderr)
   expect(match, stderr).not.toBeNull()

@@ -62,8 +62,9 @@ const changesOptions = {
   concurrency: listOptions.concurrency,
   format: Options.choice("format", formats).pipe(
     Options.withDescription(
-      "The output format. ndjson: {\"change\":\"added\"|\"changed\",\"id\":…,\"record\":{…}} with the record exactly as sent, or " +
-        "{\"change\":\"removed\",\"id\":…}; csv: a change column, then the record's fields as partners list writes them."
+      "The output format. ndjson: {\"change\":\"added\"|\"changed\",\"id\":…,\"record\":{…}} with the record " +
+        "exactly as sent, or {\"change\":\"removed\",\"id\":…}; csv: a change column, then the record's fields as " +
+        "partners list writes them."
     ),
     shownDefault<typeof formats[number]>("ndjson")
   ),

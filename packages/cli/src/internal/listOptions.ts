@@ -42,8 +42,8 @@ export const listOptions = {
   ),
   format: Options.choice("format", Output.formats).pipe(
     Options.withDescription(
-      "The output format. ndjson: one JSON object a line, every field exactly as sent; csv: RFC 4180 with a header row, cells exact " +
-        "(see --spreadsheet); table: columns for people."
+      "The output format. ndjson: one JSON object a line, every field exactly as sent; csv: RFC 4180 with a header " +
+        "row, cells exact (see --spreadsheet); table: columns for people."
     ),
     shownDefault<Output.Format>("ndjson")
   ),
