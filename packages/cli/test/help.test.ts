@@ -91,7 +91,7 @@ describe("erp --help", () => {
       ...Object.values(Environment.limiter),
       ...Object.values(Environment.redis)
     ])
-    // Not settings: written in by the build, read by tests and benchmarks only, or the family `ERP_REDIS_*`.
+    // Not settings: written in by the build, read by tests and benchmarks only, or a family (`ERP_REDIS_*`).
     const own = new Set([
       "ERP_CLI_VERSION",
       "ERP_BUNDLE_HASH",
@@ -99,7 +99,8 @@ describe("erp --help", () => {
       "ERP_PRINT_SPANS",
       "ERP_TEST_EXIT_SPY",
       "ERP_NODE24_DIR",
-      "ERP_REDIS_"
+      "ERP_REDIS_",
+      "ERP_RATE_"
     ])
     const files = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0")
       .filter((file) => /\.(ts|md|mjs|js|sh)$|^\.ci\//.test(file) && Fs.existsSync(Path.join(ROOT, file)))
