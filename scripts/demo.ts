@@ -41,9 +41,8 @@ const program = Effect.gen(function*() {
   const stats = yield* sandbox.stats
   yield* Console.log(
     [
-      `wrote ${lines.length} customers (${customers} with is_customer = 1) to ${OUTPUT}, ${
-        Fs.statSync(OUTPUT).size
-      } bytes`,
+      // erp's own line said what it wrote; this one checks it.
+      `read back: ${lines.length} records, ${customers} with is_customer = 1`,
       `time: ${(elapsed / 1000).toFixed(2)} s including start-up`,
       `server: ${
         stats.byEndpoint["/partner/list"] ?? 0

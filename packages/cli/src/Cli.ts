@@ -104,14 +104,14 @@ export const resources: ReadonlyArray<Resource.Any> = [Partners.resource]
 
 const summaries = {
   erp: "ERP REST API v2 from the shell (reads ERP_BASE_URL and ERP_API_KEY)",
-  api: "any endpoint of the service, by its path",
+  api: "Any endpoint of the service, by its path",
   apiGet: "GET an endpoint; prints its data as JSON",
-  apiList: "every record of a list endpoint, with the options of partners list",
+  apiList: "Every record of a list endpoint, with the options of partners list",
   apiPost: "POST JSON to an endpoint (never retried after a transient failure); prints its data as JSON",
-  apiInfer: "draft an Effect Schema and a Resource from the records a list endpoint serves",
-  apiChanges: "the records of a list endpoint added, changed and removed since the last run",
+  apiInfer: "Draft an Effect Schema and a Resource from the records a list endpoint serves",
+  apiChanges: "The records of a list endpoint added, changed and removed since the last run",
   mcp: mcpSummary,
-  sandbox: "run the built-in ERP sandbox server (prints its base URL and key)"
+  sandbox: "Run the built-in ERP sandbox server (prints its base URL and key)"
 }
 
 const api = Command.make("api").pipe(
@@ -138,12 +138,12 @@ const resourceNode = (resource: Resource.Any) => {
     ? undefined
     : getCommand(resource, resource.get)
   const command = Command.make(resource.name).pipe(
-    Command.withDescription(resource.description),
+    Command.withDescription(Help.sentence(resource.description)),
     Command.withSubcommands(get === undefined ? [list, changes] : [list, get, changes])
   )
   const node: Help.Node = {
     name: resource.name,
-    summary: resource.description,
+    summary: Help.sentence(resource.description),
     command: Help.described(command),
     children: [
       leaf("list", listSummary(resource), list),
@@ -218,7 +218,8 @@ const rootFooter = [
   "after the first, while stopping, ends the command at once.",
   "Failures: one line on stderr each, starting with erp:. An export to --output FILE that fails or is interrupted " +
   "keeps FILE.part and FILE.resume.json (and with --safe FILE.ids.part), says so in that line and how to go on " +
-  "(--resume continues, --restart starts over); on success only FILE is left."
+  "(--resume continues, --restart starts over); on success only FILE is left, and one line says what it holds " +
+  "(--quiet: none)."
 ]
 
 /**

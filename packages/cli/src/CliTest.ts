@@ -47,7 +47,7 @@ export interface Options {
    * (`Sandbox.makeHttpClient`), whose `sandbox` is then `erp`.
    */
   readonly httpClient?: HttpClient.HttpClient | undefined
-  /** More settings (`ERP_MAX_RETRIES: "0"`), read before the process's environment. */
+  /** More settings (`ERP_RETRIES: "0"`), read before the process's environment. */
   readonly env?: Readonly<Record<string, string>> | undefined
 }
 
@@ -170,7 +170,7 @@ export const run = (args: ReadonlyArray<string>, options: Options = {}): Effect.
  *
  * const products = Resource.make({
  *   name: "products",
- *   description: "export and look up products",
+ *   description: "Export and look up products",
  *   list: "product/list",
  *   get: "product/get",
  *   schema: Schema.Struct({ id: Schema.Number, name: Schema.String }),

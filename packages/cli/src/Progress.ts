@@ -26,6 +26,8 @@ export interface Progress {
    * of its own.
    */
   readonly done: Effect.Effect<void>
+  /** Stops the display and erases its line, for a summary said in its place (an export to a file). */
+  readonly clear: Effect.Effect<void>
 }
 
 /**
@@ -90,7 +92,7 @@ type State = { -readonly [K in keyof Snapshot]: Snapshot[K] }
  *   const shown = yield* progress.start
  *   shown.page(1000, 1000) // a page of 1000 partners; paging goes on with pages of 1000
  *   shown.page(0) // the last, empty page
- *   yield* shown.done
+ *   yield* shown.done // or `shown.clear`, to say a summary in its place
  * }))
  * ```
  *
@@ -118,19 +120,19 @@ export const make = (options: { readonly enabled: boolean }) => {
       Effect.sync(() => {
         process.stderr.write(`\r\x1b[K${progressLine(state, startedAt, now)}`)
       }))
-    if (!options.enabled) return { page: count, done: Effect.void }
+    if (!options.enabled) return { page: count, done: Effect.void, clear: Effect.void }
     const ticker = yield* Effect.forkScoped(Effect.repeat(draw, Schedule.spaced(Duration.millis(200))))
     let finished = false
-    const done = Effect.suspend(() => {
-      if (finished) return Effect.void
-      finished = true
-      return Fiber.interrupt(ticker).pipe(
-        Effect.zipRight(draw),
-        Effect.zipRight(Effect.sync(() => process.stderr.write("\n")))
-      )
-    })
+    const stop = (last: Effect.Effect<void>) =>
+      Effect.suspend(() => {
+        if (finished) return Effect.void
+        finished = true
+        return Effect.zipRight(Fiber.interrupt(ticker), last)
+      })
+    const done = stop(Effect.zipRight(draw, Effect.sync(() => process.stderr.write("\n"))))
+    const clear = stop(Effect.sync(() => process.stderr.write("\r\x1b[K")))
     yield* Effect.addFinalizer(() => done)
-    return { page: count, done }
+    return { page: count, done, clear }
   })
 
   return { observer, start }

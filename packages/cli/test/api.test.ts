@@ -132,6 +132,15 @@ describe("erp api list", () => {
     expect(offsets[1]! - offsets[0]!).toBeLessThan(40)
   })
 
+  it("pointed at a get endpoint, which refuses a request without its id, says to give a list endpoint", async () => {
+    const run = record(await erp(["api", "list", "partner/get", "--output", "never.ndjson"], { env: sandbox.env }))
+    expect([run.code, run.stdout]).toEqual([1, ""])
+    expect(run.stderr).toBe(
+      "erp: partner/get: the server reported an error (code 0): id or company_name is required; erp api list reads a " +
+        "list endpoint, and partner/get may not be one: try erp api list partner/list\n"
+    )
+  })
+
   it("--format table: the first fields of the first page's records", async () => {
     const run = record(await erp(["api", "list", "partner/list", "--format", "table"], { env: sandbox.env }))
     expect(run.code).toBe(0)

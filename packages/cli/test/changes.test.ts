@@ -160,6 +160,10 @@ describe("erp partners changes", () => {
     expect(run.stderr).toMatch(/records in the state .*; nothing reported \(--init\)/)
     expect(Fs.existsSync(state)).toBe(true)
     expect((await changes(state)).stdout).toBe("")
+    // --quiet: no summary line; the state is written all the same.
+    const silent = Path.join(dir, "init-quiet.state")
+    expect(await changes(silent, ["--init", "--quiet"])).toMatchObject({ code: 0, stdout: "", stderr: "" })
+    expect(Fs.existsSync(silent)).toBe(true)
   })
 
   it("--format csv --output FILE: a change column, then the record's fields; FILE published before STATE", async () => {
@@ -177,9 +181,9 @@ describe("erp partners changes", () => {
     expect(rows.map((row) => `${row[0]} ${row[1]}`)).toEqual([`added ${id}`, "changed 100", "removed 101"])
     expect(rows[1]![2]).toMatch(/ \(renamed\)$/)
     expect(rows[2]!.slice(2).every((cell) => cell === "")).toBe(true)
-    // Nothing changed: the header alone.
-    const quiet = await changes(state, ["--format", "csv", "--output", file])
-    expect(quiet.code).toBe(0)
+    // Nothing changed: the header alone; with --quiet, no summary line either.
+    const quiet = await changes(state, ["--format", "csv", "--output", file, "--quiet"])
+    expect([quiet.code, quiet.stderr]).toEqual([0, ""])
     expect(parseCsv(Fs.readFileSync(file, "utf8"))).toEqual([[
       "change",
       "id",

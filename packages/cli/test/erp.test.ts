@@ -20,6 +20,20 @@ const record = (run: Run) => {
 const seededLines = (s: Started) =>
   Array.from({ length: s.sandbox.partnerCount }, (_, i) => JSON.stringify(s.sandbox.partnerAt(i)))
 
+// The one line an export to --output ends with, read back: `erp: 240 records written to F (98,765 bytes): 6 pages, 7
+// requests, 0.4 s`, with `; 120 of them by the run resumed` after the bytes when it resumed one.
+const SUMMARY = new RegExp(
+  String.raw`^erp: ([\d,]+) records? written to (.+) \(([\d,]+) bytes?(?:; ([\d,]+) of them by the run resumed)?\): ` +
+    String.raw`([\d,]+) pages?, ([\d,]+) requests?, \d+\.\d s\n$`
+)
+const summaryOf = (stderr: string) => {
+  const match = SUMMARY.exec(stderr)
+  expect(match, stderr).not.toBeNull()
+  const n = (i: number) => match![i] === undefined ? 0 : Number(match![i]!.replace(/,/g, ""))
+  return { records: n(1), file: match![2], bytes: n(3), resumed: n(4), pages: n(5), requests: n(6) }
+}
+const listRequestCount = async (s: Started) => (await s.run(s.sandbox.stats)).byEndpoint["/partner/list"] ?? 0
+
 beforeAll(async () => {
   env = await startSandbox({ partners: PARTNERS, rateLimit: { limit: 1_000, window: "30 seconds" } })
   // A slow one: 60 pages of 10 at 60 ms each, so an export can be interrupted or broken midway.
@@ -179,6 +193,36 @@ describe("erp partners list", () => {
     expect(await openRequestsAfterwards(slow)).toBe(0)
   })
 
+  it("an export to --output ends with one summary line on stderr, --quiet with none; to stdout, stderr says nothing", async () => {
+    const file = Path.join(dir, "summary.ndjson")
+    await env.run(env.sandbox.resetStats)
+    const run = record(await erp(["partners", "list", "--page-size", "50", "--output", file], { env: env.env }))
+    expect([run.code, run.stdout]).toEqual([0, ""])
+    const requests = await listRequestCount(env)
+    const summary = summaryOf(run.stderr)
+    expect(summary).toMatchObject({ records: PARTNERS, file, bytes: Fs.statSync(file).size, resumed: 0, requests })
+    // 240 records in pages of 50: five, then the empty page that ends the list; pages fetched ahead cost requests too.
+    expect(summary.pages).toBe(6)
+    expect(requests).toBeGreaterThanOrEqual(6)
+    expect(Fs.readFileSync(file, "utf8").trimEnd().split("\n")).toEqual(seededLines(env))
+
+    const quiet = record(await erp(["partners", "list", "--output", file, "--quiet"], { env: env.env }))
+    expect([quiet.code, quiet.stderr]).toEqual([0, ""])
+    expect(Fs.readFileSync(file, "utf8").trimEnd().split("\n")).toEqual(seededLines(env))
+
+    // erp api list too; CSV's one warning comes first, the summary last.
+    const csv = Path.join(dir, "summary.csv")
+    const api = record(await erp(["api", "list", "partner/list", "--format", "csv", "--output", csv], { env: env.env }))
+    expect(api.code).toBe(0)
+    const said = api.stderr.trimEnd().split("\n")
+    expect(said).toHaveLength(2)
+    expect(said[0]).toMatch(/^erp: some CSV cells start with/)
+    expect(summaryOf(`${said[1]}\n`)).toMatchObject({ records: PARTNERS, file: csv, bytes: Fs.statSync(csv).size })
+    // To stdout, out of a terminal: nothing on stderr.
+    const toStdout = record(await erp(["api", "list", "partner/list"], { env: env.env }))
+    expect([toStdout.code, toStdout.stderr]).toEqual([0, ""])
+  })
+
   it("--resume continues an interrupted export from its last complete page", async () => {
     const file = Path.join(dir, "resumed.ndjson")
     const args = ["partners", "list", "--page-size", "10", "--concurrency", "1", "--output", file, "--resume"]
@@ -189,9 +233,18 @@ describe("erp partners list", () => {
     expect(state.next.offset).toBeLessThan(600)
     await slow.run(slow.sandbox.resetStats)
     const second = record(await erp(args, { env: slow.env }))
-    expect(second.stderr).toBe("")
     expect(second.code).toBe(0)
     expect(Fs.readFileSync(file, "utf8").trimEnd().split("\n")).toEqual(seededLines(slow))
+    // Its summary: the whole file, the records the first run wrote, and this run's pages and requests.
+    const requests = await listRequestCount(slow)
+    expect(summaryOf(second.stderr)).toEqual({
+      records: 600,
+      file,
+      bytes: Fs.statSync(file).size,
+      resumed: state.records,
+      pages: requests,
+      requests
+    })
     expect(Fs.readdirSync(dir).filter((f) => f.startsWith("resumed"))).toEqual(["resumed.ndjson"])
     // The second run started where the first stopped.
     const offsets = (await slow.run(slow.sandbox.requests)).map((r) => Number(new Map(r.query).get("list_offset")))
@@ -238,7 +291,7 @@ describe("erp partners list", () => {
     expect(saved()).toEqual(before)
 
     const restarted = record(await erp([...args("50"), "--restart"], { env: slow.env }))
-    expect(restarted.stderr).toBe("")
+    expect(summaryOf(restarted.stderr)).toMatchObject({ records: 600, file, bytes: Fs.statSync(file).size, resumed: 0 })
     expect(restarted.code).toBe(0)
     expect(Fs.readFileSync(file, "utf8").trimEnd().split("\n")).toEqual(seededLines(slow))
     expect(Fs.readdirSync(dir).filter((f) => f.startsWith("refused"))).toEqual(["refused.ndjson"])
@@ -278,9 +331,9 @@ describe("erp partners list", () => {
       expect(kept.map(Number)).toEqual(written.map((line) => JSON.parse(line).id))
       expect(kept.length).toBeGreaterThan(0)
       const second = record(await erp(args, { env: drifting.env }))
-      expect(second.stderr).toBe("")
       expect(second.code).toBe(0)
       const ids = Fs.readFileSync(file, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line).id as number)
+      expect(summaryOf(second.stderr)).toMatchObject({ records: ids.length, file, resumed: kept.length })
       const final = await drifting.run(drifting.sandbox.partnerIds)
       expect(ids.length - new Set(ids).size).toBe(0)
       const emitted = new Set(ids)

@@ -147,6 +147,34 @@ describe("the progress line", () => {
     )
     expect(Progress.progressLine(snapshot, 0, 2000)).not.toMatch(/ of /)
   })
+
+  it.scoped("done leaves the last line; clear erases it, for a summary said in its place", () =>
+    Effect.gen(function*() {
+      const written: Array<string> = []
+      const stderr = vi.spyOn(process.stderr, "write").mockImplementation((chunk: any) => {
+        written.push(String(chunk))
+        return true
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(() => stderr.mockRestore()))
+      const left = yield* Effect.scoped(Effect.gen(function*() {
+        const shown = yield* Progress.make({ enabled: true }).start
+        shown.page(500, 500)
+        yield* shown.done
+        return written.splice(0)
+      }))
+      expect(left.at(-2)).toBe("\r\u001b[Krecords 500 · pages 1 · page size 500 · 500000 rec/s · 0.0 s")
+      expect(left.at(-1)).toBe("\n")
+      const cleared = yield* Effect.scoped(Effect.gen(function*() {
+        const shown = yield* Progress.make({ enabled: true }).start
+        shown.page(500, 500)
+        yield* shown.clear
+        return written.splice(0)
+      }))
+      // Once cleared, closing the scope draws nothing more.
+      expect(cleared.at(-1)).toBe("\r\u001b[K")
+      expect(cleared.join("")).not.toContain("\n")
+      expect(written).toEqual([])
+    }))
 })
 
 describe("Sink.file", () => {

@@ -1,3 +1,4 @@
+import { expect } from "@effect/vitest"
 import { Sandbox } from "@erp-client/sandbox"
 import type { Effect } from "effect"
 import { Layer, ManagedRuntime } from "effect"
@@ -84,6 +85,18 @@ export const erp = (
       resolve({ code, signal, stdout, stderr, pid: child.pid! })
     })
   })
+
+/**
+ * The stderr of an export to `--output` that succeeded, without the summary line it ends with (`erp: 600 records
+ * written to F (…): 7 pages, 7 requests, 0.4 s`), which must be there: what else it said.
+ */
+export const withoutSummary = (stderr: string): string => {
+  const match = /(^|\n)erp: [\d,]+ records? written to [^\n]*\): [\d,]+ pages?, [\d,]+ requests?, [^\n]+\n$/.exec(
+    stderr
+  )
+  expect(match, `a summary line ends ${JSON.stringify(stderr)}`).not.toBeNull()
+  return stderr.slice(0, match!.index + match![1]!.length)
+}
 
 /** Settles once the sandbox has received `n` list requests since its stats were last reset (polled, bounded). */
 const listRequestsReached = (

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cli } from "@erp-client/cli"
 import { Environment } from "@erp-client/client"
+import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { distance, nearest } from "../src/internal/didYouMean.js"
 import { colorEnabled } from "../src/internal/help.js"
 import { quickAnswer } from "../src/internal/quick.js"
 import { erp, ROOT } from "./harness.js"
@@ -83,6 +85,69 @@ describe("erp --help", () => {
     for (const name of names) expect(root).toContain(`${name}`)
   })
 
+  it("every ERP_ name the sources and docs write is a setting of that table, or one of the build's and tests' own", () => {
+    const settings = new Set<string>([
+      ...Object.values(Environment.client),
+      ...Object.values(Environment.limiter),
+      ...Object.values(Environment.redis)
+    ])
+    // Not settings: written in by the build, read by tests and benchmarks only, or a family (`ERP_REDIS_*`).
+    const own = new Set([
+      "ERP_CLI_VERSION",
+      "ERP_BUNDLE_HASH",
+      "ERP_MCP_BUNDLE_HASH",
+      "ERP_PRINT_SPANS",
+      "ERP_TEST_EXIT_SPY",
+      "ERP_NODE24_DIR",
+      "ERP_REDIS_",
+      "ERP_RATE_"
+    ])
+    const files = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0")
+      .filter((file) => /\.(ts|md|mjs|js|sh)$|^\.ci\//.test(file) && Fs.existsSync(Path.join(ROOT, file)))
+    expect(files.length).toBeGreaterThan(100)
+    const stale: Array<string> = []
+    for (const file of files) {
+      for (const [name] of Fs.readFileSync(Path.join(ROOT, file), "utf8").matchAll(/\bERP_[A-Z0-9_]+/g)) {
+        if (!settings.has(name) && !own.has(name)) stale.push(`${file}: ${name}`)
+      }
+    }
+    expect(stale).toEqual([])
+  })
+
+  it("every description starts upper case (sentence case), on every page: summaries, descriptions, options", () => {
+    const index = Cli.helpIndex()
+    const paths: Array<string> = []
+    const walk = (node: typeof index.tree, path: string) => {
+      paths.push(path)
+      for (const child of node.children) walk(child, `${path} ${child.name}`)
+    }
+    walk(index.tree, index.tree.name)
+    const said: Array<{ readonly where: string; readonly text: string }> = []
+    for (const [name, { plain }] of Object.entries(index.pages)) {
+      const lines = plain.split("\n")
+      // A group's summary under its name.
+      if (/^ {2}\S/.test(lines[1] ?? "")) said.push({ where: `${name}: summary`, text: lines[1]!.trim() })
+      let section = ""
+      for (const [i, line] of lines.entries()) {
+        if (/^[A-Z]+$/.test(line)) section = line
+        else if (line === "") continue
+        else if (section === "COMMANDS" && line.startsWith("  erp ")) {
+          const row = line.trim()
+          const command = paths.filter((path) => row.startsWith(`${path} `)).sort((a, b) => b.length - a.length)[0]!
+          said.push({ where: `${name}: ${command}`, text: row.slice(command.length).trim() })
+        } else if (section === "DESCRIPTION" && /^ {2}\S/.test(line)) {
+          said.push({ where: `${name}: DESCRIPTION`, text: line.trim() })
+          section = "DESCRIPTION, said"
+        } else if ((section === "OPTIONS" || section === "ARGUMENTS") && /^ {6}\S/.test(line)) {
+          const previous = lines[i - 1]!
+          if (/^ {2}\S/.test(previous)) said.push({ where: `${name}: ${previous.trim()}`, text: line.trim() })
+        }
+      }
+    }
+    expect(said.length).toBeGreaterThan(150)
+    expect(said.filter(({ text }) => /^[a-z]/.test(text)).map(({ text, where }) => `${where}: ${text}`)).toEqual([])
+  })
+
   it("has escape codes only when asked for colour, which only a terminal without NO_COLOR gets", () => {
     expect(Cli.helpPage(["partners", "list", "--help"], { color: true })).toContain("\u001b[1m")
     for (const path of COMMANDS) expect(Cli.helpPage([...path, "--help"], { color: false })).not.toContain("\u001b")
@@ -160,5 +225,35 @@ describe("erp --help and --version, answered before the command is loaded", () =
     expect(version.stdout).toBe(
       `${JSON.parse(Fs.readFileSync(Path.join(ROOT, "packages/cli/package.json"), "utf8")).version}\n`
     )
+  })
+})
+
+describe("did you mean", () => {
+  it("counts edits, a swap of neighbours as one, case aside", () => {
+    expect(distance("format", "format")).toBe(0)
+    expect(distance("formt", "format")).toBe(1)
+    expect(distance("fromat", "format")).toBe(1)
+    expect(distance("FORMT", "format")).toBe(1)
+    expect(distance("partner", "partners")).toBe(1)
+    expect(distance("", "abc")).toBe(3)
+    expect(distance("ca", "abc")).toBe(3)
+  })
+
+  it("names the nearest when near enough: one edit up to 5 characters, two beyond, none for 1 or 2", () => {
+    const flags = ["--format", "--output", "--customers", "--concurrency", "--page-size", "-p", "--param", "--help"]
+    expect(nearest("--formt", flags)).toEqual(["--format"])
+    expect(nearest("--formt=csv", flags)).toEqual(["--format"])
+    expect(nearest("--concurency", flags)).toEqual(["--concurrency"])
+    expect(nearest("--page-szie", flags)).toEqual(["--page-size"])
+    expect(nearest("--p", flags)).toEqual(["-p"])
+    expect(nearest("--hepl", flags)).toEqual(["--help"])
+    expect(nearest("--fmt", flags)).toEqual([])
+    expect(nearest("--xyz", flags)).toEqual([])
+    expect(nearest("-q", flags)).toEqual([])
+    expect(nearest("lst", ["list", "get", "changes"])).toEqual(["list"])
+    expect(nearest("partner", ["partners", "api", "mcp", "sandbox"])).toEqual(["partners"])
+    expect(nearest("ap", ["partners", "api", "mcp", "sandbox"])).toEqual([])
+    // Equally near: both, in the order given.
+    expect(nearest("gat", ["get", "put", "got"])).toEqual(["get", "got"])
   })
 })

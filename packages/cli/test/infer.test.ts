@@ -288,6 +288,10 @@ describe("erp api infer", () => {
 
   it("its resource, added to the command line's resources, gives erp invoices list and get", async () => {
     const { resource } = await load("Invoice.ts")
+    // What to do with it: the library's streams in an application; these commands only in a clone of the repository.
+    expect(drafted["Invoice.ts"]!.text).toContain(
+      " * An installed `erp` command has its kinds of record built in: it cannot take this one. In a clone of"
+    )
     expect(resource).toMatchObject({ name: "invoices", list: "invoice/list", get: "invoice/get", idField: "id" })
     const run = async (...args: Array<string>) => {
       let stdout = ""
@@ -341,6 +345,29 @@ describe("erp api infer", () => {
     })
     expect([badWhere.code, badWhere.stdout]).toEqual([2, ""])
     expect(badWhere.stderr).toContain("--where: condition field \"bad field\"")
+  })
+
+  it("pointed at a get endpoint, which refuses or serves no list, it says to give a list endpoint, as its help shows", async () => {
+    const cases = [
+      [["partner/get"], "erp: partner/get: the server reported an error (code 0): id or company_name is required"],
+      [["invoice/get", "-p", "id=3"], "erp: invoice/get: cannot decode data: expected an array of records, got object"]
+    ] as const
+    for (const [args, said] of cases) {
+      const run = await erp(["api", "infer", ...args], { via: "node", env: env.env })
+      expect([run.code, run.stdout]).toEqual([1, ""])
+      const list = args[0].replace("/get", "/list")
+      expect(run.stderr).toBe(
+        `${said}; erp api infer reads a list endpoint, and ${args[0]} may not be one: try erp api infer ${list}\n`
+      )
+    }
+    // Not found is an answer, said as it is, with its exit code.
+    const missing = await erp(["api", "infer", "invoice/get", "-p", "id=99999"], { via: "node", env: env.env })
+    expect([missing.code, missing.stderr]).toEqual([4, "erp: invoice/get: not found\n"])
+    const help = Cli.helpPage(["api", "infer", "--help"], { color: false })!
+    expect(help).toContain("e.g. partner/list")
+    expect(help).not.toContain("partner/get")
+    expect(Cli.helpPage(["api", "list", "--help"], { color: false })).toContain("e.g. partner/list")
+    expect(Cli.helpPage(["api", "get", "--help"], { color: false })).toContain("e.g. partner/get")
   })
 
   it("--where drafts from the records the server serves under the condition, and says so in the module", async () => {

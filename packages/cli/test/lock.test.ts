@@ -5,7 +5,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as OutputLock from "../src/internal/outputLock.js"
-import { BIN, erp, ROOT, type Run, SECRET, startGate, startSandbox } from "./harness.js"
+import { BIN, erp, ROOT, type Run, SECRET, startGate, startSandbox, withoutSummary } from "./harness.js"
 
 // One writer per output (docs/cli.md, "Files, resume and restart"): an export to --output FILE holds FILE.lock for its
 // run. Runs started together on one FILE: one writes it, each other refuses at once with exit 1 and one line naming
@@ -110,7 +110,7 @@ const oneWriter = (results: ReadonlyArray<Run>, file: string, said: RegExp = /^$
     ...Array<number>(RUNS - 1).fill(1)
   ])
   const winner = winners[0]!
-  expect(winner.stderr).toMatch(said)
+  expect(withoutSummary(winner.stderr)).toMatch(said)
   for (const run of results.filter((run) => run !== winner)) {
     expect(run.stdout).toBe("")
     expect(run.stderr).toMatch(refusedFor(file, winner))
@@ -249,7 +249,7 @@ describe("a lock already there", () => {
     Fs.writeFileSync(`${file}.lock`, lockOf({ pid: process.pid, startTime: "1" }))
     const run = await direct(file)
     expect(run.code).toBe(0)
-    expect(run.stderr).toMatch(tookOver(file, process.pid, "is now another process"))
+    expect(withoutSummary(run.stderr)).toMatch(tookOver(file, process.pid, "is now another process"))
     expect(lines(Fs.readFileSync(file, "utf8"))).toEqual(seeded(sandbox))
     expect(filesOf("reused.ndjson")).toEqual(["reused.ndjson"])
   })
@@ -288,7 +288,7 @@ describe("a lock already there", () => {
     Fs.utimesSync(`${file}.lock`, minuteAgo, minuteAgo)
     const old = await direct(file)
     expect(old.code).toBe(0)
-    expect(old.stderr).toMatch(
+    expect(withoutSummary(old.stderr)).toMatch(
       new RegExp(`^erp: took over the stale lock ${escape(file)}\\.lock: empty for 1 min\\n$`)
     )
     expect(lines(Fs.readFileSync(file, "utf8"))).toEqual(seeded(sandbox))
@@ -305,7 +305,7 @@ describe("a lock already there", () => {
     expect(JSON.parse(Fs.readFileSync(`${file}.lock`, "utf8")).pid).toBe(killed.pid)
     const resumed = record(await erp([...slowArgs, "--resume"], { env: slow.env, via: "node" }))
     expect(resumed.code).toBe(0)
-    expect(resumed.stderr).toMatch(
+    expect(withoutSummary(resumed.stderr)).toMatch(
       new RegExp(
         `^erp: took over the stale lock ${escape(file)}\\.lock, left by pid ${killed.pid} on host ${escape(HOST)} ` +
           `since \\S+ \\(\\d+\\.\\d s ago\\), running erp partners list --page-size 10 --concurrency 1 --output ` +
@@ -351,7 +351,7 @@ describe("two names for one file", () => {
   const oneWriterOf = (results: ReadonlyArray<Run>, written: (winner: number) => string) => {
     expect(results.map((run) => run.code).sort(), results.map((run) => run.stderr).join("")).toEqual([0, 1, 1])
     const winner = results.findIndex((run) => run.code === 0)
-    expect(results[winner]!.stderr).toBe("")
+    expect(withoutSummary(results[winner]!.stderr)).toBe("")
     for (const run of results.filter((_, i) => i !== winner)) {
       expect(run.stdout).toBe("")
       expect(run.stderr).toMatch(
@@ -408,7 +408,7 @@ describe("links planted beside the output", () => {
     Fs.symlinkSync(victim, `${file}.lock`)
     const run = await direct(file, "--safe")
     expect(run.code, run.stderr).toBe(0)
-    expect(lines(run.stderr)).toEqual([
+    expect(lines(withoutSummary(run.stderr))).toEqual([
       `erp: removed ${file}.part, a symbolic link to ${victim} that this run did not make (nothing was written ` +
       "through it)",
       `erp: removed ${file}.ids.part, a symbolic link to ${absent} that this run did not make (nothing was written ` +
@@ -458,7 +458,7 @@ describe("links planted beside the output", () => {
     Fs.symlinkSync("data/new.ndjson", dangling)
     for (const name of [link, dangling]) {
       const run = await direct(name)
-      expect([run.code, run.stderr]).toEqual([0, ""])
+      expect([run.code, withoutSummary(run.stderr)]).toEqual([0, ""])
     }
     expect(Fs.readlinkSync(link)).toBe("data/real.ndjson")
     expect(Fs.readlinkSync(dangling)).toBe("data/new.ndjson")
@@ -510,7 +510,7 @@ describe("a holder that has ended", () => {
       // Still unreaped all along.
       expect(stateOf(pid)).toBe("Z")
       expect(resumed.code, resumed.stderr).toBe(0)
-      expect(resumed.stderr).toMatch(
+      expect(withoutSummary(resumed.stderr)).toMatch(
         new RegExp(
           `^erp: took over the stale lock ${escape(file)}\\.lock, left by pid ${pid} on host ${escape(HOST)} since ` +
             `[^\\n]+: pid ${pid} has ended \\(the kernel released its lock\\)\\n$`
@@ -561,7 +561,7 @@ describe("a holder that has ended", () => {
     Fs.writeFileSync(`${file}.lock`, lockOf({ pid, startTime }))
     const run = record(await erp(args(file), { env: sandbox.env, via: "node" }))
     expect(run.code, run.stderr).toBe(0)
-    expect(run.stderr).toMatch(tookOver(file, pid, "has ended (a zombie not yet reaped)"))
+    expect(withoutSummary(run.stderr)).toMatch(tookOver(file, pid, "has ended (a zombie not yet reaped)"))
     expect(lines(Fs.readFileSync(file, "utf8"))).toEqual(seeded(sandbox))
   })
 
@@ -574,7 +574,7 @@ describe("a holder that has ended", () => {
     await until(() => Date.now() - Fs.statSync(`${file}.lock`).ctimeMs > OutputLock.YOUNG_MILLIS + 100)
     const run = record(await erp(args(file), { env: sandbox.env, via: "node" }))
     expect(run.code, run.stderr).toBe(0)
-    expect(run.stderr).toMatch(
+    expect(withoutSummary(run.stderr)).toMatch(
       new RegExp(`^erp: took over the stale lock ${escape(file)}\\.lock: empty for \\d+\\.\\d s\\n$`)
     )
   })
@@ -615,7 +615,7 @@ describe("an output that exists", () => {
     Fs.writeFileSync(file, "the previous export\n")
     Fs.chmodSync(file, 0o640)
     const run = record(await erp(args(file), { env: sandbox.env, via: "node" }))
-    expect([run.code, run.stderr]).toEqual([0, ""])
+    expect([run.code, withoutSummary(run.stderr)]).toEqual([0, ""])
     expect(lines(Fs.readFileSync(file, "utf8"))).toEqual(seeded(sandbox))
     expect(Fs.statSync(file).mode & 0o777).toBe(0o640)
   })

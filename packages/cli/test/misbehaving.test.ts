@@ -160,6 +160,7 @@ describe("an export to a file during an outage longer than the retry budget", ()
     const failed = await Promise.all(
       modes.map((_, i) => erp(argsOf(i), { env: { ...outages[i]!.env, ERP_RETRY_BUDGET: "1500 millis" }, via: "node" }))
     )
+    const keptOf: Array<number> = []
     for (const [i, run] of failed.entries()) {
       const mode = modes[i]!.join(" ") || "plain"
       const all = await servedLines(outages[i]!)
@@ -183,6 +184,7 @@ describe("an export to a file during an outage longer than the retry budget", ()
       // The part holds the records of the pages before the outage, as served, each once.
       expect(match![3]).toBe(`${files[i]}.part`)
       const kept = Number(match![2])
+      keptOf.push(kept)
       expect(kept, mode).toBeGreaterThan(100)
       expect(ndjson(Fs.readFileSync(`${files[i]}.part`, "utf8")), mode).toEqual(all.slice(0, kept))
     }
@@ -194,8 +196,16 @@ describe("an export to a file during an outage longer than the retry budget", ()
     )
     for (const [i, run] of resumed.entries()) {
       const mode = modes[i]!.join(" ") || "plain"
-      expect([run.code, run.stderr], mode).toEqual([0, ""])
-      expect(ndjson(Fs.readFileSync(files[i]!, "utf8")), mode).toEqual(await servedLines(outages[i]!))
+      expect(run.code, mode).toBe(0)
+      const served = await servedLines(outages[i]!)
+      expect(ndjson(Fs.readFileSync(files[i]!, "utf8")), mode).toEqual(served)
+      // Its one line: the summary, counting the records the failed run kept.
+      expect(run.stderr, mode).toMatch(
+        new RegExp(
+          `^erp: ${served.length.toLocaleString("en-US")} records written to ${files[i]!.replace(/[.\\/]/g, "\\$&")} ` +
+            `\\([\\d,]+ bytes; ${keptOf[i]!.toLocaleString("en-US")} of them by the run resumed\\): [^\\n]+\\n$`
+        )
+      )
       expect(Fs.readdirSync(dir).filter((name) => name.startsWith(`outage-${i}.`)), mode).toEqual([
         `outage-${i}.ndjson`
       ])

@@ -2,6 +2,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
 import { Cli, CliTest } from "@erp-client/cli"
 import { Sandbox } from "@erp-client/sandbox"
+import * as Resource from "@erp-client/streams/Resource"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -122,7 +123,7 @@ describe("adding an endpoint, as docs/ARCHITECTURE.md walks it", () => {
   it("help: products in erp --help; no --strict for products, which have no strict schema; partners keep it", async () => {
     const root = await Effect.runPromise(CliTest.run(["--help"], { resources }))
     expect(root.stdout).toContain("products")
-    expect(root.stdout).toContain("export and look up products")
+    expect(root.stdout).toContain("Export and look up products")
     for (const command of ["list", "get"]) {
       const page = await Effect.runPromise(CliTest.run(["products", command, "--help"], { resources }))
       expect(page.code).toBe(0)
@@ -133,6 +134,18 @@ describe("adding an endpoint, as docs/ARCHITECTURE.md walks it", () => {
     expect(get.stdout).toContain("--id N")
     expect(get.stdout).toContain("A product's id.")
     expect(Cli.helpPage(["partners", "get", "--help"], { color: false })).toContain("--strict")
+    // A declaration's texts in lower case are shown in sentence case, as every description is.
+    const lower = [
+      Resource.make({
+        ...Products.resource,
+        description: "export and look up products",
+        selectors: [{ ...Products.resource.selectors[0]!, description: "a product's id." }]
+      })
+    ]
+    const lowerRoot = await Effect.runPromise(CliTest.run(["--help"], { resources: lower }))
+    expect(lowerRoot.stdout).toMatch(/\n {2}erp products +Export and look up products\n/)
+    const lowerGet = await Effect.runPromise(CliTest.run(["products", "get", "--help"], { resources: lower }))
+    expect(lowerGet.stdout).toContain("\n  --id N...\n      A product's id. Repeatable.\n")
     // A flag the command does not have is a usage error (2), not a crash.
     const strict = await Effect.runPromise(CliTest.run(["products", "list", "--strict"], { resources }))
     expect(strict.code).toBe(2)

@@ -89,8 +89,8 @@ describe("a resource declared in one file, added in one line", () => {
 
   it("invoices --help names its commands; invoices get --help its selectors", async () => {
     const group = await erp("invoices", "--help")
-    expect(group.stdout).toContain("export invoices: NDJSON (default), CSV or a table, to stdout or a file")
-    expect(group.stdout).toContain("look up invoices by id or number (many in one run), one JSON object a line")
+    expect(group.stdout).toContain("Export invoices: NDJSON (default), CSV or a table, to stdout or a file")
+    expect(group.stdout).toContain("Look up invoices by id or number (many in one run), one JSON object a line")
     const get = await erp("invoices", "get", "--help")
     expect(get.stdout).toContain("--number NUMBER")
     expect(get.stdout).toContain("An invoice's number (INV-2024-000042).")

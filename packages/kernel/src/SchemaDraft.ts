@@ -986,11 +986,18 @@ export const render = (draft: Draft, options: RenderOptions): string => {
     const idField = draft.idField
     const fields = shape.fields.filter((field) => !field.optional).map((field) => literal(field.name))
     const get = idField === undefined ? undefined : options.get
+    // What a reader can do with it: in an application, always; as commands of `erp`, only where `erp` is built from
+    // the repository's source (an installed `erp` is one bundle, its kinds of record built in).
     lines.push(
       "",
       "/**",
-      ` * \`erp ${resourceName} list\`${get === undefined ? "" : " and `get`"}: add \`resource\` to \`resources\` in ` +
-        "packages/cli/src/Cli.ts.",
+      " * In your application (`Resource` of @erp-client/streams), `Resource.stream(resource)` streams every record of",
+      ` * ${commentText(options.endpoint)}${
+        get === undefined ? "." : ", and `Resource.get(resource, resource.selectors[0]!, id)` looks one up."
+      }`,
+      " * An installed `erp` command has its kinds of record built in: it cannot take this one. In a clone of this client's",
+      " * repository, adding `resource` to `resources` in packages/cli/src/Cli.ts (then `pnpm build`) gives",
+      ` * \`erp ${resourceName} list\`${get === undefined ? "" : " and `get`"}.`,
       ...(idField === undefined
         ? [" * No field had a different value in every sample: `idField` is a guess, and there is no `get`."]
         : get === undefined && options.noGet !== undefined
@@ -1000,7 +1007,7 @@ export const render = (draft: Draft, options: RenderOptions): string => {
       "export const resource = Resource.make({",
       `  name: ${literal(resourceName)},`,
       `  description: ${
-        literal(`export${get === undefined ? "" : " and look up"} the records of ${options.endpoint} (drafted)`)
+        literal(`Export${get === undefined ? "" : " and look up"} the records of ${options.endpoint} (drafted)`)
       },`,
       `  list: ${literal(options.endpoint)},`,
       ...(get === undefined ? [] : [`  get: ${literal(get)},`]),

@@ -68,8 +68,8 @@ const adjustBy = (millis: number): string => {
  */
 export const describeStall = (stall: Stall, kit: string): string => {
   const calls = stall.calls.length === 1
-    ? `an ErpClient call (${stall.calls[0]})`
-    : `${stall.calls.length} ErpClient calls (${[...new Set(stall.calls)].join(", ")})`
+    ? `an ErpClient call (${stall.calls[0]}) has`
+    : `${stall.calls.length} ErpClient calls (${[...new Set(stall.calls)].join(", ")}) have`
   const ahead = (until: number) => `${seconds(until - stall.nowMillis)} ahead on the TestClock`
   const reason = stall.wait !== undefined
     ? `it waits for ${
@@ -87,7 +87,7 @@ export const describeStall = (stall: Stall, kit: string): string => {
   const wake = stall.wait !== undefined || next === undefined || next <= stall.nowMillis
     ? ""
     : `; the next wake-up is ${ahead(next)}`
-  return `${kit}: ${calls} has waited ${seconds(stall.stalledMillis)} of real time on a TestClock ` +
+  return `${kit}: ${calls} waited ${seconds(stall.stalledMillis)} of real time on a TestClock ` +
     `nobody advances: ${reason}${wake}. Only the test moves a TestClock: fork the call, ` +
     `TestClock.adjust("${adjustBy(next === undefined ? 0 : next - stall.nowMillis)}") (or more), then Fiber.join ` +
     `it, or run it with ErpTest.advancing (see the ${kit} README, "Time").`

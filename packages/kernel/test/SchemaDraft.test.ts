@@ -326,6 +326,26 @@ describe("SchemaDraft.render", () => {
     expect(text).not.toContain(`field: "address"`)
   })
 
+  it("says what a reader can do with the resource: use it in an application; erp's commands only from a clone", () => {
+    const draft = draftOf([`{"id":1}`, `{"id":2}`])
+    const withGet = SchemaDraft.render(draft, { name: "Row", endpoint: "row/list", get: "row/get" })
+    const comment = (text: string) => text.slice(text.lastIndexOf("/**"), text.indexOf("export const resource"))
+    expect(comment(withGet)).toBe(
+      "/**\n" +
+        " * In your application (`Resource` of @erp-client/streams), `Resource.stream(resource)` streams every record of\n" +
+        " * row/list, and `Resource.get(resource, resource.selectors[0]!, id)` looks one up.\n" +
+        " * An installed `erp` command has its kinds of record built in: it cannot take this one. In a clone of this client's\n" +
+        " * repository, adding `resource` to `resources` in packages/cli/src/Cli.ts (then `pnpm build`) gives\n" +
+        " * `erp rows list` and `get`.\n" +
+        " */\n"
+    )
+    const listOnly = comment(SchemaDraft.render(draft, { name: "Row", endpoint: "row/list" }))
+    expect(listOnly).toContain(" * row/list.\n")
+    expect(listOnly).toContain(" * `erp rows list`.\n")
+    expect(listOnly).not.toContain("Resource.get")
+    for (const line of withGet.split("\n")) expect(line.length, line).toBeLessThanOrEqual(120)
+  })
+
   it("without a get endpoint, no selectors and a line saying why", () => {
     const draft = draftOf([`{"id":1}`, `{"id":2}`])
     const text = SchemaDraft.render(draft, { name: "Row", endpoint: "row/list", noGet: "row/get answered Not found" })

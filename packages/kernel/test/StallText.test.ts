@@ -37,7 +37,7 @@ describe("StallText.describeStall", () => {
       }),
       "@erp-client/testing"
     )
-    expect(line).toContain("3 ErpClient calls (GET partner/get, GET partner/list) has waited 1.2 s")
+    expect(line).toContain("3 ErpClient calls (GET partner/get, GET partner/list) have waited 1.2 s")
     expect(line).toContain("a pause the server asked for (a 429) until 20 s ahead on the TestClock")
     expect(line).toContain("TestClock.adjust(\"20 seconds\")")
     expect(line).toContain("see the @erp-client/testing README")

@@ -62,7 +62,7 @@ export const byCompanyName: Resource.Selector = {
  */
 export const resource: Resource.Resource<Partner.Partner, Partner.StrictPartner> = Resource.make({
   name: "partners",
-  description: "export and look up partners",
+  description: "Export and look up partners",
   list: LIST,
   get: GET,
   schema: Partner.Partner,

@@ -81,7 +81,7 @@ export interface Filter {
 export interface Resource<A, S = A> {
   /** The command line's name for these records: lower case, plural (`partners`). */
   readonly name: string
-  /** One line for help: what these records are. */
+  /** One line for help, in sentence case as help shows every description: what these records are. */
   readonly description: string
   /** The list endpoint (`partner/list`). */
   readonly list: string
@@ -139,7 +139,7 @@ export interface Any extends Omit<Resource<unknown, unknown>, "schema" | "strict
  * const Invoice = Schema.Struct({ id: Schema.Number, number: Schema.String, partner_id: Schema.Number })
  * const invoices = Resource.make({
  *   name: "invoices",
- *   description: "export and look up invoices",
+ *   description: "Export and look up invoices",
  *   list: "invoice/list",
  *   get: "invoice/get",
  *   schema: Invoice

@@ -12,18 +12,59 @@ import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Sink from "../Sink.js"
 import { AnyRecord, parsePairs, redis, repeatable, verbose, withClient } from "./common.js"
 import { InputError, UsageError } from "./errors.js"
 import { runExport } from "./exportList.js"
-import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
+import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, quiet, whereFlag } from "./listOptions.js"
 import * as Stdin from "./stdin.js"
 
-export const endpoint = Args.text({ name: "ENDPOINT" }).pipe(
-  Args.withDescription(
-    "The path after ERP_BASE_URL, e.g. partner/get: segments of A-Z, a-z, 0-9, _ and - joined by /."
+/** ENDPOINT, with an example of the kind the command takes (`partner/get`; a list one for `list` and `infer`). */
+export const endpointArg = (example: string, kind: string = "") =>
+  Args.text({ name: "ENDPOINT" }).pipe(
+    Args.withDescription(
+      `The ${kind}path after ERP_BASE_URL, e.g. ${example}: segments of A-Z, a-z, 0-9, _ and - joined by /.`
+    )
   )
-)
+
+/**
+ * A list command's first page refused by the server, or not a list of records, from an endpoint that is not a
+ * `…/list` one: most likely a get endpoint (`partner/get` refuses a request without its id), so the line says so.
+ */
+export class NotAList extends Schema.TaggedError<NotAList>()("NotAList", { reason: Schema.String }) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/**
+ * `pages` of `path` for `command` (`erp api infer`), whose failure before any page came, when the server refused the
+ * request (`ApiError`) or its data was no list of records (`DecodeError`) and `path` is no `…/list` endpoint, says to
+ * give a list endpoint, the one beside `path` if it has a `/` (`partner/get`: `partner/list`).
+ */
+export const listEndpointHint =
+  (command: string, path: string) =>
+  <A, E extends { readonly _tag: string; readonly message: string }, R>(
+    pages: Stream.Stream<A, E, R>
+  ): Stream.Stream<A, E | NotAList, R> => {
+    if (/\/list$/.test(path)) return pages
+    let first = true
+    const beside = path.includes("/") ? path.replace(/[^/]+$/, "list") : undefined
+    return pages.pipe(
+      Stream.tap(() => Effect.sync(() => void (first = false))),
+      Stream.catchAll((error): Stream.Stream<never, E | NotAList> =>
+        first && (error._tag === "ApiError" || error._tag === "DecodeError")
+          ? Stream.fail(
+            new NotAList({
+              reason: `${error.message}; ${command} reads a list endpoint, and ${path} ` +
+                `may not be one: ${beside === undefined ? "give it a …/list one" : `try ${command} ${beside}`}`
+            })
+          )
+          : Stream.fail(error)
+      )
+    )
+  }
 
 export const params = Options.text("param").pipe(
   Options.withAlias("p"),
@@ -45,23 +86,27 @@ const selectorOf = (query: ErpClient.Params) =>
 // The data as the server wrote it (compact; numbers as sent: see JsonText).
 const printData = (data: ErpClient.Exact<unknown>) => Sink.writeStdoutData(`${data.json}\n`)
 
-export const apiGet = Command.make("get", { endpoint, params, redis, verbose }, (args) =>
-  Effect.gen(function*() {
-    const path = yield* checkEndpoint(args.endpoint)
-    const query = yield* parseParams(args.params)
-    return yield* withClient(
-      args,
-      Effect.flatMap(ErpClient.ErpClient, (client) =>
-        client.get(path, Schema.Unknown, { params: query, selector: selectorOf(query), exact: true }).pipe(
-          Effect.flatMap(printData)
-        ))
-    )
-  })).pipe(Command.withDescription("GET ENDPOINT; prints the envelope's data as JSON, exactly as the server sent it."))
+export const apiGet = Command.make(
+  "get",
+  { endpoint: endpointArg("partner/get"), params, redis, verbose },
+  (args) =>
+    Effect.gen(function*() {
+      const path = yield* checkEndpoint(args.endpoint)
+      const query = yield* parseParams(args.params)
+      return yield* withClient(
+        args,
+        Effect.flatMap(ErpClient.ErpClient, (client) =>
+          client.get(path, Schema.Unknown, { params: query, selector: selectorOf(query), exact: true }).pipe(
+            Effect.flatMap(printData)
+          ))
+      )
+    })
+).pipe(Command.withDescription("GET ENDPOINT; prints the envelope's data as JSON, exactly as the server sent it."))
 
 export const apiList = Command.make(
   "list",
   {
-    endpoint,
+    endpoint: endpointArg("partner/list", "list endpoint's "),
     params,
     ...listOptions,
     idField: Options.text("id-field").pipe(
@@ -69,6 +114,7 @@ export const apiList = Command.make(
       Options.withDescription("With --safe: the field that identifies a record. Default: id."),
       Options.optional
     ),
+    quiet,
     redis,
     verbose
   },
@@ -104,7 +150,7 @@ export const apiList = Command.make(
             resume: start.resume,
             safe: args.safe ? { idField, resumeAfter: start.resumeAfter, onDrift: start.onDrift } : undefined,
             exact: true
-          })
+          }).pipe(listEndpointHint("erp api list", path))
       })
     })
 ).pipe(Command.withDescription(
@@ -125,7 +171,7 @@ const readData = (data: string): Effect.Effect<string, InputError, FileSystem.Fi
 export const apiPost = Command.make(
   "post",
   {
-    endpoint,
+    endpoint: endpointArg("order/create"),
     data: Options.text("data").pipe(
       Options.withPseudoName("JSON|@FILE|@-"),
       Options.withDescription("The JSON body: given here, read from FILE, or read from stdin (@-). Default: no body."),

@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Sink from "../Sink.js"
-import { checkEndpoint, endpoint, params, parseParams } from "./api.js"
+import { checkEndpoint, endpointArg, listEndpointHint, params, parseParams } from "./api.js"
 import { AnyRecord, redis, shownDefault, verbose, withClient } from "./common.js"
 import { UsageError } from "./errors.js"
 import { listOptions, parseWhere } from "./listOptions.js"
@@ -62,7 +62,7 @@ const probeGet = (
 export const apiInfer = Command.make(
   "infer",
   {
-    endpoint,
+    endpoint: endpointArg("partner/list", "list endpoint's "),
     params,
     where: listOptions.where,
     noCheckWhere: listOptions.noCheckWhere,
@@ -113,6 +113,7 @@ export const apiInfer = Command.make(
             concurrency: 1,
             exact: true
           }).pipe(
+            listEndpointHint("erp api infer", path),
             Stream.mapConcat((page) => page.json ?? page.raw.map((record) => JSON.stringify(record))),
             Stream.take(args.sample),
             Stream.runForEachChunk((texts) => {
@@ -146,10 +147,11 @@ export const apiInfer = Command.make(
       )
     })
 ).pipe(Command.withDescription(
-  "Draft an Effect Schema from the records ENDPOINT serves: pages through up to --sample records (through the " +
-    "rate limit, as api list) and prints a TypeScript module: the schema (a field in every record required, others " +
-    "optional; null seen as NullOr; integers as Int; a small set of values seen many times as literals; nested " +
-    "objects and arrays; fields not seen kept on decode), and a Resource declaration that, added to the command " +
-    "line's resources, gives erp NAME list and get (the get endpoint beside a …/list one is tried once with the " +
-    "first record's id). A draft says what the samples held: read it before relying on it."
+  "Draft an Effect Schema from the records a list endpoint serves: pages through up to --sample records (through " +
+    "the rate limit, as api list) and prints a TypeScript module: the schema (a field in every record required, " +
+    "others optional; null seen as NullOr; integers as Int; a small set of values seen many times as literals; " +
+    "nested objects and arrays; fields not seen kept on decode), and a Resource declaration (the get endpoint beside " +
+    "a …/list one is tried once with the first record's id): in an application, the library's streams and lookups " +
+    "of these records; in a clone of the client's repository, added to resources in packages/cli/src/Cli.ts, erp " +
+    "NAME list and get. A draft says what the samples held: read it before relying on it."
 ))

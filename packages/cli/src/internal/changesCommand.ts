@@ -62,8 +62,9 @@ const changesOptions = {
   concurrency: listOptions.concurrency,
   format: Options.choice("format", formats).pipe(
     Options.withDescription(
-      "ndjson: {\"change\":\"added\"|\"changed\",\"id\":…,\"record\":{…}} with the record exactly as sent, or " +
-        "{\"change\":\"removed\",\"id\":…}; csv: a change column, then the record's fields as partners list writes them."
+      "The output format. ndjson: {\"change\":\"added\"|\"changed\",\"id\":…,\"record\":{…}} with the record " +
+        "exactly as sent, or {\"change\":\"removed\",\"id\":…}; csv: a change column, then the record's fields as " +
+        "partners list writes them."
     ),
     shownDefault<typeof formats[number]>("ndjson")
   ),
@@ -74,6 +75,11 @@ const changesOptions = {
         "One run at a time (FILE.lock)."
     ),
     Options.optional
+  ),
+  quiet: Options.boolean("quiet").pipe(
+    Options.withDescription(
+      "No summary line at the end (the counts of changes and the state's size); failures are still said."
+    )
   ),
   redis,
   verbose
@@ -88,6 +94,7 @@ interface ChangesArgs extends CommonArgs {
   readonly concurrency: number
   readonly format: typeof formats[number]
   readonly output: Option.Option<string>
+  readonly quiet: boolean
 }
 
 /** The reader of stdout went away before the last change (`erp partners changes … | head -1`): a failure here. */
@@ -216,7 +223,7 @@ const runChanges = (options: {
         (error) => Effect.fail(new Changes.StateUnreadable({ key: args.since, reason: error.reason }))
       )
     )
-    if (summary !== undefined) {
+    if (summary !== undefined && !args.quiet) {
       yield* note(
         args.init
           ? `${plural(summary.added + summary.changed + summary.unchanged, "records")} in the state ${args.since} ` +
@@ -260,7 +267,7 @@ const checkArgs = (args: ChangesArgs): Either.Either<void, UsageError> => {
 
 /** What `<resource> changes` does, in one line. */
 export const changesSummary = (resource: Resource.Any): string =>
-  `the ${resource.name} added, changed and removed since the last run (--since STATE)`
+  `The ${resource.name} added, changed and removed since the last run (--since STATE)`
 
 /** `erp <resource> changes`. */
 export const changesCommand = (resource: Resource.Any) =>

@@ -3,6 +3,7 @@
  */
 import * as Options from "@effect/cli/Options"
 import type * as ErpClient from "@erp-client/client/ErpClient"
+import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
 import { askedSignals } from "@erp-client/otel/Variables"
 import type * as Resource from "@erp-client/streams/Resource"
@@ -64,7 +65,7 @@ export const verbose = Options.boolean("verbose").pipe(
 export const redis = Options.redacted("redis").pipe(
   Options.withPseudoName("URL"),
   Options.withDescription(
-    "redis://[:PASSWORD@]HOST[:PORT][/DB]: share the rate limit with every process using this Redis and API key " +
+    "Share the rate limit with every process using this Redis (redis://[:PASSWORD@]HOST[:PORT][/DB]) and API key " +
       "(overrides ERP_REDIS_URL; never printed)."
   ),
   Options.optional
@@ -96,16 +97,24 @@ export const logging = (isVerbose: boolean) => {
   )
 }
 
-/** Runs a command's body with the client (and `observer` listening to the limiter's waits) and the logging asked for. */
+/**
+ * Runs a command's body with the client (and `observer` listening to the limiter's waits, `tapLimiter` seeing its
+ * limiter: `clientLayer`) and the logging asked for.
+ */
 export const withClient = <A, E, R>(
   args: CommonArgs,
   body: Effect.Effect<A, E, R>,
-  observer?: Layer.Layer<WaitObserver>
+  observer?: Layer.Layer<WaitObserver>,
+  tapLimiter?: (limiter: ErpRateLimiter.Service) => ErpRateLimiter.Service
 ): Effect.Effect<A, E | ConfigError.ConfigError, Exclude<R, ErpClient.ErpClient>> =>
   body.pipe(
-    Effect.provide(clientLayer({ redisUrl: args.redis, observer })),
+    Effect.provide(clientLayer({ redisUrl: args.redis, observer, tapLimiter })),
     Effect.provide(logging(args.verbose))
   )
+
+/** `n` things, counted as people read them: `1 record`, `1,000 records`. */
+export const counted = (n: number, one: string, many: string = `${one}s`): string =>
+  `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
 
 /**
  * One line on stderr that is not a failure (a note, one missing partner of many), `erp: ` first like every message.

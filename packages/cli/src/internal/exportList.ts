@@ -3,17 +3,19 @@
  * (atomic, resumable), with progress on a terminal.
  */
 import type * as ErpClient from "@erp-client/client/ErpClient"
+import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import type * as Page from "@erp-client/core/Page"
 import * as Changes from "@erp-client/kernel/Changes"
 import type * as Paginate from "@erp-client/streams/Paginate"
 import type * as Resource from "@erp-client/streams/Resource"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Output from "../Output.js"
 import * as Progress from "../Progress.js"
 import * as Sink from "../Sink.js"
-import { Argv, type CommonArgs, Leftover, note, withClient } from "./common.js"
+import { Argv, type CommonArgs, counted, Leftover, note, withClient } from "./common.js"
 import type { ListArgs } from "./listOptions.js"
 import { commandLine } from "./outputLock.js"
 import { serverOfSettings } from "./savedExport.js"
@@ -49,6 +51,31 @@ const namedIds = (ids: ReadonlyArray<string>, total: number): string => {
   return `${total === 1 ? "id" : "ids"} ${named}${more > 0 ? ` and ${more} more` : ""}`
 }
 
+/** How long a run took, as people read it: `0.4 s`, `59.9 s`, `12 min 5 s`. */
+export const tookText = (millis: number): string => {
+  const seconds = Math.max(0, millis) / 1000
+  return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(seconds / 60)} min ${Math.floor(seconds % 60)} s`
+}
+
+/**
+ * The line an export to a file ends with (as `changes` ends with its counts): the records the file holds, its name
+ * and size, then what this run did: `1,000 records written to p.ndjson (420,789 bytes): 3 pages, 3 requests, 0.4 s`.
+ * A resumed export's file holds the records of the run it resumed too, said beside the size.
+ */
+export const exportSummary = (summary: {
+  readonly file: string
+  readonly records: number
+  readonly bytes: number
+  /** Records the resumed run had written, if any. */
+  readonly resumedRecords: number
+  readonly pages: number
+  readonly requests: number
+  readonly millis: number
+}): string =>
+  `${counted(summary.records, "record")} written to ${summary.file} (${counted(summary.bytes, "byte")}` +
+  (summary.resumedRecords > 0 ? `; ${summary.resumedRecords.toLocaleString("en-US")} of them by the run resumed` : "") +
+  `): ${counted(summary.pages, "page")}, ${counted(summary.requests, "request")}, ${tookText(summary.millis)}`
+
 export const runExport = <E>(options: {
   readonly args: ListArgs & CommonArgs
   /** The flags a resume must repeat (see `Sink.ResumeFlags`). */
@@ -69,7 +96,14 @@ export const runExport = <E>(options: {
   readonly pages: (start: Start) => Stream.Stream<Paginate.ResumablePage<unknown>, E, ErpClient.ErpClient>
 }) => {
   const { args } = options
-  const progress = Progress.make({ enabled: process.stderr.isTTY === true })
+  const progress = Progress.make({ enabled: process.stderr.isTTY === true && !args.quiet })
+  // Requests this run sent, for the summary: each attempt takes a place in the limit (retries too).
+  let requests = 0
+  const countRequests = (limiter: ErpRateLimiter.Service): ErpRateLimiter.Service => ({
+    ...limiter,
+    acquire: (key, deadline, bound) =>
+      Effect.tap(limiter.acquire(key, deadline, bound), () => Effect.sync(() => void requests++))
+  })
   // The ids a resumed drift-safe export starts from, keyed as drift-safe paging keys them (an id beyond a double by
   // the digits the server wrote: Changes.idOf).
   const idsOf = (page: Page.Page<unknown>) => {
@@ -79,6 +113,7 @@ export const runExport = <E>(options: {
     )
   }
   const body = Effect.scoped(Effect.gen(function*() {
+    const startedAt = yield* Clock.currentTimeMillis
     const mode: Sink.ResumeMode = args.restart ? "restart" : args.resume ? "resume" : "none"
     // The lock of an output names this run by its command line (without --redis's value: see outputLock.ts).
     const argv = yield* Effect.serviceOption(Argv)
@@ -110,6 +145,9 @@ export const runExport = <E>(options: {
     const shown = yield* progress.start
     let records = resumed?.records ?? 0
     let pages = resumed?.pages ?? 0
+    // What this run wrote, for the summary.
+    let pagesRun = 0
+    let bytes = resumed?.bytes ?? 0
     let strays = 0
     // Records drift-safe paging did not write: each has an id already written, with other content. The first few ids
     // are named in the summary.
@@ -138,8 +176,10 @@ export const runExport = <E>(options: {
       Stream.runForEach((page) => {
         records += page.raw.length
         pages += 1
+        pagesRun += 1
         shown.page(page.raw.length, page.next?.pageSize)
         const text = encoder.page(page.raw, textsOf(page))
+        bytes += Buffer.byteLength(text)
         const layout = encoder.layout()
         return sink.write(text, {
           next: page.next,
@@ -151,7 +191,10 @@ export const runExport = <E>(options: {
       })
     )
     yield* sink.commit
-    yield* shown.done
+    // An export to a file ends with its summary (the progress line, on a terminal, gives way to it); to stdout, stderr
+    // says nothing unless something is wrong: the reader has the data.
+    const summarized = args.quiet ? undefined : Option.getOrUndefined(args.output)
+    yield* summarized === undefined ? shown.done : shown.clear
     if (strays > 0) {
       yield* note(
         `${strays} of the ${records} records written do not match the contract (written as sent; ` +
@@ -172,6 +215,17 @@ export const runExport = <E>(options: {
           "--spreadsheet writes them as text (the data is exact without it)"
       )
     }
+    if (summarized !== undefined) {
+      yield* note(exportSummary({
+        file: summarized,
+        records,
+        bytes,
+        resumedRecords: resumed?.records ?? 0,
+        pages: pagesRun,
+        requests,
+        millis: (yield* Clock.currentTimeMillis) - startedAt
+      }))
+    }
   }))
-  return withClient(args, body, progress.observer)
+  return withClient(args, body, progress.observer, countRequests)
 }

@@ -11,6 +11,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { nearest } from "./didYouMean.js"
 import { colorEnabled, locate, type PathNode, wantsHelp } from "./helpPath.js"
 
 export { colorEnabled, locate, wantsHelp }
@@ -37,6 +38,12 @@ export interface Node extends PathNode {
   readonly command: Described
   readonly children: ReadonlyArray<Node>
 }
+
+/**
+ * A description as help shows every one, in sentence case: its first letter upper case. A resource's declaration (its
+ * description, a filter's, a selector's) may start either way; Effect's own commands start upper case.
+ */
+export const sentence = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1)
 
 // Built-in options (--completions, --log-level, --wizard) stay usable but out of every page: they are not ours.
 export const config = CliConfig.make({ showBuiltIns: false })
@@ -242,12 +249,35 @@ export const describeValidation = (
   const whole = path.map((n) => n.name).join(" ")
   const rest = args.slice(path.length - 1)
   if (node.children.length > 0 && rest.length > 0) {
-    const commands = either(node.children.map((child) => child.name))
+    const names = node.children.map((child) => child.name)
+    const meant = rest[0]!.startsWith("-") ? [] : nearest(rest[0]!, names)
     return rest[0]!.startsWith("-")
-      ? `unknown option ${rest[0]}: ${whole} takes a command first (${commands})`
-      : `unknown command ${shown(rest[0]!)}: ${whole} takes ${commands}`
+      ? `unknown option ${rest[0]}: ${whole} takes a command first (${either(names)})`
+      : meant.length > 0
+      ? `unknown command ${shown(rest[0]!)}: did you mean ${either(meant)}?`
+      : `unknown command ${shown(rest[0]!)}: ${whole} takes ${either(names)}`
   }
   const options = optionsIn(node.command.usage())
+  // A mistyped flag, named without its `=value`: the nearest of this command's own (and --help, which every command
+  // takes).
+  const unknownOption = (arg: string) => {
+    const name = arg.startsWith("--") && arg.includes("=") ? arg.slice(0, arg.indexOf("=")) : arg
+    const meant = nearest(name, [...options.flatMap((option) => option.names), "--help"])
+    return `unknown option ${name}${meant.length > 0 ? `: did you mean ${either(meant)}?` : ""}`
+  }
+  // The first flag in `rest` this command does not have, values of its own options skipped. The parser may take one
+  // for a positional argument (`erp api list --formt csv ENDPOINT`) and then report the value after it.
+  const unknownFlag = (): string | undefined => {
+    for (let i = 0; i < rest.length; i++) {
+      const arg = rest[i]!
+      if (!arg.startsWith("-") || arg === "-") continue
+      const eq = arg.startsWith("--") ? arg.indexOf("=") : -1
+      const option = named(options, eq > 0 ? arg.slice(0, eq) : arg)
+      if (option === undefined) return ["--help", "-h"].includes(arg) ? undefined : arg
+      if (option.value !== undefined && eq < 0) i++
+    }
+    return undefined
+  }
   const flags = given(rest)
   let match: RegExpExecArray | null
   if ((match = /^Expected one of the following cases: (.*)$/.exec(said)) !== null) {
@@ -275,7 +305,10 @@ export const describeValidation = (
   if ((match = /^(?:Received unknown argument|Expected a value following option): '(.*)'$/.exec(said)) !== null) {
     const arg = match[1]!
     const option = named(options, arg)
-    if (option === undefined) return arg.startsWith("-") ? `unknown option ${arg}` : `unexpected argument ${shown(arg)}`
+    if (option === undefined) {
+      const flag = arg.startsWith("-") ? arg : unknownFlag()
+      return flag !== undefined ? unknownOption(flag) : `unexpected argument ${shown(arg)}`
+    }
     if (!option.repeated && flags.filter((flag) => named(options, flag.name) === option).length > 1) {
       return `${arg} is given more than once`
     }

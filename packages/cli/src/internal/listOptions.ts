@@ -42,8 +42,8 @@ export const listOptions = {
   ),
   format: Options.choice("format", Output.formats).pipe(
     Options.withDescription(
-      "ndjson: one JSON object a line, every field exactly as sent; csv: RFC 4180 with a header row, cells exact " +
-        "(see --spreadsheet); table: columns for people."
+      "The output format. ndjson: one JSON object a line, every field exactly as sent; csv: RFC 4180 with a header " +
+        "row, cells exact (see --spreadsheet); table: columns for people."
     ),
     shownDefault<Output.Format>("ndjson")
   ),
@@ -83,6 +83,14 @@ export const listOptions = {
   )
 }
 
+/** `--quiet`, beside `--verbose` in the usage line: what a list command says on stderr when all goes well. */
+export const quiet = Options.boolean("quiet").pipe(
+  Options.withDescription(
+    "No summary line at the end of an export to --output FILE, and no progress line on a terminal; warnings and " +
+      "failures are still said."
+  )
+)
+
 export interface ListArgs {
   readonly where: ReadonlyArray<string>
   readonly noCheckWhere: boolean
@@ -93,6 +101,7 @@ export interface ListArgs {
   readonly output: Option.Option<string>
   readonly resume: boolean
   readonly restart: boolean
+  readonly quiet: boolean
   readonly safe: boolean
 }
 

@@ -30,7 +30,7 @@ export class McpUnavailable extends Schema.TaggedError<McpUnavailable>()("McpUna
   }
 }
 
-export const mcpSummary = "serve the ERP to AI assistants: an MCP server on stdin/stdout (read-only by default)"
+export const mcpSummary = "Serve the ERP to AI assistants: an MCP server on stdin/stdout (read-only by default)"
 
 export const mcpCommand = Command.make(
   "mcp",

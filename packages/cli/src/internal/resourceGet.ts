@@ -17,6 +17,7 @@ import * as Sink from "../Sink.js"
 import { AnyRecord, Argv, note, redis, repeatable, shownDefault, verbose, withClient } from "./common.js"
 import { contractOf, recordName, strictFlag } from "./contract.js"
 import { UsageError } from "./errors.js"
+import { sentence } from "./help.js"
 import * as Stdin from "./stdin.js"
 
 /**
@@ -148,7 +149,7 @@ const placeholder = (selector: Resource.Selector) =>
 
 /** What `<resource> get` does, in one line (its summary in `erp --help`). */
 export const getSummary = (resource: Resource.Any): string =>
-  `look up ${resource.name} by ${
+  `Look up ${resource.name} by ${
     resource.selectors.map((selector) => selector.flag.replace(/-/g, " ")).join(" or ")
   } (many in one run), one JSON object a line`
 
@@ -186,7 +187,7 @@ export const getCommand = (resource: Resource.Any, endpoint: string) => {
           selector.flag,
           Options.text(selector.flag).pipe(
             Options.withPseudoName(placeholder(selector)),
-            Options.withDescription(selector.description),
+            Options.withDescription(sentence(selector.description)),
             repeatable
           )
         ]))

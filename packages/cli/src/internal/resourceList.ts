@@ -11,11 +11,12 @@ import * as Effect from "effect/Effect"
 import { AnyRecord, redis, verbose } from "./common.js"
 import { contractOf, strictFlag } from "./contract.js"
 import { runExport } from "./exportList.js"
-import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, whereFlag } from "./listOptions.js"
+import { sentence } from "./help.js"
+import { checkListArgs, listOptions, outputFlags, pageSizeOf, parseWhere, quiet, whereFlag } from "./listOptions.js"
 
 /** What `<resource> list` does, in one line (its summary in `erp --help`). */
 export const listSummary = (resource: Resource.Any): string =>
-  `export ${resource.name}: NDJSON (default), CSV or a table, to stdout or a file`
+  `Export ${resource.name}: NDJSON (default), CSV or a table, to stdout or a file`
 
 /**
  * A resource's filters, a flag each. None for a resource without filters: `Options.all({})` is not an empty set of
@@ -28,7 +29,7 @@ export const filterFlags = (resource: Resource.Any): Options.Options<Readonly<Re
       Object.fromEntries(
         resource.filters.map((
           filter
-        ) => [filter.flag, Options.boolean(filter.flag).pipe(Options.withDescription(filter.description))])
+        ) => [filter.flag, Options.boolean(filter.flag).pipe(Options.withDescription(sentence(filter.description)))])
       )
     )
 
@@ -40,6 +41,7 @@ export const listCommand = (resource: Resource.Any) =>
       filters: filterFlags(resource),
       ...listOptions,
       strict: strictFlag(resource),
+      quiet,
       redis,
       verbose
     },

@@ -18,12 +18,12 @@ export const answers = {
   ),
   unauthorizedMessage: Options.text("unauthorized-message").pipe(
     Options.withPseudoName("TEXT"),
-    Options.withDescription("result.message for a refused key."),
+    Options.withDescription("The result.message for a refused key."),
     shownDefault("Unauthorized")
   ),
   notFoundMessage: Options.text("not-found-message").pipe(
     Options.withPseudoName("TEXT"),
-    Options.withDescription("result.message for a partner that does not exist."),
+    Options.withDescription("The result.message for a partner that does not exist."),
     shownDefault("Not found")
   )
 }

@@ -130,7 +130,8 @@ export const failing = {
   failingEvery: Options.integer("failing-every").pipe(
     Options.withPseudoName("N"),
     Options.withDescription(
-      "partner/get of every id divisible by N fails every time with --failing-status (records a server cannot read)."
+      "Make partner/get of every id divisible by N fail every time with --failing-status (records a server cannot " +
+        "read)."
     ),
     Options.optional
   ),
