@@ -249,53 +249,56 @@ export const make = (
               startedMillis: own.startedMillis,
               release: (endedMillis) => Effect.andThen(own.release(endedMillis), inRedis.release(endedMillis))
             }))))
-    // Admitted across a change of the store (an outage, a reconnection), a request waits out the hold that change set
-    // (the store may have lost its count, `Outage.marked`) before it goes, and starts when it goes. One admitted while
-    // the store is down again was counted all the same: it goes.
-    const settled = (acquired: ErpRateLimiter.Acquired, bound?: number) => {
-      const look: Effect.Effect<ErpRateLimiter.Acquired, ErpRateLimiter.WaitBeyondBound> = Effect.flatMap(
-        Clock.currentTimeMillis,
-        (now) => {
-          if (outage.since !== 0) return Effect.succeed(acquired)
-          const admission = Outage.admit(outage, policy, "acquire", now, bound)
-          switch (admission._tag) {
-            case "Mark":
-              return Effect.andThen(mark, Effect.suspend(() => look))
-            case "Wait":
-              return Effect.andThen(
-                Effect.sleep(Duration.millis(admission.untilMillis - now)),
-                Effect.suspend(() => look)
-              )
-            case "Beyond":
-              return Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt: admission.startsAt }))
-            default:
-              return Effect.succeed(now > acquired.startedMillis ? { ...acquired, startedMillis: now } : acquired)
-          }
-        }
-      )
-      return look
-    }
     const localOnly = (key: string, deadline?: number, bound?: number) =>
       local === undefined ? unavailable : Effect.tap(
         local.acquire(key, deadline, bound),
         (acquired) => Effect.sync(() => Outage.admittedLocally(outage, acquired.startedMillis))
       )
 
+    // A request admitted across a change of the store (an outage, a reconnection) that now holds requests (the store
+    // may have lost its count, `Outage.marked`) gives up the place it took and takes another once the hold is over: it
+    // would go late on that place, and could come within a window of the place's next request. A place not used is
+    // safe. One admitted while the store is down again was counted all the same: it goes.
+    const acquire = (
+      key: string,
+      deadline?: number,
+      bound?: number
+    ): ReturnType<ErpRateLimiter.Service["acquire"]> =>
+      Effect.suspend(() => {
+        const generation = outage.generation
+        const again = Effect.suspend(() => acquire(key, deadline, bound))
+        return Effect.flatMap(
+          guarded("acquire", sharedAndLocal(key, deadline, bound), localOnly(key, deadline, bound), {
+            bound,
+            beyond: (startsAt) => Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt }))
+          }),
+          (acquired) =>
+            outage.generation === generation ? Effect.succeed(acquired) : Effect.flatMap(
+              Clock.currentTimeMillis,
+              (now) => {
+                const admission = outage.since !== 0
+                  ? { _tag: "Store" as const }
+                  : Outage.admit(outage, policy, "acquire", now, bound)
+                switch (admission._tag) {
+                  case "Mark":
+                    return Effect.andThen(mark, again)
+                  case "Wait":
+                    return Effect.andThen(Effect.sleep(Duration.millis(admission.untilMillis - now)), again)
+                  case "Beyond":
+                    return Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt: admission.startsAt }))
+                  default:
+                    return Effect.succeed(acquired)
+                }
+              }
+            )
+        )
+      })
+
     return ErpRateLimiter.ErpRateLimiter.of({
       limit: remote.limit,
       window: remote.window,
       margin: remote.margin,
-      acquire: (key, deadline, bound) =>
-        Effect.suspend(() => {
-          const generation = outage.generation
-          return Effect.flatMap(
-            guarded("acquire", sharedAndLocal(key, deadline, bound), localOnly(key, deadline, bound), {
-              bound,
-              beyond: (startsAt) => Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt }))
-            }),
-            (acquired) => outage.generation === generation ? Effect.succeed(acquired) : settled(acquired, bound)
-          )
-        }),
+      acquire,
       learn: (key, acquired, heard) => guarded("learn", remote.learn(key, acquired, heard), Effect.void),
       // Kept locally too under `local`, so an outage that starts now still honours it.
       pause: (key, untilMillis) =>

@@ -153,6 +153,8 @@ export const recovered = (downMillis: number): string =>
  *
  * console.log(LimiterText.countLost("lost", 24_400))
  * // => Redis came back without its data (restarted empty, or replaced): the requests it counted before are unknown, so requests through it wait 24400 ms more, until a window after it stopped answering
+ * console.log(LimiterText.countLost("lost", 0))
+ * // => Redis came back without its data (restarted empty, or replaced): the requests it counted before are unknown, but a window has passed since it stopped answering: nothing to wait for
  * ```
  *
  * @since 0.1.0
@@ -162,8 +164,9 @@ export const countLost = (why: "lost" | "unknown", heldMillis: number): string =
   (why === "lost"
     ? "Redis came back without its data (restarted empty, or replaced): the requests it counted before are unknown"
     : "Redis came back, and whether it kept its data is unknown (its mark was never read before)") +
-  `, so requests through it wait ${Math.max(0, Math.round(heldMillis))} ms more, until a window after it stopped ` +
-  "answering"
+  (heldMillis >= 1
+    ? `, so requests through it wait ${Math.round(heldMillis)} ms more, until a window after it stopped answering`
+    : ", but a window has passed since it stopped answering: nothing to wait for")
 
 /**
  * A redactor for the texts a Redis client writes about a connection (its errors may quote the URL): the URL and its
