@@ -218,8 +218,6 @@ export const make = (
             : Effect.void
         })
     })
-    // The mark as it is now, to tell after an outage whether Redis kept its data; a Redis down now says so here.
-    yield* mark
     const guarded = <A, E>(
       operation: Outage.Operation,
       use: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,

@@ -68,7 +68,7 @@ export interface State {
   lastLocal: number
   /** The store's mark as last read (`MARK_LUA`), `undefined` before the first read. */
   mark: string | undefined
-  /** Whether the mark is to be read: after the first answer, and after each outage. */
+  /** Whether the mark is to be read: by the first request, and after each outage or reconnection. */
   markPending: boolean
   /** When another caller may read the mark, if the one reading it has not finished by then. */
   markNext: number
@@ -116,7 +116,7 @@ export const makeState = (): State => ({
   answeredOnce: false,
   lastLocal: 0,
   mark: undefined,
-  markPending: false,
+  markPending: true,
   markNext: 0,
   heldUntil: 0,
   generation: 0
@@ -154,9 +154,9 @@ export const failed = (state: State, startedMillis: number, nowMillis: number, d
 
 /**
  * A store call answered: how long the store had been down when this ends an outage (said once, as its return), else
- * `undefined`. An answer to a call begun before the outage was noticed does not end it. The first answer, and each
- * return, has the store's mark read (`admit` gives a `Mark`); until the mark says the store kept its data, requests
- * through it are held until a slot's window after the outage started.
+ * `undefined`. An answer to a call begun before the outage was noticed does not end it. Each return has the store's
+ * mark read again (`admit` gives a `Mark`, as it does to the first request); until the mark says the store kept its
+ * data, requests through it are held until a slot's window after the outage started.
  *
  * @example
  * ```ts
@@ -179,10 +179,7 @@ export const answered = (
   startedMillis: number,
   nowMillis: number
 ): number | undefined => {
-  if (!state.answeredOnce) {
-    state.answeredOnce = true
-    state.markPending = true
-  }
+  state.answeredOnce = true
   if (state.since === 0 || startedMillis < state.changedAt) return undefined
   const down = nowMillis - state.since
   state.heldUntil = Math.max(state.heldUntil, state.since + policy.slotWindowMillis)
