@@ -223,112 +223,138 @@ export const make = (
       Effect.provideService(RateLimiter.RateLimiterStore, Redis.makeStore(connection, settings.prefix)),
       Effect.provideService(Limiter.HoldStore, Redis.makeHoldStore(connection, settings.prefix))
     )
-    const local = settings.onFailure === "local"
-      ? yield* ErpRateLimiter.make(settings)
-      : undefined
-    const scope = yield* Effect.scope
-    // A token of this read's own, set should the store hold no mark (it is new, or lost its data since).
-    const read = Effect.suspend(() => Redis.readMark(connection, settings.prefix, globalThis.crypto.randomUUID()))
-    const mark = Effect.matchEffect(read, {
-      // A failure is an outage like any other: the mark is read again once it ends.
-      onFailure: () => Effect.void,
-      onSuccess: (found) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const kept = Outage.marked(outage, found)
-          return kept === "lost" || kept === "unknown"
-            ? Effect.logInfo(LimiterText.countLost(kept, outage.heldUntil - now))
-            : Effect.void
-        })
-    })
-    const guarded = <A, E>(
-      operation: Outage.Operation,
-      use: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,
-      otherwise: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,
-      bounded?: Bounded<A, E>
-    ) => guard({ outage, policy, mark }, operation, use, otherwise, bounded)
-    const unavailable = Effect.suspend(() =>
-      Effect.fail(new ErpRateLimiter.StoreFailure({ description: outage.description }))
-    )
-    const handedBack = (acquired: ErpRateLimiter.Acquired): ErpRateLimiter.Acquired => ({
-      ...acquired,
-      release: (endedMillis) => handBack(outage, policy, scope, () => acquired.release(endedMillis), endedMillis)
-    })
-
-    const shared = (key: string, deadline?: number, bound?: number) =>
-      Effect.map(remote.acquire(key, deadline, bound), handedBack)
-    // Within a window of the local fallback's last request, which Redis never counted, a place in both.
-    const sharedAndLocal = (key: string, deadline?: number, bound?: number) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        local === undefined || !Outage.alsoLocal(outage, policy, now)
-          ? shared(key, deadline, bound)
-          : Effect.flatMap(shared(key, deadline, bound), (inRedis) =>
-            Effect.map(local.acquire(key, deadline, bound), (own): ErpRateLimiter.Acquired => ({
-              ...inRedis,
-              spacedMillis: inRedis.spacedMillis + own.spacedMillis,
-              pausedMillis: inRedis.pausedMillis + own.pausedMillis,
-              startedMillis: own.startedMillis,
-              release: (endedMillis) => Effect.zipRight(own.release(endedMillis), inRedis.release(endedMillis))
-            }))))
-    const localOnly = (key: string, deadline?: number, bound?: number) =>
-      local === undefined ? unavailable : Effect.tap(
-        local.acquire(key, deadline, bound),
-        (acquired) => Effect.sync(() => Outage.admittedLocally(outage, acquired.startedMillis))
-      )
-
-    // A request admitted across a change of the store (an outage, a reconnection) that now holds requests (the store
-    // may have lost its count, `Outage.marked`) gives up the place it took and takes another once the hold is over: it
-    // would go late on that place, and could come within a window of the place's next request. A place not used is
-    // safe. One admitted while the store is down again was counted all the same: it goes.
-    const acquire = (
-      key: string,
-      deadline?: number,
-      bound?: number
-    ): ReturnType<ErpRateLimiter.Service["acquire"]> =>
-      Effect.suspend(() => {
-        const generation = outage.generation
-        const again = Effect.suspend(() => acquire(key, deadline, bound))
-        return Effect.flatMap(
-          guarded("acquire", sharedAndLocal(key, deadline, bound), localOnly(key, deadline, bound), {
-            bound,
-            beyond: (startsAt) => Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt }))
-          }),
-          (acquired) =>
-            outage.generation === generation ? Effect.succeed(acquired) : Effect.flatMap(
-              Clock.currentTimeMillis,
-              (now) => {
-                const admission = outage.since !== 0
-                  ? { _tag: "Store" as const }
-                  : Outage.admit(outage, policy, "acquire", now, bound)
-                switch (admission._tag) {
-                  case "Mark":
-                    return Effect.zipRight(mark, again)
-                  case "Wait":
-                    return Effect.zipRight(Effect.sleep(Duration.millis(admission.untilMillis - now)), again)
-                  case "Beyond":
-                    return Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt: admission.startsAt }))
-                  default:
-                    return Effect.succeed(acquired)
-                }
-              }
-            )
-        )
-      })
-
+    const shared: Shared = {
+      outage,
+      policy,
+      remote,
+      local: settings.onFailure === "local" ? yield* ErpRateLimiter.make(settings) : undefined,
+      scope: yield* Effect.scope,
+      // A token of this read's own, set should the store hold no mark (it is new, or lost its data since).
+      mark: readMark(outage, () => Redis.readMark(connection, settings.prefix, globalThis.crypto.randomUUID()))
+    }
+    const { local } = shared
     return ErpRateLimiter.ErpRateLimiter.of({
       limit: remote.limit,
       window: remote.window,
       margin: remote.margin,
-      acquire,
-      learn: (key, acquired, heard) => guarded("learn", remote.learn(key, acquired, heard), Effect.void),
+      acquire: (key, deadline, bound) => acquire(shared, key, deadline, bound),
+      learn: (key, acquired, heard) => guard(shared, "learn", remote.learn(key, acquired, heard), Effect.void),
       // Kept locally too under `local`, so an outage that starts now still honours it.
       pause: (key, untilMillis) =>
         Effect.zipRight(
           local === undefined ? Effect.void : local.pause(key, untilMillis),
-          guarded("pause", remote.pause(key, untilMillis), Effect.void)
+          guard(shared, "pause", remote.pause(key, untilMillis), Effect.void)
         ),
-      inUse: (key) => guarded("inUse", remote.inUse(key), local === undefined ? unavailable : local.inUse(key))
+      inUse: (key) =>
+        guard(shared, "inUse", remote.inUse(key), local === undefined ? unavailable(shared) : local.inUse(key))
     })
   })
+
+/** What the limiter's operations share: the outage, Redis's limiter and the local one, and the store's mark. */
+interface Shared {
+  readonly outage: Outage.State
+  readonly policy: Outage.Policy
+  readonly remote: ErpRateLimiter.Service
+  readonly local: ErpRateLimiter.Service | undefined
+  /** Where slots handed back while Redis is down are kept trying. */
+  readonly scope: Scope.Scope
+  /** Reads the store's mark and notes it (`Outage.marked`). */
+  readonly mark: Effect.Effect<void>
+}
+
+/** The mark read (a failure is an outage like any other: the mark is read again once it ends), and noted. */
+const readMark = (outage: Outage.State, read: () => Effect.Effect<string, ErpRateLimiter.StoreFailure>) =>
+  Effect.matchEffect(Effect.suspend(read), {
+    onFailure: () => Effect.void,
+    onSuccess: (found) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const kept = Outage.marked(outage, found)
+        return kept === "lost" || kept === "unknown"
+          ? Effect.logInfo(LimiterText.countLost(kept, outage.heldUntil - now))
+          : Effect.void
+      })
+  })
+
+const unavailable = ({ outage }: Shared) =>
+  Effect.suspend(() => Effect.fail(new ErpRateLimiter.StoreFailure({ description: outage.description })))
+
+/**
+ * A place in the limit, on Redis as the outage allows (`guard`), or from the local limiter. A request admitted across
+ * a change of the store (an outage, a reconnection) that now holds requests (the store may have lost its count,
+ * `Outage.marked`) gives up the place it took and takes another once the hold is over: it would go late on that
+ * place, and could come within a window of the place's next request. A place not used is safe. One admitted while
+ * the store is down again was counted all the same: it goes.
+ */
+const acquire = (
+  shared: Shared,
+  key: string,
+  deadline?: number,
+  bound?: number
+): ReturnType<ErpRateLimiter.Service["acquire"]> =>
+  Effect.suspend(() => {
+    const { outage, policy } = shared
+    const generation = outage.generation
+    const again = Effect.suspend(() => acquire(shared, key, deadline, bound))
+    const admitted = guard(
+      shared,
+      "acquire",
+      sharedAndLocal(shared, key, deadline, bound),
+      localOnly(shared, key, deadline, bound),
+      {
+        bound,
+        beyond: (startsAt) => Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt }))
+      }
+    )
+    return Effect.flatMap(admitted, (acquired) =>
+      outage.generation === generation ? Effect.succeed(acquired) : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const admission = outage.since !== 0
+          ? { _tag: "Store" as const }
+          : Outage.admit(outage, policy, "acquire", now, bound)
+        switch (admission._tag) {
+          case "Mark":
+            return Effect.zipRight(shared.mark, again)
+          case "Wait":
+            return Effect.zipRight(Effect.sleep(Duration.millis(admission.untilMillis - now)), again)
+          case "Beyond":
+            return Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt: admission.startsAt }))
+          default:
+            return Effect.succeed(acquired)
+        }
+      }))
+  })
+
+/** A place in Redis, its slot handed back in the background should Redis be down then (`handBack`). */
+const inRedis = (shared: Shared, key: string, deadline?: number, bound?: number) =>
+  Effect.map(shared.remote.acquire(key, deadline, bound), (acquired): ErpRateLimiter.Acquired => ({
+    ...acquired,
+    release: (endedMillis) => handBack(shared, () => acquired.release(endedMillis), endedMillis)
+  }))
+
+/** A place in Redis; within a window of the local fallback's last request, which Redis never counted, in both. */
+const sharedAndLocal = (shared: Shared, key: string, deadline?: number, bound?: number) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const { local, outage, policy } = shared
+    return local === undefined || !Outage.alsoLocal(outage, policy, now)
+      ? inRedis(shared, key, deadline, bound)
+      : Effect.flatMap(
+        inRedis(shared, key, deadline, bound),
+        (there) =>
+          Effect.map(local.acquire(key, deadline, bound), (own): ErpRateLimiter.Acquired => ({
+            ...there,
+            spacedMillis: there.spacedMillis + own.spacedMillis,
+            pausedMillis: there.pausedMillis + own.pausedMillis,
+            startedMillis: own.startedMillis,
+            release: (endedMillis) => Effect.zipRight(own.release(endedMillis), there.release(endedMillis))
+          }))
+      )
+  })
+
+/** A place from the local fallback alone, noted (`Outage.admittedLocally`). */
+const localOnly = (shared: Shared, key: string, deadline?: number, bound?: number) =>
+  shared.local === undefined ? unavailable(shared) : Effect.tap(
+    shared.local.acquire(key, deadline, bound),
+    (acquired) => Effect.sync(() => Outage.admittedLocally(shared.outage, acquired.startedMillis))
+  )
 
 /**
  * The outage told of every Redis call (its start said once, a warning; its end once) and of every reconnection.
@@ -352,13 +378,6 @@ const watch = (outage: Outage.State, policy: Outage.Policy): Redis.Watch => ({
 const isStoreFailure = (error: unknown): error is ErpRateLimiter.StoreFailure =>
   error instanceof ErpRateLimiter.StoreFailure
 
-/** What `guard` runs on: the outage, and how to read the store's mark (`Outage.marked`). */
-interface Guarded {
-  readonly outage: Outage.State
-  readonly policy: Outage.Policy
-  readonly mark: Effect.Effect<void>
-}
-
 /** A request its caller bounded (`acquire`'s `bound`), and its failure when it could start only after the bound. */
 interface Bounded<A, E> {
   readonly bound: number | undefined
@@ -372,11 +391,11 @@ interface Bounded<A, E> {
  * answer.
  */
 const guard = <A, E>(
-  { mark, outage, policy }: Guarded,
+  { mark, outage, policy }: Shared,
   operation: Outage.Operation,
   use: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,
   otherwise: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,
-  bounded: Bounded<A, E> | undefined
+  bounded?: Bounded<A, E>
 ): Effect.Effect<A, E | ErpRateLimiter.StoreFailure> => {
   let triedWhileUp = false
   const attempt: Effect.Effect<A, E | ErpRateLimiter.StoreFailure> = Effect.flatMap(
@@ -419,9 +438,7 @@ const guard = <A, E>(
  * hand never waits for it.
  */
 const handBack = (
-  outage: Outage.State,
-  policy: Outage.Policy,
-  scope: Scope.Scope,
+  { outage, policy, scope }: Shared,
   release: () => Effect.Effect<void, ErpRateLimiter.StoreFailure>,
   endedMillis: number
 ): Effect.Effect<void> => {
