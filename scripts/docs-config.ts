@@ -64,9 +64,13 @@ const meanings: Record<Module, Record<string, string>> = {
       "never printed. `erp` uses Redis when this or `--redis URL` (which wins) is set, memory otherwise; in code, " +
       "`ErpRateLimiterRedis.layerConfig()` requires it.",
     prefix: "Prefix of every Redis key; processes share one budget when they use the same Redis, prefix and API key.",
-    onFailure: "What a request does while Redis is unreachable or failing: `fail` (fails with " +
-      "`RateLimiterUnavailable`, nothing sent) or `local` (each process falls back to its own memory limiter).",
-    timeout: "Bound on connecting to Redis and on each Redis call."
+    onFailure: "What a request does while Redis is unreachable or failing, past `ERP_REDIS_GRACE` (at once for a " +
+      "Redis never reached): `fail` (fails with `RateLimiterUnavailable`, nothing sent) or `local` (each process " +
+      "falls back to its own memory limiter, from a window after Redis stopped answering).",
+    timeout: "Bound on connecting to Redis and on each Redis call.",
+    grace: "How long requests wait for a Redis that has answered before and stops answering (a restart, a failover), " +
+      "tried again once a second, before `ERP_REDIS_ON_FAILURE` applies; they go on through Redis as soon as it " +
+      "answers, so nothing is sent uncounted. `0` applies the policy at once."
   }
 }
 

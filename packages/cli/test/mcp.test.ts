@@ -378,22 +378,25 @@ describe("erp mcp --allow-writes", () => {
 })
 
 describe("erp mcp under a strict rate limit", () => {
-  it("50 calls at once: each answered, at the server's pace, no 429; stdin's end waits for the answers", async () => {
-    const s = await startSandbox({ partners: 60, rateLimit: { limit: 5, window: "1 second" } })
+  // 10 per 5 s, for the reason given at `erp mcp --redis` below: a burst's answers must be read within a window of
+  // its start, and a starved process reading 25 of them took over 5 s (16 x 429 at 25 per 5 s, 10 x 429 at 10 per
+  // 2 s, under load).
+  it("30 calls at once: each answered, at the server's pace, no 429; stdin's end waits for the answers", async () => {
+    const s = await startSandbox({ partners: 60, rateLimit: { limit: 10, window: "5 seconds" } })
     started.push(s)
-    const client = start(["--verbose"], { ...s.env, ERP_RATE_LIMIT: "5", ERP_RATE_WINDOW: "1" })
+    const client = start(["--verbose"], { ...s.env, ERP_RATE_LIMIT: "10", ERP_RATE_WINDOW: "5" })
     await client.initialize()
-    const answers = Array.from({ length: 50 }, (_, i) => client.call("partners_get", { id: i + 1 }))
+    const answers = Array.from({ length: 30 }, (_, i) => client.call("partners_get", { id: i + 1 }))
     // The host is done asking: the server answers what it was asked, then ends.
     const exit = client.end()
     const all = await Promise.all(answers)
     expect(all.filter((answer) => answer.isError)).toEqual([])
-    expect(all.map((answer) => JSON.parse(answer.texts[0]!).id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+    expect(all.map((answer) => JSON.parse(answer.texts[0]!).id)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1))
     expect(await exit).toEqual({ code: 0, signal: null })
     const stats = await s.run(s.sandbox.stats)
     expect(stats.tooManyRequests).toBe(0)
-    expect(stats.byEndpoint["/partner/get"]).toBe(50)
-    expect(stats.maxObservedInWindow["/partner/get"]).toBeLessThanOrEqual(5)
+    expect(stats.byEndpoint["/partner/get"]).toBe(30)
+    expect(stats.maxObservedInWindow["/partner/get"]).toBeLessThanOrEqual(10)
     // The waits are logged with --verbose, on stderr; stdout holds the protocol only.
     expect(client.stderr).toMatch(/level=INFO .*message="waiting \d+ ms for the client-side rate limit"/)
     for (const line of client.stdout.split("\n").filter((line) => line !== "")) {
@@ -443,10 +446,15 @@ describe("erp mcp --redis", () => {
     await admin.quit()
   })
 
+  // 30 per 5 s rather than 10 per 1 s: the limiter keeps a slot for a window and a margin after its request started,
+  // or a window after it ended once it has; a request still unanswered by then lets the slot's next one go, and the
+  // two can arrive within one server window. On a loaded machine a burst from a fresh process took one to two
+  // seconds to reach the server (10 x 429 at 10 per 2 s); five seconds of window are room enough, the pace and the
+  // sharing tested the same.
   it("shares the limit with an export running beside it: together within it, no 429", async () => {
-    const s = await startSandbox({ partners: 300, rateLimit: { limit: 10, window: "1 second" } })
+    const s = await startSandbox({ partners: 300, rateLimit: { limit: 30, window: "5 seconds" } })
     started.push(s)
-    const env = { ...s.env, ERP_RATE_LIMIT: "10", ERP_RATE_WINDOW: "1", ERP_REDIS_PREFIX: PREFIX }
+    const env = { ...s.env, ERP_RATE_LIMIT: "30", ERP_RATE_WINDOW: "5", ERP_REDIS_PREFIX: PREFIX }
     const client = start(["--redis", REDIS], env)
     await client.initialize()
     const exported = erp(["partners", "list", "--page-size", "10", "--redis", REDIS], { via: "node", env })
@@ -462,7 +470,7 @@ describe("erp mcp --redis", () => {
     const stats = await s.run(s.sandbox.stats)
     expect(stats.byEndpoint["/partner/list"]).toBeGreaterThanOrEqual(20 + 31)
     expect(stats.tooManyRequests).toBe(0)
-    expect(stats.maxObservedInWindow["/partner/list"]).toBeLessThanOrEqual(10)
+    expect(stats.maxObservedInWindow["/partner/list"]).toBeLessThanOrEqual(30)
   })
 })
 

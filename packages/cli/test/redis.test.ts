@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Redis } from "ioredis"
+import { type OwnRedis, startRedis } from "../../client/test/redisServer.js"
+import { maxInAnyWindow } from "../../client/test/windows.js"
 import { erp, type Run, startSandbox } from "./harness.js"
 
 // Three `erp` processes, one key, one sandbox with a strict (scaled) window: through one Redis they keep its limit
@@ -105,7 +107,8 @@ const exportInThree = async (label: string, redis: ReadonlyArray<string>, extraE
 }
 
 describe("three erp processes, one key, one sandbox", () => {
-  it("through one Redis (--redis): zero 429s, every record once per process, at least 90% of the limit", async () => {
+  // How much of the limit they use together is a speed figure: `pnpm bench shared` measures it (docs/benchmarks.md).
+  it("through one Redis (--redis): zero 429s, every record once per process", async () => {
     const result = await exportInThree("redis store", ["--redis", REDIS], { ERP_REDIS_PREFIX: `${RUN}:shared:` })
     const expected = seededLines()
     for (const run of result.runs) {
@@ -115,9 +118,8 @@ describe("three erp processes, one key, one sandbox", () => {
     }
     expect(result.tooManyRequests).toBe(0)
     expect(result.maxInWindow).toBeLessThanOrEqual(LIMIT)
-    // At least 3 windows of demand, so the rate is measured over a real stretch, not one burst.
+    // At least 3 windows of demand, so the limit is tested over a real stretch, not one burst.
     expect(result.requests).toBeGreaterThanOrEqual(3 * LIMIT)
-    expect(result.ratio).toBeGreaterThanOrEqual(0.9)
   }, 40_000)
 
   it("each with its own memory limiter: the server answers 429s (the test above can fail)", async () => {
@@ -169,4 +171,108 @@ describe("erp with a Redis that cannot be reached", () => {
     expect(run.stderr).toContain("ERP_REDIS_URL")
     expect(run.stderr).not.toContain("DO-NOT-LEAK")
   })
+})
+
+describe("an export sharing its limit through a Redis that stops for 5 s (a redis-server of the test's own)", () => {
+  // Enough pages that the export outlasts the outage even at full pace through the local limit.
+  const PAGES = 80
+  // 20 per 2 s: a request unanswered past its slot's window and margin (a process starved for a second, as at load 8
+  // on two cores) lets the slot's next one go; two seconds of window are room enough (mcp.test.ts says more).
+  const STRICT = { limit: 20, windowMillis: 2_000 }
+  let own: OwnRedis & { readonly close: () => Promise<void> }
+  let strict: Started
+  beforeAll(async () => {
+    own = await startRedis()
+    strict = await startSandbox({
+      partners: PAGES * 10,
+      rateLimit: { limit: STRICT.limit, window: `${STRICT.windowMillis} millis` }
+    })
+  })
+  afterAll(async () => {
+    await strict?.close()
+    await own?.close()
+  })
+
+  /**
+   * `erp partners list --page-size 10 --redis` against the strict sandbox (20 per 2 s, the client told the same),
+   * Redis stopped by `stop` from the export's 5th request for 5 s, then `resume`d. What the server saw, from its own
+   * arrival log.
+   */
+  const exportAcrossOutage = async (
+    stop: () => void | Promise<void>,
+    resume: () => void | Promise<void>,
+    extraEnv: Record<string, string> = {}
+  ) => {
+    await strict.run(strict.sandbox.resetRateLimits)
+    const fifth = strict.listRequests(5)
+    const run = erp(["partners", "list", "--page-size", "10", "--redis", own.url, "--verbose"], {
+      via: "node",
+      env: {
+        ...strict.env,
+        ERP_RATE_LIMIT: String(STRICT.limit),
+        ERP_RATE_WINDOW: `${STRICT.windowMillis} millis`,
+        ERP_REDIS_URL: undefined,
+        ERP_REDIS_PREFIX: `${RUN}:outage:${Math.random().toString(36).slice(2)}:`,
+        // A freeze is noticed after 2 s; a machine at load 8 does not starve a call that long (an outage of its own).
+        ERP_REDIS_TIMEOUT: "2",
+        ...extraEnv
+      }
+    })
+    await fifth
+    await stop()
+    await new Promise((resolve) => setTimeout(resolve, 5_000))
+    await resume()
+    const done = await run
+    const arrivals = (await strict.run(strict.sandbox.requests)).filter((r) => r.endpoint === "/partner/list")
+    const offsets = arrivals.map((r) => Number(r.query.find(([name]) => name === "list_offset")?.[1]))
+    return {
+      run: done,
+      statuses: [...new Set(arrivals.map((r) => r.status))],
+      // Each page asked for once: a page asked twice was retried, after a 429 or a failure.
+      pagesOnce: new Set(offsets).size === offsets.length,
+      pages: offsets.length,
+      maxInWindow: maxInAnyWindow(arrivals.map((r) => r.timeMillis), STRICT.windowMillis - 1),
+      lines: (text: string) => done.stderr.split("\n").filter((line) => line.includes(text))
+    }
+  }
+  const seeded = () => Array.from({ length: PAGES * 10 }, (_, i) => JSON.stringify(strict.sandbox.partnerAt(i)))
+
+  for (
+    const [how, stop, resume] of [
+      ["frozen (SIGSTOP)", () => own.freeze(), () => own.thaw()],
+      ["shut down and started again, empty", () => own.stop(), () => own.start()]
+    ] as const
+  ) {
+    it(`${how}: the export waits for it and goes on, exit 0, every record once, no 429`, async () => {
+      const seen = await exportAcrossOutage(stop, resume)
+      expect(seen.run.code, seen.run.stderr).toBe(0)
+      expect(seen.run.stdout.trimEnd().split("\n")).toEqual(seeded())
+      expect(seen.statuses).toEqual([200])
+      expect(seen.pagesOnce).toBe(true)
+      expect(seen.maxInWindow).toBeLessThanOrEqual(STRICT.limit)
+      // Said once when it started and once when it ended.
+      expect(seen.lines("level=WARN")).toHaveLength(1)
+      expect(seen.lines("level=WARN")[0]).toContain("requests wait up to 10 s for it")
+      expect(seen.lines("answers again after")).toHaveLength(1)
+    }, 60_000)
+  }
+
+  it(
+    "past the grace with ERP_REDIS_ON_FAILURE=local: its own limit meanwhile, one warning, one return, no 429",
+    async () => {
+      const seen = await exportAcrossOutage(() => own.freeze(), () => own.thaw(), {
+        ERP_REDIS_ON_FAILURE: "local",
+        ERP_REDIS_GRACE: "1"
+      })
+      expect(seen.run.code, seen.run.stderr).toBe(0)
+      expect(seen.run.stdout.trimEnd().split("\n")).toEqual(seeded())
+      expect(seen.statuses).toEqual([200])
+      expect(seen.pagesOnce).toBe(true)
+      expect(seen.maxInWindow).toBeLessThanOrEqual(STRICT.limit)
+      expect(seen.lines("level=WARN")).toHaveLength(1)
+      expect(seen.lines("level=WARN")[0]).toContain("then fall back to this process's own limit")
+      expect(seen.lines("answers again after")).toHaveLength(1)
+    },
+    60_000
+  )
 })

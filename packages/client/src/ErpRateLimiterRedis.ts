@@ -12,7 +12,7 @@ import * as Settings from "@erp-client/kernel/Settings"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -26,7 +26,7 @@ import * as Redis from "./internal/redis.js"
 import * as Slots from "./internal/slots.js"
 
 /**
- * What a request does when the shared limiter's Redis is unreachable or fails: `"fail"` fails it with
+ * What a request does when the shared limiter's Redis is unreachable or fails past the grace: `"fail"` fails it with
  * `RateLimiterUnavailable` and sends nothing; `"local"` falls back to this process's memory limiter until Redis
  * answers again.
  *
@@ -47,10 +47,15 @@ export interface Options extends ErpRateLimiter.Options {
   readonly url: Redacted.Redacted<string> | string
   /** Prefix of every key (default `"erp-client:"`). Processes share a budget when they share Redis and prefix. */
   readonly prefix?: string | undefined
-  /** What a request does while Redis is unreachable or failing (default `"fail"`). */
+  /** What a request does while Redis is unreachable or failing, past the grace (default `"fail"`). */
   readonly onFailure?: FailurePolicy | undefined
   /** Bound on connecting and on each Redis call (default 1 second). */
   readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * How long requests wait for a Redis that has answered before and stops answering, before `onFailure` applies
+   * (default 10 seconds; 0 applies it at once).
+   */
+  readonly grace?: Duration.DurationInput | undefined
 }
 
 /**
@@ -64,6 +69,7 @@ export interface Resolved extends ErpRateLimiter.Resolved {
   readonly prefix: string
   readonly onFailure: FailurePolicy
   readonly timeout: Duration.Duration
+  readonly grace: Duration.Duration
 }
 
 /**
@@ -83,8 +89,14 @@ export interface Resolved extends ErpRateLimiter.Resolved {
 export const defaults = {
   prefix: Settings.defaults.redisPrefix,
   onFailure: Settings.defaults.redisOnFailure,
-  timeout: Checks.durationText(Settings.defaults.redisTimeoutMillis)
-} as const satisfies { readonly prefix: string; readonly onFailure: FailurePolicy; readonly timeout: string }
+  timeout: Checks.durationText(Settings.defaults.redisTimeoutMillis),
+  grace: Checks.durationText(Settings.defaults.redisGraceMillis)
+} as const satisfies {
+  readonly prefix: string
+  readonly onFailure: FailurePolicy
+  readonly timeout: string
+  readonly grace: string
+}
 
 /**
  * Checks a Redis URL without ever putting it in a message (it may hold a password): `redis://` or `rediss://`, a
@@ -137,13 +149,14 @@ export const resolve = (options: Options): Either.Either<Resolved, ConfigError.C
       url: yield* validateUrl(options.url),
       prefix,
       onFailure,
-      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? Settings.defaults.redisTimeoutMillis)
+      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? Settings.defaults.redisTimeoutMillis),
+      grace: yield* Checks.nonNegativeDuration("redis.grace", options.grace ?? Settings.defaults.redisGraceMillis)
     }
   })
 
 /**
  * The shared limiter's settings from the environment: `ERP_REDIS_URL` (read as `Redacted`), and optionally
- * `ERP_REDIS_PREFIX`, `ERP_REDIS_ON_FAILURE` (`fail` or `local`), `ERP_REDIS_TIMEOUT`, and the limit itself
+ * `ERP_REDIS_PREFIX`, `ERP_REDIS_ON_FAILURE` (`fail` or `local`), `ERP_REDIS_TIMEOUT`, `ERP_REDIS_GRACE`, and the limit itself
  * (`ERP_RATE_LIMIT`, `ERP_RATE_WINDOW`, as `ErpRateLimiter.fromEnv`).
  *
  * @since 0.1.0
@@ -154,7 +167,8 @@ export const fromEnv: Config.Config<Options> = Config.all({
   url: Config.redacted(Environment.redis.url),
   prefix: Checks.optional(Config.string(Environment.redis.prefix)),
   onFailure: Checks.optional(Config.literal("fail", "local")(Environment.redis.onFailure)),
-  timeout: Checks.optional(Checks.duration(Environment.redis.timeout))
+  timeout: Checks.optional(Checks.duration(Environment.redis.timeout)),
+  grace: Checks.optional(Checks.duration(Environment.redis.grace))
 }).pipe(Config.map(({ limits, ...redis }) => ({ ...limits, ...redis })))
 
 /**
@@ -164,10 +178,13 @@ export const fromEnv: Config.Config<Options> = Config.all({
  * holds `…:hold` (the endpoint paused for the server) and `…:slot:${n}:hold` (the slot busy); all expire on their
  * own.
  *
- * When Redis fails, `onFailure` decides: `"fail"` fails the call with `StoreFailure` (the client's
- * `RateLimiterUnavailable`), so nothing is sent blind; `"local"` uses an in-process memory limiter instead, which
- * keeps the limit for this process only. Either way one warning is logged per outage (never the URL or its
- * password), Redis is tried again at most once a second, and its return is logged.
+ * When Redis stops answering (the kernel's `Outage` decides; docs/rate-limit.md): the requests that need it wait for
+ * it for `grace`, Redis tried again once a second, and go on through it once it answers, so a restart or a failover
+ * costs a pause and nothing goes out uncounted. Past the grace, or at once for a Redis never reached, `onFailure`
+ * applies: `"fail"` fails the call with `StoreFailure` (the client's `RateLimiterUnavailable`); `"local"` uses an
+ * in-process memory limiter instead, from a window after Redis stopped (the count it kept is unknown), and for a
+ * window after its last request once Redis is back, requests take a place in both. One warning when an outage starts
+ * (never the URL or its password), one line when it ends.
  *
  * @example
  * ```ts
@@ -195,74 +212,257 @@ export const make = (
 ): Effect.Effect<ErpRateLimiter.Service, ConfigError.ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
     const settings = yield* resolve(options)
-    const connection = yield* Redis.connect(settings.url, settings.prefix, settings.timeout)
+    const policy: Outage.Policy = {
+      onFailure: settings.onFailure,
+      graceMillis: Duration.toMillis(settings.grace),
+      slotWindowMillis: Duration.toMillis(settings.window) + Duration.toMillis(settings.margin)
+    }
+    const outage = Outage.makeState()
+    const connection = yield* Redis.connect(settings.url, settings.prefix, settings.timeout, watch(outage, policy))
     const remote = yield* Slots.make(settings).pipe(
       Effect.provideService(RateLimiter.RateLimiterStore, Redis.makeStore(connection, settings.prefix)),
       Effect.provideService(Limiter.HoldStore, Redis.makeHoldStore(connection, settings.prefix))
     )
-    const local = settings.onFailure === "local"
-      ? yield* ErpRateLimiter.make(settings)
-      : undefined
-
-    // The failure policy's state and decisions are the kernel's (`Outage`): one warning per outage, one line at its
-    // end, Redis tried again at most once a second, and what each operation does meanwhile.
-    const outage = Outage.makeState()
-    const said = (line: Effect.Effect<void>, say: boolean) => say ? line : Effect.void
-
-    const guarded = <A, E>(
-      operation: Outage.Operation,
-      use: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,
-      otherwise: () => Effect.Effect<A, E | ErpRateLimiter.StoreFailure>
-    ): Effect.Effect<A, E | ErpRateLimiter.StoreFailure> => {
-      const fallback = (error: ErpRateLimiter.StoreFailure) =>
-        Outage.fallback(settings.onFailure, operation) === "fail" ? Effect.fail(error) : otherwise()
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        // While down and before the next probe: the last failure again, at once.
-        const down = Outage.shortCircuit(outage, now)
-        if (down !== undefined) return fallback(new ErpRateLimiter.StoreFailure({ description: down }))
-        return use.pipe(
-          Effect.tap(() =>
-            Effect.flatMap(Clock.currentTimeMillis, (now) => {
-              const downMillis = Outage.answered(outage, now)
-              return said(Effect.logInfo(LimiterText.recovered(downMillis ?? 0)), downMillis !== undefined)
-            })
-          ),
-          Effect.catchIf(
-            (error): error is ErpRateLimiter.StoreFailure => error instanceof ErpRateLimiter.StoreFailure,
-            (error) =>
-              Effect.flatMap(Clock.currentTimeMillis, (now) =>
-                said(
-                  Effect.logWarning(LimiterText.outage(error.description, local !== undefined)),
-                  Outage.failed(outage, now, error.description)
-                )).pipe(Effect.zipRight(fallback(error)))
-          )
-        )
-      })
+    const shared: Shared = {
+      outage,
+      policy,
+      remote,
+      local: settings.onFailure === "local" ? yield* ErpRateLimiter.make(settings) : undefined,
+      scope: yield* Effect.scope,
+      // A token of this read's own, set should the store hold no mark (it is new, or lost its data since).
+      mark: readMark(outage, () => Redis.readMark(connection, settings.prefix, globalThis.crypto.randomUUID()))
     }
-
+    const { local } = shared
     return ErpRateLimiter.ErpRateLimiter.of({
       limit: remote.limit,
       window: remote.window,
       margin: remote.margin,
-      acquire: (key, deadline, bound) =>
-        guarded(
-          "acquire",
-          Effect.map(remote.acquire(key, deadline, bound), (acquired) => ({
-            ...acquired,
-            release: (endedMillis: number) => guarded("release", acquired.release(endedMillis), () => Effect.void)
-          })),
-          () => local!.acquire(key, deadline, bound)
-        ),
-      learn: (key, acquired, heard) => guarded("learn", remote.learn(key, acquired, heard), () => Effect.void),
+      acquire: (key, deadline, bound) => acquire(shared, key, deadline, bound),
+      learn: (key, acquired, heard) => guard(shared, "learn", remote.learn(key, acquired, heard), Effect.void),
       // Kept locally too under `local`, so an outage that starts now still honours it.
       pause: (key, untilMillis) =>
         Effect.zipRight(
           local === undefined ? Effect.void : local.pause(key, untilMillis),
-          guarded("pause", remote.pause(key, untilMillis), () => Effect.void)
+          guard(shared, "pause", remote.pause(key, untilMillis), Effect.void)
         ),
-      inUse: (key) => guarded("inUse", remote.inUse(key), () => local!.inUse(key))
+      inUse: (key) =>
+        guard(shared, "inUse", remote.inUse(key), local === undefined ? unavailable(shared) : local.inUse(key))
     })
   })
+
+/** What the limiter's operations share: the outage, Redis's limiter and the local one, and the store's mark. */
+interface Shared {
+  readonly outage: Outage.State
+  readonly policy: Outage.Policy
+  readonly remote: ErpRateLimiter.Service
+  readonly local: ErpRateLimiter.Service | undefined
+  /** Where slots handed back while Redis is down are kept trying. */
+  readonly scope: Scope.Scope
+  /** Reads the store's mark and notes it (`Outage.marked`). */
+  readonly mark: Effect.Effect<void>
+}
+
+/** The mark read (a failure is an outage like any other: the mark is read again once it ends), and noted. */
+const readMark = (outage: Outage.State, read: () => Effect.Effect<string, ErpRateLimiter.StoreFailure>) =>
+  Effect.matchEffect(Effect.suspend(read), {
+    onFailure: () => Effect.void,
+    onSuccess: (found) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const kept = Outage.marked(outage, found)
+        return kept === "lost" || kept === "unknown"
+          ? Effect.logInfo(LimiterText.countLost(kept, outage.heldUntil - now))
+          : Effect.void
+      })
+  })
+
+const unavailable = ({ outage }: Shared) =>
+  Effect.suspend(() => Effect.fail(new ErpRateLimiter.StoreFailure({ description: outage.description })))
+
+/**
+ * A place in the limit, on Redis as the outage allows (`guard`), or from the local limiter. A request admitted across
+ * a change of the store (an outage, a reconnection) that now holds requests (the store may have lost its count,
+ * `Outage.marked`) gives up the place it took and takes another once the hold is over: it would go late on that
+ * place, and could come within a window of the place's next request. A place not used is safe. One admitted while
+ * the store is down again was counted all the same: it goes.
+ */
+const acquire = (
+  shared: Shared,
+  key: string,
+  deadline?: number,
+  bound?: number
+): ReturnType<ErpRateLimiter.Service["acquire"]> =>
+  Effect.suspend(() => {
+    const { outage, policy } = shared
+    const generation = outage.generation
+    const again = Effect.suspend(() => acquire(shared, key, deadline, bound))
+    const admitted = guard(
+      shared,
+      "acquire",
+      sharedAndLocal(shared, key, deadline, bound),
+      localOnly(shared, key, deadline, bound),
+      {
+        bound,
+        beyond: (startsAt) => Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt }))
+      }
+    )
+    return Effect.flatMap(admitted, (acquired) =>
+      outage.generation === generation ? Effect.succeed(acquired) : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const admission = outage.since !== 0
+          ? { _tag: "Store" as const }
+          : Outage.admit(outage, policy, "acquire", now, bound)
+        switch (admission._tag) {
+          case "Mark":
+            return Effect.zipRight(shared.mark, again)
+          case "Wait":
+            return Effect.zipRight(Effect.sleep(Duration.millis(admission.untilMillis - now)), again)
+          case "Beyond":
+            return Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt: admission.startsAt }))
+          default:
+            return Effect.succeed(acquired)
+        }
+      }))
+  })
+
+/** A place in Redis, its slot handed back in the background should Redis be down then (`handBack`). */
+const inRedis = (shared: Shared, key: string, deadline?: number, bound?: number) =>
+  Effect.map(shared.remote.acquire(key, deadline, bound), (acquired): ErpRateLimiter.Acquired => ({
+    ...acquired,
+    release: (endedMillis) => handBack(shared, () => acquired.release(endedMillis), endedMillis)
+  }))
+
+/** A place in Redis; within a window of the local fallback's last request, which Redis never counted, in both. */
+const sharedAndLocal = (shared: Shared, key: string, deadline?: number, bound?: number) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const { local, outage, policy } = shared
+    return local === undefined || !Outage.alsoLocal(outage, policy, now)
+      ? inRedis(shared, key, deadline, bound)
+      : Effect.flatMap(
+        inRedis(shared, key, deadline, bound),
+        (there) =>
+          Effect.map(local.acquire(key, deadline, bound), (own): ErpRateLimiter.Acquired => ({
+            ...there,
+            spacedMillis: there.spacedMillis + own.spacedMillis,
+            pausedMillis: there.pausedMillis + own.pausedMillis,
+            startedMillis: own.startedMillis,
+            release: (endedMillis) => Effect.zipRight(own.release(endedMillis), there.release(endedMillis))
+          }))
+      )
+  })
+
+/** A place from the local fallback alone, noted (`Outage.admittedLocally`). */
+const localOnly = (shared: Shared, key: string, deadline?: number, bound?: number) =>
+  shared.local === undefined ? unavailable(shared) : Effect.tap(
+    shared.local.acquire(key, deadline, bound),
+    (acquired) => Effect.sync(() => Outage.admittedLocally(shared.outage, acquired.startedMillis))
+  )
+
+/**
+ * The outage told of every Redis call (its start said once, a warning; its end once) and of every reconnection.
+ */
+const watch = (outage: Outage.State, policy: Outage.Policy): Redis.Watch => ({
+  answered: (startedMillis) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const downMillis = Outage.answered(outage, policy, startedMillis, now)
+      return downMillis === undefined ? Effect.void : Effect.logInfo(LimiterText.recovered(downMillis))
+    }),
+  failed: (startedMillis, failure) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const reachedBefore = outage.answeredOnce
+      return Outage.failed(outage, startedMillis, now, failure.description)
+        ? Effect.logWarning(LimiterText.outage(failure.description, { ...policy, reachedBefore }))
+        : Effect.void
+    }),
+  reconnected: (lostAtMillis) => Outage.reconnected(outage, policy, lostAtMillis)
+})
+
+const isStoreFailure = (error: unknown): error is ErpRateLimiter.StoreFailure =>
+  error instanceof ErpRateLimiter.StoreFailure
+
+/** A request its caller bounded (`acquire`'s `bound`), and its failure when it could start only after the bound. */
+interface Bounded<A, E> {
+  readonly bound: number | undefined
+  readonly beyond: (startsAt: number) => Effect.Effect<A, E | ErpRateLimiter.StoreFailure>
+}
+
+/**
+ * Runs `operation` as the outage allows (`Outage.admit`): on Redis (its mark read first when due), after waiting for
+ * it, or `otherwise` (the local limiter, or nothing). A call that fails on Redis is looked at again: the outage it
+ * started decides; a failure that started none (a call begun before Redis came back) is tried once more, then is the
+ * answer.
+ */
+const guard = <A, E>(
+  { mark, outage, policy }: Shared,
+  operation: Outage.Operation,
+  use: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,
+  otherwise: Effect.Effect<A, E | ErpRateLimiter.StoreFailure>,
+  bounded?: Bounded<A, E>
+): Effect.Effect<A, E | ErpRateLimiter.StoreFailure> => {
+  let triedWhileUp = false
+  const attempt: Effect.Effect<A, E | ErpRateLimiter.StoreFailure> = Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) => {
+      const admission = Outage.admit(outage, policy, operation, now, bounded?.bound)
+      switch (admission._tag) {
+        case "Store":
+          return Effect.catchIf(use, isStoreFailure, (failure) => {
+            if (outage.since !== 0) return Effect.suspend(() => attempt)
+            if (triedWhileUp) return Effect.fail(failure)
+            triedWhileUp = true
+            return Effect.suspend(() => attempt)
+          })
+        case "Mark":
+          return Effect.zipRight(mark, Effect.suspend(() => attempt))
+        case "Wait":
+          return Effect.zipRight(
+            Effect.sleep(Duration.millis(admission.untilMillis - now)),
+            Effect.suspend(() => attempt)
+          )
+        case "Beyond":
+          return bounded === undefined
+            ? Effect.fail(new ErpRateLimiter.StoreFailure({ description: outage.description }))
+            : bounded.beyond(admission.startsAt)
+        case "Fail":
+          return Effect.fail(new ErpRateLimiter.StoreFailure({ description: outage.description }))
+        case "Local":
+        case "Ignore":
+          return otherwise
+      }
+    }
+  )
+  return attempt
+}
+
+/**
+ * Hands a slot back: its busy mark, a window after the request ended, is set in Redis now if Redis answers, else in
+ * the background as soon as it does, until the mark no longer matters (a slot's window after the end). The answer at
+ * hand never waits for it.
+ */
+const handBack = (
+  { outage, policy, scope }: Shared,
+  release: () => Effect.Effect<void, ErpRateLimiter.StoreFailure>,
+  endedMillis: number
+): Effect.Effect<void> => {
+  const mootAt = endedMillis + policy.slotWindowMillis
+  const later: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    if (now >= mootAt) return Effect.void
+    const admission = Outage.admit(outage, policy, "release", now)
+    return admission._tag === "Wait"
+      ? Effect.zipRight(Effect.sleep(Duration.millis(admission.untilMillis - now)), Effect.suspend(() => later))
+      : Effect.catchAll(
+        release(),
+        () => Effect.zipRight(Effect.sleep(Duration.millis(Outage.WAIT_STEP_MILLIS)), Effect.suspend(() => later))
+      )
+  })
+  // Forked from an uninterruptible release: made interruptible, so the scope's end stops it at once.
+  const inBackground = Effect.asVoid(Effect.forkIn(Effect.interruptible(later), scope))
+  return Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) =>
+      Outage.admit(outage, policy, "release", now)._tag === "Store"
+        ? Effect.catchAll(release(), () => inBackground)
+        : inBackground
+  )
+}
 
 /**
  * The shared limiter as a Layer; its Redis connection is closed when the layer is released.

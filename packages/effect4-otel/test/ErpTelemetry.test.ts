@@ -107,7 +107,9 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
       )
 
       // Everything arrived by the layer's end, as protobuf, with the headers asked for, without the key.
-      expect(receiver.requests.map((r) => r.signal).sort()).toEqual(["logs", "metrics", "traces"])
+      // Each signal at least once: a machine slow enough to reach an export's schedule (the logs' 1 s, the trace's
+      // 5 s) before the program ends sends one more, besides the last at the end.
+      expect([...new Set(receiver.requests.map((r) => r.signal))].sort()).toEqual(["logs", "metrics", "traces"])
       for (const request of receiver.requests) {
         expect(request.contentType).toBe("application/x-protobuf")
         expect(request.headers["x-collector-token"]).toBe("t ok")
@@ -346,8 +348,9 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
         )
       )
       expect(log.lines).toContain("the program's own warning")
-      // The program's end, its last exports refused: within the bound a dead collector may cost.
-      expect(Date.now() - programEnded).toBeLessThan(2_000)
+      // The program's end, its last exports refused: no wait of any budget (the refusal is at once). The bound is a
+      // budget and a half, so a machine at load 8 does not cross it; the one line above says what was given up on.
+      expect(Date.now() - programEnded).toBeLessThan(3_000)
     }))
 
   it.live("a silent collector: given up on within the default shutdown budget (at most about 2 s), said once", () =>
@@ -375,7 +378,8 @@ describe("ErpTelemetry.layer against an OTLP receiver", () => {
       // The spans' export was sent and never answered: given up on at the budget's end, the others not even tried.
       expect(silent.requests.map((r) => r.signal)).toEqual(["traces"])
       expect(failures).toEqual([{ url: `${silent.url}/v1/traces`, reason: "no answer within 1.5 s" }])
-      expect(shutdownMillis).toBeLessThan(2_000)
+      // One budget of 1.5 s and no second one (the others were not tried, above), with room for a loaded machine.
+      expect(shutdownMillis).toBeLessThan(3_000)
     }))
 
   it.live("OTEL_SDK_DISABLED=true sends nothing; grpc is said, and that signal not sent", () =>

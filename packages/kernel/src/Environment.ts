@@ -45,7 +45,8 @@ export const redis = {
   url: "ERP_REDIS_URL",
   prefix: "ERP_REDIS_PREFIX",
   onFailure: "ERP_REDIS_ON_FAILURE",
-  timeout: "ERP_REDIS_TIMEOUT"
+  timeout: "ERP_REDIS_TIMEOUT",
+  grace: "ERP_REDIS_GRACE"
 } as const
 
 /**
@@ -61,7 +62,8 @@ export const durations: ReadonlyArray<string> = [
   client.rateLimitBudget,
   client.maxServerWait,
   limiter.window,
-  redis.timeout
+  redis.timeout,
+  redis.grace
 ]
 
 /**

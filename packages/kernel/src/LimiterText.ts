@@ -112,25 +112,37 @@ export const learned = (
 }
 
 /**
- * The one warning of an outage of the shared limiter's store, by failure policy (`local`: each process keeps its own
- * limit meanwhile).
+ * The one warning of an outage of the shared limiter's store: what requests do meanwhile, by failure policy, and
+ * whether the store had answered before (`Outage`: then requests wait for it for the grace, and the local fallback
+ * starts a window after it stopped; a store never reached gets the policy at once).
  *
  * @example
  * ```ts
  * import { LimiterText } from "@erp-client/kernel"
  *
- * console.log(LimiterText.outage("Redis fixedWindow: not connected", false))
+ * console.log(LimiterText.outage("Redis fixedWindow: not connected", { onFailure: "fail", graceMillis: 10_000, reachedBefore: false }))
  * // => the shared rate limit in Redis is unavailable (Redis fixedWindow: not connected); requests fail with RateLimiterUnavailable until it answers again
+ * console.log(LimiterText.outage("Redis hold get: no answer within 1000 ms", { onFailure: "fail", graceMillis: 10_000, reachedBefore: true }))
+ * // => the shared rate limit in Redis is unavailable (Redis hold get: no answer within 1000 ms); requests wait up to 10 s for it, then fail with RateLimiterUnavailable until it answers again
  * ```
  *
  * @since 0.1.0
  * @category Notes
  */
-export const outage = (description: string, local: boolean): string =>
-  `the shared rate limit in Redis is unavailable (${description}); ` +
-  (local
-    ? "falling back to this process's own limit until it answers again: other processes are not counted meanwhile"
-    : "requests fail with RateLimiterUnavailable until it answers again")
+export const outage = (
+  description: string,
+  policy: { readonly onFailure: "fail" | "local"; readonly graceMillis: number; readonly reachedBefore: boolean }
+): string => {
+  const waits = policy.reachedBefore && policy.graceMillis > 0
+  const then = policy.onFailure === "local"
+    ? (waits ? "fall" : "falling") + " back to this process's own limit until it answers again" +
+      (policy.reachedBefore ? " (from a window after it stopped: the count it kept is unknown)" : "") +
+      ": other processes are not counted meanwhile"
+    : `${waits ? "fail" : "requests fail"} with RateLimiterUnavailable until it answers again`
+  return `the shared rate limit in Redis is unavailable (${description}); ` +
+    (waits ? `requests wait up to ${seconds(policy.graceMillis)} for it, then ` : "") + then
+}
+
 
 /**
  * The line of the shared store's return after an outage.
@@ -147,6 +159,32 @@ export const outage = (description: string, local: boolean): string =>
  */
 export const recovered = (downMillis: number): string =>
   `the shared rate limit in Redis answers again after ${downMillis} ms; it is shared again`
+
+/**
+ * The line said when the shared store, back from an outage or a lost connection, no longer holds the mark the limiters
+ * on it share (`Outage.MARK_LUA`, `Outage.marked`): it was restarted empty or replaced, and the count of the requests
+ * it admitted before is lost; or when no mark had been read before, so that is unknown.
+ *
+ * @example
+ * ```ts
+ * import { LimiterText } from "@erp-client/kernel"
+ *
+ * console.log(LimiterText.countLost("lost", 24_400))
+ * // => Redis came back without its data (restarted empty, or replaced): the requests it counted before are unknown, so requests through it wait 24400 ms more, until a window after it stopped answering
+ * console.log(LimiterText.countLost("lost", 0))
+ * // => Redis came back without its data (restarted empty, or replaced): the requests it counted before are unknown, but a window has passed since it stopped answering: nothing to wait for
+ * ```
+ *
+ * @since 0.1.0
+ * @category Notes
+ */
+export const countLost = (why: "lost" | "unknown", heldMillis: number): string =>
+  (why === "lost"
+    ? "Redis came back without its data (restarted empty, or replaced): the requests it counted before are unknown"
+    : "Redis came back, and whether it kept its data is unknown (its mark was never read before)") +
+  (heldMillis >= 1
+    ? `, so requests through it wait ${Math.round(heldMillis)} ms more, until a window after it stopped answering`
+    : ", but a window has passed since it stopped answering: nothing to wait for")
 
 /**
  * A redactor for the texts a Redis client writes about a connection (its errors may quote the URL): the URL and its

@@ -30,7 +30,9 @@ export const defaults = {
   marginAtLeastMillis: 50,
   redisPrefix: "erp-client:",
   redisOnFailure: "fail",
-  redisTimeoutMillis: 1_000
+  redisTimeoutMillis: 1_000,
+  /** How long requests wait for a Redis that stops answering before `redisOnFailure` applies. */
+  redisGraceMillis: 10_000
 } as const
 
 /**
@@ -326,6 +328,24 @@ export const positiveMillis = (option: string, millis: number | undefined): Chec
   millis !== undefined && millis > 0 && Number.isFinite(millis)
     ? ok(millis)
     : invalid(option, "must be a positive, finite duration")
+
+/**
+ * A duration in milliseconds that is finite and not negative (`redis.grace`, where 0 turns the wait off).
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.nonNegativeMillis("redis.grace", 0).ok, Settings.nonNegativeMillis("redis.grace", -1).ok) // => true false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
+export const nonNegativeMillis = (option: string, millis: number | undefined): Checked<number> =>
+  millis !== undefined && millis >= 0 && Number.isFinite(millis)
+    ? ok(millis)
+    : invalid(option, "must be a finite duration, 0 or more")
 
 const BARE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/
 

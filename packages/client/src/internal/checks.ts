@@ -27,11 +27,23 @@ export const nonNegativeInt = (option: string, value: number): Either.Either<num
 export const positiveDuration = (
   option: string,
   input: Duration.DurationInput
+): Either.Either<Duration.Duration, ConfigError.ConfigError> => millisChecked(option, input, Settings.positiveMillis)
+
+/** A finite duration of 0 or more (`redis.grace`: 0 turns the wait off). */
+export const nonNegativeDuration = (
+  option: string,
+  input: Duration.DurationInput
+): Either.Either<Duration.Duration, ConfigError.ConfigError> => millisChecked(option, input, Settings.nonNegativeMillis)
+
+const millisChecked = (
+  option: string,
+  input: Duration.DurationInput,
+  check: (option: string, millis: number | undefined) => Settings.Checked<number>
 ): Either.Either<Duration.Duration, ConfigError.ConfigError> => {
   const duration = Duration.decodeUnknown(input)
   return Either.map(
     checked(
-      Settings.positiveMillis(
+      check(
         option,
         Option.isSome(duration) && Duration.isFinite(duration.value) ? Duration.toMillis(duration.value) : undefined
       )

@@ -1,10 +1,12 @@
 /**
  * One Redis connection for the shared limiter, and the two stores the limiter's algorithm (`slots.ts`) runs on over it: the counters
  * (`RateLimiterStore`, fixed window only) and the holds (`HoldStore`). No failure policy here: a failing Redis fails
- * the call with `StoreFailure`; `ErpRateLimiterRedis` decides what that means.
+ * the call with `StoreFailure`, and every call's outcome is told to the `Watch` with the time it began;
+ * `ErpRateLimiterRedis` decides what that means.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
+import * as Outage from "@erp-client/kernel/Outage"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
 import * as Slots from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
@@ -30,6 +32,7 @@ interface RedisWithScripts extends Ioredis.Redis {
   erpLogMark(key: string, entry: string, keepMillis: number, afterMillis: number): Promise<number>
   erpLogCount(key: string, windowMillis: number): Promise<number>
   erpLogSeed(key: string, configuredWindowMillis: number, ...ttls: Array<number>): Promise<number>
+  erpMark(key: string, token: string, ttlMillis: number): Promise<string | null>
 }
 
 export interface Connection {
@@ -41,9 +44,26 @@ export interface Connection {
   >
 }
 
+/**
+ * Told the outcome of every call, with the time (epoch ms) it began: an answer, or the failure it fails with. Told of
+ * calls, not of operations: an operation that needs no call (a hold already lapsed) says nothing of the store.
+ */
+export interface Watch {
+  readonly answered: (startedMillis: number) => Effect.Effect<void>
+  readonly failed: (startedMillis: number, failure: Limiter.StoreFailure) => Effect.Effect<void>
+  /** The connection, lost at `lostAtMillis`, is made again (the store may be another, or have lost its data). */
+  readonly reconnected: (lostAtMillis: number) => void
+}
+
+const unwatched: Watch = { answered: () => Effect.void, failed: () => Effect.void, reconnected: () => {} }
+
 /** What the connection last said of itself: its last error (redacted), `""` once it is ready again. */
 interface Health {
   lastConnectionError: string
+  /** Whether it was ready once: a later "ready" is a reconnection. */
+  readyOnce: boolean
+  /** When it was lost (epoch ms), 0 while it holds. */
+  lostAt: number
 }
 
 // Opens the connection for the life of the scope. Each call fails fast: no offline queue (a call while disconnected
@@ -52,15 +72,16 @@ interface Health {
 export const connect = (
   url: Redacted.Redacted<string>,
   prefix: string,
-  timeout: Duration.Duration
+  timeout: Duration.Duration,
+  watch: Watch = unwatched
 ): Effect.Effect<Connection, never, Scope.Scope> =>
   Effect.gen(function*() {
     const timeoutMillis = Math.max(1, Math.ceil(Duration.toMillis(timeout)))
     const redact = LimiterText.redactor(Redacted.value(url))
-    const health: Health = { lastConnectionError: "" }
+    const health: Health = { lastConnectionError: "", readyOnce: false, lostAt: 0 }
     const { Redis } = yield* loadIoredis
     const redis = yield* Effect.acquireRelease(
-      Effect.sync(() => open(Redis, { url, prefix, timeoutMillis, redact, health })),
+      Effect.sync(() => open(Redis, { url, prefix, timeoutMillis, redact, health, watch })),
       // `disconnect` also stops the reconnect timer, so nothing keeps the process alive after the scope closes.
       (redis) =>
         Effect.promise(() => redis.quit().catch(() => "")).pipe(
@@ -73,15 +94,20 @@ export const connect = (
     const failureText = (what: string, cause: unknown): string =>
       redact(`Redis ${what}: ${whyFailed(cause, health, timeoutMillis)}`)
     const call: Connection["call"] = (what, run) =>
-      Effect.tryPromise({
-        try: () => run(redis),
-        catch: (cause) => new Limiter.StoreFailure({ description: failureText(what, cause) })
-      }).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(timeoutMillis + 100),
-          onTimeout: () => new Limiter.StoreFailure({ description: failureText(what, "Command timed out") })
-        })
-      )
+      Effect.flatMap(Clock.currentTimeMillis, (startedMillis) =>
+        Effect.tryPromise({
+          try: () => run(redis),
+          catch: (cause) => new Limiter.StoreFailure({ description: failureText(what, cause) })
+        }).pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(timeoutMillis + 100),
+            onTimeout: () => new Limiter.StoreFailure({ description: failureText(what, "Command timed out") })
+          }),
+          Effect.tapBoth({
+            onFailure: (failure) => watch.failed(startedMillis, failure),
+            onSuccess: () => watch.answered(startedMillis)
+          })
+        ))
     return { redis, call }
   })
 
@@ -104,16 +130,22 @@ const open = (
     readonly timeoutMillis: number
     readonly redact: (text: string) => string
     readonly health: Health
+    readonly watch: Watch
   }
 ): RedisWithScripts => {
-  const { health, redact, timeoutMillis } = options
+  const { health, redact, timeoutMillis, watch } = options
   const redis = new Redis(Redacted.value(options.url), {
     connectTimeout: timeoutMillis,
     commandTimeout: timeoutMillis,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
-    retryStrategy: (times) => Math.min(50 * 2 ** times, 2_000),
+    // At most a second between reconnects: a Redis back from a restart is found about as soon as the limiter's next
+    // probe would look.
+    retryStrategy: (times) => Math.min(50 * 2 ** times, 1_000),
+    // A primary turned replica by a failover answers writes with READONLY: connect again, so a name that now points at
+    // the new primary is resolved anew. The call itself is not sent again (the limiter decides what to retry).
+    reconnectOnError: (error) => error.message.startsWith("READONLY"),
     // `disconnect` (at release, after `quit` had its time) ends the socket and destroys it if still open after
     // this long. ioredis's 2 s timer stays even when the socket had already closed (a Redis that was never
     // reached), and kept a failed command's process alive for those 2 s: `quit` already waited, so at once.
@@ -126,8 +158,14 @@ const open = (
   redis.on("error", (error: unknown) => {
     health.lastConnectionError = redact(error instanceof Error ? error.message : String(error))
   })
+  redis.on("close", () => {
+    if (health.readyOnce && health.lostAt === 0) health.lostAt = Date.now()
+  })
   redis.on("ready", () => {
     health.lastConnectionError = ""
+    if (health.readyOnce) watch.reconnected(health.lostAt === 0 ? Date.now() : health.lostAt)
+    health.readyOnce = true
+    health.lostAt = 0
   })
   redis.defineCommand("erpFixedWindow", { lua: Scripts.FIXED_WINDOW_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpExtendHold", { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 })
@@ -136,6 +174,7 @@ const open = (
   redis.defineCommand("erpLogMark", { lua: Scripts.LOG_MARK_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpLogCount", { lua: Scripts.LOG_COUNT_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpLogSeed", { lua: Scripts.LOG_SEED_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpMark", { lua: Outage.MARK_LUA, numberOfKeys: 1 })
   return redis
 }
 
@@ -153,11 +192,17 @@ const awaitReady = (redis: RedisWithScripts, timeoutMillis: number): Effect.Effe
     })
   }).pipe(Effect.timeout(Duration.millis(timeoutMillis)), Effect.ignore)
 
-/** Why a call failed, in words: not connected (and the connection's last error), no answer in time, or its message. */
+/**
+ * Why a call failed, in words: not connected (and the connection's last error), the connection lost under it (with
+ * retries per request off, ioredis says so in terms of its option), no answer in time, or its message.
+ */
 const whyFailed = (cause: unknown, health: Health, timeoutMillis: number): string => {
   const message = cause instanceof Error ? cause.message : String(cause)
+  const lastError = health.lastConnectionError === "" ? "" : ` (${health.lastConnectionError})`
   return message.includes("enableOfflineQueue") || message.includes("Connection is closed")
-    ? `not connected${health.lastConnectionError === "" ? "" : ` (${health.lastConnectionError})`}`
+    ? `not connected${lastError}`
+    : message.includes("maxRetriesPerRequest")
+    ? `the connection was lost${lastError}`
     : message === "Command timed out"
     ? `no answer within ${timeoutMillis} ms`
     : message
@@ -188,6 +233,17 @@ export const makeStore = (connection: Connection, prefix: string): RateLimiter.R
         })
       )
   })
+
+/** The mark every limiter on this Redis and prefix shares (`Outage.MARK_LUA`), `token` set if there is none. */
+export const readMark = (
+  connection: Connection,
+  prefix: string,
+  token: string
+): Effect.Effect<string, Limiter.StoreFailure> =>
+  Effect.map(
+    connection.call("mark", (redis) => redis.erpMark(`${prefix}erp:mark`, token, Outage.MARK_TTL_MILLIS)),
+    (mark) => mark ?? ""
+  )
 
 export const makeHoldStore = (connection: Connection, prefix: string): Limiter.HoldStore["Type"] =>
   Limiter.HoldStore.of({

@@ -32,11 +32,23 @@ export const nonNegativeInt = (option: string, value: number): Result.Result<num
 export const positiveDuration = (
   option: string,
   input: Duration.Input
+): Result.Result<Duration.Duration, Config.ConfigError> => millisChecked(option, input, Settings.positiveMillis)
+
+/** A finite duration of 0 or more (`redis.grace`: 0 turns the wait off). */
+export const nonNegativeDuration = (
+  option: string,
+  input: Duration.Input
+): Result.Result<Duration.Duration, Config.ConfigError> => millisChecked(option, input, Settings.nonNegativeMillis)
+
+const millisChecked = (
+  option: string,
+  input: Duration.Input,
+  check: (option: string, millis: number | undefined) => Settings.Checked<number>
 ): Result.Result<Duration.Duration, Config.ConfigError> => {
   const duration = Duration.fromInput(input)
   return Result.map(
     checked(
-      Settings.positiveMillis(
+      check(
         option,
         Option.isSome(duration) && Duration.isFinite(duration.value) ? Duration.toMillis(duration.value) : undefined
       )

@@ -5,7 +5,8 @@
  * fixed-window script gives the answers of the Effect 3 edition's, the kernel's `FIXED_WINDOW_LUA`, on the same keys
  * `${prefix}${key}`), the holds and learned limits are the kernel's scripts (`RedisScripts`) through `Redis.eval`. So a
  * process of either edition on one Redis, prefix and key shares one limit. No failure policy here: a failing Redis
- * fails the call with `StoreFailure`; `ErpRateLimiterRedis` decides what that means.
+ * fails the call with `StoreFailure`, and every call's outcome is told to the `Watch` with the time it began;
+ * `ErpRateLimiterRedis` decides what that means.
  *
  * What is written by hand, and why: `NodeRedis.layer` fails to build when Redis is down at start, and a limiter whose
  * policy is `local` must start anyway; so the connection is its layer built into a scope of its own when first needed,
@@ -16,6 +17,7 @@
  */
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
+import * as Outage from "@erp-client/kernel/Outage"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
 import * as Slots from "@erp-client/kernel/Slots"
 import * as Cause from "effect/Cause"
@@ -47,6 +49,19 @@ export interface Connection {
     run: (open: Open) => Effect.Effect<A, unknown>
   ) => Effect.Effect<A, Limiter.StoreFailure>
 }
+
+/**
+ * Told the outcome of every call, with the time (epoch ms) it began: an answer, or the failure it fails with. Told of
+ * calls, not of operations: an operation that needs no call (a hold already lapsed) says nothing of the store.
+ */
+export interface Watch {
+  readonly answered: (startedMillis: number) => Effect.Effect<void>
+  readonly failed: (startedMillis: number, failure: Limiter.StoreFailure) => Effect.Effect<void>
+  /** The connection, lost at `lostAtMillis`, is made again (the store may be another, or have lost its data). */
+  readonly reconnected: (lostAtMillis: number) => void
+}
+
+const unwatched: Watch = { answered: () => Effect.void, failed: () => Effect.void, reconnected: () => {} }
 
 const extendHold = Redis.script(
   (key: string, ttlMillis: number, untilMillis: number) => [key, ttlMillis, untilMillis],
@@ -91,6 +106,11 @@ const logSeed = Redis.script(
   { lua: Scripts.LOG_SEED_LUA, numberOfKeys: 1 }
 ).withReturnType<number>()
 
+const mark = Redis.script(
+  (key: string, token: string, ttlMillis: number) => [key, token, ttlMillis],
+  { lua: Outage.MARK_LUA, numberOfKeys: 1 }
+).withReturnType<string | null>()
+
 const messageOf = (cause: unknown): string => {
   // A store's error carries the Redis error, which carries the client's.
   let inner = cause
@@ -113,13 +133,17 @@ interface Link {
   connectedOnce: boolean
   /** The connection's last error (redacted), `""` once it is ready again. */
   lastConnectionError: string
+  /** When the connection was lost (epoch ms), 0 while it holds. */
+  lostAt: number
+  readonly watch: Watch
 }
 
 /** Opens (when first needed) the connection for the life of the scope. */
 export const connect = (
   url: Redacted.Redacted<string>,
   prefix: string,
-  timeout: Duration.Duration
+  timeout: Duration.Duration,
+  watch: Watch = unwatched
 ): Effect.Effect<Connection, never, Scope.Scope> =>
   Effect.gen(function*() {
     const link: Link = {
@@ -130,7 +154,9 @@ export const connect = (
       redact: LimiterText.redactor(Redacted.value(url)),
       open: undefined,
       connectedOnce: false,
-      lastConnectionError: ""
+      lastConnectionError: "",
+      lostAt: 0,
+      watch
     }
     const layer = redisLayer(url, link)
     // One connection attempt at a time; the calls waiting for it share its outcome.
@@ -142,15 +168,18 @@ export const connect = (
         )
     )
     const call: Connection["call"] = (what, run) =>
-      Effect.flatMap(current, run).pipe(
-        Effect.timeoutOrElse({
-          duration: link.timeoutMillis + 100,
-          orElse: () => Effect.fail(new Error("Command timed out"))
-        }),
-        Effect.catchCause((cause) =>
-          Effect.fail(new Limiter.StoreFailure({ description: failureText(link, what, causeValue(cause)) }))
-        )
-      )
+      Effect.flatMap(Clock.currentTimeMillis, (startedMillis) =>
+        Effect.flatMap(current, run).pipe(
+          Effect.timeoutOrElse({
+            duration: link.timeoutMillis + 100,
+            orElse: () => Effect.fail(new Error("Command timed out"))
+          }),
+          Effect.catchCause((cause) =>
+            Effect.fail(new Limiter.StoreFailure({ description: failureText(link, what, causeValue(cause)) }))
+          ),
+          Effect.tapError((failure) => watch.failed(startedMillis, failure)),
+          Effect.tap(() => watch.answered(startedMillis))
+        ))
     return { call }
   })
 
@@ -166,9 +195,10 @@ const redisLayer = (url: Redacted.Redacted<string>, link: Link) =>
     socket: {
       connectTimeout: link.timeoutMillis,
       // The first connection fails at once (the layer is built again later); once connected, reconnect for ever in
-      // the background, so a Redis that comes back is used again.
+      // the background, at most a second apart, so a Redis that comes back is used again about as soon as the
+      // limiter's next probe would look.
       reconnectStrategy: (retries: number, cause: Error) =>
-        link.connectedOnce ? Math.min(50 * 2 ** retries, 2_000) : cause
+        link.connectedOnce ? Math.min(50 * 2 ** retries, 1_000) : cause
     }
   })
 
@@ -196,11 +226,20 @@ const openNow = (link: Link, layer: ReturnType<typeof redisLayer>): Effect.Effec
     if (Exit.isFailure(built)) return yield* Effect.failCause(built.cause)
     const { client } = Context.get(built.value, NodeRedis.NodeRedis)
     link.connectedOnce = true
+    // Every "ready" from here on is a reconnection: the store may be another, or have lost its data.
+    const lost = () => {
+      if (link.lostAt === 0) link.lostAt = Date.now()
+    }
     client.on("error", (error: unknown) => {
       link.lastConnectionError = redact(messageOf(error))
+      lost()
     })
+    client.on("end", lost)
+    client.on("reconnecting", lost)
     client.on("ready", () => {
       link.lastConnectionError = ""
+      link.watch.reconnected(link.lostAt === 0 ? Date.now() : link.lostAt)
+      link.lostAt = 0
     })
     // `close` waits for the commands in flight, for ever on a Redis that stopped answering: bounded, then the
     // socket is destroyed, so nothing keeps the process alive after the scope closes.
@@ -287,6 +326,17 @@ export const makeStore = (connection: Connection): RateLimiter.RateLimiterStore[
     adaptiveConsume: () => Effect.succeed({ delay: Duration.zero, epoch: 0, phase: "inactive" }),
     adaptiveFeedback: () => Effect.void
   })
+
+/** The mark every limiter on this Redis and prefix shares (`Outage.MARK_LUA`), `token` set if there is none. */
+export const readMark = (
+  connection: Connection,
+  prefix: string,
+  token: string
+): Effect.Effect<string, Limiter.StoreFailure> =>
+  Effect.map(
+    connection.call("mark", (open) => open.redis.eval(mark)(`${prefix}erp:mark`, token, Outage.MARK_TTL_MILLIS)),
+    (value) => value ?? ""
+  )
 
 export const makeHoldStore = (connection: Connection, prefix: string): Limiter.HoldStore["Service"] =>
   Limiter.HoldStore.of({
