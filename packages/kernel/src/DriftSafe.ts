@@ -33,9 +33,11 @@ import type * as Pager from "./Pager.js"
  *   paging stepped back until a page overlapped again and came forward, spending `requests` extra requests, and
  *   pages from then on overlap by `overlap` (doubled, up to half a page).
  * - `Dropped`: the record at `offset` has the id of a record already emitted but other content, and was not emitted:
- *   a record updated during the export (its earlier version came out), or a distinct record that repeats another's
- *   id (ids are what drift-safe paging tells records apart by). `id` as `Changes.idValue` says it (the digits, as a
- *   string, of a number beyond a double), `idJson` as the server wrote it.
+ *   `reason` `"updated"`, read again where the page before held it (shifted as the list moved), a record updated
+ *   between two requests (its earlier version came out); `"duplicate"`, twice in one answer or away from there, a
+ *   distinct record that repeats another's id (ids are what drift-safe paging tells records apart by; noted in the
+ *   table, `Changes.Table.duplicate`). `id` as `Changes.idValue` says it (the digits, as a string, of a number beyond a
+ *   double), `idJson` as the server wrote it.
  *
  * @since 0.1.0
  * @category Models
@@ -43,7 +45,13 @@ import type * as Pager from "./Pager.js"
 export type DriftEvent =
   | { readonly _tag: "Shifted"; readonly offset: number; readonly by: number }
   | { readonly _tag: "Recovered"; readonly offset: number; readonly requests: number; readonly overlap: number }
-  | { readonly _tag: "Dropped"; readonly offset: number; readonly id: string | number; readonly idJson: string }
+  | {
+    readonly _tag: "Dropped"
+    readonly offset: number
+    readonly id: string | number
+    readonly idJson: string
+    readonly reason: "updated" | "duplicate"
+  }
 
 /**
  * Drift-safe paging's options, as an edition takes them (its own options add callbacks).

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
+import * as Changes from "../src/Changes.js"
 import * as DriftSafe from "../src/DriftSafe.js"
 import type * as PageOrder from "../src/PageOrder.js"
 import type * as Pager from "../src/Pager.js"
@@ -85,7 +86,9 @@ describe("DriftSafe", () => {
     // Record 5 again with other content: not emitted, told once.
     const records = [{ id: 4 }, { id: 5, name: "renamed" }, { id: 6 }, { id: 7 }]
     const updated = { offset: 4, count: 4, received: 4, records, raw: records, invalid: [] }
-    expect(state.step(updated, full)).toMatchObject({ events: [{ _tag: "Dropped", offset: 5, id: 5 }] })
+    expect(state.step(updated, full)).toMatchObject({
+      events: [{ _tag: "Dropped", offset: 5, id: 5, reason: "updated" }]
+    })
     expect(state.step({ ...updated, offset: 6 }, full)).toMatchObject({
       events: [{ _tag: "Shifted", offset: 6, by: 2 }]
     })
@@ -121,8 +124,41 @@ describe("DriftSafe", () => {
     const stepped = state.step(next, full)
     expect(stepped).toMatchObject({ _tag: "Taken", step: { fresh: 0 } })
     expect(stepped._tag === "Taken" && stepped.events.filter((event) => event._tag === "Dropped")).toStrictEqual([
-      { _tag: "Dropped", offset: 4, id: "12345678901234567891", idJson: "12345678901234567891" }
+      {
+        _tag: "Dropped",
+        offset: 4,
+        id: "12345678901234567891",
+        idJson: "12345678901234567891",
+        reason: "duplicate"
+      }
     ])
+  })
+
+  it("records that share an id: twice in one answer, or away from where the id was read, a duplicate noted in the table; read again where the page before held it, an update", () => {
+    const seen = Changes.makeTable()
+    const state = DriftSafe.make<PageOrder.Page<unknown>>({ overlap: 1, seen }, 0)
+    const pageOf = (offset: number, records: ReadonlyArray<{ readonly id: number; readonly v?: string }>) => ({
+      offset,
+      count: 5,
+      received: records.length,
+      records,
+      raw: records,
+      invalid: []
+    })
+    // Partner 10 served with partner 3's id, in the same answer.
+    const first = state.step(pageOf(0, [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 3, v: "ten" }, { id: 5 }]), full)
+    expect(first._tag === "Taken" && first.events).toStrictEqual([
+      { _tag: "Dropped", offset: 3, id: 3, idJson: "3", reason: "duplicate" }
+    ])
+    // Record 5 again (the overlap), updated since; and one more with record 1's id, well past where 1 was read.
+    const second = state.step(pageOf(4, [{ id: 5, v: "new" }, { id: 6 }, { id: 7 }, { id: 1, v: "x" }]), full)
+    expect(second._tag === "Taken" && second.events).toStrictEqual([
+      { _tag: "Dropped", offset: 4, id: 5, idJson: "5", reason: "updated" },
+      { _tag: "Dropped", offset: 7, id: 1, idJson: "1", reason: "duplicate" }
+    ])
+    // The same record read again in the overlap of the next page is not counted twice.
+    state.step(pageOf(7, [{ id: 1, v: "x" }, { id: 8 }]), full)
+    expect(seen.duplicates()).toStrictEqual({ records: 2, ids: [3, 1] })
   })
 
   it("a page that overlaps nothing read: a recovery steps back, walks forward, widens the overlap", () => {

@@ -237,13 +237,15 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
     if (!(trusted || page.offset === 0 || ids.some((id) => seen.has(id)))) {
       return { _tag: "Took", taken: undefined, events }
     }
-    if (this.previous !== undefined) {
-      // The last record shared with the page before: where it is now against where it was.
+    // The last record shared with the page before, unchanged: where it is now against where it was.
+    const before = this.previous
+    let shift = 0
+    if (before !== undefined) {
       for (let i = ids.length - 1; i >= 0; i--) {
-        const before = this.previous.get(ids[i])
-        if (before === undefined) continue
-        const by = page.offset + i - before
-        if (by !== 0) events.push({ _tag: "Shifted", offset: page.offset, by })
+        const at = before.get(ids[i])
+        if (at === undefined || seen.differs(ids[i], PageOrder.textAt(page, i))) continue
+        shift = page.offset + i - at
+        if (shift !== 0) events.push({ _tag: "Shifted", offset: page.offset, by: shift })
         break
       }
     }
@@ -252,27 +254,35 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
     // there all along came out before, so any other is an insert behind the export, which it may leave out.
     const from = ids.findIndex((id) => seen.has(id)) + 1
     const fresh = new Set<number>()
+    const inPage = new Set<Id>()
     for (let i = 0; i < ids.length; i++) {
-      if (!seen.has(ids[i])) {
+      const id = ids[i]
+      const again = inPage.has(id)
+      inPage.add(id)
+      if (!seen.has(id)) {
         if (i < from) continue
-        seen.add(ids[i], PageOrder.textAt(page, i))
+        seen.add(id, PageOrder.textAt(page, i))
         fresh.add(i)
         continue
       }
       // Seen before: the same record again (the overlap), or one that only shares its id.
       const text = PageOrder.textAt(page, i)
-      if (seen.differs(ids[i], text)) {
-        const record = `${typeof ids[i]}\u0000${String(ids[i])}\u0000${Judge.hash(text)}`
-        if (!this.dropped.has(record)) {
-          this.dropped.add(record)
-          events.push({
-            _tag: "Dropped",
-            offset: page.offset + i,
-            id: Changes.idValue(ids[i]),
-            idJson: Changes.idJson(ids[i])
-          })
-        }
-      }
+      if (!seen.differs(id, text)) continue
+      // Read again where the page before held it, shifted as the list moved: that record, updated between two
+      // requests. Twice in one answer, or away from there: a distinct record with the same id.
+      const updated = !again && before !== undefined && before.has(id) &&
+        page.offset + i < (this.lastEnd ?? 0) + Math.max(0, shift)
+      const record = `${typeof id}\u0000${String(id)}\u0000${Judge.hash(text)}`
+      if (this.dropped.has(record)) continue
+      this.dropped.add(record)
+      if (!updated) seen.duplicate(id)
+      events.push({
+        _tag: "Dropped",
+        offset: page.offset + i,
+        id: Changes.idValue(id),
+        idJson: Changes.idJson(id),
+        reason: updated ? "updated" : "duplicate"
+      })
     }
     const taken = fresh.size === ids.length ? page : PageOrder.keepWhere(page, (position) => fresh.has(position))
     if (page.offset + page.received > this.farthest) {
