@@ -135,8 +135,8 @@ export type DriftEvent = Data.TaggedEnum<{
   Recovered: { readonly offset: number; readonly requests: number; readonly overlap: number }
   /**
    * `id` as a user reads it (the digits, as a string, of a number beyond a double); `idJson` as the server wrote it;
-   * `reason`: `"updated"` (read again where the page before held it, with other content: updated between two requests)
-   * or `"duplicate"` (a distinct record with the id of another).
+   * `reason`: `"updated"` (read again within what was read before, with other content: updated since it was read) or
+   * `"duplicate"` (a distinct record with the id of another: twice in one answer, or past what was read).
    */
   Dropped: {
     readonly offset: number

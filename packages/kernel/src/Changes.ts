@@ -178,7 +178,7 @@ export interface Table {
   readonly state: () => State
   /**
    * Notes a record read with the id of another, distinct record (drift-safe paging found it: two records in one answer,
-   * or one away from where that id was read). The table holds one digest per id, so such a record cannot be tracked.
+   * or one past what was read). The table holds one digest per id, so such a record cannot be tracked.
    */
   readonly duplicate: (id: Id) => void
   /** The records noted by `duplicate`, and their ids (each once, in the order found). */

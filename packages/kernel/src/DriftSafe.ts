@@ -33,9 +33,9 @@ import type * as Pager from "./Pager.js"
  *   paging stepped back until a page overlapped again and came forward, spending `requests` extra requests, and
  *   pages from then on overlap by `overlap` (doubled, up to half a page).
  * - `Dropped`: the record at `offset` has the id of a record already emitted but other content, and was not emitted:
- *   `reason` `"updated"`, read again where the page before held it (shifted as the list moved), a record updated
- *   between two requests (its earlier version came out); `"duplicate"`, twice in one answer or away from there, a
- *   distinct record that repeats another's id (ids are what drift-safe paging tells records apart by; noted in the
+ *   `reason` `"updated"`, read again within what was read before (shifted as the list moved), a record updated since
+ *   it was read (its earlier version came out); `"duplicate"`, twice in one answer or past what was read, a distinct
+ *   record that repeats another's id (ids are what drift-safe paging tells records apart by; noted in the
  *   table, `Changes.Table.duplicate`). `id` as `Changes.idValue` says it (the digits, as a string, of a number beyond a
  *   double), `idJson` as the server wrote it.
  *

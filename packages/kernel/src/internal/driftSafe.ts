@@ -268,10 +268,10 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
       // Seen before: the same record again (the overlap), or one that only shares its id.
       const text = PageOrder.textAt(page, i)
       if (!seen.differs(id, text)) continue
-      // Read again where the page before held it, shifted as the list moved: that record, updated between two
-      // requests. Twice in one answer, or away from there: a distinct record with the same id.
-      const updated = !again && before !== undefined && before.has(id) &&
-        page.offset + i < (this.lastEnd ?? 0) + Math.max(0, shift)
+      // Read again within what was read before (shifted as the list moved): that record, updated since it was read.
+      // Twice in one answer, or past what was read: a distinct record with the same id (a record is first read past
+      // the pages before, so a distinct record with a read id is met there first).
+      const updated = !again && page.offset + i < (this.lastEnd ?? 0) + Math.max(0, shift)
       const record = `${typeof id}\u0000${String(id)}\u0000${Judge.hash(text)}`
       if (this.dropped.has(record)) continue
       this.dropped.add(record)
