@@ -680,7 +680,12 @@ export type Refusal =
  * const none = { records: 0, ids: [] }
  * const run = { held: 2000, read: 0, duplicates: none, init: false, allowDuplicateIds: false, maxRemovedRatio: 0.5 }
  * console.log(Changes.refusal({ ...run, removed: 2000 }))
- * // => { _tag: 'TooManyRemovals', removed: 2000, held: 2000, maxRemovedRatio: 0.5 }
+ * // => {
+ * //   _tag: 'TooManyRemovals',
+ * //   removed: 2000,
+ * //   held: 2000,
+ * //   maxRemovedRatio: 0.5
+ * // }
  * console.log(Changes.refusal({ ...run, read: 1990, removed: 10 })) // => undefined
  * ```
  *
@@ -770,6 +775,15 @@ export const refusalText = (key: string, refused: Refusal, idField: string, word
 /**
  * The line of a run refused for removing too many records (see `Refusal`).
  *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = { startOver: "init", otherState: "another key", allowDuplicateIds: "", allowRemovals: "maxRemovedRatio: 1" }
+ * console.log(Changes.removalsText("partners", { removed: 300, held: 300, maxRemovedRatio: 0.5 }, words))
+ * // => the run would remove 300 of the 300 records of the state partners (more than half), as a list answering empty or cut short for a while would: nothing was removed and the state was left as it was (maxRemovedRatio: 1 commits them, if the list really lost them)
+ * ```
+ *
  * @since 0.1.0
  * @category Messages
  */
@@ -786,6 +800,22 @@ export const removalsText = (
 
 /**
  * The line of a run refused for records that share an id (see `Refusal`), their ids as the server wrote them.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = {
+ *   startOver: "--init",
+ *   otherState: "give another --since",
+ *   allowDuplicateIds: "--allow-duplicate-ids",
+ *   allowRemovals: "--allow-removals",
+ *   idField: "choose it with --id-field"
+ * }
+ * const refused = { records: 1998, idsJson: ["1", "0"], read: 2000 }
+ * console.log(Changes.duplicateIdsText("c.state", refused, "is_customer", words).slice(0, 85))
+ * // => 1,998 records have the id of another, distinct record (ids 1, 0): the state keeps one
+ * ```
  *
  * @since 0.1.0
  * @category Messages
@@ -813,6 +843,15 @@ export const duplicateIdsText = (
 /**
  * The line of a state that is not the state of this list: `differences` as `sourceDifferences` says them.
  *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = { startOver: "--init", otherState: "give another --since", allowDuplicateIds: "", allowRemovals: "" }
+ * console.log(Changes.mismatchText("p.state", ["the endpoint: partner/list in the state, invoice/list now"], words))
+ * // => the state p.state was made for another list (the endpoint: partner/list in the state, invoice/list now): refused and left as it was (--init starts a new state of this list there, or give another --since)
+ * ```
+ *
  * @since 0.1.0
  * @category Messages
  */
@@ -824,6 +863,15 @@ export const mismatchText = (key: string, differences: ReadonlyArray<string>, wo
  * The line of a state that cannot be read (`decode`'s reason): a state of erp changes (damaged, or of an earlier
  * format) may be started over, any other file is never overwritten.
  *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = { startOver: "--init", otherState: "give another --since", allowDuplicateIds: "", allowRemovals: "" }
+ * console.log(Changes.unreadableText("notes.txt", "not a state file of erp changes", false, words))
+ * // => the state notes.txt cannot be read: not a state file of erp changes; refused and left as it was (give another --since)
+ * ```
+ *
  * @since 0.1.0
  * @category Messages
  */
@@ -833,6 +881,14 @@ export const unreadableText = (key: string, reason: string, ours: boolean, words
 
 /**
  * The line of records left out of the state for sharing an id, when that was allowed (`allowDuplicateIds`).
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * console.log(Changes.duplicatesNote({ records: 1, ids: [119] }))
+ * // => 1 record was left out of the state (id 119): it has the id of another, distinct record (the state keeps one record per id: changes of these go unreported)
+ * ```
  *
  * @since 0.1.0
  * @category Messages
