@@ -47,12 +47,16 @@ const changesOptions = {
   since: Options.file("since").pipe(
     Options.withPseudoName("STATE"),
     Options.withDescription(
-      "The state the last complete run left (an id and a digest per record, about 9 bytes a record). Missing: a " +
-        "first run, every record is added. Replaced atomically, and only once the whole list was read."
+      "The state the last complete run left (an id and a digest per record, about 9 bytes a record, and the list " +
+        "and server it is of: a run of another list or server refuses it). Missing: a first run, every record is " +
+        "added. Replaced atomically, and only once the whole list was read."
     )
   ),
   init: Options.boolean("init").pipe(
-    Options.withDescription("Write STATE from the list as it is now and report nothing (sets the baseline).")
+    Options.withDescription(
+      "Write STATE from the list as it is now and report nothing (sets the baseline); starts over on a STATE of " +
+        "another list, damaged or of an earlier format (never on a file that is not a state)."
+    )
   ),
   where: listOptions.where,
   pageSize: listOptions.pageSize,
