@@ -294,12 +294,13 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
 
   /**
    * One request of a look back (a `Recovery` or a `Retreat`), or the failure when look backs have spent twice the
-   * budget of one since a page taken last reached farther into the list than any before: the list moves on faster
-   * than paging finds its place again, and paging fails rather than go round for ever.
+   * budget of one (8 at least: a `Retreat` is how the end of a list is found) since a page taken last reached farther
+   * into the list than any before: the list moves on faster than paging finds its place again, and paging fails
+   * rather than go round for ever.
    */
   lookBack(offset: number): Api.Drift | undefined {
     this.idle++
-    if (this.idle > 2 * this.maxRecoveryRequests) {
+    if (this.idle > Math.max(8, 2 * this.maxRecoveryRequests)) {
       return { _tag: "Drift", endpoint: this.endpoint, offset, requests: this.idle - 1 }
     }
     return this.spend(offset)
