@@ -502,4 +502,10 @@ describe("DriftSafe", () => {
       }
     }
   })
+  it("no look back allowed (maxRecoveryRequests: 0): a list that does not change still ends, every record once", () => {
+    const source = changingList(25)
+    const { failure, ids } = exportOf(source, { pageSize: 10, concurrency: 1, maxRecoveryRequests: 0 })
+    expect(failure).toBeUndefined()
+    expect(ids).toStrictEqual([...source.initial])
+  })
 })
