@@ -97,7 +97,12 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
       },
       resumeAt: (page) => page.offset,
       resumeExtra: (size) => ({ overlap: this.overlap(size) }),
-      confirmEnd: options.confirmEnd
+      // The end read again is judged afresh: not by a bound an earlier answer set.
+      confirmEnd: options.confirmEnd === undefined ? undefined : () => {
+        const again = options.confirmEnd!()
+        if (again) this.bound = undefined
+        return again
+      }
     }
   }
 
@@ -184,6 +189,7 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
    * page taken before it (which ended at `priorEnd`: by default the last page this state stepped). A short page whose
    * records reach the bound an empty page set (see `step`) ends the list: the list held nothing at the bound when
    * that page was answered, and this one, anchored by a record read, holds every record from it up to the list's end.
+   * Reaching past it, such a page ends the list only once the list was found growing at its end (`chasing`).
    */
   stepOf(emit: ReadonlyArray<P>, last: P, fresh: number, priorEnd = this.lastEnd): Pager.Step<P> {
     const expected = priorEnd === undefined ? 0 : Math.max(0, Math.min(last.received, priorEnd - last.offset))
@@ -200,7 +206,14 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
       this.bound = undefined
       this.chasing = false
     }
-    const bounded = this.bound !== undefined && this.lastShort && this.lastEnd >= this.bound
+    // Past the bound, the list goes on beyond an empty page: it grew there (then the list ends with this page, once it
+    // was found growing before) or that answer was empty for a moment (then paging goes on, as after a short page).
+    const bounded = this.bound !== undefined && this.lastShort &&
+      (this.lastEnd === this.bound || (this.chasing && this.lastEnd > this.bound))
+    if (this.bound !== undefined && !bounded && this.lastEnd > this.bound) {
+      this.bound = undefined
+      this.chasing = true
+    }
     const step = { emit, last, fresh, surplus: Math.max(0, last.received - fresh - expected) }
     return bounded ? { ...step, ends: true } : step
   }
