@@ -60,7 +60,10 @@ describe("erp partners changes", () => {
     expect(lines(first.stdout)).toEqual(
       (await served()).map((json) => `{"change":"added","id":${JSON.parse(json).id},"record":${json}}`)
     )
-    expect(first.stderr).toBe(`erp: 300 added, 0 changed, 0 removed, 0 unchanged; state ${state} (2,716 bytes)\n`)
+    // About 9 bytes a record, and the header (the list and its server) and checksum.
+    expect(first.stderr).toMatch(
+      new RegExp(`^erp: 300 added, 0 changed, 0 removed, 0 unchanged; state ${state} \\(2,8\\d\\d bytes\\)\\n$`)
+    )
 
     const quiet = await changes(state)
     expect([quiet.code, quiet.stdout]).toEqual([0, ""])
@@ -199,8 +202,196 @@ describe("erp partners changes", () => {
     Fs.writeFileSync(state, "id,company_name\n")
     const run = await changes(state)
     expect(run.code).toBe(1)
-    expect(run.stderr).toContain("cannot be read: not a state file of erp changes (version 1)")
+    expect(run.stderr).toContain(
+      `cannot be read: not a state file of erp changes; refused and left as it was (give another --since)`
+    )
     expect(Fs.readFileSync(state, "utf8")).toBe("id,company_name\n")
+    // Not even --init overwrites a file that is not a state.
+    expect((await changes(state, ["--init"])).code).toBe(1)
+    expect(Fs.readFileSync(state, "utf8")).toBe("id,company_name\n")
+  })
+
+  it("a STATE damaged (one byte changed), of an earlier format or of another list is refused, left as it was, and --init starts over", async () => {
+    const state = Path.join(dir, "checked.state")
+    expect((await changes(state, ["--customers", "--init"])).code).toBe(0)
+    const made = Fs.readFileSync(state)
+    // Another filter: another list.
+    const all = await changes(state)
+    expect(all.code).toBe(1)
+    expect(all.stderr).toContain(
+      `erp: the state ${state} was made for another list (the conditions: list_condition[is_customer]=1 in the ` +
+        "state, none now): refused and left as it was (--init starts a new state of this list there, or give " +
+        "another --since)"
+    )
+    expect(all.stderr).not.toContain("run the same command again")
+    expect(Fs.readFileSync(state)).toEqual(made)
+    // One byte changed anywhere: damaged.
+    for (const at of [9, Math.floor(made.length / 2), made.length - 1]) {
+      const damaged = Buffer.from(made)
+      damaged[at] = damaged[at]! ^ 0x04
+      Fs.writeFileSync(state, damaged)
+      const run = await changes(state, ["--customers"])
+      expect(run.code).toBe(1)
+      expect(run.stderr).toContain("cannot be read: the state is damaged: its checksum does not match its contents")
+      expect(Fs.readFileSync(state)).toEqual(damaged)
+    }
+    // A state of the first format (no header, no checksum): refused with what to do.
+    Fs.writeFileSync(state, Buffer.from([0x45, 0x52, 0x50, 0x43, 0x48, 0x47, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]))
+    const old = await changes(state)
+    expect(old.code).toBe(1)
+    expect(old.stderr).toContain(
+      "a state of an earlier format (version 1), which does not say which list and server it was made for; refused " +
+        "and left as it was (--init starts a new state there, or give another --since)"
+    )
+    expect((await changes(state, ["--init"])).code).toBe(0)
+    expect((await changes(state)).stdout).toBe("")
+  })
+
+  it("a STATE made against another server is refused, whatever the list: the server is in it (without the key)", async () => {
+    const other = await startSandbox({ partners: 300, rateLimit: { limit: 10_000, window: "30 seconds" } })
+    try {
+      const state = Path.join(dir, "server.state")
+      expect((await changes(state, ["--init"])).code).toBe(0)
+      const made = Fs.readFileSync(state)
+      expect(made.toString("latin1")).not.toContain(SECRET)
+      const run = record(
+        await erp(["partners", "changes", "--since", state, "--page-size", "20"], { env: other.env })
+      )
+      expect(run.code).toBe(1)
+      const port = (url: string) => new URL(url).port
+      expect(run.stderr).toContain(
+        `(the server: http://127.0.0.1:${port(started.env.ERP_BASE_URL)}/ in the state, ` +
+          `http://127.0.0.1:${port(other.env.ERP_BASE_URL)}/ now)`
+      )
+      expect(Fs.readFileSync(state)).toEqual(made)
+    } finally {
+      await other.close()
+    }
+  })
+})
+
+describe("records that share an id", () => {
+  let twins: Started
+  beforeAll(async () => {
+    // A few partners served with the id of the partner before them (partner 10 with partner 3's id, say).
+    twins = await startSandbox({
+      partners: 300,
+      oddRecords: { rate: 0.02, kinds: ["duplicate-id"] },
+      rateLimit: { limit: 10_000, window: "30 seconds" }
+    })
+  })
+  afterAll(async () => {
+    await twins?.close()
+  })
+
+  it("fail the run by default (exit 1, STATE as it was, how many and which ids); --allow-duplicate-ids commits and names them", async () => {
+    const partners = await twins.run(twins.sandbox.visiblePartners)
+    const ids = partners.map((p) => p.id as number)
+    const twice = ids.filter((id, i) => ids.indexOf(id) !== i)
+    expect(twice.length).toBeGreaterThan(1)
+    const state = Path.join(dir, "twins.state")
+    const run = record(
+      await erp(["partners", "changes", "--since", state, "--page-size", "50"], { env: twins.env })
+    )
+    expect(run.code).toBe(1)
+    const named = [...new Set(twice)].slice(0, 5).join(", ")
+    expect(run.stderr).toContain(`erp: ${twice.length} records have the id of another, distinct record (ids ${named}`)
+    expect(run.stderr).toContain("--allow-duplicate-ids keeps the first record of each id")
+    expect(run.stdout).not.toContain("removed")
+    expect(Fs.existsSync(state)).toBe(false)
+
+    const allowed = record(
+      await erp(["partners", "changes", "--since", state, "--page-size", "50", "--allow-duplicate-ids"], {
+        env: twins.env
+      })
+    )
+    expect(allowed.code).toBe(0)
+    expect(lines(allowed.stdout).length).toBe(300 - twice.length)
+    expect(allowed.stderr).toContain(`erp: ${twice.length} records were left out of the state (ids `)
+    expect(allowed.stderr).toContain(`erp: ${300 - twice.length} added, 0 changed, 0 removed, 0 unchanged`)
+  })
+
+  it("--id-field on a field most records share: refused, with a hint that the field is the wrong one", async () => {
+    const state = Path.join(dir, "flag.state")
+    const run = record(
+      await erp(["api", "changes", "partner/list", "--since", state, "--id-field", "is_customer"], { env: started.env })
+    )
+    const count = (await served()).length
+    expect(run.code).toBe(1)
+    const shared = (count - 2).toLocaleString("en-US")
+    expect(run.stderr).toMatch(
+      new RegExp(`^erp: ${shared} records have the id of another, distinct record \\(ids [01], [01]\\)`)
+    )
+    expect(run.stderr).toContain(
+      `${(count - 2).toLocaleString("en-US")} records of ${count} share an id: is_customer is probably not the ` +
+        "field that tells these records apart (choose it with --id-field)"
+    )
+    expect(Fs.existsSync(state)).toBe(false)
+  })
+})
+
+describe("an empty or cut short answer", () => {
+  it("one empty answer removes nothing (the end is read again); an empty list for longer is refused past half the state, unless --allow-removals", async () => {
+    const state = Path.join(dir, "empty.state")
+    expect((await changes(state, ["--init"])).code).toBe(0)
+    const made = Fs.readFileSync(state)
+    const count = (await served()).length
+    // The first list request answers `data: []`.
+    await started.run(started.sandbox.inject(Fault.Fault.EmptyPage()))
+    const once = await changes(state)
+    expect([once.code, once.stdout]).toEqual([0, ""])
+    expect(once.stderr).toMatch(new RegExp(`^erp: 0 added, 0 changed, 0 removed, ${count} unchanged;`))
+    // Every list request answers empty: 300 of 300 would go.
+    await started.run(started.sandbox.inject(Fault.Fault.EmptyPage(), { times: Infinity }))
+    try {
+      const emptied = await changes(state)
+      expect(emptied.code).toBe(1)
+      expect(emptied.stdout).toBe("")
+      expect(emptied.stderr).toContain(
+        `erp: the run would remove ${count} of the ${count} records of the state ${state} (more than half), as a list ` +
+          "answering empty or cut short for a while would: nothing was removed and the state was left as it was " +
+          "(--allow-removals commits them, if the list really lost them)"
+      )
+      expect(Fs.readFileSync(state)).toEqual(made)
+      const allowed = await changes(state, ["--allow-removals"])
+      expect(allowed.code).toBe(0)
+      expect(lines(allowed.stdout).length).toBe(count)
+      expect(allowed.stderr).toMatch(new RegExp(`^erp: 0 added, 0 changed, ${count} removed, 0 unchanged;`))
+    } finally {
+      await started.run(started.sandbox.clearFaults)
+    }
+    expect(said(await changes(state)).length).toBe(count)
+  })
+})
+
+describe("erp partners changes under a list that grows every request", () => {
+  it("commits, in a few requests a page: 2 inserted and 1 deleted, or 1 and 1, before every list answer", async () => {
+    for (const [inserts, deletes, pageSize] of [[2, 1, "auto"], [1, 1, "auto"], [2, 1, "100"]] as const) {
+      const growing = await startSandbox({
+        partners: 2000,
+        rateLimit: { limit: 10_000, window: "30 seconds" },
+        drift: { inserts, deletes, seed: 3 }
+      })
+      try {
+        const state = Path.join(dir, `grows-${inserts}-${deletes}-${pageSize}.state`)
+        for (const run of [0, 1]) {
+          await growing.run(growing.sandbox.resetStats)
+          const result = record(
+            await erp(["partners", "changes", "--since", state, "--page-size", pageSize], { env: growing.env })
+          )
+          expect(result.code, result.stderr).toBe(0)
+          expect(Fs.existsSync(state)).toBe(true)
+          // 2,000 records at 450 a page (the sandbox serves 500), or 90 (pages of 100): the pages, pages asked ahead
+          // (4 in flight) that a short page or the end made useless, and a few more at the end (the end found again,
+          // afresh, when the state holds records not read), however the list grows meanwhile.
+          const requests = (await growing.run(growing.sandbox.stats)).byEndpoint["/partner/list"] ?? 0
+          const pages = Math.ceil(2100 / (pageSize === "auto" ? 450 : 90))
+          expect(requests, `${inserts}:${deletes} at ${pageSize}, run ${run}`).toBeLessThanOrEqual(2 * pages + 12)
+        }
+      } finally {
+        await growing.close()
+      }
+    }
   })
 })
 

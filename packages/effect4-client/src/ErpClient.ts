@@ -154,6 +154,11 @@ export interface Service {
    */
   readonly httpClient: HttpClient.HttpClient.With<RequestError>
   /**
+   * The base URL every endpoint is appended to, as configured and checked (never credentials, a query or a fragment):
+   * what a changes state records of its server (`Changes.make`'s `source`).
+   */
+  readonly baseUrl: string
+  /**
    * GET `endpoint` with `params`; `data` decoded with `schema`. `selector` names what was looked up in `NotFound`.
    * With `exact: true`, also `data`'s text as the server wrote it (`Exact`).
    */
@@ -398,7 +403,7 @@ export const make = (
       Effect.succeed
     )
 
-    return ErpClient.of({ httpClient, ...Calls.make(execute) })
+    return ErpClient.of({ httpClient, baseUrl: config.baseUrl, ...Calls.make(execute) })
   })
 
 /**

@@ -93,10 +93,38 @@ export interface Summary {
   readonly unchanged: number
   /** The state's size in the store, in bytes. */
   readonly stateBytes: number
+  /**
+   * Records left out of the state for the id of another, distinct record (only with `allowDuplicateIds`: otherwise
+   * such a run fails with `DuplicateIds`), and their ids.
+   */
+  readonly duplicates: KernelChanges.Duplicates
 }
 
 /**
- * The stored state cannot be read as one (another file under that key, a truncated one): refused, never overwritten.
+ * What drift-safe paging of a changes run is handed (`make`'s `pages`): the table it records every id emitted into,
+ * with a digest of each record (`Paginate.SafeOptions.seen`), and the question it asks when the list seems to have
+ * ended (`Paginate.SafeOptions.confirmEnd`: whether the last state holds records not read, which would be reported
+ * removed; then the end is read again). Spread both into the `safe` options.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Tracking {
+  readonly seen: KernelChanges.Table
+  readonly confirmEnd: () => boolean
+}
+
+// How the library's errors say what to do: in its options' words.
+const words: KernelChanges.Words = {
+  startOver: "init: true",
+  otherState: "use another key",
+  allowDuplicateIds: "allowDuplicateIds: true",
+  allowRemovals: "maxRemovedRatio: 1"
+}
+
+/**
+ * The stored state cannot be read as one: another file under that key (never overwritten), or a state of erp changes
+ * that is damaged (its checksum does not match) or of an earlier format (`ours`: `init` starts over there).
  *
  * @since 0.1.0
  * @category Errors
@@ -104,14 +132,82 @@ export interface Summary {
 export class StateUnreadable extends Data.TaggedError("StateUnreadable")<{
   readonly key: string
   readonly reason: string
+  readonly ours: boolean
 }> {
   override get message(): string {
-    return `the state ${this.key} cannot be read: ${this.reason} (give another --since, or remove it to start over)`
+    return KernelChanges.unreadableText(this.key, this.reason, this.ours, words)
   }
 }
 
 /**
- * How a run of `make` goes: where its state is, and what it does around the commit.
+ * The stored state was made for another list (`differences`: its server, endpoint, id field, conditions or
+ * parameters, as `Changes.sourceDifferences` of `@erp-client/kernel` says them): refused and left as it was, since its
+ * records would be reported as added and removed. `init` starts over there.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class StateMismatch extends Data.TaggedError("StateMismatch")<{
+  readonly key: string
+  readonly differences: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    return KernelChanges.mismatchText(this.key, this.differences, words)
+  }
+}
+
+/**
+ * The list holds records with the id of another, distinct record (`records` of them, `ids` each once, `read` records
+ * in all): the state keeps one record per id, so those cannot be tracked, and the run commits nothing (`Removed` are
+ * not handed on). `allowDuplicateIds` keeps the first record of each id instead (and `onSummary` counts the others).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class DuplicateIds extends Data.TaggedError("DuplicateIds")<{
+  readonly key: string
+  readonly idField: string
+  readonly records: number
+  /** The ids, each once, as `Change.id` says them. */
+  readonly ids: ReadonlyArray<Id>
+  /** The same ids as the server wrote them, as JSON. */
+  readonly idsJson: ReadonlyArray<string>
+  readonly read: number
+}> {
+  override get message(): string {
+    return KernelChanges.duplicateIdsText(this.key, this, this.idField, words)
+  }
+}
+
+/**
+ * The run would report `removed` of the last state's `held` records removed, more than `maxRemovedRatio` of them: what
+ * a list that answers empty or cut short for a while looks like. Nothing was removed and the state is as it was;
+ * `maxRemovedRatio: 1` commits them.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class TooManyRemovals extends Data.TaggedError("TooManyRemovals")<{
+  readonly key: string
+  readonly removed: number
+  readonly held: number
+  readonly maxRemovedRatio: number
+}> {
+  override get message(): string {
+    return KernelChanges.removalsText(this.key, this, words)
+  }
+}
+
+/**
+ * Why a run of `make` refused its state, or to commit one.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type Refused = StateUnreadable | StateMismatch | DuplicateIds | TooManyRemovals
+
+/**
+ * How a run of `make` goes: where its state is, what it is of, and what it does around the commit.
  *
  * @since 0.1.0
  * @category Models
@@ -121,8 +217,27 @@ export interface RunOptions<E2 = never, R2 = never> {
   readonly key: string
   /** The field that tells records apart (`Resource.idField`). */
   readonly idField: string
-  /** Write the state of this run and hand on no change (a first run that only sets the baseline). */
+  /**
+   * What the list is (its server, endpoint, id field and filters: `Changes.sourceOf` of `@erp-client/kernel`): written
+   * in the state, and a state of another source is refused (`StateMismatch`). `Resource.changes` fills it in; without
+   * it, a state is not checked against its source.
+   */
+  readonly source?: KernelChanges.Source | undefined
+  /**
+   * Write the state of this run and hand on no change (a first run that only sets the baseline). A stored state that
+   * is of another list, damaged or of an earlier format is replaced (any other stored value is still refused).
+   */
   readonly init?: boolean | undefined
+  /**
+   * Keep the first record of each id when the list holds records with the id of another, distinct record, and commit
+   * (default `false`: such a run fails with `DuplicateIds` and commits nothing). The state keeps one record per id.
+   */
+  readonly allowDuplicateIds?: boolean | undefined
+  /**
+   * The share of the last state's records a run may report removed (default 0.5, `Changes.DEFAULT_MAX_REMOVED_RATIO`);
+   * more fails with `TooManyRemovals` and commits nothing. `1` allows any.
+   */
+  readonly maxRemovedRatio?: number | undefined
   /**
    * Runs after the last change was handed on and before the state is committed: commit what the changes went to (an
    * output file written atomically), so that a failure there leaves the state as it was and the next run reports the
@@ -134,15 +249,21 @@ export interface RunOptions<E2 = never, R2 = never> {
 }
 
 /**
- * The changes of a list whose drift-safe pages `pages` streams, recording every id it emits into the table it is
- * given (`Paginate.SafeOptions.seen`), each page carrying its records' exact texts (`exact`).
+ * The changes of a list whose drift-safe pages `pages` streams, handed the run's `Tracking` (spread it into the `safe`
+ * options: the table every id emitted goes into, and the question asked at the end of the list), each page carrying
+ * its records' exact texts (`exact`).
  *
- * Each record is judged as its page comes (`Added`, `Changed`, or unchanged and not handed on); `Removed` come only
- * after the pages' stream completed, that is once the end of the list is confirmed; then `beforeCommit` runs and the
- * new state replaces the old one in the store. A failure or an interruption before that leaves the store as it was,
- * so the next run reports again every change this one handed on. Drift-safe paging emits each id at most once and
- * never skips a record present for the whole run: a record moved between pages by inserts and deletes ahead of it is
- * neither removed nor added; one inserted during the run may be reported now or by the next run, never both.
+ * The stored state is read first: one that is not a state, damaged, of an earlier format (`StateUnreadable`) or of
+ * another list (`StateMismatch`, with `source`) is refused and left as it was, unless `init` (which starts over on a
+ * state of erp changes). Each record is judged as its page comes (`Added`, `Changed`, or unchanged and not handed on).
+ * Once the pages' stream completed, that is once the end of the list is confirmed (read twice when the last state
+ * holds records not read), the run is checked: records that share an id (`DuplicateIds`, unless `allowDuplicateIds`)
+ * and removals of more than `maxRemovedRatio` of the last state (`TooManyRemovals`) are refused; then `Removed` come,
+ * `beforeCommit` runs and the new state replaces the old one in the store. A failure, a refusal or an interruption
+ * before that leaves the store as it was, so the next run reports again every change this one handed on. Drift-safe
+ * paging emits each id at most once and never skips a record present for the whole run: a record moved between pages
+ * by inserts and deletes ahead of it is neither removed nor added; one inserted during the run may be reported now or
+ * by the next run, never both.
  *
  * @example
  * ```ts
@@ -153,7 +274,7 @@ export interface RunOptions<E2 = never, R2 = never> {
  * // The products changed since the last run, the state kept in memory (any KeyValueStore will do)
  * const Product = Schema.Struct({ id: Schema.Number, name: Schema.String })
  * const changes = Changes.make(
- *   (seen) => ListEndpoint.pages("product/list", Product, { safe: { idField: "id", seen }, exact: true }),
+ *   (tracking) => ListEndpoint.pages("product/list", Product, { safe: { idField: "id", ...tracking }, exact: true }),
  *   { key: "products", idField: "id" }
  * )
  * const program = changes.pipe(Stream.runCollect, Effect.provide(KeyValueStore.layerMemory))
@@ -163,51 +284,99 @@ export interface RunOptions<E2 = never, R2 = never> {
  * @category Constructors
  */
 export const make = <A, E, R, E2 = never, R2 = never>(
-  pages: (seen: KernelChanges.Table) => Stream.Stream<Paginate.ResumablePage<A>, E, R>,
+  pages: (tracking: Tracking) => Stream.Stream<Paginate.ResumablePage<A>, E, R>,
   options: RunOptions<E2, R2>
 ): Stream.Stream<
   Change<A>,
-  E | E2 | StateUnreadable | KeyValueStore.KeyValueStoreError,
+  E | E2 | Refused | KeyValueStore.KeyValueStoreError,
   R | R2 | KeyValueStore.KeyValueStore
 > =>
   Stream.unwrap(Effect.gen(function*() {
     const store = yield* KeyValueStore.KeyValueStore
     const stored = yield* store.getUint8Array(options.key)
+    const init = options.init === true
     let before = KernelChanges.empty
     if (stored !== undefined) {
       const decoded = KernelChanges.decode(stored)
-      if (!decoded.ok) return yield* new StateUnreadable({ key: options.key, reason: decoded.reason })
-      before = decoded.state
+      if (!decoded.ok) {
+        if (!(init && decoded.ours)) {
+          return yield* new StateUnreadable({ key: options.key, reason: decoded.reason, ours: decoded.ours })
+        }
+      } else {
+        const differences = options.source === undefined
+          ? []
+          : decoded.source === undefined
+          ? ["the state does not say which list it was made for"]
+          : KernelChanges.sourceDifferences(options.source, decoded.source)
+        if (differences.length > 0 && !init) return yield* new StateMismatch({ key: options.key, differences })
+        if (differences.length === 0) before = decoded.state
+      }
     }
     // Sized for about as many records as the last run saw: it grows nothing on the way (no copies at a million).
     const seen = KernelChanges.makeTable(Math.ceil(KernelChanges.size(before) * 1.01) + 1024)
     // Let go once the removals are known (`undefined`): the last state need not stay beside the next at the end.
     let comparison: KernelChanges.Comparison | undefined = KernelChanges.compare(before)
-    const init = options.init === true
     const idField = options.idField
-    const judged = Stream.flattenIterable(Stream.map(pages(seen), (page): ReadonlyArray<Change<A>> => {
+    // Records of the last state not read would be reported removed: the end of the list is read again first.
+    const confirmEnd = () => KernelChanges.notRead(before, seen) > 0
+    const judged = Stream.flattenIterable(Stream.map(pages({ seen, confirmEnd }), (page): ReadonlyArray<Change<A>> => {
       const judged = KernelChanges.judgePage(comparison!, page, idField, !init)
       return judged.map(({ index, ...change }): Change<A> => ({ ...change, record: page.records[index] }))
     }))
     let removed = 0
-    // Only now is the end of the list confirmed: what was not read is gone.
     let counts = { added: 0, changed: 0, unchanged: 0 }
-    const removals = Stream.suspend(() => {
+    const duplicates = seen.duplicates
+    // Only now is the end of the list confirmed: what was not read is gone, unless the run is refused.
+    const removals = Stream.unwrap(Effect.suspend((): Effect.Effect<
+      Stream.Stream<Change<A>>,
+      DuplicateIds | TooManyRemovals
+    > => {
       const ids = comparison!.removed()
       counts = comparison!.counts()
+      const held = KernelChanges.size(before)
       comparison = undefined
+      before = KernelChanges.empty
       removed = ids.length
-      return init ? Stream.empty : Stream.fromIterable(ids.map((id): Change<A> => ({
-        _tag: "Removed",
-        id: KernelChanges.idValue(id),
-        idJson: KernelChanges.idJson(id)
-      })))
-    })
+      const refused = KernelChanges.refusal({
+        held,
+        removed,
+        read: seen.size,
+        duplicates: duplicates(),
+        init,
+        allowDuplicateIds: options.allowDuplicateIds === true,
+        maxRemovedRatio: options.maxRemovedRatio ?? KernelChanges.DEFAULT_MAX_REMOVED_RATIO
+      })
+      if (refused?._tag === "DuplicateIds") {
+        return Effect.fail(
+          new DuplicateIds({
+            key: options.key,
+            idField,
+            records: refused.records,
+            ids: refused.ids.map(KernelChanges.idValue),
+            idsJson: refused.ids.map(KernelChanges.idJson),
+            read: refused.read
+          })
+        )
+      }
+      if (refused?._tag === "TooManyRemovals") {
+        const { maxRemovedRatio } = refused
+        return Effect.fail(new TooManyRemovals({ key: options.key, removed: refused.removed, held, maxRemovedRatio }))
+      }
+      return Effect.succeed(
+        init ? Stream.empty : Stream.fromIterable(ids.map((id): Change<A> => ({
+          _tag: "Removed",
+          id: KernelChanges.idValue(id),
+          idJson: KernelChanges.idJson(id)
+        })))
+      )
+    }))
     const commit = Effect.gen(function*() {
       if (options.beforeCommit !== undefined) yield* options.beforeCommit
-      const bytes = KernelChanges.encodeTable(seen)
+      const bytes = KernelChanges.encodeTable(seen, options.source)
       yield* store.set(options.key, bytes)
-      if (options.onSummary !== undefined) yield* options.onSummary({ ...counts, removed, stateBytes: bytes.length })
+      if (options.onSummary !== undefined) {
+        yield* options.onSummary({ ...counts, removed, stateBytes: bytes.length, duplicates: duplicates() })
+      }
     })
     return Stream.concat(Stream.concat(judged, removals), Stream.drain(Stream.fromEffect(commit)))
   }))

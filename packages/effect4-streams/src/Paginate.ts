@@ -113,12 +113,19 @@ export interface SafeOptions {
    * `Changes.makeTable()` of `@erp-client/kernel` to read it after the run (what `Changes.make` does).
    */
   readonly seen?: KernelChanges.Table | undefined
+  /**
+   * Asked once, when the list seems to have ended: `true` reads the page that ended it once more, and the end is taken
+   * only from that second answer (`Changes.make` asks it when its last state holds records not read: one empty or
+   * cut short answer then removes nothing).
+   */
+  readonly confirmEnd?: (() => boolean) | undefined
 }
 
 /**
  * What drift-safe paging noticed: `Shifted` (the list moved under the export; nothing lost), `Recovered` (it moved
  * past the overlap; paging looked back and found its place) and `Dropped` (a record with the id of one already
- * emitted but other content, not emitted). See `DriftSafe.DriftEvent` of `@erp-client/kernel`.
+ * emitted but other content, not emitted: updated meanwhile, or a duplicate id). See `DriftSafe.DriftEvent` of
+ * `@erp-client/kernel`.
  *
  * @since 0.1.0
  * @category Models
@@ -126,8 +133,17 @@ export interface SafeOptions {
 export type DriftEvent = Data.TaggedEnum<{
   Shifted: { readonly offset: number; readonly by: number }
   Recovered: { readonly offset: number; readonly requests: number; readonly overlap: number }
-  /** `id` as a user reads it (the digits, as a string, of a number beyond a double); `idJson` as the server wrote it. */
-  Dropped: { readonly offset: number; readonly id: string | number; readonly idJson: string }
+  /**
+   * `id` as a user reads it (the digits, as a string, of a number beyond a double); `idJson` as the server wrote it;
+   * `reason`: `"updated"` (read again within what was read before, with other content: updated since it was read) or
+   * `"duplicate"` (a distinct record with the id of another: twice in one answer, or past what was read).
+   */
+  Dropped: {
+    readonly offset: number
+    readonly id: string | number
+    readonly idJson: string
+    readonly reason: "updated" | "duplicate"
+  }
 }>
 
 /**
@@ -144,7 +160,7 @@ const driftEvent = (event: DriftSafe.DriftEvent): DriftEvent => {
     case "Recovered":
       return DriftEvent.Recovered({ offset: event.offset, requests: event.requests, overlap: event.overlap })
     case "Dropped":
-      return DriftEvent.Dropped({ offset: event.offset, id: event.id, idJson: event.idJson })
+      return DriftEvent.Dropped({ offset: event.offset, id: event.id, idJson: event.idJson, reason: event.reason })
   }
 }
 
@@ -236,8 +252,11 @@ export const pages = <A, E, R>(
  *
  * Guarantees, when the list keeps one order (records move only by inserts and deletes): each id is emitted at most
  * once, in list order; every record present for the whole export is emitted; records inserted or deleted during it
- * may or may not be. Cost: about `pageSize / (pageSize - overlap)` times the requests of plain paging, plus the
- * recoveries (reported by `onDrift`), and a set of the ids emitted so far (memory grows with the export).
+ * may or may not be. It always ends: after a short page it looks past the records for where the list ends (so records
+ * added at the end while it reads are not chased one request after another), and it ends or fails with
+ * `PagingDrift` within 4 requests a page of positions it reached plus 4 look backs' budget (docs/paging.md). Cost:
+ * about `pageSize / (pageSize - overlap)` times the requests of plain paging, plus the recoveries (reported by
+ * `onDrift`), and a set of the ids emitted so far (memory grows with the export).
  *
  * Emitted pages keep the server's `offset` and `received` and hold only records not emitted before. To resume an
  * interrupted export, keep the ids it emitted and the last page's `next` (see `resumeAfter`).

@@ -156,7 +156,7 @@ export const changes = <E2 = never, R2 = never>(
   options: Resource.ChangesOptions<E2, R2>
 ): Stream.Stream<
   Changes.Change<Partner.Partner>,
-  ErpError.ErpError | Changes.StateUnreadable | KeyValueStore.KeyValueStoreError | E2,
+  ErpError.ErpError | Changes.Refused | KeyValueStore.KeyValueStoreError | E2,
   ErpClient | KeyValueStore.KeyValueStore | R2
 > => Resource.changes(resource, options)
 

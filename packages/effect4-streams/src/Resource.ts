@@ -11,6 +11,7 @@ import { type CallError, ErpClient, type Params } from "@erp-client/effect4-clie
 import type * as ErpError from "@erp-client/effect4-core/ErpError"
 import { InvalidRequest } from "@erp-client/effect4-core/ErpError"
 import type * as ListQuery from "@erp-client/effect4-core/ListQuery"
+import * as KernelChanges from "@erp-client/kernel/Changes"
 import * as Effect from "effect/Effect"
 import type * as KeyValueStore from "effect/persistence/KeyValueStore"
 import type * as Result from "effect/Result"
@@ -233,10 +234,10 @@ export const stream = <A, S>(
 export interface ChangesOptions<E2 = never, R2 = never>
   extends
     Omit<ListEndpoint.ListOptions, "safe" | "exact" | "onInvalidRecord" | "resume" | "startOffset">,
-    Omit<Changes.RunOptions<E2, R2>, "idField">
+    Omit<Changes.RunOptions<E2, R2>, "idField" | "source">
 {
   /** Drift-safe paging's settings (the ids are the resource's `idField`). */
-  readonly safe?: Omit<Paginate.SafeOptions, "idField" | "seen" | "resumeAfter"> | undefined
+  readonly safe?: Omit<Paginate.SafeOptions, "idField" | "seen" | "resumeAfter" | "confirmEnd"> | undefined
 }
 
 /**
@@ -267,16 +268,26 @@ export const changes = <A, S, E2 = never, R2 = never>(
   options: ChangesOptions<E2, R2>
 ): Stream.Stream<
   Changes.Change<A>,
-  ErpError.ErpError | Changes.StateUnreadable | KeyValueStore.KeyValueStoreError | E2,
+  ErpError.ErpError | Changes.Refused | KeyValueStore.KeyValueStoreError | E2,
   ErpClient | KeyValueStore.KeyValueStore | R2
 > => {
-  const { beforeCommit, init, key, onSummary, safe, ...list } = options
-  return Changes.make((seen) =>
-    ListEndpoint.pages(resource.list, resource.schema, {
-      ...list,
-      safe: { ...safe, idField: resource.idField, seen },
-      exact: true
-    }), { key, idField: resource.idField, init, beforeCommit, onSummary })
+  const { allowDuplicateIds, beforeCommit, init, key, maxRemovedRatio, onSummary, safe, ...list } = options
+  return Stream.unwrap(Effect.gen(function*() {
+    // The state records the list it is of, its server included: a state of another is refused.
+    const source = KernelChanges.sourceOf({
+      baseUrl: (yield* ErpClient).baseUrl,
+      endpoint: resource.list,
+      idField: resource.idField,
+      where: list.where,
+      params: list.params
+    })
+    return Changes.make((tracking) =>
+      ListEndpoint.pages(resource.list, resource.schema, {
+        ...list,
+        safe: { ...safe, idField: resource.idField, ...tracking },
+        exact: true
+      }), { key, idField: resource.idField, source, init, allowDuplicateIds, maxRemovedRatio, beforeCommit, onSummary })
+  }))
 }
 
 // Drift-safe paging tells records apart by the resource's id field unless told otherwise.

@@ -1,9 +1,9 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Changes, Partners, type Resource } from "@erp-client/effect4-streams"
-import { ErpTest, Sandbox } from "@erp-client/effect4-testing"
+import { ErpTest, Fault, Sandbox } from "@erp-client/effect4-testing"
 import * as Seed from "@erp-client/kernel/Seed"
-import { Effect, Exit, Layer, Random, Stream } from "effect"
+import { Cause, Effect, Exit, Layer, Random, Stream } from "effect"
 import { KeyValueStore } from "effect/persistence"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -112,6 +112,71 @@ describe("Partners.changes (Effect 4)", () => {
       for (const change of yield* collect()) apply(change)
       expect(replica).toStrictEqual(yield* served)
     }).pipe(Effect.provide(erp(300))))
+  it.effect("a state of another list or another server is refused and left as it was; init starts over there", () =>
+    Effect.gen(function*() {
+      const store = yield* KeyValueStore.KeyValueStore
+      yield* collect({ where: { is_customer: 1 } })
+      const customers = yield* store.getUint8Array("partners")
+      const all = yield* Effect.exit(collect())
+      expect(all).toStrictEqual(Exit.fail(
+        new Changes.StateMismatch({
+          key: "partners",
+          differences: ["the conditions: list_condition[is_customer]=1 in the state, none now"]
+        })
+      ))
+      const elsewhere = yield* collect({ where: { is_customer: 1 } }).pipe(
+        Effect.provide(
+          ErpTest.layer({ sandbox: { partners: 120, rateLimit: false }, client: { baseUrl: "http://127.0.0.1:9/" } })
+        ),
+        Effect.exit
+      )
+      expect(Exit.isFailure(elsewhere) && String(Cause.squash(elsewhere.cause))).toContain(
+        "the server: https://sandbox.erp.invalid:443/ in the state, http://127.0.0.1:9/ now"
+      )
+      expect(yield* store.getUint8Array("partners")).toStrictEqual(customers)
+      expect(yield* collect({ init: true })).toStrictEqual([])
+      expect(yield* collect()).toStrictEqual([])
+    }).pipe(Effect.provide(erp())))
+
+  it.effect("records that share an id: refused, nothing committed, unless allowDuplicateIds", () =>
+    Effect.gen(function*() {
+      const store = yield* KeyValueStore.KeyValueStore
+      const refused = yield* Effect.exit(collect())
+      const error = Exit.isFailure(refused) ? Cause.squash(refused.cause) : undefined
+      if (!(error instanceof Changes.DuplicateIds)) throw new Error(String(error))
+      expect(error.records).toBeGreaterThan(5)
+      expect(yield* store.getUint8Array("partners")).toBeUndefined()
+      let summary: Changes.Summary | undefined
+      const allowed = yield* collect({
+        allowDuplicateIds: true,
+        onSummary: (s) => Effect.sync(() => void (summary = s))
+      })
+      expect(allowed.length + error.records).toBe(120)
+      expect(summary?.duplicates.records).toBe(error.records)
+    }).pipe(
+      Effect.provide(Layer.merge(
+        ErpTest.layer({
+          sandbox: { partners: 120, rateLimit: false, oddRecords: { rate: 0.2, kinds: ["duplicate-id"] } }
+        }),
+        KeyValueStore.layerMemory
+      ))
+    ))
+
+  it.effect("one empty answer removes nothing; an empty list is refused past half the state unless allowed", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const store = yield* KeyValueStore.KeyValueStore
+      yield* collect({ init: true })
+      const before = yield* store.getUint8Array("partners")
+      yield* sandbox.inject(Fault.Fault.EmptyPage())
+      expect(yield* collect()).toStrictEqual([])
+      yield* sandbox.inject(Fault.Fault.EmptyPage(), { times: Infinity })
+      expect(yield* Effect.exit(collect())).toStrictEqual(
+        Exit.fail(new Changes.TooManyRemovals({ key: "partners", removed: 120, held: 120, maxRemovedRatio: 0.5 }))
+      )
+      expect(yield* store.getUint8Array("partners")).toStrictEqual(before)
+      expect((yield* collect({ maxRemovedRatio: 1 })).length).toBe(120)
+    }).pipe(Effect.provide(erp())))
 })
 
 describe("Changes.layerFile (Effect 4)", () => {

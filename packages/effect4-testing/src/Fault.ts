@@ -27,6 +27,8 @@ import type * as Duration from "effect/Duration"
  * - `Unauthorized`: the `Unauthorized` envelope, even for a valid key.
  * - `Redirect`: a `status` (default 302) redirect to `location`, e.g. another origin, to check a client does not
  *   carry its key there.
+ * - `EmptyPage`: 200 with the success envelope and no records (`data: []`), as a server that answers a list empty for
+ *   a moment does; the list itself is unchanged.
  * - `Outage`: the service is down for `duration` of Effect clock time, from the first request that meets the fault:
  *   every request in that time (to any endpoint, or to the one `inject` names) gets `status` (default 503) with
  *   `body` (default `"html"`, see `OutageBody`), no `X-RateLimit-*` headers (a gateway answers, not the service), and

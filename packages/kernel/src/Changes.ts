@@ -19,6 +19,7 @@
  * @since 0.1.0
  */
 import * as JsonText from "./JsonText.js"
+import * as ListQuery from "./ListQuery.js"
 
 /**
  * What tells records apart: the record's id field, a string or a finite number; for a number beyond a double's exact
@@ -175,6 +176,24 @@ export interface Table {
   readonly digestInto: (id: Id, out: Uint32Array, at: number) => boolean
   /** The ids and digests, sorted: the state a complete run leaves. */
   readonly state: () => State
+  /**
+   * Notes a record read with the id of another, distinct record (drift-safe paging found it: two records in one answer,
+   * or one past what was read). The table holds one digest per id, so such a record cannot be tracked.
+   */
+  readonly duplicate: (id: Id) => void
+  /** The records noted by `duplicate`, and their ids (each once, in the order found). */
+  readonly duplicates: () => Duplicates
+}
+
+/**
+ * Records read with the id of another, distinct record (see `Table.duplicate`): how many, and their ids.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Duplicates {
+  readonly records: number
+  readonly ids: ReadonlyArray<Id>
 }
 
 /**
@@ -298,6 +317,8 @@ export const makeTable = (expected = 0): Table => {
     digests = moreDigests
   }
   const sortedStrings = () => [...strings.keys()].sort(compareStrings)
+  let duplicateRecords = 0
+  const duplicateIds = new Set<Id>()
   const table: Table & TableInternals = {
     get size() {
       return numbers + strings.size
@@ -362,6 +383,11 @@ export const makeTable = (expected = 0): Table => {
       keys.forEach((key, i) => table.digestInto(key, stringDigests, 2 * i))
       return { numbers: sorted, numberDigests, strings: keys, stringDigests }
     },
+    duplicate: (id) => {
+      duplicateRecords++
+      duplicateIds.add(typeof id === "number" ? numberKey(id) : id)
+    },
+    duplicates: () => ({ records: duplicateRecords, ids: [...duplicateIds] }),
     sortInPlace: () => {
       // The entries themselves, ids and digests together: no copy of a million ids at the end of a run. The index is
       // rebuilt in place, so the table still answers as before.
@@ -526,20 +552,6 @@ export const compare = (before: State): Comparison => {
   }
 }
 
-// The encoding ---------------------------------------------------------------------------------------------------------
-//
-//   "ERPCHG" 0x00 0x01                 magic and version 1
-//   u8 mode                            0: numbers as ascending deltas, LEB128, all below 2^32;
-//                                      2: the same, any non-negative safe integers;
-//                                      1: numbers as float64, little-endian
-//   varuint count, the numbers, zeros to a multiple of 4 bytes, then count * 8 bytes of digests (hi, lo, each u32
-//   little-endian: read in place, without a copy, where the platform is little-endian)
-//   varuint count, each string as varuint byte length + UTF-8, zeros to a multiple of 4, count * 8 bytes of digests
-//
-// Sorted ids as deltas cost about one byte each for a dense list: 1,000,000 records in about 9 MB.
-
-const MAGIC = [0x45, 0x52, 0x50, 0x43, 0x48, 0x47, 0x00, 0x01]
-
 /**
  * A record judged against the state before: its place in the page, its id (as `idValue` and `idJson` say it) and its
  * text as the server wrote it.
@@ -596,7 +608,489 @@ export const judgePage = (
 }
 
 /**
- * A state as bytes, to keep in a store (see the layout above; a dense list costs about 9 bytes a record).
+ * How many records of the state before a run has not read (yet): the removals the run would report if its list ended
+ * now. A run asks it when its list seems to have ended (`DriftSafe.Options.confirmEnd`): any, and the end is read
+ * again before it counts.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const last = Changes.makeTable()
+ * for (const id of [1, 2, 3]) last.add(id, `{"id":${id}}`)
+ * const now = Changes.makeTable()
+ * now.add(2, '{"id":2}')
+ * console.log(Changes.notRead(last.state(), now)) // => 2
+ * ```
+ *
+ * @since 0.1.0
+ * @category Comparing
+ */
+export const notRead = (before: State, table: Table): number => {
+  let missing = 0
+  for (let i = 0; i < before.numbers.length; i++) if (!table.has(before.numbers[i])) missing++
+  for (let i = 0; i < before.strings.length; i++) if (!table.has(before.strings[i])) missing++
+  return missing
+}
+
+// The end of a run ------------------------------------------------------------------------------------------------
+
+/**
+ * The share of the last state's records a run may report removed before it is refused (`Refusal`), by default: half.
+ *
+ * @since 0.1.0
+ * @category Decisions
+ */
+export const DEFAULT_MAX_REMOVED_RATIO = 0.5
+
+/**
+ * Why a run that read the whole list does not replace the state (and reports no removal):
+ *
+ * - `DuplicateIds`: `records` records had the id of another, distinct record (`ids`, each once; `read` records were
+ *   read in all). The state keeps one record per id, so those cannot be tracked: a change of one would go unreported.
+ * - `TooManyRemovals`: it would report `removed` of the `held` records of the last state removed, more than
+ *   `maxRemovedRatio` of them: what a list that answers empty, or cut short, for a while looks like.
+ *
+ * @since 0.1.0
+ * @category Decisions
+ */
+export type Refusal =
+  | {
+    readonly _tag: "DuplicateIds"
+    readonly records: number
+    readonly ids: ReadonlyArray<Id>
+    readonly read: number
+  }
+  | {
+    readonly _tag: "TooManyRemovals"
+    readonly removed: number
+    readonly held: number
+    readonly maxRemovedRatio: number
+  }
+
+/**
+ * Whether a run that read the whole list may replace the state: `undefined`, or why not (`Refusal`). Records that share
+ * an id are refused unless `allowDuplicateIds`; removing more than `maxRemovedRatio` of the last state's records
+ * (`held`) is refused, unless the run only sets the baseline (`init`).
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const none = { records: 0, ids: [] }
+ * const run = { held: 2000, read: 0, duplicates: none, init: false, allowDuplicateIds: false, maxRemovedRatio: 0.5 }
+ * console.log(Changes.refusal({ ...run, removed: 2000 }))
+ * // => {
+ * //   _tag: 'TooManyRemovals',
+ * //   removed: 2000,
+ * //   held: 2000,
+ * //   maxRemovedRatio: 0.5
+ * // }
+ * console.log(Changes.refusal({ ...run, read: 1990, removed: 10 })) // => undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Decisions
+ */
+export const refusal = (run: {
+  readonly held: number
+  readonly removed: number
+  readonly read: number
+  readonly duplicates: Duplicates
+  readonly init: boolean
+  readonly allowDuplicateIds: boolean
+  readonly maxRemovedRatio: number
+}): Refusal | undefined => {
+  if (run.duplicates.records > 0 && !run.allowDuplicateIds) {
+    return {
+      _tag: "DuplicateIds",
+      records: run.duplicates.records,
+      ids: run.duplicates.ids,
+      read: run.read + run.duplicates.records
+    }
+  }
+  if (!run.init && run.held > 0 && run.removed > run.maxRemovedRatio * run.held) {
+    return { _tag: "TooManyRemovals", removed: run.removed, held: run.held, maxRemovedRatio: run.maxRemovedRatio }
+  }
+  return undefined
+}
+
+/**
+ * How a refusal's line says what to do, in the words of where it is read: the library's options or the command's
+ * flags.
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export interface Words {
+  /** Starts over with a new state (`--init`). */
+  readonly startOver: string
+  /** Reads into another state instead (`give another --since`). */
+  readonly otherState: string
+  /** Accepts records that share an id (`--allow-duplicate-ids`). */
+  readonly allowDuplicateIds: string
+  /** Accepts the removals (`--allow-removals`). */
+  readonly allowRemovals: string
+  /** Chooses the field that tells records apart (`--id-field`), where the user may. */
+  readonly idField?: string | undefined
+}
+
+const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
+
+const NAMED_IDS = 5
+
+/** The first few ids (as the server wrote them), and how many more. */
+const namedIds = (idsJson: ReadonlyArray<string>): string => {
+  const named = idsJson.slice(0, NAMED_IDS).join(", ")
+  const more = idsJson.length - Math.min(idsJson.length, NAMED_IDS)
+  return `${idsJson.length === 1 ? "id" : "ids"} ${named}${more > 0 ? ` and ${more.toLocaleString("en-US")} more` : ""}`
+}
+
+/**
+ * The line of a refusal (`Refusal`) of the state `key`, read with `idField`.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = {
+ *   startOver: "--init",
+ *   otherState: "give another --since",
+ *   allowDuplicateIds: "--allow-duplicate-ids",
+ *   allowRemovals: "--allow-removals"
+ * }
+ * const refused = { _tag: "DuplicateIds", records: 1, ids: [3], read: 300 } as const
+ * console.log(Changes.refusalText("partners.state", refused, "id", words))
+ * // => 1 record has the id of another, distinct record (id 3): the state keeps one record per id, so it cannot be tracked (a change of it would go unreported); the state partners.state was left as it was and nothing was removed (--allow-duplicate-ids keeps the first record of each id and reports the others on stderr)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export const refusalText = (key: string, refused: Refusal, idField: string, words: Words): string =>
+  refused._tag === "TooManyRemovals"
+    ? removalsText(key, refused, words)
+    : duplicateIdsText(key, { ...refused, idsJson: refused.ids.map(idJson) }, idField, words)
+
+/**
+ * The line of a run refused for removing too many records (see `Refusal`).
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = { startOver: "init", otherState: "another key", allowDuplicateIds: "", allowRemovals: "maxRemovedRatio: 1" }
+ * console.log(Changes.removalsText("partners", { removed: 300, held: 300, maxRemovedRatio: 0.5 }, words))
+ * // => the run would remove 300 of the 300 records of the state partners (more than half), as a list answering empty or cut short for a while would: nothing was removed and the state was left as it was (maxRemovedRatio: 1 commits them, if the list really lost them)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export const removalsText = (
+  key: string,
+  refused: { readonly removed: number; readonly held: number; readonly maxRemovedRatio: number },
+  words: Words
+): string =>
+  `the run would remove ${refused.removed.toLocaleString("en-US")} of the ${count(refused.held, "record")} of the ` +
+  `state ${key} (more than ` +
+  `${refused.maxRemovedRatio === 0.5 ? "half" : `${Math.round(refused.maxRemovedRatio * 100)}%`}), as a list ` +
+  "answering empty or cut short for a while would: nothing was removed and the state was left as it was " +
+  `(${words.allowRemovals} commits them, if the list really lost them)`
+
+/**
+ * The line of a run refused for records that share an id (see `Refusal`), their ids as the server wrote them.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = {
+ *   startOver: "--init",
+ *   otherState: "give another --since",
+ *   allowDuplicateIds: "--allow-duplicate-ids",
+ *   allowRemovals: "--allow-removals",
+ *   idField: "choose it with --id-field"
+ * }
+ * const refused = { records: 1998, idsJson: ["1", "0"], read: 2000 }
+ * console.log(Changes.duplicateIdsText("c.state", refused, "is_customer", words).slice(0, 85))
+ * // => 1,998 records have the id of another, distinct record (ids 1, 0): the state keeps one
+ * ```
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export const duplicateIdsText = (
+  key: string,
+  refused: { readonly records: number; readonly idsJson: ReadonlyArray<string>; readonly read: number },
+  idField: string,
+  words: Words
+): string => {
+  const mostly = 2 * refused.records >= refused.read
+  const hint = !mostly ?
+    "" :
+    `; ${count(refused.records, "record")} of ${refused.read.toLocaleString("en-US")} share ` +
+    `an id: ${idField} is probably not the field that tells these records apart` +
+    (words.idField === undefined ? "" : ` (${words.idField})`)
+  const one = refused.records === 1
+  return `${count(refused.records, "record has", "records have")} the id of another, distinct record ` +
+    `(${namedIds(refused.idsJson)}): the state keeps one record per id, so ${one ? "it" : "they"} cannot be tracked ` +
+    `(a change of ${one ? "it" : "them"} would go unreported)${hint}; the state ${key} was left as it was and ` +
+    `nothing was removed (${words.allowDuplicateIds} keeps the first record of each id and reports the others on ` +
+    "stderr)"
+}
+
+/**
+ * The line of a state that is not the state of this list: `differences` as `sourceDifferences` says them.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = { startOver: "--init", otherState: "give another --since", allowDuplicateIds: "", allowRemovals: "" }
+ * console.log(Changes.mismatchText("p.state", ["the endpoint: partner/list in the state, invoice/list now"], words))
+ * // => the state p.state was made for another list (the endpoint: partner/list in the state, invoice/list now): refused and left as it was (--init starts a new state of this list there, or give another --since)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export const mismatchText = (key: string, differences: ReadonlyArray<string>, words: Words): string =>
+  `the state ${key} was made for another list (${differences.join("; ")}): refused and left as it was ` +
+  `(${words.startOver} starts a new state of this list there, or ${words.otherState})`
+
+/**
+ * The line of a state that cannot be read (`decode`'s reason): a state of erp changes (damaged, or of an earlier
+ * format) may be started over, any other file is never overwritten.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const words = { startOver: "--init", otherState: "give another --since", allowDuplicateIds: "", allowRemovals: "" }
+ * console.log(Changes.unreadableText("notes.txt", "not a state file of erp changes", false, words))
+ * // => the state notes.txt cannot be read: not a state file of erp changes; refused and left as it was (give another --since)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export const unreadableText = (key: string, reason: string, ours: boolean, words: Words): string =>
+  `the state ${key} cannot be read: ${reason}; refused and left as it was (` +
+  (ours ? `${words.startOver} starts a new state there, or ${words.otherState})` : `${words.otherState})`)
+
+/**
+ * The line of records left out of the state for sharing an id, when that was allowed (`allowDuplicateIds`).
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * console.log(Changes.duplicatesNote({ records: 1, ids: [119] }))
+ * // => 1 record was left out of the state (id 119): it has the id of another, distinct record (the state keeps one record per id: changes of these go unreported)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export const duplicatesNote = (duplicates: Duplicates): string =>
+  `${count(duplicates.records, "record was", "records were")} left out of the state ` +
+  `(${namedIds(duplicates.ids.map(idJson))}): ` +
+  `${duplicates.records === 1 ? "it has" : "each has"} the id of another, distinct record (the state keeps one ` +
+  "record per id: changes of these go unreported)"
+
+// The encoding ---------------------------------------------------------------------------------------------------------
+//
+//   "ERPCHG" 0x00 0x02                 magic and version 2
+//   varuint length, then the header: what the state is of (`Source`, or null), as JSON text in UTF-8
+//   u8 mode                            0: numbers as ascending deltas, LEB128, all below 2^32;
+//                                      2: the same, any non-negative safe integers;
+//                                      1: numbers as float64, little-endian
+//   varuint count, the numbers, zeros to a multiple of 4 bytes, then count * 8 bytes of digests (hi, lo, each u32
+//   little-endian: read in place, without a copy, where the platform is little-endian)
+//   varuint count, each string as varuint byte length + UTF-8, zeros to a multiple of 4, count * 8 bytes of digests
+//   u32 little-endian: the CRC-32 of every byte before it
+//
+// Sorted ids as deltas cost about one byte each for a dense list: 1,000,000 records in about 9 MB. The CRC-32 finds
+// every change of up to 32 bits in a row, so any one byte changed (a flipped bit, a disk's or a copy's error) is
+// refused, never read as another state.
+
+const MAGIC = [0x45, 0x52, 0x50, 0x43, 0x48, 0x47, 0x00, 0x02]
+// The states of version 1 (no header, no checksum) start the same but for the version.
+const MAGIC_PREFIX = MAGIC.length - 1
+
+/**
+ * What a state is of: the server (`serverOf` its base URL: scheme, host, port and path, never a key or credentials),
+ * the list endpoint, the field that tells records apart, and the list's filters (conditions and other parameters,
+ * sorted). A run refuses a state of another source (`sourceDifferences`): its records would be reported as added and
+ * removed, and the state overwritten.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Source {
+  readonly server: string
+  readonly endpoint: string
+  readonly idField: string
+  /** Each condition as sent, `list_condition[field]` and its value, sorted. */
+  readonly conditions: ReadonlyArray<readonly [string, string]>
+  /** The other query parameters, sorted. */
+  readonly params: ReadonlyArray<readonly [string, string]>
+}
+
+const byPair = (a: readonly [string, string], b: readonly [string, string]): number =>
+  compareStrings(a[0], b[0]) || compareStrings(a[1], b[1])
+
+/**
+ * The server a base URL names, as a state records it: scheme, host, port (written even when it is the scheme's
+ * default) and path; never credentials, a query or a fragment.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * console.log(Changes.serverOf("https://user:secret@erp.example.com/api/?x=1")) // => https://erp.example.com:443/api/
+ * console.log(Changes.serverOf("http://127.0.0.1:8080/")) // => http://127.0.0.1:8080/
+ * ```
+ *
+ * @since 0.1.0
+ * @category Sources
+ */
+export const serverOf = (baseUrl: string): string => {
+  let url: URL
+  try {
+    url = new URL(baseUrl)
+  } catch {
+    return baseUrl.replace(/[?#].*$/s, "").replace(/\/\/[^/@]*@/, "//")
+  }
+  const port = url.port !== "" ? url.port : url.protocol === "https:" ? "443" : url.protocol === "http:" ? "80" : ""
+  return `${url.protocol}//${url.hostname}${port === "" ? "" : `:${port}`}${url.pathname}`
+}
+
+/**
+ * The `Source` of a list: its server's base URL, endpoint, id field, conditions (as they are sent) and other
+ * parameters, in a form that compares equal for the same list however the filters were ordered.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const source = Changes.sourceOf({
+ *   baseUrl: "https://erp.example.com/api/",
+ *   endpoint: "partner/list",
+ *   idField: "id",
+ *   where: { is_customer: true }
+ * })
+ * console.log(source.server, source.conditions) // => https://erp.example.com:443/api/ [ [ 'list_condition[is_customer]', '1' ] ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category Sources
+ */
+export const sourceOf = (options: {
+  readonly baseUrl: string
+  readonly endpoint: string
+  readonly idField: string
+  readonly where?: ListQuery.Conditions | undefined
+  readonly params?: ReadonlyArray<readonly [string, string]> | undefined
+}): Source => {
+  const conditions: Array<readonly [string, string]> = []
+  for (const [field, value] of Object.entries(options.where ?? {})) {
+    conditions.push([`list_condition[${field}]`, ListQuery.conditionValue(value)])
+  }
+  return {
+    server: serverOf(options.baseUrl),
+    endpoint: options.endpoint,
+    idField: options.idField,
+    conditions: conditions.sort(byPair),
+    params: [...(options.params ?? [])].map(([name, value]): readonly [string, string] => [name, value]).sort(byPair)
+  }
+}
+
+const pairsText = (pairs: ReadonlyArray<readonly [string, string]>): string =>
+  pairs.length === 0 ? "none" : pairs.map(([name, value]) => `${name}=${value}`).join("&")
+
+/**
+ * What differs between the source a run reads (`now`) and the one its state was made of (`state`), one phrase each
+ * (empty: the same list).
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const now = Changes.sourceOf({ baseUrl: "http://127.0.0.1:8080/", endpoint: "partner/list", idField: "id" })
+ * const state = Changes.sourceOf({ baseUrl: "http://127.0.0.1:9090/", endpoint: "invoice/list", idField: "id" })
+ * console.log(Changes.sourceDifferences(now, state))
+ * // => [
+ * //   'the server: http://127.0.0.1:9090/ in the state, http://127.0.0.1:8080/ now',
+ * //   'the endpoint: invoice/list in the state, partner/list now'
+ * // ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category Sources
+ */
+export const sourceDifferences = (now: Source, state: Source): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  const differ = (what: string, before: string, after: string) => {
+    if (before !== after) out.push(`${what}: ${before} in the state, ${after} now`)
+  }
+  differ("the server", state.server, now.server)
+  differ("the endpoint", state.endpoint, now.endpoint)
+  differ("the id field", state.idField, now.idField)
+  differ("the conditions", pairsText(state.conditions), pairsText(now.conditions))
+  differ("the parameters", pairsText(state.params), pairsText(now.params))
+  return out
+}
+
+const sourceJson = (source: Source | undefined): string =>
+  source === undefined ? "null" : JSON.stringify({
+    server: source.server,
+    endpoint: source.endpoint,
+    idField: source.idField,
+    conditions: source.conditions,
+    params: source.params
+  })
+
+const isPairs = (value: unknown): value is ReadonlyArray<readonly [string, string]> =>
+  Array.isArray(value) &&
+  value.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every((part) => typeof part === "string"))
+
+const sourceFromJson = (text: string): { readonly ok: true; readonly source: Source | undefined } | undefined => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (value === null) return { ok: true, source: undefined }
+  if (typeof value !== "object") return undefined
+  const { conditions, endpoint, idField, params, server } = value as Record<string, unknown>
+  if (typeof server !== "string" || typeof endpoint !== "string" || typeof idField !== "string") return undefined
+  if (!isPairs(conditions) || !isPairs(params)) return undefined
+  return { ok: true, source: { server, endpoint, idField, conditions, params } }
+}
+
+// CRC-32 (the polynomial of zip and PNG), a byte at a time from a table of 256.
+const crcTable = (() => {
+  const table = new Uint32Array(256)
+  for (let n = 0; n < 256; n++) {
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+    table[n] = c >>> 0
+  }
+  return table
+})()
+
+const crc32 = (bytes: Uint8Array, end: number): number => {
+  let crc = 0xffffffff
+  for (let i = 0; i < end; i++) crc = crcTable[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}
+
+/**
+ * A state as bytes, to keep in a store, with what it is of (`source`: written in its header, and checked by a run
+ * that reads it) and a checksum (see the layout above; a dense list costs about 9 bytes a record).
  *
  * @example
  * ```ts
@@ -605,7 +1099,7 @@ export const judgePage = (
  * const table = Changes.makeTable()
  * for (let id = 1; id <= 1000; id++) table.add(id, `{"id":${id}}`)
  * const bytes = Changes.encode(table.state())
- * console.log(bytes.length) // => 9016
+ * console.log(bytes.length) // => 9024
  * const back = Changes.decode(bytes)
  * console.log(back.ok && Changes.size(back.state)) // => 1000
  * ```
@@ -613,8 +1107,8 @@ export const judgePage = (
  * @since 0.1.0
  * @category Encoding
  */
-export const encode = (state: State): Uint8Array =>
-  encodeWith(state.numbers, state.strings, (i, out, at) => {
+export const encode = (state: State, source?: Source | undefined): Uint8Array =>
+  encodeWith(source, state.numbers, state.strings, (i, out, at) => {
     out[at] = state.numberDigests[2 * i]
     out[at + 1] = state.numberDigests[2 * i + 1]
   }, (i, out, at) => {
@@ -640,11 +1134,11 @@ export const encode = (state: State): Uint8Array =>
  * @since 0.1.0
  * @category Encoding
  */
-export const encodeTable = (table: Table): Uint8Array => {
+export const encodeTable = (table: Table, source?: Source | undefined): Uint8Array => {
   const internals = table as Table & Partial<TableInternals>
-  if (internals.sortInPlace === undefined) return encode(table.state())
+  if (internals.sortInPlace === undefined) return encode(table.state(), source)
   const { numberDigests, numbers, strings } = internals.sortInPlace()
-  return encodeWith(numbers, strings, (i, out, at) => {
+  return encodeWith(source, numbers, strings, (i, out, at) => {
     out[at] = numberDigests[2 * i]
     out[at + 1] = numberDigests[2 * i + 1]
   }, (i, out, at) => table.digestInto(strings[i], out, at))
@@ -665,6 +1159,7 @@ const varuintLength = (n: number): number => {
 }
 
 const encodeWith = (
+  source: Source | undefined,
   numbers: Float64Array | Uint32Array,
   strings: ReadonlyArray<string>,
   numberDigest: (i: number, out: Uint32Array, at: number) => void,
@@ -674,9 +1169,10 @@ const encodeWith = (
   for (let i = 0; i < numbers.length && dense; i++) dense = Number.isSafeInteger(numbers[i]) && numbers[i] >= 0
   const mode = !dense ? 1 : numbers.length === 0 || numbers[numbers.length - 1] < 2 ** 32 ? 0 : 2
   const encoder = new TextEncoder()
+  const header = encoder.encode(sourceJson(source))
   const utf8 = strings.map((s) => encoder.encode(s))
   // The exact size first: the bytes are allocated once, at their size.
-  let size = MAGIC.length + 1 + varuintLength(numbers.length)
+  let size = MAGIC.length + varuintLength(header.length) + header.length + 1 + varuintLength(numbers.length)
   if (dense) {
     let last = 0
     for (let i = 0; i < numbers.length; i++) {
@@ -688,13 +1184,12 @@ const encodeWith = (
   }
   size = align(size) + 8 * numbers.length + varuintLength(strings.length)
   for (const bytes of utf8) size += varuintLength(bytes.length) + bytes.length
-  size = align(size) + 8 * strings.length
+  size = align(size) + 8 * strings.length + 4
   const out = new Uint8Array(size)
   const view = new DataView(out.buffer)
   const pair = new Uint32Array(2)
   let at = 0
   for (const byte of MAGIC) out[at++] = byte
-  out[at++] = mode
   const varuint = (n: number) => {
     while (n >= 0x80) {
       out[at++] = (n % 0x80) | 0x80
@@ -702,6 +1197,10 @@ const encodeWith = (
     }
     out[at++] = n
   }
+  varuint(header.length)
+  out.set(header, at)
+  at += header.length
+  out[at++] = mode
   const digests = (count: number, digest: (i: number, out: Uint32Array, at: number) => void) => {
     for (let i = 0; i < count; i++) {
       digest(i, pair, 0)
@@ -731,50 +1230,98 @@ const encodeWith = (
   }
   at = align(at)
   digests(strings.length, stringDigest)
+  view.setUint32(at, crc32(out, at), true)
   return out
 }
 
 /**
- * A state from bytes `encode` wrote; anything else (another file, a truncated one, ids out of order) is refused with
- * a reason, never read as a state.
+ * What `decode` made of bytes: a state and its source (`undefined` for a state written without one), or why not.
+ * `ours` says whether the bytes are a state of erp changes at all (one of an earlier version, or damaged): starting
+ * over may replace such a file, never any other.
+ *
+ * @since 0.1.0
+ * @category Encoding
+ */
+export type Decoded =
+  | { readonly ok: true; readonly state: State; readonly source: Source | undefined }
+  | { readonly ok: false; readonly reason: string; readonly ours: boolean }
+
+/**
+ * A state from bytes `encode` wrote, with its source; anything else is refused with a reason, never read as a state:
+ * another file, one of an earlier version (which said nothing of its source), or a damaged one (its checksum does not
+ * match: a byte changed, or it was cut short).
  *
  * @example
  * ```ts
  * import { Changes } from "@erp-client/kernel"
  *
  * console.log(Changes.decode(new TextEncoder().encode('{"id":1}')))
- * // => { ok: false, reason: 'not a state file of erp changes (version 1)' }
+ * // => { ok: false, reason: 'not a state file of erp changes', ours: false }
+ * const bytes = Changes.encode(Changes.empty)
+ * bytes[9] ^= 1
+ * console.log(Changes.decode(bytes))
+ * // => {
+ * //   ok: false,
+ * //   reason: 'the state is damaged: its checksum does not match its contents',
+ * //   ours: true
+ * // }
  * ```
  *
  * @since 0.1.0
  * @category Encoding
  */
-export const decode = (
-  bytes: Uint8Array
-): { readonly ok: true; readonly state: State } | { readonly ok: false; readonly reason: string } => {
-  const fail = (reason: string) => ({ ok: false as const, reason })
-  if (bytes.length < MAGIC.length + 1 || MAGIC.some((byte, i) => bytes[i] !== byte)) {
-    return fail("not a state file of erp changes (version 1)")
+export const decode = (bytes: Uint8Array): Decoded => {
+  if (bytes.length < MAGIC.length || MAGIC.slice(0, MAGIC_PREFIX).some((byte, i) => bytes[i] !== byte)) {
+    return { ok: false, reason: "not a state file of erp changes", ours: false }
   }
+  const version = bytes[MAGIC_PREFIX]
+  if (version !== MAGIC[MAGIC_PREFIX]) {
+    return {
+      ok: false,
+      reason: version === 1
+        ? "a state of an earlier format (version 1), which does not say which list and server it was made for"
+        : `a state of an unknown format (version ${version})`,
+      ours: true
+    }
+  }
+  const damaged = (reason: string): Decoded => ({ ok: false, reason: `the state is damaged: ${reason}`, ours: true })
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (bytes.length < MAGIC.length + 4 || view.getUint32(bytes.length - 4, true) !== crc32(bytes, bytes.length - 4)) {
+    return damaged("its checksum does not match its contents")
+  }
+  const end = bytes.length - 4
   let at = MAGIC.length
-  const mode = bytes[at++]
-  if (mode !== 0 && mode !== 1 && mode !== 2) return fail(`unknown id encoding ${mode}`)
-  const truncated = () => fail("the state is truncated")
   const varuint = (): number | undefined => {
     let n = 0
     let scale = 1
     for (;;) {
-      if (at >= bytes.length || scale > 2 ** 56) return undefined
+      if (at >= end || scale > 2 ** 56) return undefined
       const byte = bytes[at++]
       n += (byte & 0x7f) * scale
       if (byte < 0x80) return n
       scale *= 0x80
     }
   }
+  const decoder = new TextDecoder("utf-8", { fatal: true })
+  const utf8 = (length: number): string | undefined => {
+    try {
+      return decoder.decode(bytes.subarray(at, at + length))
+    } catch {
+      return undefined
+    }
+  }
+  const truncated = () => damaged("it ends early")
+  const headerLength = varuint()
+  if (headerLength === undefined || at + headerLength > end) return truncated()
+  const headerText = utf8(headerLength)
+  const header = headerText === undefined ? undefined : sourceFromJson(headerText)
+  if (header === undefined) return damaged("its header is not a source")
+  at += headerLength
+  const mode = bytes[at++]
+  if (mode !== 0 && mode !== 1 && mode !== 2) return damaged(`unknown id encoding ${mode}`)
   const digests = (count: number): Uint32Array | undefined => {
-    for (; at % 4 !== 0; at++) if (bytes[at] !== 0) return undefined
-    if (at + count * 8 > bytes.length) return undefined
+    for (; at % 4 !== 0; at++) if (at >= end || bytes[at] !== 0) return undefined
+    if (at + count * 8 > end) return undefined
     const start = at
     at += count * 8
     // In place where it can be (a million records: 8 MB not copied); the bytes stay alive with the state.
@@ -786,7 +1333,7 @@ export const decode = (
     return words
   }
   const count = varuint()
-  if (count === undefined || count > bytes.length) return truncated()
+  if (count === undefined || count > end) return truncated()
   const numbers = mode === 0 ? new Uint32Array(count) : new Float64Array(count)
   let last = 0
   for (let i = 0; i < count; i++) {
@@ -794,36 +1341,31 @@ export const decode = (
       const delta = varuint()
       if (delta === undefined) return truncated()
       last += delta
-      if (mode === 0 && last >= 2 ** 32) return fail("an id is out of its encoding's range")
+      if (mode === 0 && last >= 2 ** 32) return damaged("an id is out of its encoding's range")
       numbers[i] = last
     } else {
-      if (at + 8 > bytes.length) return truncated()
+      if (at + 8 > end) return truncated()
       numbers[i] = view.getFloat64(at, true)
       at += 8
     }
-    if (i > 0 && !(numbers[i] > numbers[i - 1])) return fail("the ids are not in ascending order")
+    if (i > 0 && !(numbers[i] > numbers[i - 1])) return damaged("the ids are not in ascending order")
   }
   const numberDigests = digests(count)
   if (numberDigests === undefined) return truncated()
   const stringCount = varuint()
-  if (stringCount === undefined || stringCount > bytes.length) return truncated()
+  if (stringCount === undefined || stringCount > end) return truncated()
   const strings: Array<string> = []
-  const decoder = new TextDecoder("utf-8", { fatal: true })
   for (let i = 0; i < stringCount; i++) {
     const length = varuint()
-    if (length === undefined || at + length > bytes.length) return truncated()
-    let text: string
-    try {
-      text = decoder.decode(bytes.subarray(at, at + length))
-    } catch {
-      return fail("an id is not UTF-8")
-    }
+    if (length === undefined || at + length > end) return truncated()
+    const text = utf8(length)
+    if (text === undefined) return damaged("an id is not UTF-8")
     at += length
-    if (i > 0 && !(text > strings[i - 1])) return fail("the ids are not in ascending order")
+    if (i > 0 && !(text > strings[i - 1])) return damaged("the ids are not in ascending order")
     strings.push(text)
   }
   const stringDigests = digests(stringCount)
   if (stringDigests === undefined) return truncated()
-  if (at !== bytes.length) return fail("the state has bytes after its end")
-  return { ok: true, state: { numbers, numberDigests, strings, stringDigests } }
+  if (at !== end) return damaged("it has bytes after its end")
+  return { ok: true, state: { numbers, numberDigests, strings, stringDigests }, source: header.source }
 }

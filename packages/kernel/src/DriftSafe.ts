@@ -9,6 +9,14 @@
  * Guarantees, when the list keeps one order (records move only by inserts and deletes): each id at most once, in list
  * order; every record present for the whole export is emitted.
  *
+ * It always ends: an export ends, or fails with a `Drift`, within 4 requests for each page of positions it reached
+ * (the farthest position a page taken reached, over the smallest step a page has moved it on: the page the server
+ * serves, less the overlap), plus 4 look backs' budget (`maxRecoveryRequests`) and 8 more. A full page moves it on by
+ * the page less the overlap (at most half a page); after a short page, the next page goes past its records to see
+ * where the list ends, as far as the list grew per request, so records added at the end while it reads are not chased
+ * one request after another. A list that grows by a quarter of a page a request or more outruns offset paging: the
+ * export fails at that bound rather than chase it.
+ *
  * @since 0.1.0
  */
 import type * as Changes from "./Changes.js"
@@ -25,9 +33,11 @@ import type * as Pager from "./Pager.js"
  *   paging stepped back until a page overlapped again and came forward, spending `requests` extra requests, and
  *   pages from then on overlap by `overlap` (doubled, up to half a page).
  * - `Dropped`: the record at `offset` has the id of a record already emitted but other content, and was not emitted:
- *   a record updated during the export (its earlier version came out), or a distinct record that repeats another's
- *   id (ids are what drift-safe paging tells records apart by). `id` as `Changes.idValue` says it (the digits, as a
- *   string, of a number beyond a double), `idJson` as the server wrote it.
+ *   `reason` `"updated"`, read again within what was read before (shifted as the list moved), a record updated since
+ *   it was read (its earlier version came out); `"duplicate"`, twice in one answer or past what was read, a distinct
+ *   record that repeats another's id (ids are what drift-safe paging tells records apart by; noted in the
+ *   table, `Changes.Table.duplicate`). `id` as `Changes.idValue` says it (the digits, as a string, of a number beyond a
+ *   double), `idJson` as the server wrote it.
  *
  * @since 0.1.0
  * @category Models
@@ -35,7 +45,13 @@ import type * as Pager from "./Pager.js"
 export type DriftEvent =
   | { readonly _tag: "Shifted"; readonly offset: number; readonly by: number }
   | { readonly _tag: "Recovered"; readonly offset: number; readonly requests: number; readonly overlap: number }
-  | { readonly _tag: "Dropped"; readonly offset: number; readonly id: string | number; readonly idJson: string }
+  | {
+    readonly _tag: "Dropped"
+    readonly offset: number
+    readonly id: string | number
+    readonly idJson: string
+    readonly reason: "updated" | "duplicate"
+  }
 
 /**
  * Drift-safe paging's options, as an edition takes them (its own options add callbacks).
@@ -61,6 +77,12 @@ export interface Options {
    * Pass one to read it after the run: `Changes` makes the next state of a changes export of it.
    */
   readonly seen?: Changes.Table | undefined
+  /**
+   * Asked once, when the list seems to have ended: `true` reads the page that ended it once more, and the end is taken
+   * only from that second answer (see `Pager.Mode.confirmEnd`). A changes export asks it when its last state holds
+   * records not read (they would be reported removed): one empty or cut short answer then removes nothing.
+   */
+  readonly confirmEnd?: (() => boolean) | undefined
 }
 
 /**
@@ -79,8 +101,9 @@ export interface MissingId {
 }
 
 /**
- * The list changed faster than paging could follow (`PagingDrift` in each edition): no page near `offset` overlapped
- * the records read after `requests` extra requests.
+ * The list changed faster than paging could follow (`PagingDrift` in each edition): near `offset`, no page overlapped
+ * the records read after `requests` extra requests (one look back's budget, or twice it in look backs that took paging
+ * no farther), or the export spent `requests` requests, past its bound (see the module's description).
  *
  * @since 0.1.0
  * @category Failures
@@ -102,7 +125,7 @@ export interface Drift {
 export type Taken<P> =
   | { readonly _tag: "Taken"; readonly step: Pager.Step<P>; readonly events: ReadonlyArray<DriftEvent> }
   | { readonly _tag: "Lost"; readonly recovery: Recovery<P>; readonly events: ReadonlyArray<DriftEvent> }
-  | { readonly _tag: "Failed"; readonly failure: MissingId }
+  | { readonly _tag: "Failed"; readonly failure: MissingId | Drift }
 
 /**
  * What a recovery needs next: a page fetched, or nothing more (its step for the engine, what to tell), or it failed.
@@ -140,7 +163,8 @@ export interface DriftSafe<P> {
   readonly mode: Pager.Mode
   /**
    * Records consecutive pages share at this page size: the option (or a tenth of the page), doubled per recovery up
-   * to half a page (or the option, if larger), and always leaving each page at least one record that is new.
+   * to half a page (or the option, if larger), and always leaving each page at least one record that is new; an
+   * option as large as the page the server now serves gives way to half of it.
    */
   readonly overlap: (size: number) => number
   /** The options checked against the first page size: an overlap must leave each page something new. */

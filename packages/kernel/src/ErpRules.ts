@@ -133,6 +133,8 @@ export interface ResourceOptions {
  * - `Unauthorized`: the `Unauthorized` envelope, even for a valid key.
  * - `Redirect`: a `status` (default 302) redirect to `location`, e.g. another origin, to check a client does not
  *   carry its key there.
+ * - `EmptyPage`: 200 with the success envelope and no records (`data: []`), as a server that answers a list empty for
+ *   a moment does; the list itself is unchanged (and no drift runs for it).
  * - `Outage`: the service is down for `duration` of the clock's time (the times `arrive` is given), from the first
  *   request that meets the fault: every request in that time (to any endpoint, or to the one `inject` names) gets
  *   `status` (default 503) with `body` (default `"html"`, see `OutageBody`), no `X-RateLimit-*` headers (a gateway
@@ -168,6 +170,7 @@ export type Fault<D = DurationInput> =
   | { readonly _tag: "Delay"; readonly duration: D }
   | { readonly _tag: "Unauthorized" }
   | { readonly _tag: "Redirect"; readonly location: string; readonly status?: number | undefined }
+  | { readonly _tag: "EmptyPage" }
   | {
     readonly _tag: "Outage"
     readonly duration: D

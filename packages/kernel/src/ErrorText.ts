@@ -418,8 +418,8 @@ export const invalidRequest = (error: { readonly endpoint: string; readonly reas
 export const pagingDrift = (
   error: { readonly endpoint: string; readonly offset: number; readonly requests: number }
 ): string =>
-  `${error.endpoint}: the list changed faster than paging could follow: no page near offset ${error.offset} ` +
-  `overlaps the records already read after ${error.requests} extra requests (a larger overlap tolerates more change)`
+  `${error.endpoint}: the list changed faster than paging could follow: near offset ${error.offset}, ` +
+  `${error.requests} requests did not find its place again or reach its end (a larger overlap tolerates more change)`
 
 /**
  * `PagingLoop`'s message.

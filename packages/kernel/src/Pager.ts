@@ -102,7 +102,8 @@ export interface InFlight<H> extends Ask {
 /**
  * What a mode learns from one page: the pages to emit, holding only records not emitted before; the page that
  * decides what comes next (the page itself, or the last one a drift-safe look back fetched); how many of its records
- * were not emitted before; how many it repeats beyond the overlap asked for (see `PagingJudge.Observation`).
+ * were not emitted before; how many it repeats beyond the overlap asked for (see `PagingJudge.Observation`); and
+ * whether the mode has seen the end of the list itself.
  *
  * @since 0.1.0
  * @category Models
@@ -112,6 +113,8 @@ export interface Step<P> {
   readonly last: P
   readonly fresh: number
   readonly surplus: number
+  /** The mode has seen the end of the list (drift-safe paging's end check): the engine ends after this step. */
+  readonly ends?: boolean | undefined
 }
 
 /**
@@ -138,6 +141,11 @@ export interface Mode {
   readonly rules: PagingJudge.Rules
   readonly resumeAt: (page: { readonly offset: number; readonly received: number }) => number
   readonly resumeExtra: (size: number) => Record<string, number>
+  /**
+   * Asked the first time the list seems to have ended: `true` asks the page that ended it again, and only a later end
+   * is taken (a list whose end is read twice: an empty or cut short answer does not end it alone).
+   */
+  readonly confirmEnd?: (() => boolean) | undefined
 }
 
 /**

@@ -118,11 +118,18 @@ export interface Rules {
   readonly firstRecordsUnique: boolean
   /** The smallest page size worth learning (drift-safe paging needs two records a page to overlap). */
   readonly minSize: number
+  /**
+   * Where a mode places the page after a short page (`undefined`: where this judgement places it, right after the
+   * page's records). Drift-safe paging, which takes a page only when it holds a record already read, places it further
+   * on, to see where the list ends (see `DriftSafe`).
+   */
+  readonly afterShort?: ((page: Observation, plan: Plan) => number | undefined) | undefined
 }
 
 /**
- * Where paging goes on after a page: right after its records, sharing the mode's overlap with them but leaving at
- * least one position new (so a page of one record shares nothing with the next).
+ * Where paging goes on after a page: right after its records, sharing the mode's overlap with them but at most half of
+ * them (so paging moves on by at least half of what a page brought, and a page of one record shares nothing with the
+ * next).
  *
  * @example
  * ```ts
@@ -137,7 +144,7 @@ export interface Rules {
  * @category Decisions
  */
 export const after = (page: { readonly offset: number; readonly received: number }, overlap: number): number =>
-  page.offset + page.received - Math.min(overlap, Math.max(0, page.received - 1))
+  page.offset + page.received - Math.min(overlap, Math.floor(page.received / 2))
 
 /**
  * A size learned from the server (`previous` is what was asked before), to tell the caller.
@@ -219,7 +226,10 @@ export const judge = (
     if (page.surplus > 0 && page.received < page.count) {
       return {
         plan: { ...plan, served, suspect: undefined },
-        decision: { _tag: "Regrid", offset: after(page, rules.overlap(plan.size)) }
+        decision: {
+          _tag: "Regrid",
+          offset: rules.afterShort?.(page, plan) ?? after(page, rules.overlap(plan.size))
+        }
       }
     }
     // A short page of records read before (those a drift-safe page shares with the one before it): the end, or a
@@ -241,9 +251,9 @@ export const judge = (
     }
     return {
       plan: { ...plan, served, quiet, suspect: undefined },
-      decision: page.received < page.count
-        ? { _tag: "Regrid", offset: page.offset + page.received - 1 }
-        : { _tag: "More" }
+      decision: page.received >= page.count
+        ? { _tag: "More" }
+        : { _tag: "Regrid", offset: rules.afterShort?.(page, plan) ?? page.offset + page.received - 1 }
     }
   }
   // The same short length as the page before, nothing repeated that should not be, still short, and never more
@@ -265,10 +275,14 @@ export const judge = (
   if (page.received >= page.count) {
     return { plan: { ...plan, served, suspect: undefined, quiet: 0 }, decision: { _tag: "More" } }
   }
-  // Short, with new records: clamped, filtered or the last page. Go on right after it; the next page settles it.
+  // Short, with new records: clamped, filtered or the last page. Go on right after it (or where the mode places the
+  // page after a short one); the next page settles it.
   return {
     plan: { ...plan, served, suspect: page.received, quiet: 0 },
-    decision: { _tag: "Regrid", offset: after(page, rules.overlap(plan.size)) }
+    decision: {
+      _tag: "Regrid",
+      offset: rules.afterShort?.(page, plan) ?? after(page, rules.overlap(plan.size))
+    }
   }
 }
 

@@ -71,8 +71,11 @@ export const drift = (endpoint: string, event: DriftSafe.DriftEvent): Line => {
     case "Dropped":
       return {
         level: "Warning",
-        text:
-          `${endpoint}: the record at offset ${event.offset} has id ${event.idJson}, already written with other content; not written again (drift-safe paging tells records apart by id)`
+        text: event.reason === "updated"
+          ? `${endpoint}: the record at offset ${event.offset} has id ${event.idJson}, already written with other ` +
+            "content (updated since it was read); not written again (drift-safe paging tells records apart by id)"
+          : `${endpoint}: the record at offset ${event.offset} has id ${event.idJson}, the id of another, distinct ` +
+            "record already written; not written (drift-safe paging tells records apart by id)"
       }
   }
 }

@@ -162,20 +162,146 @@ describe("Changes", () => {
     expect(back.ok && Changes.size(back.state)).toBe(1_000_000)
   })
 
-  it("anything but a state is refused with a reason", () => {
+  it("anything but a state is refused with a reason; one of erp changes (damaged, of another version) is said so", () => {
     const table = Changes.makeTable()
     for (const key of [3, 1, 2, "x"]) table.add(key, String(key))
     const bytes = Changes.encode(table.state())
     expect(Changes.decode(new TextEncoder().encode("{\"id\":1}\n"))).toStrictEqual({
       ok: false,
-      reason: "not a state file of erp changes (version 1)"
+      reason: "not a state file of erp changes",
+      ours: false
     })
-    for (let cut = 9; cut < bytes.length; cut++) expect(Changes.decode(bytes.slice(0, cut)).ok).toBe(false)
-    expect(Changes.decode(new Uint8Array([...bytes, 0])).ok).toBe(false)
-    // Ids out of order: the second delta made zero.
-    const unordered = bytes.slice()
-    unordered[11] = 0
-    expect(Changes.decode(unordered)).toStrictEqual({ ok: false, reason: "the ids are not in ascending order" })
+    for (let cut = 0; cut < bytes.length; cut++) expect(Changes.decode(bytes.slice(0, cut)).ok).toBe(false)
+    expect(Changes.decode(new Uint8Array([...bytes, 0]))).toMatchObject({ ok: false, ours: true })
+    // A state of version 1 (no header, no checksum), as the first release wrote it.
+    const v1 = new Uint8Array([
+      0x45,
+      0x52,
+      0x50,
+      0x43,
+      0x48,
+      0x47,
+      0x00,
+      0x01,
+      0,
+      1,
+      1,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0
+    ])
+    expect(Changes.decode(v1)).toStrictEqual({
+      ok: false,
+      reason: "a state of an earlier format (version 1), which does not say which list and server it was made for",
+      ours: true
+    })
+  })
+
+  it("property: every single-byte change of a real state is refused, never read as another state", () => {
+    // 2,000 records as a changes run leaves them, with the source of the list.
+    const table = Changes.makeTable()
+    for (let i = 1; i <= 2000; i++) table.add(i, `{"id":${i},"company_name":"Partner ${i} Kft."}`)
+    table.add("A-1", "{}")
+    const source = Changes.sourceOf({
+      baseUrl: "http://127.0.0.1:8080/",
+      endpoint: "partner/list",
+      idField: "id",
+      where: { is_customer: 1 }
+    })
+    const bytes = Changes.encodeTable(table, source)
+    expect(Changes.decode(bytes)).toMatchObject({ ok: true, source })
+    // Every byte flipped whole, and with one bit flipped (a different bit from byte to byte): 18,000 bytes and more,
+    // none read as a state. (The checksum, a CRC-32, catches any change within 32 bits in a row, whatever its value.)
+    let flips = 0
+    const changed = bytes.slice()
+    for (let at = 0; at < bytes.length; at++) {
+      for (const mask of [0xff, 1 << (at % 8)]) {
+        changed[at] = bytes[at] ^ mask
+        if (Changes.decode(changed).ok) throw new Error(`byte ${at} changed by ${mask} read as a state`)
+        flips++
+      }
+      changed[at] = bytes[at]
+    }
+    expect(flips).toBe(2 * bytes.length)
+    expect(bytes.length).toBeGreaterThan(18_000)
+  })
+
+  it("the source of a state: the server without credentials, the filters in any order; what differs, said", () => {
+    const a = Changes.sourceOf({
+      baseUrl: "https://key:secret@erp.example.com/api/",
+      endpoint: "invoice/list",
+      idField: "id",
+      where: { paid: 0, year: 2026 },
+      params: [["lang", "hu"], ["fields", "all"]]
+    })
+    expect(a.server).toBe("https://erp.example.com:443/api/")
+    const b = Changes.sourceOf({
+      baseUrl: "https://erp.example.com/api",
+      endpoint: "invoice/list",
+      idField: "id",
+      where: { year: 2026, paid: false },
+      params: [["fields", "all"], ["lang", "hu"]]
+    })
+    expect(Changes.sourceDifferences(a, b)).toStrictEqual([
+      "the server: https://erp.example.com:443/api in the state, https://erp.example.com:443/api/ now"
+    ])
+    const back = Changes.decode(Changes.encode(Changes.empty, a))
+    expect(back.ok && back.source).toStrictEqual(a)
+    expect(JSON.stringify(back)).not.toContain("secret")
+    const other = Changes.sourceOf({ baseUrl: "http://127.0.0.1:9090/", endpoint: "partner/list", idField: "code" })
+    expect(Changes.sourceDifferences(a, other)).toStrictEqual([
+      "the server: http://127.0.0.1:9090/ in the state, https://erp.example.com:443/api/ now",
+      "the endpoint: partner/list in the state, invoice/list now",
+      "the id field: code in the state, id now",
+      "the conditions: none in the state, list_condition[paid]=0&list_condition[year]=2026 now",
+      "the parameters: none in the state, fields=all&lang=hu now"
+    ])
+  })
+
+  it("the end of a run: records that share an id refused unless allowed, more than half removed refused unless init", () => {
+    const none = { records: 0, ids: [] }
+    const run = { held: 2000, read: 2000, removed: 0, duplicates: none, init: false, allowDuplicateIds: false }
+    const at = (over: Partial<Parameters<typeof Changes.refusal>[0]>) =>
+      Changes.refusal({ ...run, maxRemovedRatio: 0.5, ...over })
+    expect(at({})).toBeUndefined()
+    expect(at({ removed: 1000, read: 1000 })).toBeUndefined()
+    expect(at({ removed: 1001, read: 999 })).toMatchObject({ _tag: "TooManyRemovals", removed: 1001, held: 2000 })
+    expect(at({ removed: 2000, read: 0, init: true })).toBeUndefined()
+    expect(at({ removed: 2000, read: 0, maxRemovedRatio: 1 })).toBeUndefined()
+    const twice = { records: 1998, ids: [1, 0] }
+    expect(at({ read: 2, duplicates: twice })).toStrictEqual({
+      _tag: "DuplicateIds",
+      records: 1998,
+      ids: [1, 0],
+      read: 2000
+    })
+    expect(at({ read: 2, duplicates: twice, allowDuplicateIds: true })).toBeUndefined()
+    const words = {
+      startOver: "--init",
+      otherState: "give another --since",
+      allowDuplicateIds: "--allow-duplicate-ids",
+      allowRemovals: "--allow-removals",
+      idField: "--id-field"
+    }
+    expect(Changes.refusalText("s", at({ read: 2, duplicates: twice })!, "is_customer", words)).toBe(
+      "1,998 records have the id of another, distinct record (ids 1, 0): the state keeps one record per id, so they " +
+        "cannot be tracked (a change of them would go unreported); 1,998 records of 2,000 share an id: is_customer " +
+        "is probably not the field that tells these records apart (--id-field); the state s was left as it was and " +
+        "nothing was removed (--allow-duplicate-ids keeps the first record of each id and reports the others on stderr)"
+    )
+    expect(Changes.refusalText("s", at({ removed: 2000, read: 0 })!, "id", words)).toBe(
+      "the run would remove 2,000 of the 2,000 records of the state s (more than half), as a list answering empty or " +
+        "cut short for a while would: nothing was removed and the state was left as it was (--allow-removals commits " +
+        "them, if the list really lost them)"
+    )
   })
 
   it("the comparison: added, changed and unchanged as read, removed only what was not read", () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
+import * as Changes from "../src/Changes.js"
 import * as DriftSafe from "../src/DriftSafe.js"
 import type * as PageOrder from "../src/PageOrder.js"
+import type * as Pager from "../src/Pager.js"
 import { drive, safe, settingsOf } from "./drive.js"
 
 // Drift-safe paging's state machine on its own, driven by hand (./drive.ts) over a list that changes before fetches.
@@ -84,7 +86,9 @@ describe("DriftSafe", () => {
     // Record 5 again with other content: not emitted, told once.
     const records = [{ id: 4 }, { id: 5, name: "renamed" }, { id: 6 }, { id: 7 }]
     const updated = { offset: 4, count: 4, received: 4, records, raw: records, invalid: [] }
-    expect(state.step(updated, full)).toMatchObject({ events: [{ _tag: "Dropped", offset: 5, id: 5 }] })
+    expect(state.step(updated, full)).toMatchObject({
+      events: [{ _tag: "Dropped", offset: 5, id: 5, reason: "updated" }]
+    })
     expect(state.step({ ...updated, offset: 6 }, full)).toMatchObject({
       events: [{ _tag: "Shifted", offset: 6, by: 2 }]
     })
@@ -120,8 +124,41 @@ describe("DriftSafe", () => {
     const stepped = state.step(next, full)
     expect(stepped).toMatchObject({ _tag: "Taken", step: { fresh: 0 } })
     expect(stepped._tag === "Taken" && stepped.events.filter((event) => event._tag === "Dropped")).toStrictEqual([
-      { _tag: "Dropped", offset: 4, id: "12345678901234567891", idJson: "12345678901234567891" }
+      {
+        _tag: "Dropped",
+        offset: 4,
+        id: "12345678901234567891",
+        idJson: "12345678901234567891",
+        reason: "duplicate"
+      }
     ])
+  })
+
+  it("records that share an id: twice in one answer, or away from where the id was read, a duplicate noted in the table; read again where the page before held it, an update", () => {
+    const seen = Changes.makeTable()
+    const state = DriftSafe.make<PageOrder.Page<unknown>>({ overlap: 1, seen }, 0)
+    const pageOf = (offset: number, records: ReadonlyArray<{ readonly id: number; readonly v?: string }>) => ({
+      offset,
+      count: 5,
+      received: records.length,
+      records,
+      raw: records,
+      invalid: []
+    })
+    // Partner 10 served with partner 3's id, in the same answer.
+    const first = state.step(pageOf(0, [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 3, v: "ten" }, { id: 5 }]), full)
+    expect(first._tag === "Taken" && first.events).toStrictEqual([
+      { _tag: "Dropped", offset: 3, id: 3, idJson: "3", reason: "duplicate" }
+    ])
+    // Record 5 again (the overlap), updated since; and one more with record 1's id, well past where 1 was read.
+    const second = state.step(pageOf(4, [{ id: 5, v: "new" }, { id: 6 }, { id: 7 }, { id: 1, v: "x" }]), full)
+    expect(second._tag === "Taken" && second.events).toStrictEqual([
+      { _tag: "Dropped", offset: 4, id: 5, idJson: "5", reason: "updated" },
+      { _tag: "Dropped", offset: 7, id: 1, idJson: "1", reason: "duplicate" }
+    ])
+    // The same record read again in the overlap of the next page is not counted twice.
+    state.step(pageOf(7, [{ id: 1, v: "x" }, { id: 8 }]), full)
+    expect(seen.duplicates()).toStrictEqual({ records: 2, ids: [3, 1] })
   })
 
   it("a page that overlaps nothing read: a recovery steps back, walks forward, widens the overlap", () => {
@@ -201,22 +238,25 @@ describe("DriftSafe", () => {
   })
 
   it("an empty page after a page cut short by a server that clamps its pages is not the end either", () => {
-    // 3 of the 4 asked, as the server always serves: [2, 3, 4] at 0 does not say the list ends after 4.
-    const plan = { size: 4, served: 3 }
-    const state = DriftSafe.make<P>({}, 0)
-    state.step(page(0, [1, 2, 3]), plan)
-    const lost = state.step(page(2, [4, 5, 6]), plan)
+    // 5 of the 6 asked, as the server always serves: [2, 3, 4, 5, 6] at 0 does not say the list ends after 6.
+    const plan = { size: 6, served: 5 }
+    const six = (offset: number, ids: ReadonlyArray<number>) => page(offset, ids, 6)
+    const state = DriftSafe.make<P>({ overlap: 2 }, 0)
+    state.step(six(0, [1, 2, 3, 4, 5]), plan)
+    const lost = state.step(six(3, [8, 9, 10, 11, 12]), plan)
     if (lost._tag !== "Lost") throw new Error(lost._tag)
-    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 0, count: 4 })
-    lost.recovery.feed(page(0, [2, 3, 4]))
-    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 1, count: 4 })
-    lost.recovery.feed(page(1, []))
-    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 0, count: 4 })
-    lost.recovery.feed(page(0, [6]))
-    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 1, count: 4 })
-    lost.recovery.feed(page(1, []))
+    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 0, count: 6 })
+    lost.recovery.feed(six(0, [2, 3, 4, 5, 6]))
+    // At the lost page's offset: its first answer overlaps nothing, so it is asked anew, and comes back empty.
+    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 3, count: 6 })
+    lost.recovery.feed(six(3, []))
+    // The page before held as many as the server serves: the list may go on past it, and shrank under the walk.
+    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 0, count: 6 })
+    lost.recovery.feed(six(0, [6, 7]))
+    expect(lost.recovery.next()).toStrictEqual({ _tag: "Fetch", offset: 1, count: 6 })
+    lost.recovery.feed(six(1, []))
     const done = lost.recovery.next()
-    expect(done._tag === "Done" && done.step.emit.flatMap((p) => p.records.map((r) => r.id))).toStrictEqual([4, 6])
+    expect(done._tag === "Done" && done.step.emit.flatMap((p) => p.records.map((r) => r.id))).toStrictEqual([6, 7])
   })
 
   it("an empty page right after a short page's last record is the end, however little the server has served", () => {
@@ -321,4 +361,178 @@ describe("DriftSafe", () => {
       ),
       { numRuns: 1000 }
     ))
+  // A list that changes before every request, for ever: paging must end (or fail) by itself.
+  const prng = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+
+  /** A list of ids 1..size changed before every fetch by `change(list, nextId)`; at most `max` records a page. */
+  const growing = (size: number, change: (list: Array<number>, add: () => number) => void, max = Infinity) => {
+    let nextId = size + 1
+    const list = Array.from({ length: size }, (_, i) => i + 1)
+    const source = { list, initial: new Set(list), fetches: 0, longest: size, offsets: [] as Array<number> }
+    const fetch = (offset: number, count: number): P => {
+      if (offset < 10_000) {
+        change(list, () => nextId++)
+        source.fetches++
+        source.offsets.push(offset)
+        source.longest = Math.max(source.longest, list.length)
+        if (source.fetches > 50_000) throw new Error("paging does not end")
+      }
+      return page(offset, list.slice(offset, offset + Math.min(count, max)), count)
+    }
+    return { ...source, source, fetch }
+  }
+
+  const exportGrowing = (
+    source: ReturnType<typeof growing>,
+    options: Omit<DriftSafe.Options, "resume"> & Pager.Options
+  ) => {
+    const settings = settingsOf(options)
+    const state = DriftSafe.make<P>(options, settings.start)
+    const { emitted, failure } = drive(source.fetch, settings, safe(state, source.fetch, []))
+    const ids = emitted.flatMap((p) => p.records.map((r) => r.id))
+    const survivors = source.list.filter((id) => source.initial.has(id))
+    return {
+      failure,
+      twice: ids.length - new Set(ids).size,
+      missing: survivors.filter((id) => !ids.includes(id)).length,
+      requests: source.source.fetches,
+      offsets: source.source.offsets
+    }
+  }
+
+  it("2 inserted and 1 deleted at random before every request, 2,000 records, the server serving 500 of 1,000 asked: ends, every record there all along, once", () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const random = prng(seed)
+      const source = growing(2000, (list, add) => {
+        for (let i = 0; i < 2; i++) list.splice(Math.floor(random() * (list.length + 1)), 0, add())
+        list.splice(Math.floor(random() * list.length), 1)
+      }, 500)
+      const run = exportGrowing(source, { pageSize: "auto", concurrency: 1 })
+      // 2,000 at 450 a page (500 less the overlap): 5 pages, the first asked for 1,000, the end found in one more.
+      expect(run).toMatchObject({ failure: undefined, twice: 0, missing: 0 })
+      expect(run.requests).toBeLessThanOrEqual(8)
+    }
+  })
+
+  it("records added at the end before every request (and as many deleted at random): ends a page a request, not a record", () => {
+    for (const [added, pageSize] of [[1, 1000], [2, 1000], [5, 100], [20, 100]] as const) {
+      const random = prng(added)
+      const source = growing(2000, (list, add) => {
+        for (let i = 0; i < added; i++) list.push(add())
+        for (let i = 0; i < added; i++) list.splice(Math.floor(random() * list.length), 1)
+      }, 500)
+      const run = exportGrowing(source, { pageSize, concurrency: 1 })
+      expect(run).toMatchObject({ failure: undefined, twice: 0, missing: 0 })
+      // Each page but a few at the end moves paging on by its size less the overlap (widened up to half a page when
+      // the deletes ahead move the list past it), over the list as it grows.
+      const stride = Math.min(pageSize, 500) / 2
+      expect(run.requests, `${added} added a request, pages of ${pageSize}`).toBeLessThanOrEqual(
+        Math.ceil(source.source.longest / stride) + 8
+      )
+    }
+  })
+
+  const forever = fc.array(
+    fc.array(
+      fc.oneof(
+        fc.record({ insert: fc.oneof(fc.double({ min: 0, max: 0.999, noNaN: true }), fc.constant(1)) }),
+        fc.record({ delete: fc.double({ min: 0, max: 0.999, noNaN: true }) })
+      ) as fc.Arbitrary<Change>,
+      { maxLength: 4 }
+    ),
+    { minLength: 1, maxLength: 8 }
+  )
+
+  it("property: a list that changes before every request, for ever, however (inserts anywhere or at the end at less than a quarter record a request, deletes anywhere), with or without a server that clamps its pages: each id at most once, in order, every record present all along when it ends, and it ends or fails within 4 requests a position of the longest list and 72 more", () =>
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 2, max: 60 }),
+        fc.option(fc.integer({ min: 1, max: 30 }), { nil: undefined }),
+        fc.option(fc.integer({ min: 2, max: 60 }), { nil: undefined }),
+        fc.integer({ min: 1, max: 4 }),
+        forever,
+        (size, pageSize, overlapWanted, max, concurrency, cycle) => {
+          // The inserts of a cycle, fewer than a quarter of its requests; deletes as they come.
+          const inserts = Math.floor((cycle.length - 1) / 4)
+          let fetch = 0
+          const source = growing(size, (list, add) => {
+            const changes = cycle[fetch++ % cycle.length]!
+            let allowed = fetch % cycle.length === 1 ? inserts : 0
+            for (const c of changes) {
+              if ("insert" in c) {
+                if (allowed-- > 0) list.splice(Math.floor(c.insert * list.length), 0, add())
+              } else if (list.length > 0) list.splice(Math.floor(c.delete * list.length), 1)
+            }
+          }, max)
+          const overlap = overlapWanted === undefined ? undefined : Math.min(overlapWanted, pageSize - 1)
+          const options = { pageSize, overlap, concurrency, maxRecoveryRequests: 16 }
+          const settings = settingsOf(options)
+          const state = DriftSafe.make<P>(options, settings.start)
+          const { emitted, failure } = drive(source.fetch, settings, safe(state, source.fetch, []))
+          audit(source, emitted.flatMap((p) => p.records.map((r) => r.id)), failure === undefined)
+          if (failure !== undefined) expect(["Drift", "Loop"]).toContain(failure._tag)
+          expect(source.source.fetches).toBeLessThanOrEqual(4 * source.source.longest + 4 * 16 + 8)
+        }
+      ),
+      { numRuns: 1000 }
+    ))
+  it("confirmEnd: the page that ended the list is read again, so one empty answer ends nothing", () => {
+    for (const confirm of [false, true]) {
+      for (const emptyAt of [0, 2]) {
+        // 30 records in pages of 10; the answer to the `emptyAt`-th request is empty, as a server's fault serves it.
+        const list = Array.from({ length: 30 }, (_, i) => i + 1)
+        let answers = 0
+        const fetch = (offset: number, count: number): P =>
+          page(offset, answers++ === emptyAt ? [] : list.slice(offset, offset + count), count)
+        const options = { pageSize: 10, concurrency: 1, ...(confirm ? { confirmEnd: () => true } : {}) }
+        const settings = settingsOf(options)
+        const { emitted, failure } = drive(fetch, settings, safe(DriftSafe.make<P>(options, 0), fetch, []))
+        const ids = emitted.flatMap((p) => p.records.map((r) => r.id))
+        expect(failure).toBeUndefined()
+        // Without it, an empty first answer is the end of an empty list; mid-list, the look back reads past it anyway.
+        expect(ids, `confirm ${confirm}, empty answer ${emptyAt}`).toStrictEqual(
+          !confirm && emptyAt === 0 ? [] : list
+        )
+      }
+    }
+  })
+  it("no look back allowed (maxRecoveryRequests: 0): a list that does not change still ends, every record once", () => {
+    const source = changingList(25)
+    const { failure, ids } = exportOf(source, { pageSize: 10, concurrency: 1, maxRecoveryRequests: 0 })
+    expect(failure).toBeUndefined()
+    expect(ids).toStrictEqual([...source.initial])
+  })
+  it("a page right after a short page answered empty for a moment, on a server that filters records after the cut: nothing skipped, the list read to its end", () => {
+    // 60 positions, 3 of them hidden (pages cut there come back a record short); the first page asked right after a
+    // short page's records answers empty once, as a server does for a moment.
+    const hidden = new Set([15, 31, 47])
+    let lastEnd = -1
+    let emptied = false
+    const fetch = (offset: number, count: number): P => {
+      const ids: Array<number> = []
+      for (let position = offset; position < Math.min(60, offset + count); position++) {
+        if (!hidden.has(position)) ids.push(position + 1)
+      }
+      const empty = !emptied && offset === lastEnd
+      if (empty) emptied = true
+      lastEnd = offset + ids.length
+      return page(offset, empty ? [] : ids, count)
+    }
+    for (const confirm of [false, true]) {
+      emptied = false
+      const options = { pageSize: 10, overlap: 2, concurrency: 1, ...(confirm ? { confirmEnd: () => true } : {}) }
+      const { emitted, failure } = drive(fetch, settingsOf(options), safe(DriftSafe.make<P>(options, 0), fetch, []))
+      expect(failure).toBeUndefined()
+      expect(emptied).toBe(true)
+      expect(emitted.flatMap((p) => p.records.map((r) => r.id))).toStrictEqual(
+        Array.from({ length: 60 }, (_, i) => i + 1).filter((id) => !hidden.has(id - 1))
+      )
+    }
+  })
 })

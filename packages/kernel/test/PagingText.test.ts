@@ -24,20 +24,27 @@ describe("PagingText", () => {
       text:
         "partner/list: the list moved past the overlap at offset 450; recovered with 3 extra requests, overlap now 10"
     })
-    const dropped = PagingText.drift("partner/list", { _tag: "Dropped", offset: 7, id: "12", idJson: "\"12\"" })
+    const dropped = PagingText.drift("partner/list", {
+      _tag: "Dropped",
+      offset: 7,
+      id: "12",
+      idJson: "\"12\"",
+      reason: "updated"
+    })
     expect(dropped.level).toBe("Warning")
     expect(dropped.text).toBe(
-      `partner/list: the record at offset 7 has id "12", already written with other content; not written again ` +
-        `(drift-safe paging tells records apart by id)`
+      `partner/list: the record at offset 7 has id "12", already written with other content (updated since it was ` +
+        `read); not written again (drift-safe paging tells records apart by id)`
     )
-    // An id beyond a double, as the server wrote it (not as JSON.parse rounded it, nor quoted).
+    // An id beyond a double, as the server wrote it (not as JSON.parse rounded it, nor quoted); another record's.
     const exact = PagingText.drift("partner/list", {
       _tag: "Dropped",
       offset: 8,
       id: "12345678901234567890",
-      idJson: "12345678901234567890"
+      idJson: "12345678901234567890",
+      reason: "duplicate"
     })
-    expect(exact.text).toContain("has id 12345678901234567890, already written")
+    expect(exact.text).toContain("has id 12345678901234567890, the id of another, distinct record already written")
   })
 
   it("the streams' metrics are named erp.client.*, each with a unit, none a client metric's name", () => {

@@ -1,10 +1,10 @@
 import { KeyValueStore } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Sandbox, Seed } from "@erp-client/sandbox"
+import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
 import { Changes, Partners, type Resource } from "@erp-client/streams"
 import { ErpTest } from "@erp-client/testing"
-import { Chunk, Effect, Exit, Layer, Option, Random, Stream } from "effect"
+import { Cause, Chunk, Effect, Exit, Layer, Option, Random, Stream } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -175,11 +175,112 @@ describe("Partners.changes", () => {
       const exit = yield* Effect.exit(collect())
       expect(exit).toStrictEqual(
         Exit.fail(
-          new Changes.StateUnreadable({ key: "partners", reason: "not a state file of erp changes (version 1)" })
+          new Changes.StateUnreadable({ key: "partners", reason: "not a state file of erp changes", ours: false })
         )
       )
+      // Not even init overwrites what is not a state.
+      expect(Exit.isFailure(yield* Effect.exit(collect({ init: true })))).toBe(true)
       expect(yield* store.get("partners")).toStrictEqual(Option.some("id,company_name\n"))
     }).pipe(Effect.provide(erp(10))))
+
+  it.effect("a state of another list (filters, endpoint, server), damaged or of an earlier format is refused and left as it was; init starts over there", () =>
+    Effect.gen(function*() {
+      const store = yield* KeyValueStore.KeyValueStore
+      yield* collect({ where: { is_customer: 1 } })
+      const customers = Option.getOrThrow(yield* store.getUint8Array("partners"))
+      const all = yield* Effect.exit(collect())
+      expect(all).toStrictEqual(Exit.fail(
+        new Changes.StateMismatch({
+          key: "partners",
+          differences: ["the conditions: list_condition[is_customer]=1 in the state, none now"]
+        })
+      ))
+      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(customers)
+      // Another server with the same partners (its base URL another port): refused too.
+      const elsewhere = yield* collect({ where: { is_customer: 1 } }).pipe(
+        Effect.provide(
+          ErpTest.layer({ sandbox: { partners: 120, rateLimit: false }, client: { baseUrl: "http://127.0.0.1:9/" } })
+        ),
+        Effect.exit
+      )
+      expect(Exit.isFailure(elsewhere) && String(Cause.squash(elsewhere.cause))).toContain(
+        "the server: https://sandbox.erp.invalid:443/ in the state, http://127.0.0.1:9/ now"
+      )
+      // One byte changed: damaged, refused.
+      const damaged = customers.slice()
+      damaged[damaged.length - 9] ^= 0x20
+      yield* store.set("partners", damaged)
+      const broken = yield* Effect.exit(collect({ where: { is_customer: 1 } }))
+      expect(broken).toStrictEqual(Exit.fail(
+        new Changes.StateUnreadable({
+          key: "partners",
+          reason: "the state is damaged: its checksum does not match its contents",
+          ours: true
+        })
+      ))
+      // init starts over on it (a state of erp changes): the next run reports nothing.
+      expect(yield* collect({ init: true })).toStrictEqual([])
+      expect(yield* collect()).toStrictEqual([])
+    }).pipe(Effect.provide(erp())))
+
+  it.effect("records that share an id: refused, nothing committed, unless allowDuplicateIds (the first of each id kept, the others counted)", () =>
+    Effect.gen(function*() {
+      const store = yield* KeyValueStore.KeyValueStore
+      const sandbox = yield* Sandbox.Sandbox
+      const refused = yield* Effect.exit(collect())
+      expect(Exit.isFailure(refused)).toBe(true)
+      const error = Exit.isFailure(refused) ? Cause.squash(refused.cause) : undefined
+      if (!(error instanceof Changes.DuplicateIds)) throw new Error(String(error))
+      // Every partner the seed made a duplicate of another's id.
+      const duplicates = (yield* sandbox.visiblePartners).filter((p, i, all) =>
+        all.findIndex((q) => q.id === p.id) !== i
+      )
+      expect(duplicates.length).toBeGreaterThan(5)
+      expect(error.records).toBe(duplicates.length)
+      expect(error.message).toMatch(/^\d+ records have the id of another, distinct record \(ids /)
+      expect(Option.isNone(yield* store.getUint8Array("partners"))).toBe(true)
+
+      let summary: Changes.Summary | undefined
+      const allowed = yield* collect({
+        allowDuplicateIds: true,
+        onSummary: (s) => Effect.sync(() => void (summary = s))
+      })
+      expect(allowed.length).toBe(120 - duplicates.length)
+      expect(summary?.duplicates.records).toBe(duplicates.length)
+      expect(Option.isSome(yield* store.getUint8Array("partners"))).toBe(true)
+    }).pipe(
+      Effect.provide(Layer.merge(
+        ErpTest.layer({
+          sandbox: { partners: 120, rateLimit: false, oddRecords: { rate: 0.2, kinds: ["duplicate-id"] } }
+        }),
+        KeyValueStore.layerMemory
+      ))
+    ))
+
+  it.effect("one empty answer removes nothing: the end is read again; a list that stays empty is refused past half the state, unless maxRemovedRatio allows it", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox.Sandbox
+      const store = yield* KeyValueStore.KeyValueStore
+      yield* collect({ init: true })
+      const before = Option.getOrThrow(yield* store.getUint8Array("partners"))
+      // The first list request of the run answers `data: []`.
+      yield* sandbox.inject(Fault.Fault.EmptyPage())
+      expect(yield* collect()).toStrictEqual([])
+      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(before)
+      // Empty for every request: more than half the state would go, refused, nothing removed.
+      yield* sandbox.inject(Fault.Fault.EmptyPage(), { times: Infinity })
+      const emptied = yield* Effect.exit(collect())
+      expect(emptied).toStrictEqual(
+        Exit.fail(new Changes.TooManyRemovals({ key: "partners", removed: 120, held: 120, maxRemovedRatio: 0.5 }))
+      )
+      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(before)
+      // The list really is empty: allowed, it commits.
+      const removed = yield* collect({ maxRemovedRatio: 1 })
+      expect(removed.length).toBe(120)
+      expect(removed.every((change) => change._tag === "Removed")).toBe(true)
+      yield* sandbox.clearFaults
+      expect(yield* collect()).toHaveLength(120)
+    }).pipe(Effect.provide(erp())))
 
   it.effect("layerFile keeps the state in a file, replaced whole (temporary file, then rename)", () =>
     Effect.gen(function*() {

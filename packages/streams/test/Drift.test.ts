@@ -515,8 +515,9 @@ describe("an export while the sandbox's partners change", () => {
             // Past the overlap (5) between two requests, paging had to find its way back.
             if (level === "severe") expect(run.recoveries).toBeGreaterThan(0)
           }
-          // The overlap's price: pages advance by 45 instead of 50 (about 11% more), plus any recoveries.
-          expect(safe.requests).toBeLessThan(plain.requests * 1.5)
+          // The overlap's price: pages advance by 45 instead of 50 (about 11% more), plus any recoveries, and the
+          // pages that find the end of a list that shrinks under the reader.
+          expect(safe.requests).toBeLessThan(plain.requests * 1.5 + 2)
         }),
       60_000
     )

@@ -9,7 +9,7 @@ import * as Options from "@effect/cli/Options"
 import * as Path from "@effect/platform/Path"
 import * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
-import type * as KernelChanges from "@erp-client/kernel/Changes"
+import * as KernelChanges from "@erp-client/kernel/Changes"
 import * as Changes from "@erp-client/streams/Changes"
 import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
 import type * as Paginate from "@erp-client/streams/Paginate"
@@ -48,13 +48,17 @@ const changesOptions = {
   since: Options.file("since").pipe(
     Options.withPseudoName("STATE"),
     Options.withDescription(
-      "The state the last complete run left (an id and a digest per record, about 9 bytes a record). Missing: a " +
-        "first run, every record is added. Replaced atomically, and only once the whole list was read. One run at a " +
-        "time (STATE.lock); a read-only STATE is refused."
+      "The state the last complete run left (an id and a digest per record, about 9 bytes a record, and the list " +
+        "and server it is of: a run of another list or server refuses it). Missing: a first run, every record is " +
+        "added. Replaced atomically, and only once the whole list was read. One run at a time (STATE.lock); a " +
+        "read-only STATE is refused."
     )
   ),
   init: Options.boolean("init").pipe(
-    Options.withDescription("Write STATE from the list as it is now and report nothing (sets the baseline).")
+    Options.withDescription(
+      "Write STATE from the list as it is now and report nothing (sets the baseline); starts over on a STATE of " +
+        "another list, damaged or of an earlier format (never on a file that is not a state)."
+    )
   ),
   where: listOptions.where,
   noCheckWhere: listOptions.noCheckWhere,
@@ -67,6 +71,18 @@ const changesOptions = {
         "partners list writes them."
     ),
     shownDefault<typeof formats[number]>("ndjson")
+  ),
+  allowDuplicateIds: Options.boolean("allow-duplicate-ids").pipe(
+    Options.withDescription(
+      "Commit even when records have the id of another, distinct record: the first of each id is kept, the others " +
+        "are named on stderr and their changes go unreported. Without it such a run fails and leaves STATE as it was."
+    )
+  ),
+  allowRemovals: Options.boolean("allow-removals").pipe(
+    Options.withDescription(
+      "Commit a run that removes more than half of the records of STATE (without it, such a run fails and leaves " +
+        "STATE as it was: a list answering empty or cut short looks so)."
+    )
   ),
   output: Options.file("output").pipe(
     Options.withPseudoName("FILE"),
@@ -88,6 +104,8 @@ const changesOptions = {
 interface ChangesArgs extends CommonArgs {
   readonly since: string
   readonly init: boolean
+  readonly allowDuplicateIds: boolean
+  readonly allowRemovals: boolean
   readonly where: ReadonlyArray<string>
   readonly noCheckWhere: boolean
   readonly pageSize: string
@@ -101,6 +119,33 @@ interface ChangesArgs extends CommonArgs {
 class ReaderGone extends Data.TaggedError("ReaderGone") {
   override get message(): string {
     return "stdout was closed by its reader before the last change"
+  }
+}
+
+/** A state refused, or a run refused to commit (`Changes.Refused`), said in the command's words. */
+class ChangesRefused extends Data.TaggedError("ChangesRefused")<{ readonly message: string }> {}
+
+/** How a refusal says what to do here: with the command's flags. */
+const wordsOf = (idFlag: boolean): KernelChanges.Words => ({
+  startOver: "--init",
+  otherState: "give another --since",
+  allowDuplicateIds: "--allow-duplicate-ids",
+  allowRemovals: "--allow-removals",
+  idField: idFlag ? "choose it with --id-field" : undefined
+})
+
+/** The library's refusal as the command says it, naming STATE as the user gave it. */
+const refused = (error: Changes.Refused, since: string, idFlag: boolean): ChangesRefused => {
+  const words = wordsOf(idFlag)
+  switch (error._tag) {
+    case "StateUnreadable":
+      return new ChangesRefused({ message: KernelChanges.unreadableText(since, error.reason, error.ours, words) })
+    case "StateMismatch":
+      return new ChangesRefused({ message: KernelChanges.mismatchText(since, error.differences, words) })
+    case "DuplicateIds":
+      return new ChangesRefused({ message: KernelChanges.duplicateIdsText(since, error, error.idField, words) })
+    case "TooManyRemovals":
+      return new ChangesRefused({ message: KernelChanges.removalsText(since, error, words) })
   }
 }
 
@@ -154,14 +199,22 @@ const encoderOf = (
 
 const plural = (n: number, one: string) => `${n.toLocaleString("en-US")} ${one}`
 
-/** One run of changes, whatever the command: the pages come from `pages` (drift-safe, recording into `seen`). */
+/**
+ * One run of changes, whatever the command: the pages of `endpoint` (with `where` and `params`) come from `pages`
+ * (drift-safe, handed the run's `Changes.Tracking`).
+ */
 const runChanges = (options: {
   readonly args: ChangesArgs
   readonly command: string
+  readonly endpoint: string
+  readonly where: Record<string, string>
+  readonly params: ReadonlyArray<readonly [string, string]>
   readonly idField: string
+  /** Whether the user chose the id field (`--id-field`): a hint names the flag. */
+  readonly idFlag: boolean
   readonly fields: ReadonlyArray<string>
   readonly pages: (
-    seen: KernelChanges.Table
+    tracking: Changes.Tracking
   ) => Stream.Stream<Paginate.ResumablePage<unknown>, ErpError.ErpError, ErpClient.ErpClient>
 }) => {
   const { args } = options
@@ -195,10 +248,21 @@ const runChanges = (options: {
     let written = 0
     let pages = 0
     let summary: Changes.Summary | undefined
+    // The state records the list it is of, the server included: one of another list is refused.
+    const source = KernelChanges.sourceOf({
+      baseUrl: (yield* ErpClient.ErpClient).baseUrl,
+      endpoint: options.endpoint,
+      idField: options.idField,
+      where: options.where,
+      params: options.params
+    })
     yield* Changes.make(options.pages, {
       key: path.basename(state),
       idField: options.idField,
+      source,
       init: args.init,
+      allowDuplicateIds: args.allowDuplicateIds,
+      maxRemovedRatio: args.allowRemovals ? 1 : undefined,
       // A CSV of no change is its header.
       beforeCommit: Effect.zipRight(
         Effect.suspend(() =>
@@ -217,12 +281,17 @@ const runChanges = (options: {
         return sink.write(encode(changes), { records: written, pages })
       }),
       Effect.provide(Changes.layerFile(path.dirname(state))),
-      // Named as the user gave it, not by its key in the store (its file name).
-      Effect.catchTag(
-        "StateUnreadable",
-        (error) => Effect.fail(new Changes.StateUnreadable({ key: args.since, reason: error.reason }))
+      // Named as the user gave it, not by its key in the store (its file name), in the command's words.
+      Effect.catchIf(
+        (error): error is Changes.Refused =>
+          error instanceof Changes.StateUnreadable || error instanceof Changes.StateMismatch ||
+          error instanceof Changes.DuplicateIds || error instanceof Changes.TooManyRemovals,
+        (error) => Effect.fail(refused(error, args.since, options.idFlag))
       )
     )
+    if (summary !== undefined && summary.duplicates.records > 0) {
+      yield* note(KernelChanges.duplicatesNote(summary.duplicates))
+    }
     if (summary !== undefined && !args.quiet) {
       yield* note(
         args.init
@@ -240,6 +309,7 @@ const runChanges = (options: {
       (error): error is Sink.StdoutClosed => error instanceof Sink.StdoutClosed,
       () => Effect.fail(new ReaderGone())
     ),
+    // A refusal said what to do; any other failure cut the run short.
     Effect.onExit((exit) =>
       Exit.isSuccess(exit) || refusedAtOnce(exit)
         ? Effect.void
@@ -248,11 +318,13 @@ const runChanges = (options: {
   )
 }
 
-// Refused before anything was read (STATE or FILE locked by another run, or not to be replaced): its line says all.
+// Refused before anything was read (STATE or FILE locked by another run, or not to be replaced), or refused by the
+// state's own checks (another list or server, damaged, records sharing an id, too many removals): its line says all.
 const refusedAtOnce = (exit: Exit.Exit<unknown, unknown>) =>
   Exit.isFailure(exit) && Option.exists(
     Cause.failureOption(exit.cause),
-    (error) => error instanceof StateFile.StateRefused || error instanceof Sink.OutputLocked
+    (error) =>
+      error instanceof StateFile.StateRefused || error instanceof Sink.OutputLocked || error instanceof ChangesRefused
   )
 
 const checkArgs = (args: ChangesArgs): Either.Either<void, UsageError> => {
@@ -287,15 +359,19 @@ export const changesCommand = (resource: Resource.Any) =>
         return yield* runChanges({
           args,
           command: `erp ${resource.name} changes`,
+          endpoint: resource.list,
+          where: where as Record<string, string>,
+          params: [],
           idField: resource.idField,
+          idFlag: false,
           fields: resource.fields,
-          pages: (seen) =>
+          pages: (tracking) =>
             ListEndpoint.pages(resource.list, AnyRecord, {
               where: where as Record<string, string>,
               checkConditions: !args.noCheckWhere,
               pageSize: pageSizeOf(args),
               concurrency: args.concurrency,
-              safe: { idField: resource.idField, seen },
+              safe: { idField: resource.idField, ...tracking },
               exact: true
             })
         })
@@ -335,16 +411,20 @@ export const apiChanges = Command.make(
       return yield* runChanges({
         args,
         command: `erp api changes ${path}`,
+        endpoint: path,
+        where: where as Record<string, string>,
+        params: query,
         idField: args.idField,
+        idFlag: true,
         fields: [],
-        pages: (seen) =>
+        pages: (tracking) =>
           ListEndpoint.pages(path, AnyRecord, {
             where,
             checkConditions: !args.noCheckWhere,
             params: query,
             pageSize: pageSizeOf(args),
             concurrency: args.concurrency,
-            safe: { idField: args.idField, seen },
+            safe: { idField: args.idField, ...tracking },
             exact: true
           })
       })

@@ -60,6 +60,8 @@ export class Engine<P extends PageOrder.Page, H> implements Pager.Pager<P, H> {
   private readonly recent: Recent
   private afterShort: boolean
   private lastJudged: P | undefined = undefined
+  // Whether the end was read again already (see `Pager.Mode.confirmEnd`).
+  private endAskedAgain = false
   // Where each page judged so far started, by the hash of the first record it brought that was new (one number a
   // page): see `PagingJudge.Rules.firstRecordsUnique`.
   private readonly firsts = new Map<number, number>()
@@ -119,7 +121,7 @@ export class Engine<P extends PageOrder.Page, H> implements Pager.Pager<P, H> {
     // a list that moved by exactly the distance between the two pages. The far page tells (see `repeatCheck`).
     const ignored = this.startsLikeAnother(last.offset, step.emit, true) ||
       (far !== undefined && this.repeatsLast(step) && PageOrder.repeatsPage(last, far))
-    const judged = Judge.judge(this.plan, {
+    const observed = Judge.judge(this.plan, {
       offset: last.offset,
       count: last.count,
       received: last.received,
@@ -127,6 +129,15 @@ export class Engine<P extends PageOrder.Page, H> implements Pager.Pager<P, H> {
       surplus: step.surplus,
       repeatsPrevious: ignored
     }, this.mode.rules)
+    const ended = observed.decision._tag === "End" || (step.ends === true && observed.decision._tag !== "Loop")
+    // The first end, where the mode asks for it, is read again: the same page, asked anew.
+    const again = ended && !this.endAskedAgain && this.mode.confirmEnd?.() === true
+    if (again) this.endAskedAgain = true
+    const judged: typeof observed = again
+      ? { ...observed, decision: { _tag: "Regrid", offset: last.offset } }
+      : ended
+      ? { ...observed, decision: { _tag: "End" } }
+      : observed
     this.plan = judged.plan
     this.lastJudged = last
     this.recent.add(step.emit, Math.max(this.plan.size, last.count))
@@ -170,11 +181,22 @@ export class Engine<P extends PageOrder.Page, H> implements Pager.Pager<P, H> {
     handles: this.inFlight.splice(0).flatMap((slot) => slot.handle === undefined ? [] : [slot.handle])
   })
 
-  /** Drops the pages in flight and goes on from `offset`, one page in flight. */
+  /**
+   * Drops the pages in flight and goes on from `offset`, one page in flight: the oldest one in flight when it is that
+   * very page (drift-safe paging goes on a whole page on after a short page, where it had asked already).
+   */
   private regrid(offset: number): Pager.Cancel<H> {
+    const head = this.inFlight[0]
+    const keep = head !== undefined && head.ask.offset === offset && head.ask.count === this.plan.size
+      ? this.inFlight.shift()
+      : undefined
     const cancel = this.stop("paging-moved")
     this.next = offset
     this.window = 1
+    if (keep !== undefined) {
+      this.inFlight.push(keep)
+      this.next += Math.max(1, this.plan.size - this.mode.rules.overlap(this.plan.size))
+    }
     return cancel
   }
 

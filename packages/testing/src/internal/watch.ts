@@ -84,6 +84,7 @@ export const make = (
           })
       )
     const track = (client: ErpClient.Service): ErpClient.Service => ({
+      baseUrl: client.baseUrl,
       httpClient: HttpClient.transform(
         client.httpClient,
         (effect, request) => tracked(`${request.method} ${request.url}`, effect)

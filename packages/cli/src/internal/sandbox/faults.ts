@@ -19,7 +19,8 @@ const faultNames = [
   "not-envelope",
   "unknown-code",
   "hang",
-  "unauthorized"
+  "unauthorized",
+  "empty-page"
 ] as const
 
 /** Each fault kind `--fault` and `--inject` name, as the sandbox's `Fault`. */
@@ -38,7 +39,8 @@ export const faultKinds = (
   "not-envelope": Fault.Fault.NotEnvelope({}),
   "unknown-code": Fault.Fault.UnknownCode({}),
   "hang": Fault.Fault.Hang(),
-  "unauthorized": Fault.Fault.Unauthorized()
+  "unauthorized": Fault.Fault.Unauthorized(),
+  "empty-page": Fault.Fault.EmptyPage()
 })
 
 /** Time added to every answer. */

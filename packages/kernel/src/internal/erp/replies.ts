@@ -223,6 +223,8 @@ export const make = <D>(config: Config<D>): Replies<D> => {
         return json(Envelope.failure(messages.unauthorized), 200, headers)
       case "Redirect":
         return empty(fault.status ?? 302, { ...headers, location: fault.location })
+      case "EmptyPage":
+        return json(Envelope.success([]), 200, headers)
     }
   }
 
