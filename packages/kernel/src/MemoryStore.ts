@@ -327,7 +327,7 @@ export const extendHold = (state: State, key: string, untilMillis: number, now?:
  * import { MemoryStore } from "@erp-client/kernel"
  *
  * const state = MemoryStore.makeState()
- * MemoryStore.setLearned(state, "erp:k:partner/list", undefined, { limit: 10, sinceMillis: 0, ttlMillis: 60_000 }, 0)
+ * MemoryStore.setLearned(state, "erp:k:partner/list", undefined, { limit: 10, windowMillis: 30_000, sinceMillis: 0, ttlMillis: 60_000, from: "header" }, 0)
  * console.log(MemoryStore.learnedOf(state, "erp:k:partner/list", 1_000)?.limit) // => 10
  * console.log(MemoryStore.learnedOf(state, "erp:k:partner/list", 60_000)) // => undefined
  * ```
@@ -353,8 +353,8 @@ export const learnedOf = (state: State, key: string, now: number): Learned | und
  * // Changed only if it is still what the decision was made on
  * const state = MemoryStore.makeState()
  * const key = "erp:k:partner/list"
- * console.log(MemoryStore.setLearned(state, key, undefined, { limit: 50, sinceMillis: 0, ttlMillis: 60_000 }, 0)) // => true
- * console.log(MemoryStore.setLearned(state, key, undefined, { limit: 50, sinceMillis: 0, ttlMillis: 60_000 }, 0)) // => false
+ * console.log(MemoryStore.setLearned(state, key, undefined, { limit: 50, windowMillis: 30_000, sinceMillis: 0, ttlMillis: 60_000, from: "header" }, 0)) // => true
+ * console.log(MemoryStore.setLearned(state, key, undefined, { limit: 50, windowMillis: 30_000, sinceMillis: 0, ttlMillis: 60_000, from: "header" }, 0)) // => false
  * ```
  *
  * @since 0.1.0
