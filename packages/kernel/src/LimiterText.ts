@@ -143,7 +143,6 @@ export const outage = (
     (waits ? `requests wait up to ${seconds(policy.graceMillis)} for it, then ` : "") + then
 }
 
-
 /**
  * The line of the shared store's return after an outage.
  *
