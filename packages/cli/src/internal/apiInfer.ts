@@ -3,7 +3,7 @@
  * endpoint (the client, its limiter and paging, as `erp api list`), reads each as the server wrote it and lets it go,
  * and prints a TypeScript module: an Effect Schema and a `Resource` declaration for the command line.
  *
- * The drafting is the kernel's (`@erp-client/kernel/SchemaDraft`, which says why not quicktype-core). It is imported
+ * The drafting is `schemaDraft.ts`'s (which says why not quicktype-core). It is imported
  * when this command runs: esbuild wraps a module reached by `import()` in a function of its own, so no other command
  * evaluates it.
  */
@@ -89,7 +89,7 @@ export const apiInfer = Command.make(
       if (args.sample < 1 || args.sample > MAX_SAMPLE) {
         return yield* new UsageError({ reason: `--sample must be from 1 to ${MAX_SAMPLE}` })
       }
-      const SchemaDraft = yield* Effect.promise(() => import("@erp-client/kernel/SchemaDraft"))
+      const SchemaDraft = yield* Effect.promise(() => import("./schemaDraft.js"))
       const name = Option.getOrElse(args.name, () => SchemaDraft.nameOf(path))
       // Refused before any request: the module must compile with this name as a value and as a type.
       const problem = SchemaDraft.nameProblem(name)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as SchemaDraft from "../src/SchemaDraft.js"
+import * as SchemaDraft from "../src/internal/schemaDraft.js"
 
 // The decisions of `erp api infer`: samples (records as the server wrote them) to a shape, a shape to a module.
 

@@ -11,7 +11,7 @@
  * sample, the envelope typed as the record). Adapting its output would mean rewriting most of it, for 6 MB of
  * dependencies. The decisions here are few and plain: they are written out, and tested on their own.
  *
- * The records are read from their text (`internal/jsonScan.ts`, the scanner `JsonText` uses), so a number's token is
+ * The records are read from their text (the kernel's `JsonScan`, the scanner `JsonText` uses), so a number's token is
  * seen as written: one a double does not hold (`12345678901234567890`, `0.1000000000000000000001`) is typed
  * `Schema.Number` with a note saying its exact text is the record's (`Page.json`), never `Schema.Int`, which would
  * refuse the rounded value. Nesting past `maxDepth` is typed `Schema.Unknown` (read without recursion).
@@ -25,7 +25,7 @@
  *
  * @since 0.1.0
  */
-import * as Scan from "./internal/jsonScan.js"
+import * as Scan from "@erp-client/kernel/JsonScan"
 
 /**
  * How the samples are judged.
@@ -265,7 +265,7 @@ const significand = (token: string): { readonly digits: string; readonly exponen
  *
  * @example
  * ```ts
- * import { SchemaDraft } from "@erp-client/kernel"
+ * import * as SchemaDraft from "./schemaDraft.js"
  *
  * console.log(SchemaDraft.fitsDouble("1.10")) // => true
  * console.log(SchemaDraft.fitsDouble("12345678901234567890")) // => false
@@ -596,7 +596,7 @@ export interface Drafter {
  *
  * @example
  * ```ts
- * import { SchemaDraft } from "@erp-client/kernel"
+ * import * as SchemaDraft from "./schemaDraft.js"
  *
  * const drafter = SchemaDraft.drafter()
  * for (const text of [`{"id":1,"name":"Kovács Kft."}`, `{"id":2,"name":"Nagy Bt."}`]) drafter.add(text)
@@ -663,7 +663,7 @@ export const drafter = (options: Options = {}): Drafter => {
  *
  * @example
  * ```ts
- * import { SchemaDraft } from "@erp-client/kernel"
+ * import * as SchemaDraft from "./schemaDraft.js"
  *
  * // Two records as the server wrote them: `fax` is in one only, `limit` is beyond a double in one
  * const read = SchemaDraft.draft([`{"id":1,"fax":null,"limit":12345678901234567890}`, `{"id":2,"limit":5}`])
@@ -739,7 +739,7 @@ const REFUSED_NAMES: ReadonlyMap<string, string> = new Map(
  *
  * @example
  * ```ts
- * import { SchemaDraft } from "@erp-client/kernel"
+ * import * as SchemaDraft from "./schemaDraft.js"
  *
  * console.log(SchemaDraft.nameProblem("Invoice")) // => undefined
  * console.log(SchemaDraft.nameProblem("eval")) // => a name strict mode (every module) does not let a declaration take
@@ -758,7 +758,7 @@ export const nameProblem = (name: string): string | undefined =>
  *
  * @example
  * ```ts
- * import { SchemaDraft } from "@erp-client/kernel"
+ * import * as SchemaDraft from "./schemaDraft.js"
  *
  * console.log(SchemaDraft.isIdentifier("Invoice"), SchemaDraft.isIdentifier("class")) // => true false
  * ```
@@ -773,7 +773,7 @@ export const isIdentifier = (name: string): boolean => nameProblem(name) === und
  *
  * @example
  * ```ts
- * import { SchemaDraft } from "@erp-client/kernel"
+ * import * as SchemaDraft from "./schemaDraft.js"
  *
  * console.log(SchemaDraft.nameOf("stock-item/list")) // => StockItem
  * ```
@@ -930,7 +930,7 @@ const struct = (shape: Extract<Shape, { _tag: "Struct" }>, indent: string): stri
  *
  * @example
  * ```ts
- * import { SchemaDraft } from "@erp-client/kernel"
+ * import * as SchemaDraft from "./schemaDraft.js"
  *
  * const read = SchemaDraft.draft([`{"id":1,"name":"Kovács Kft."}`, `{"id":2,"name":"Nagy Bt."}`])
  * if (read.ok) {
