@@ -116,7 +116,7 @@ describe("the compiled erp command runs what it needs only", () => {
     expect(anyFrom(sources, "packages/sandbox/src/")).toBe(false)
     expect(sources).not.toContain("packages/client/src/ErpRateLimiterRedis.ts")
     expect(sources).not.toContain("packages/cli/src/internal/telemetry.ts")
-    expect(sources).not.toContain("packages/kernel/src/SchemaDraft.ts")
+    expect(sources).not.toContain("packages/cli/src/internal/schemaDraft.ts")
     expect(loaded.filter((file) => file.includes("/ioredis/"))).toEqual([])
     expect(loaded).not.toContain("packages/cli/dist/mcp.cjs")
   })
@@ -125,7 +125,7 @@ describe("the compiled erp command runs what it needs only", () => {
     const { run, sources } = await ran("infer", ["api", "infer", "partner/list", "--sample", "5"], { env: env.env })
     expect(run.code, run.stderr).toBe(0)
     expect(run.stdout).toContain("export const Partner = Schema.Struct({")
-    expect(sources).toContain("packages/kernel/src/SchemaDraft.ts")
+    expect(sources).toContain("packages/cli/src/internal/schemaDraft.ts")
   })
 
   it("erp mcp loads the command with the MCP server, not the other commands' bundle", async () => {

@@ -56,6 +56,11 @@ export * as FileRules from "./FileRules.js"
 /**
  * @since 0.1.0
  */
+export * as JsonScan from "./JsonScan.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as JsonText from "./JsonText.js"
 
 /**
@@ -137,11 +142,6 @@ export * as ResumeFile from "./ResumeFile.js"
  * @since 0.1.0
  */
 export * as RetryPolicy from "./RetryPolicy.js"
-
-/**
- * @since 0.1.0
- */
-export * as SchemaDraft from "./SchemaDraft.js"
 
 /**
  * @since 0.1.0
