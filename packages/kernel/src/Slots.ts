@@ -1,7 +1,7 @@
 /**
  * The rate limiter's slot arithmetic (docs/rate-limit.md): L slots per key, each a zero-burst spacer, dealt
- * round-robin by a ticket; a slot is busy while its request is in flight, then a window after its request started and
- * the margin, or a window after it ended if later. An edition's
+ * round-robin by a ticket; a slot is busy while its request is in flight, then a window and a margin after it ended.
+ * An edition's
  * limiter (`internal/slots.ts` of `@erp-client/client` and of `@erp-client/effect4-client`) runs its steps on a store
  * with these.
  *
@@ -40,8 +40,10 @@ export const slotOf = (ticket: number, limit: number): number => (ticket - 1) % 
 export const waitFor = (until: number, nowMillis: number): number => Math.max(0, until - nowMillis)
 
 /**
- * Until when a slot is busy: `slotWindowMillis` (the window and the margin) from its request's start, or a window
- * after the request ended (`release`), whichever is later: the server saw the request between the two.
+ * Until when a slot is busy once its request ended: `slotWindowMillis` (the window and the margin) from its end, or
+ * from its start while no end is told. The server saw the request between the two, so the slot's next request arrives
+ * at least a window after it; the margin keeps the two apart when the answer came back at once (a server on the same
+ * host, a clock of whole milliseconds), and costs a use of the slot at most the margin.
  *
  * @example
  * ```ts
@@ -49,9 +51,9 @@ export const waitFor = (until: number, nowMillis: number): number => Math.max(0,
  *
  * const windows = { windowMillis: 30_000, slotWindowMillis: 30_100 }
  * // Ended at once: busy for the window and the margin from its start
- * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 50 }, windows)) // => 30100
- * // Held up for two seconds: busy a window after it ended
- * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 2_000 }, windows)) // => 32000
+ * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 0 }, windows)) // => 30100
+ * // Held up for two seconds: busy a window (and the margin) after it ended
+ * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 2_000 }, windows)) // => 32100
  * ```
  *
  * @since 0.1.0
@@ -60,11 +62,7 @@ export const waitFor = (until: number, nowMillis: number): number => Math.max(0,
 export const busyFrom = (
   request: { readonly startedMillis: number; readonly endedMillis?: number | undefined },
   windows: { readonly windowMillis: number; readonly slotWindowMillis: number }
-): number =>
-  Math.max(
-    request.startedMillis + windows.slotWindowMillis,
-    request.endedMillis === undefined ? 0 : request.endedMillis + windows.windowMillis
-  )
+): number => Math.max(request.startedMillis, request.endedMillis ?? request.startedMillis) + windows.slotWindowMillis
 
 /**
  * Until when a slot is busy while its request is in flight: the request's timeout (the latest it can reach the server),

@@ -340,6 +340,7 @@ const acquireSteps = (
   Effect.gen(function*() {
     let pausedMillis = 0
     let spacedMillis = 0
+    let skipped = 0
     const spaced = (delay: number, wake?: Deferred.Deferred<void>) =>
       Effect.map(space(slots, key, delay, wake), (waited) => {
         spacedMillis += waited
@@ -366,7 +367,13 @@ const acquireSteps = (
         }
         slot = reserved.slot
       }
-      yield* waitWhileBusy(slots, slot, spaced)
+      // A slot held by a request still in flight may stay so until that request's timeout (or a window after it, for a
+      // holder that died): the next ticket's slot is taken instead, at most once for each other slot, then it is waited for.
+      if (!(yield* waitWhileBusy(slots, slot, spaced, skipped < slots.limit - 1))) {
+        skipped++
+        yield* dropLogged(slots, key, logged)
+        continue
+      }
       const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis, timeoutMillis }, logged)
       if (acquired !== undefined) return acquired
       yield* dropLogged(slots, key, logged)
@@ -375,15 +382,21 @@ const acquireSteps = (
 
 // The slot's previous request may still be in flight, or have ended (or started) late: it keeps the slot busy until a
 // window after that. A request in flight may end before its mark says: looked at again at most a slot window apart.
+// Whether the slot is free now; with `mayLeave`, a slot whose first look finds it held in flight (its mark more than a
+// slot window ahead: a request that ended is never marked further) is left at once instead (`false`).
 const waitWhileBusy = (
   slots: Slots,
   slot: string,
-  spaced: (delay: number) => Effect.Effect<void>
-): Effect.Effect<void, StoreFailure> =>
+  spaced: (delay: number) => Effect.Effect<void>,
+  mayLeave: boolean
+): Effect.Effect<boolean, StoreFailure> =>
   Effect.gen(function*() {
+    let first = mayLeave
     while (true) {
       const busy = waitFor(yield* slots.holds.get(slot), yield* Clock.currentTimeMillis)
-      if (busy === 0) return
+      if (busy === 0) return true
+      if (first && busy > slots.slotWindowMillis) return false
+      first = false
       yield* spaced(lookAgainIn(busy, slots.slotWindowMillis))
     }
   })

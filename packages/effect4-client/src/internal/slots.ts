@@ -301,6 +301,7 @@ const acquireSteps = Effect.fnUntraced(function*(
 ) {
   let pausedMillis = 0
   let spacedMillis = 0
+  let skipped = 0
   const spaced = (delay: number, wake?: Deferred.Deferred<void>) =>
     Effect.map(space(slots, key, delay, wake), (waited) => {
       spacedMillis += waited
@@ -324,7 +325,13 @@ const acquireSteps = Effect.fnUntraced(function*(
       }
       slot = reserved.slot
     }
-    yield* waitWhileBusy(slots, slot, spaced)
+    // A slot held by a request still in flight may stay so until that request's timeout (or a window after it, for a
+    // holder that died): the next ticket's slot is taken instead, at most once for each other slot, then it is waited for.
+    if (!(yield* waitWhileBusy(slots, slot, spaced, skipped < slots.limit - 1))) {
+      skipped++
+      yield* dropLogged(slots, key, logged)
+      continue
+    }
     const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis, timeoutMillis }, logged)
     if (acquired !== undefined) return acquired
     yield* dropLogged(slots, key, logged)
@@ -333,14 +340,20 @@ const acquireSteps = Effect.fnUntraced(function*(
 
 // The slot's previous request may still be in flight, or have ended (or started) late: it keeps the slot busy until a
 // window after that. A request in flight may end before its mark says: looked at again at most a slot window apart.
+// Whether the slot is free now; with `mayLeave`, a slot whose first look finds it held in flight (its mark more than a
+// slot window ahead: a request that ended is never marked further) is left at once instead (`false`).
 const waitWhileBusy = Effect.fnUntraced(function*(
   slots: Slots,
   slot: string,
-  spaced: (delay: number) => Effect.Effect<void>
+  spaced: (delay: number) => Effect.Effect<void>,
+  mayLeave: boolean
 ) {
+  let first = mayLeave
   while (true) {
     const busy = waitFor(yield* slots.holds.get(slot), yield* Clock.currentTimeMillis)
-    if (busy === 0) return
+    if (busy === 0) return true
+    if (first && busy > slots.windows.slotWindowMillis) return false
+    first = false
     yield* spaced(lookAgainIn(busy, slots.windows.slotWindowMillis))
   }
 })
