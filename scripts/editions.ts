@@ -27,8 +27,15 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 
 const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 
-/** The packages whose Effect 4 edition is built from the Effect 3 source. */
-export const PAIRS: ReadonlyArray<string> = ["streams"]
+/**
+ * The packages whose Effect 4 edition is built from the Effect 3 source, by their Effect 3 name: `"all"` when every
+ * file of the package is shared or marked, else the files shared so far (paths under `src/`), the package's other files
+ * still kept by hand in each edition while they are converted.
+ */
+export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
+  streams: "all",
+  client: ["Environment.ts", "index.ts", "internal/calls.ts", "internal/inFlight.ts"]
+}
 
 /** The packages both editions publish, by their Effect 3 name: their imports are rewritten in a copy. */
 const EDITION_PACKAGES = ["core", "client", "streams", "otel", "testing"]
@@ -105,13 +112,22 @@ const plan = (root: string): Plan => {
   const copies = new Map<string, string>()
   const gitignores = new Map<string, string>()
   const problems: Array<string> = []
-  for (const pkg of PAIRS) {
+  for (const [pkg, scope] of Object.entries(PAIRS)) {
+    const inScope = (relative: string) => scope === "all" || scope.includes(relative)
     const from = Path.join(root, "packages", pkg, "src")
     const toPackage = Path.join(root, "packages", `effect4-${pkg}`)
     const to = Path.join(toPackage, "src")
     const generated: Array<string> = []
+    // A tree without the package (a test's) has nothing of it to copy.
+    if (!Fs.existsSync(from)) continue
+    if (scope !== "all") {
+      for (const relative of scope) {
+        if (!Fs.existsSync(Path.join(from, relative))) problems.push(`PAIRS.${pkg} names ${relative}: no such file`)
+      }
+    }
     for (const file of walk(from)) {
       const relative = toPosix(Path.relative(from, file))
+      if (!inScope(relative)) continue
       const text = Fs.readFileSync(file, "utf8")
       const line = firstLine(text)
       const twin = Path.join(to, relative)
@@ -136,8 +152,8 @@ const plan = (root: string): Plan => {
     }
     // Every file of the Effect 4 package that is not a copy says why it is its own.
     for (const file of walk(to)) {
-      if (copies.has(file)) continue
       const relative = toPosix(Path.relative(to, file))
+      if (copies.has(file) || !inScope(relative)) continue
       const name = toPosix(Path.relative(root, file))
       const line = firstLine(Fs.readFileSync(file, "utf8"))
       if (Fs.existsSync(Path.join(from, relative))) {
