@@ -7,7 +7,9 @@ import { TestClock } from "effect/testing"
 // The test kit's time patterns on a paged export paced by the limit: 3,000 partners in pages of 100 are 30 full pages
 // and the empty one after them, 31 requests at 10 a second. Here rather than in effect4-testing, whose tests cannot
 // import this package (it tests with effect4-testing). The Effect 3 twin: testing's TimePatterns.test.ts.
-const options = { sandbox: { partners: 3000, maxListCount: 100, rateLimit: { limit: 10, window: "1 second" } } } as const
+const options = {
+  sandbox: { partners: 3000, maxListCount: 100, rateLimit: { limit: 10, window: "1 second" } }
+} as const
 
 const exportIds = Stream.runCollect(Partners.stream({ pageSize: 100 })).pipe(
   Effect.map((partners) => Array.from(partners, (partner) => partner.id))

@@ -7,7 +7,9 @@ import { ErpTest } from "../src/index.js"
 // A paged export paced by the limit: 3,000 partners in pages of 100 are 30 full pages and the empty one after them,
 // 31 requests at 10 a second, so the limiter makes the export wait on the TestClock between windows. The README shows
 // `ErpTest.advancing` for it, the pattern that works in both editions (effect4-streams' TestKitTime.test.ts).
-const options = { sandbox: { partners: 3000, maxListCount: 100, rateLimit: { limit: 10, window: "1 second" } } } as const
+const options = {
+  sandbox: { partners: 3000, maxListCount: 100, rateLimit: { limit: 10, window: "1 second" } }
+} as const
 
 const exportIds = Stream.runCollect(Partners.stream({ pageSize: 100 })).pipe(
   Effect.map((partners) => Chunk.toReadonlyArray(partners).map((partner) => partner.id))
