@@ -430,9 +430,10 @@ describe("ErpRateLimiterRedis", () => {
           () => sent(limiter, "erp:k:partner/list"),
           { concurrency: "unbounded" }
         )
-        // A Redis never reached: the local limit at once (the first three without waiting), and kept.
+        // A Redis never reached: the local limit at once (the first three without waiting), and kept. (On a starved
+        // machine a window may pass before a later one asks: it too goes at once, and the window check still holds.)
         expect(maxInAnyWindow(acquired.map((a) => a.startedMillis), 400)).toBeLessThanOrEqual(3)
-        expect(acquired.filter((a) => a.spacedMillis === 0)).toHaveLength(3)
+        expect(acquired.filter((a) => a.spacedMillis === 0).length).toBeGreaterThanOrEqual(3)
         const warnings = logs.lines.filter((l) => l.startsWith("Warn"))
         expect(warnings).toHaveLength(1)
         expect(warnings[0]).toContain("falling back to this process's own limit")
