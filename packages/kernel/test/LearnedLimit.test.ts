@@ -103,7 +103,12 @@ const simulate = (server: Server, configured: ServerLimit.Configured, requests: 
     )
     if (taken.entry !== undefined) {
       const windows = Slots.logWindows(taken.learned!, configured.windowMillis)
-      MemoryStore.settleLogged(state, key, taken.entry, Slots.logEndedAt({ startedMillis: now, endedMillis: now }, windows))
+      MemoryStore.settleLogged(
+        state,
+        key,
+        taken.entry,
+        Slots.logEndedAt({ startedMillis: now, endedMillis: now }, windows)
+      )
     }
     if (decision.allowed) {
       done++
