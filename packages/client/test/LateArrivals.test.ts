@@ -70,3 +70,48 @@ describe("requests that reach the server late", () => {
       }))
   }
 })
+
+// The server announces a lower limit than configured (X-RateLimit-Limit: 5, the limiter set to 20): the limiter learns
+// it from the first answer and keeps it by its log, which must count a request all the while it is in flight.
+describe("requests that reach the server late, under a limit learned from the server", () => {
+  /** One lookup that teaches the limit, then `delays.length` lookups as above; the server's arrivals after the first. */
+  const arrivalsUnderLearned = (delays: ReadonlyArray<number>, concurrency: number) =>
+    Effect.gen(function*() {
+      const { httpClient, sandbox } = yield* Sandbox.makeHttpClient({
+        partners: 50,
+        rateLimit: { limit: L, window: Duration.millis(W), resetUnit: "seconds" }
+      })
+      const late = [0, ...delays]
+      let sent = 0
+      const client = yield* ErpClient.make({
+        baseUrl: sandbox.baseUrl,
+        apiKey: Redacted.make(sandbox.apiKey),
+        timeout: "10 seconds",
+        transformClient: HttpClient.mapRequestEffect((request) =>
+          Effect.as(Effect.sleep(Duration.millis(late[sent++ % late.length]!)), request)
+        )
+      }).pipe(
+        Effect.provide(ErpRateLimiter.layer({ limit: 4 * L, window: W })),
+        Effect.provideService(HttpClient.HttpClient, httpClient)
+      )
+      const get = (i: number) => client.httpClient.get("partner/get", { urlParams: { id: 1 + (i % 50) } })
+      const fiber = yield* Effect.fork(
+        Effect.zipRight(get(0), Effect.forEach(delays, (_, i) => get(i + 1), { concurrency }))
+      )
+      yield* TestClock.adjust(Duration.hours(1))
+      yield* Fiber.join(fiber)
+      const log = (yield* sandbox.requests).slice(1)
+      return { times: log.map((entry) => entry.timeMillis), statuses: log.map((entry) => entry.status) }
+    }).pipe(Effect.scoped)
+
+  for (const seed of [1, 6, 8, 42]) {
+    it.effect(`never bring more than the server's limit into any window as it counts arrivals (seed ${seed})`, () =>
+      Effect.gen(function*() {
+        const delays = delaysOf(60, seed)
+        const { statuses, times } = yield* arrivalsUnderLearned(delays, 8)
+        expect(maxInAnyWindow(times, W)).toBeLessThanOrEqual(L)
+        expect(statuses.filter((status) => status !== 200)).toEqual([])
+        expect(times).toHaveLength(60)
+      }))
+  }
+})

@@ -173,6 +173,42 @@ describe("ErpRateLimiter", () => {
       expect(starts).toEqual([6 * W + 50, 7 * W + 100])
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 1, window: W, margin: 50 }))))
 
+  it.effect("under a learned limit, a request in flight longer than its window keeps its place; once it ends, a window later", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      // Ten slots of the limiter's own, so only the learned limit's log can hold a request back. The server says 1 per
+      // second (its reset a window after the request's start).
+      const first = yield* limiter.acquire("k")
+      yield* first.release(first.startedMillis)
+      const reset = first.startedMillis + W
+      yield* limiter.learn("k", first, {
+        serverLimit: 1,
+        tooManyRequests: false,
+        startedMillis: first.startedMillis,
+        reset: { at: reset, raw: String(reset) }
+      })
+      yield* TestClock.adjust(Duration.millis(2 * W))
+      // In flight for five learned windows (a slow connection), with a 10 s timeout
+      const slow = yield* limiter.acquire("k", undefined, undefined, 10_000)
+      expect(slow.learned).toMatchObject({ limit: 1, windowMillis: W })
+      const next = yield* Effect.forkChild(limiter.acquire("k", undefined, undefined, 10_000))
+      yield* TestClock.adjust(Duration.millis(5 * W))
+      expect(next.pollUnsafe()).toBeUndefined()
+      yield* slow.release(slow.startedMillis + 5 * W)
+      // Free a learned window and its margin (50 ms) after it ended, not before
+      yield* TestClock.adjust(Duration.millis(W + 50 - 1))
+      expect(next.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(Duration.millis(1))
+      const started = yield* Fiber.join(next)
+      expect(started.startedMillis - slow.startedMillis).toBe(6 * W + 50)
+      // Its holder never ends (its process died): its place is held for its timeout, the margin and a learned window.
+      const next2 = yield* Effect.forkChild(limiter.acquire("k"))
+      yield* TestClock.adjust(Duration.millis(10_000 + 50 + W - 1))
+      expect(next2.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(Duration.millis(1))
+      expect((yield* Fiber.join(next2)).startedMillis - started.startedMillis).toBe(10_000 + 50 + W)
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 10, window: W, margin: 50 }))))
+
   it.effect("waits out a pause the server asked for, and refuses to wait past the deadline", () =>
     Effect.gen(function*() {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter

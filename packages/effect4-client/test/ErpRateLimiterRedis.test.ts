@@ -256,6 +256,66 @@ describe("ErpRateLimiterRedis", () => {
       expect(next.startedMillis).toBeGreaterThanOrEqual(first.startedMillis + 400)
     }).pipe(Effect.provide(captureLogs().layer)))
 
+  it.live("under a learned limit, a request in flight counts in the shared log until it ends, then a learned window", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("learned-in-flight")
+      const [a, b] = yield* Effect.all(
+        [0, 1].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 10, window: Duration.seconds(30) }))
+      )
+      const key = "erp:k:partner/get"
+      const log = `${prefix}${key}:log`
+      // Scores are times on Redis's clock: how far ahead of it each entry lies (ms)
+      const ahead = () =>
+        Effect.promise(async () => {
+          const [seconds, micros] = await admin.sendCommand(["TIME"]) as [string, string]
+          const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+          return ((await admin.zRangeWithScores(log, 0, -1)).map(({ score, value }) => ({ name: value, score }))).map((
+            { name, score }
+          ) => ({ name, ahead: score - now }))
+        })
+      // In flight with a 5 s timeout when the server says 1 per second: the log starts with it, named by its claim
+      const first = yield* a!.acquire(key, undefined, undefined, 5_000)
+      const reset = first.startedMillis + 1_000
+      yield* a!.learn(key, first, {
+        serverLimit: 1,
+        tooManyRequests: false,
+        startedMillis: first.startedMillis,
+        reset: { at: reset, raw: String(reset) }
+      })
+      expect((yield* Effect.promise(() => admin.get(`${prefix}${key}:learned`)))?.split(":").slice(0, 2)).toEqual([
+        "1",
+        "1000"
+      ])
+      const mark = yield* Effect.promise(() => admin.get(`${prefix}${key}:slot:0:hold`))
+      const [seeded] = yield* ahead()
+      expect(seeded!.name).toBe(`seed:${mark}`)
+      // Counted for its timeout (and the limiter's margin, 600 ms), far past the learned window
+      expect(seeded!.ahead).toBeGreaterThan(4_000)
+      expect(seeded!.ahead).toBeLessThanOrEqual(5_600)
+      const refused = yield* Effect.flip(b!.acquire(key, undefined, Date.now() + 300))
+      expect(refused._tag).toBe("WaitBeyondBound")
+      // It ends: the seed counts from its end and the margin, in every process
+      yield* first.release(yield* Clock.currentTimeMillis)
+      const [ended] = yield* ahead()
+      expect(ended!.name).toBe(`seed:${mark}`)
+      expect(ended!.ahead).toBeLessThanOrEqual(600)
+      // A request admitted under the learned limit, in flight: its entry counts for its timeout and the margin (50 ms)
+      const second = yield* b!.acquire(key, undefined, undefined, 5_000)
+      expect(second.learned).toMatchObject({ limit: 1, windowMillis: 1_000 })
+      const own = (yield* ahead()).find((entry) => !entry.name.startsWith("seed:"))
+      expect(own!.ahead).toBeGreaterThan(4_000)
+      expect(own!.ahead).toBeLessThanOrEqual(5_050)
+      const refusedAgain = yield* Effect.flip(a!.acquire(key, undefined, Date.now() + 300))
+      expect(refusedAgain._tag).toBe("WaitBeyondBound")
+      const endedMillis = yield* Clock.currentTimeMillis
+      yield* second.release(endedMillis)
+      const settled = (yield* ahead()).find((entry) => entry.name === own!.name)
+      expect(settled!.ahead).toBeLessThanOrEqual(50)
+      // The next starts a learned window and the margin after it ended, not before
+      const third = yield* a!.acquire(key)
+      expect(third.startedMillis).toBeGreaterThanOrEqual(endedMillis + 1_050)
+    }).pipe(Effect.provide(captureLogs().layer)))
+
   it.live("a holder that dies in flight keeps the slot its timeout and a window (and the margin), then Redis drops it", () =>
     Effect.gen(function*() {
       const prefix = uniquePrefix("dead-holder")
@@ -303,20 +363,25 @@ describe("ErpRateLimiterRedis", () => {
       expect(second).toMatchObject({ limit: 4, windowMillis: 20_000, learned: { limit: 4, from: "header" } })
       expect(yield* Effect.promise(() => admin.pTTL(`${prefix}${key}:learned`))).toBeGreaterThan(3_000_000)
       // One log for both: the request sent before it was learned, and three more, by either process; a fifth must wait.
-      yield* a!.acquire(key)
-      yield* b!.acquire(key)
+      const third = yield* a!.acquire(key)
+      const fourth = yield* b!.acquire(key)
       const refused = yield* Effect.flip(a!.acquire(key, undefined, Date.now() + 1_000))
       expect(refused._tag).toBe("WaitBeyondBound")
       expect(refused._tag === "WaitBeyondBound" && refused.startsAt - Date.now()).toBeGreaterThan(15_000)
       expect(yield* Effect.promise(() => admin.zCard(`${prefix}${key}:log`))).toBe(4)
       // The server says ours again (to a request admitted under the 4): forgotten, with its log, by every process.
       yield* b!.learn(key, second, { serverLimit: 100, tooManyRequests: false, startedMillis: second.startedMillis })
-      expect((yield* a!.acquire(key)).limit).toBe(100)
+      const fifth = yield* a!.acquire(key)
+      expect(fifth.limit).toBe(100)
+      // Requests end: one still in flight when a limit is learned counts for its whole timeout (30 s) in the new log
+      for (const done of [second, third, fourth, fifth]) yield* done.release(Date.now())
       expect(yield* Effect.promise(() => admin.exists([`${prefix}${key}:learned`, `${prefix}${key}:log`]))).toBe(0)
       // Two processes meet a 429 that says no limit, each admitted under the limiter's own: one probe, not two.
       const [x, y] = yield* Effect.all([a!.acquire(key), b!.acquire(key)])
       const heard = { serverLimit: undefined, tooManyRequests: true, startedMillis: Date.now() }
       yield* Effect.all([a!.learn(key, x!, heard), b!.learn(key, y!, heard)], { concurrency: 2 })
+      yield* x!.release(Date.now())
+      yield* y!.release(Date.now())
       expect((yield* a!.acquire(key)).learned).toMatchObject({ limit: 1, from: "refusals" })
       // Said once per change, by the process that made it.
       expect(logs.lines.filter((line) => line.includes("without saying its limit"))).toHaveLength(1)

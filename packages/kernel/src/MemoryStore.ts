@@ -9,7 +9,18 @@
  * @since 0.1.0
  */
 import type { Learned } from "./ServerLimit.js"
-import { inFlightFrom, logWait, type LogWindows, logWindows, slotIndexOf, slotKey, slotOf, ticketKey } from "./Slots.js"
+import {
+  inFlightFrom,
+  limiterKeyOfSlot,
+  logInFlightAt,
+  logWait,
+  type LogWindows,
+  logWindows,
+  slotIndexOf,
+  slotKey,
+  slotOf,
+  ticketKey
+} from "./Slots.js"
 
 /**
  * A fixed-window counter: the tokens taken and when the count lapses (epoch ms).
@@ -53,8 +64,9 @@ export interface State {
 }
 
 /**
- * The log of a learned limit: each entry's time (epoch ms) is when its request started and a margin, or when it ended
- * if later; it counts for a window after that, and is kept for `keepMillis` (`Slots.logWindows`).
+ * The log of a learned limit: each entry's time (epoch ms) is its request's timeout and a margin after its start while
+ * it is in flight (`Slots.logInFlightAt`), the margin after its end once it ended (`Slots.logEndedAt`); it counts for a
+ * window after that, and is kept for `keepMillis` (`Slots.logWindows`).
  *
  * @since 0.1.0
  * @category Models
@@ -349,7 +361,9 @@ export const claimHold = (state: State, key: string, untilMillis: number, now: n
  * `untilMillis` (`Slots.busyFrom`), earlier or later than the in-flight mark. Should the mark be another's (this one's
  * lapsed while it was in flight, and another request took the slot), it is only ever lengthened: the end of this
  * request never frees another's slot. The in-flight marks of one slot differ (a slot is taken only once its mark has
- * lapsed, so a later claim's mark is later), so the mark tells whose it is.
+ * lapsed, so a later claim's mark is later), so the mark tells whose it is. With `windowMillis` (the limiter's window),
+ * the entry a learned limit's log was started with for this claim while it was in flight (`seedLogged`) is told the end
+ * too: it counts from `untilMillis - windowMillis` (the margin after the end) instead of the claim's bound.
  *
  * @example
  * ```ts
@@ -371,11 +385,19 @@ export const settleHold = (
   key: string,
   claimedMillis: number,
   untilMillis: number,
-  now?: number
+  now?: number,
+  windowMillis?: number
 ): void => {
   if (holdOf(state, key) === claimedMillis) state.holds.set(key, untilMillis)
   else extendHold(state, key, untilMillis, now)
+  if (windowMillis === undefined || state.logs.size === 0) return
+  const entries = state.logs.get(limiterKeyOfSlot(key))?.entries
+  const seed = seedName(key, claimedMillis)
+  if (entries?.has(seed)) entries.set(seed, untilMillis - windowMillis)
 }
+
+/** The name of the entry `seedLogged` gives the slot `slot` marked until `untilMillis`. */
+const seedName = (slot: string, untilMillis: number): string => `seed:${slot}:${untilMillis}`
 
 /**
  * The limit learned for `key` at `now`, unless it has lapsed.
@@ -435,8 +457,9 @@ export const setLearned = (
 
 /**
  * A place for a request under the learned limit of `key` (see `Slots.logWindows`), taken at `now` if fewer than
- * `limit` requests count in the window (`{ entry }`: its name in the log, for `endLogged` and `dropLogged`), else how
- * long until one would be (`{ waitMillis }`), taking nothing.
+ * `limit` requests count in the window (`{ entry }`: its name in the log, for `endLogged`, `settleLogged` and
+ * `dropLogged`), else how long until one would be (`{ waitMillis }`), taking nothing. The entry counts as in flight
+ * (`Slots.logInFlightAt`, for the request's timeout `timeoutMillis`) until `settleLogged` tells its end.
  *
  * @example
  * ```ts
@@ -444,8 +467,9 @@ export const setLearned = (
  *
  * const state = MemoryStore.makeState()
  * const windows = { limit: 1, windowMillis: 1_000, marginMillis: 50, keepMillis: 1_000 }
- * console.log(MemoryStore.admitLogged(state, "k", windows, 0)) // => { entry: '1' }
- * console.log(MemoryStore.admitLogged(state, "k", windows, 200)) // => { waitMillis: 850 }
+ * console.log(MemoryStore.admitLogged(state, "k", windows, 0, 5_000)) // => { entry: '1' }
+ * // In flight: it counts until a window after its timeout and the margin
+ * console.log(MemoryStore.admitLogged(state, "k", windows, 200, 5_000)) // => { waitMillis: 5850 }
  * ```
  *
  * @since 0.1.0
@@ -455,7 +479,8 @@ export const admitLogged = (
   state: State,
   key: string,
   windows: LogWindows,
-  now: number
+  now: number,
+  timeoutMillis?: number
 ): { readonly entry: string } | { readonly waitMillis: number } => {
   const log = logOf(state, key, windows.keepMillis)
   pruneLog(log, now)
@@ -463,12 +488,13 @@ export const admitLogged = (
   for (const at of log.entries.values()) if (at > now - windows.windowMillis) counted++
   if (counted >= windows.limit) return { waitMillis: logWait([...log.entries.values()], windows, now) }
   const entry = String(++state.upkeep.entries)
-  log.entries.set(entry, now + windows.marginMillis)
+  log.entries.set(entry, logInFlightAt({ startedMillis: now, timeoutMillis }, windows))
   return { entry }
 }
 
 /**
- * A logged request that ended at `endedMillis`: it counts for a window after that, if later than it did.
+ * A logged request counts from `atMillis` if that is later than it did: one that starts later than it was admitted
+ * (`Slots.logInFlightAt` from its start).
  *
  * @example
  * ```ts
@@ -476,7 +502,7 @@ export const admitLogged = (
  *
  * const state = MemoryStore.makeState()
  * const windows = { limit: 1, windowMillis: 1_000, marginMillis: 50, keepMillis: 1_000 }
- * const taken = MemoryStore.admitLogged(state, "k", windows, 0)
+ * const taken = MemoryStore.admitLogged(state, "k", windows, 0, 100)
  * if ("entry" in taken) MemoryStore.endLogged(state, "k", taken.entry, 400)
  * console.log(MemoryStore.admitLogged(state, "k", windows, 1_200)) // => { waitMillis: 200 }
  * ```
@@ -484,10 +510,35 @@ export const admitLogged = (
  * @since 0.1.0
  * @category Learned limits
  */
-export const endLogged = (state: State, key: string, entry: string, endedMillis: number): void => {
+export const endLogged = (state: State, key: string, entry: string, atMillis: number): void => {
   const entries = state.logs.get(key)?.entries
   const at = entries?.get(entry)
-  if (at !== undefined && at < endedMillis) entries!.set(entry, endedMillis)
+  if (at !== undefined && at < atMillis) entries!.set(entry, atMillis)
+}
+
+/**
+ * A logged request ended: its entry counts from `atMillis` (`Slots.logEndedAt`), earlier or later than its in-flight
+ * time (`Slots.logInFlightAt`). An entry given back or no longer kept stays so.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore, Slots } from "@erp-client/kernel"
+ *
+ * // In flight for 4 s of a 1 s window: counted all along, then a window after its end and the margin
+ * const state = MemoryStore.makeState()
+ * const windows = { limit: 1, windowMillis: 1_000, marginMillis: 50, keepMillis: 2_000 }
+ * const taken = MemoryStore.admitLogged(state, "k", windows, 0, 10_000)
+ * console.log(MemoryStore.admitLogged(state, "k", windows, 3_900, 10_000)) // => { waitMillis: 7150 }
+ * if ("entry" in taken) MemoryStore.settleLogged(state, "k", taken.entry, Slots.logEndedAt({ startedMillis: 0, endedMillis: 4_000 }, windows))
+ * console.log(MemoryStore.admitLogged(state, "k", windows, 4_100, 10_000)) // => { waitMillis: 950 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const settleLogged = (state: State, key: string, entry: string, atMillis: number): void => {
+  const entries = state.logs.get(key)?.entries
+  if (entries?.has(entry)) entries.set(entry, atMillis)
 }
 
 /**
@@ -519,8 +570,9 @@ export const dropLogged = (state: State, key: string, entry: string): void => {
  * import { MemoryStore } from "@erp-client/kernel"
  *
  * const state = MemoryStore.makeState()
- * MemoryStore.admitLogged(state, "k", { limit: 5, windowMillis: 1_000, marginMillis: 50, keepMillis: 1_000 }, 0)
- * console.log(MemoryStore.countLogged(state, "k", 1_000, 500), MemoryStore.countLogged(state, "k", 1_000, 1_050)) // => 1 0
+ * // In flight for its timeout of 100 ms at most, and the margin: counted until 1,150
+ * MemoryStore.admitLogged(state, "k", { limit: 5, windowMillis: 1_000, marginMillis: 50, keepMillis: 1_000 }, 0, 100)
+ * console.log(MemoryStore.countLogged(state, "k", 1_000, 500), MemoryStore.countLogged(state, "k", 1_000, 1_150)) // => 1 0
  * ```
  *
  * @since 0.1.0
@@ -534,19 +586,23 @@ export const countLogged = (state: State, key: string, windowMillis: number, now
 
 /**
  * A limit learned for `key` where there was none: the log starts with the requests the limiter's own slots already
- * count (each slot's busy mark is a window after its request's start and margin, or after its end: the time the log
- * keeps), so the learned limit holds for the requests sent just before it was learned too. A mark of a request still
- * in flight (`Slots.inFlightFrom`) is read as one that started now: at most `slotWindowMillis` ahead (its end is not
- * told to the seed, which would count it for its whole timeout).
+ * count, each slot's busy mark less the limiter's window (a mark is a window and the margin after its request's start
+ * or end, `Slots.busyFrom`; while the request is in flight, after its timeout, `Slots.inFlightFrom`), so the learned
+ * limit holds for the requests sent just before it was learned too. An entry of a request in flight counts until its
+ * end is told (`settleHold` with the window), or for its whole timeout if it never is (its holder died).
  *
  * @example
  * ```ts
  * import { MemoryStore } from "@erp-client/kernel"
  *
  * const state = MemoryStore.makeState()
- * MemoryStore.extendHold(state, "k:slot:0", 30_600)
+ * MemoryStore.claimHold(state, "k:slot:0", 60_600, 0)
  * MemoryStore.seedLogged(state, "k", 30_000, 100)
- * console.log(MemoryStore.countLogged(state, "k", 3_000, 100)) // => 1
+ * // In flight: counted in a learned window of 3 s as long as it may be
+ * console.log(MemoryStore.countLogged(state, "k", 3_000, 20_000)) // => 1
+ * // Ended at 20 s: counted a window (and the margin) after that
+ * MemoryStore.settleHold(state, "k:slot:0", 60_600, 50_600, 20_000, 30_000)
+ * console.log(MemoryStore.countLogged(state, "k", 3_000, 23_500), MemoryStore.countLogged(state, "k", 3_000, 23_700)) // => 1 0
  * ```
  *
  * @since 0.1.0
@@ -556,13 +612,12 @@ export const seedLogged = (
   state: State,
   key: string,
   configuredWindowMillis: number,
-  now: number,
-  slotWindowMillis = Number.POSITIVE_INFINITY
+  now: number
 ): void => {
   const log = logOf(state, key, 2 * configuredWindowMillis)
   for (const [storeKey, until] of state.holds) {
     if (until > now && slotIndexOf(key, storeKey) !== undefined) {
-      log.entries.set(`seed:${storeKey}`, Math.min(until, now + slotWindowMillis) - configuredWindowMillis)
+      log.entries.set(seedName(storeKey, until), until - configuredWindowMillis)
     }
   }
 }
@@ -570,10 +625,10 @@ export const seedLogged = (
 /**
  * A request that need not wait takes its place in one synchronous step: its ticket, its slot's counter and in-flight
  * mark (`Slots.inFlightFrom`, for its timeout `limits.timeoutMillis`), and its place under the learned limit if there is
- * one, the same places the limiter's steps would take (docs/rate-limit.md), read and written on the state directly. It
+ * one (in flight too, `Slots.logInFlightAt`), the same places the limiter's steps would take (docs/rate-limit.md), read and written on the state directly. It
  * goes only where those steps would not wait at all: the key not paused, the bound (if any) not passed, the slot's
  * counter lapsed and the slot not busy, and the learned limit's log with room; then the slot, its mark (for
- * `settleHold` when the request ends), the limit it was admitted under and its log entry. Anything else changes nothing
+ * `settleHold` when the request ends), the limit it was admitted under and its log entry (for `settleLogged`). Anything else changes nothing
  * and gives `undefined`: the limiter takes its steps.
  *
  * @example
@@ -619,7 +674,7 @@ export const acquireNow = (
   const learned = learnedOf(state, key, nowMillis)
   let entry: string | undefined
   if (learned !== undefined) {
-    const taken = admitLogged(state, key, logWindows(learned, limits.windowMillis), nowMillis)
+    const taken = admitLogged(state, key, logWindows(learned, limits.windowMillis), nowMillis, limits.timeoutMillis)
     if (!("entry" in taken)) return undefined
     entry = taken.entry
   }

@@ -45,6 +45,14 @@ redis.call("SET", key, next, "PX", nextpttl)
 return { next, nextpttl }
 `
 
+// Redis's own clock, in milliseconds: the log's times are Redis's, so processes whose clocks disagree share one log.
+// Before Redis 5 a script must ask to replicate its effects before it writes after reading the time.
+const redisNow = `
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local time = redis.call("TIME")
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+`
+
 /**
  * Ours: a hold (an endpoint paused for the server, or a slot busy a window after its request) only ever grows. A plain
  * `SET … PX` would let a short hold (an earlier reset read by another process) cut a longer one short. The hold is kept
@@ -87,13 +95,19 @@ return 0
  * Ours: the request that took a slot with the mark ARGV[1] (`CLAIM_HOLD_LUA`) ended, and the slot is busy for ARGV[2]
  * ms more (`Slots.busyFrom`; 0 or less: free now), its hold's value then ARGV[3]. While the mark is still the claim's,
  * it is replaced, earlier or later; a mark that is another's (the claim's lapsed while its request was in flight, and
- * another request took the slot) is only ever lengthened, as `EXTEND_HOLD_LUA` does.
+ * another request took the slot) is only ever lengthened, as `EXTEND_HOLD_LUA` does. KEYS[2] is the key's learned
+ * limit's log: an entry it was started with for this claim while it was in flight (`LOG_SEED_LUA`, `seed:` and the
+ * mark) is told the end too, and counts from the hold's new end less ARGV[4] (the limiter's window).
  *
  * @since 0.1.0
  * @category Scripts
  */
-export const SETTLE_HOLD_LUA = `
+export const SETTLE_HOLD_LUA = `${redisNow}
 local ttl = tonumber(ARGV[2])
+local seed = "seed:" .. ARGV[1]
+if redis.call("ZSCORE", KEYS[2], seed) then
+  redis.call("ZADD", KEYS[2], "XX", now + ttl - tonumber(ARGV[4]), seed)
+end
 if redis.call("GET", KEYS[1]) == ARGV[1] then
   if ttl > 0 then
     redis.call("SET", KEYS[1], ARGV[3], "PX", ttl)
@@ -147,19 +161,12 @@ end
 return 1
 `
 
-// Redis's own clock, in milliseconds: the log's times are Redis's, so processes whose clocks disagree share one log.
-// Before Redis 5 a script must ask to replicate its effects before it writes after reading the time.
-const redisNow = `
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-local time = redis.call("TIME")
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-`
-
 /**
  * Ours: a place under the learned limit (`Slots.logWindows`). KEYS[1] is the log, a sorted set of the requests it
  * counts, each scored with its time (Redis's clock): ARGV[1] the limit, ARGV[2] the window, ARGV[3] the margin, ARGV[4]
- * how long entries are kept, ARGV[5] the new entry's name. Entries older than that are removed; with fewer than the
- * limit counted in the window, the entry is added (scored now and the margin) and 0 returned, else the wait until there
+ * how long entries are kept, ARGV[5] the new entry's name, ARGV[6] the request's timeout. Entries older than that are
+ * removed; with fewer than the limit counted in the window, the entry is added, in flight (scored now, the timeout and
+ * the margin: `Slots.logInFlightAt`, until `LOG_MARK_LUA` tells its end) and 0 returned, else the wait until there
  * would be room, taking nothing (`Slots.logWait`'s answer).
  *
  * @since 0.1.0
@@ -170,11 +177,12 @@ local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local keep = tonumber(ARGV[4])
+local ahead = tonumber(ARGV[6]) + margin
 redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - keep)
 local count = redis.call("ZCOUNT", KEYS[1], "(" .. (now - window), "+inf")
 if count < limit then
-  redis.call("ZADD", KEYS[1], now + margin, ARGV[5])
-  if redis.call("PTTL", KEYS[1]) < keep + margin then redis.call("PEXPIRE", KEYS[1], keep + margin) end
+  redis.call("ZADD", KEYS[1], now + ahead, ARGV[5])
+  if redis.call("PTTL", KEYS[1]) < keep + ahead then redis.call("PEXPIRE", KEYS[1], keep + ahead) end
   return 0
 end
 local oldest = redis.call("ZRANGEBYSCORE", KEYS[1], "(" .. (now - window), "+inf", "WITHSCORES", "LIMIT", count - limit, 1)
@@ -182,9 +190,10 @@ return math.max(1, math.ceil(tonumber(oldest[2]) + window - now))
 `
 
 /**
- * Ours: a logged request counts from now (Redis's clock) and ARGV[3] milliseconds, if that is later than it did:
- * called when it ends (ARGV[3] 0), or when it starts later than it was admitted (ARGV[3] its margin). ARGV[1] is its
- * entry, ARGV[2] how long entries are kept.
+ * Ours: a logged request counts from now (Redis's clock) and ARGV[3] milliseconds: if that is later than it did, when
+ * it starts later than it was admitted (ARGV[3] its timeout and margin, `Slots.logInFlightAt`); or whatever it counted
+ * from, when it ended (ARGV[4] "end", ARGV[3] the margin, `Slots.logEndedAt`). ARGV[1] is its entry, ARGV[2] how long
+ * entries are kept. An entry given back or no longer kept stays so.
  *
  * @since 0.1.0
  * @category Scripts
@@ -192,7 +201,7 @@ return math.max(1, math.ceil(tonumber(oldest[2]) + window - now))
 export const LOG_MARK_LUA = `${redisNow}
 local at = now + tonumber(ARGV[3])
 local before = redis.call("ZSCORE", KEYS[1], ARGV[1])
-if before and tonumber(before) < at then
+if before and (ARGV[4] == "end" or tonumber(before) < at) then
   redis.call("ZADD", KEYS[1], "XX", at, ARGV[1])
   local ttl = tonumber(ARGV[2]) + tonumber(ARGV[3])
   if redis.call("PTTL", KEYS[1]) < ttl then redis.call("PEXPIRE", KEYS[1], ttl) end
@@ -226,20 +235,31 @@ return redis.call("ZCOUNT", KEYS[1], "(" .. (now - tonumber(ARGV[1])), "+inf")
 `
 
 /**
- * Ours: a log started for a limit just learned, with the requests the limiter's slots already count: ARGV[1] is the
- * limiter's window, then the time to live of each slot's busy mark that has one (a mark ends a window after the time
- * the log keeps; a request's in-flight mark is passed as at most the window and the margin, as if it started now).
- * Entries are named `seed:${n}`, and kept as long as the log keeps any (`Slots.logWindows`).
+ * Ours: a log started for a limit just learned, with the requests the limiter's slots already count (as
+ * `MemoryStore.seedLogged` does): KEYS[1] is the log, then each slot's hold; ARGV[1] is the limiter's window. Each hold
+ * with a time to live is an entry scored that far from now less the window (a mark ends a window and the margin after
+ * its request's start or end; while the request is in flight, after its timeout). An in-flight mark's entry is named
+ * `seed:` and the mark, so that its request's end (`SETTLE_HOLD_LUA`) tells it; another's, `seed:slot:${n}`. The log is
+ * kept twice the window past its last entry.
  *
  * @since 0.1.0
  * @category Scripts
  */
 export const LOG_SEED_LUA = `${redisNow}
 local window = tonumber(ARGV[1])
-for i = 2, #ARGV do
-  redis.call("ZADD", KEYS[1], now + tonumber(ARGV[i]) - window, "seed:" .. (i - 1))
+local last = 0
+for i = 2, #KEYS do
+  local ttl = redis.call("PTTL", KEYS[i])
+  if ttl > 0 then
+    local mark = redis.call("GET", KEYS[i])
+    local name = "seed:slot:" .. (i - 2)
+    if mark and string.find(mark, ":in-flight:", 1, true) then name = "seed:" .. mark end
+    redis.call("ZADD", KEYS[1], now + ttl - window, name)
+    if ttl > last then last = ttl end
+  end
 end
-if #ARGV > 1 and redis.call("PTTL", KEYS[1]) < 3 * window then redis.call("PEXPIRE", KEYS[1], 3 * window) end
+local keep = last + 2 * window
+if last > 0 and redis.call("PTTL", KEYS[1]) < keep then redis.call("PEXPIRE", KEYS[1], keep) end
 return 0
 `
 

@@ -176,12 +176,14 @@ export const keyIdOf = async (apiKey: string): Promise<string> => {
 }
 
 /**
- * How a learned limit is kept: at most `limit` requests in any `windowMillis`, each counted from its start and a
- * margin (2% of the window, at least 50 ms: the way to the server) until a window after that, or a window after it
- * ended if later (the server saw it between the two). The limiter keeps a log of those times per key (`MemoryStore`'s
- * `admitLogged`, the Redis script `LOG_ADMIT_LUA`), beside its own slots: a learned limit that changes applies at once
- * to the requests already counted. The log keeps them for `keepMillis`, twice the limiter's own window (or the learned
- * one, if longer), so a learned window that grows still counts what was sent before.
+ * How a learned limit is kept: at most `limit` requests in any `windowMillis`. Each request is an entry in a log per key
+ * (`MemoryStore`'s `admitLogged`, the Redis script `LOG_ADMIT_LUA`), beside the limiter's own slots, whose time counts
+ * for a window after it: while the request is in flight, its timeout and a margin after its start (`logInFlightAt`: the
+ * server counts a request when it arrives, which can be long after it started, so the entry counts all the while);
+ * once it ended, the margin after its end (`logEndedAt`). The margin is 2% of the window, at least 50 ms. A learned
+ * limit that changes applies at once to the requests already counted. The log keeps entries for `keepMillis` after
+ * their time, twice the limiter's own window (or the learned one, if longer), so a learned window that grows still
+ * counts what was sent before.
  *
  * @example
  * ```ts
@@ -205,6 +207,50 @@ export const logWindows = (
 })
 
 /**
+ * The time of a log entry (see `logWindows`) while its request is in flight: its timeout (the latest it can reach the
+ * server) and the margin after its start; the entry counts for a window after that. The request's end replaces it with
+ * `logEndedAt`; this time only bounds how long a holder that never says it ended (its process died) counts. Without a
+ * timeout, the client's default (`Settings.defaults.timeoutMillis`, 30 s).
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * const windows = { marginMillis: 50 }
+ * console.log(Slots.logInFlightAt({ startedMillis: 0, timeoutMillis: 10_000 }, windows)) // => 10050
+ * console.log(Slots.logInFlightAt({ startedMillis: 0 }, windows)) // => 30050
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const logInFlightAt = (
+  request: { readonly startedMillis: number; readonly timeoutMillis?: number | undefined },
+  windows: { readonly marginMillis: number }
+): number => request.startedMillis + (request.timeoutMillis ?? defaults.timeoutMillis) + windows.marginMillis
+
+/**
+ * The time of a log entry (see `logWindows`) once its request ended: the margin after its end (or its start, if a clock
+ * said otherwise); the entry counts for a window after that. The server saw the request before it ended, so the next
+ * request the entry's place lets go arrives at least a window after it.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * const windows = { marginMillis: 50 }
+ * console.log(Slots.logEndedAt({ startedMillis: 0, endedMillis: 4_000 }, windows)) // => 4050
+ * ```
+ *
+ * @since 0.1.0
+ * @category Learned limits
+ */
+export const logEndedAt = (
+  request: { readonly startedMillis: number; readonly endedMillis: number },
+  windows: { readonly marginMillis: number }
+): number => Math.max(request.startedMillis, request.endedMillis) + windows.marginMillis
+
+/**
  * A learned limit as its log keeps it (see `logWindows`).
  *
  * @since 0.1.0
@@ -220,7 +266,9 @@ export interface LogWindows {
 
 /**
  * The wait before a log whose counted times are `times` admits one more under `windows`, at `nowMillis`: 0 when fewer
- * than `limit` still count (counted until a window after their time), else until enough of them have left.
+ * than `limit` still count (counted until a window after their time), else until enough of them have left. An entry of
+ * a request in flight (`logInFlightAt`) may leave sooner, when its request ends: a waiter looks again at most a learned
+ * window and its margin later (`lookAgainIn`).
  *
  * @example
  * ```ts
@@ -264,3 +312,18 @@ export const slotIndexOf = (key: string, storeKey: string): number | undefined =
   const rest = storeKey.slice(prefix.length)
   return /^\d+$/.test(rest) ? Number(rest) : undefined
 }
+
+/**
+ * The limiter's key a slot key belongs to (`slotKey(key, n)` gives `key` back); any other key is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.limiterKeyOfSlot("erp:k:partner/list:slot:7")) // => erp:k:partner/list
+ * ```
+ *
+ * @since 0.1.0
+ * @category Keys
+ */
+export const limiterKeyOfSlot = (storeKey: string): string => storeKey.replace(/:slot:\d+$/, "")

@@ -88,7 +88,7 @@ const simulate = (server: Server, configured: ServerLimit.Configured, requests: 
       )
       if (next !== undefined) {
         if (taken.learned === undefined && next !== null) {
-          MemoryStore.seedLogged(state, key, configured.windowMillis, now, limits.slotWindowMillis)
+          MemoryStore.seedLogged(state, key, configured.windowMillis, now)
         }
         if (MemoryStore.setLearned(state, key, taken.learned, next, now)) learnedLog.push({ at: now, learned: next })
       }
@@ -98,9 +98,18 @@ const simulate = (server: Server, configured: ServerLimit.Configured, requests: 
       taken.slot,
       taken.heldUntil,
       Slots.busyFrom({ startedMillis: now, endedMillis: now }, limits),
-      now
+      now,
+      configured.windowMillis
     )
-    if (taken.entry !== undefined) MemoryStore.endLogged(state, key, taken.entry, now)
+    if (taken.entry !== undefined) {
+      const windows = Slots.logWindows(taken.learned!, configured.windowMillis)
+      MemoryStore.settleLogged(
+        state,
+        key,
+        taken.entry,
+        Slots.logEndedAt({ startedMillis: now, endedMillis: now }, windows)
+      )
+    }
     if (decision.allowed) {
       done++
       busy = 0

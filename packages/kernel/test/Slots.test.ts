@@ -108,3 +108,139 @@ describe("a slot's in-flight mark", () => {
     expect(MemoryStore.holdOf(state, slot)).toBe(second)
   })
 })
+
+// A learned limit's log, on pure times: the server counts a request when it arrives, anywhere between its start and its
+// end, so an entry counts from the start until a learned window (and the margin) after the end; a holder that never
+// says it ended, until a window after its timeout and the margin.
+describe("a learned limit's log, while its requests are in flight", () => {
+  const key = "erp:k:partner/list"
+  const windows = { limit: 1, windowMillis: 1_000, marginMillis: 50, keepMillis: 60_000 }
+
+  it("property: an entry counts from its admission until a window and the margin after its end, however long in flight", () =>
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 20_000 }),
+        fc.integer({ min: 1, max: 20_000 }),
+        (start, draw, timeout) => {
+          // A request ends by its timeout
+          const took = Math.min(draw, timeout)
+          const state = MemoryStore.makeState()
+          const taken = MemoryStore.admitLogged(state, key, windows, start, timeout)
+          if (!("entry" in taken)) throw new Error("an empty log has room")
+          // In flight: no other place, however late (up to the timeout, a window and the margin)
+          for (const at of [start, start + took, start + timeout + windows.windowMillis + windows.marginMillis - 1]) {
+            expect(MemoryStore.admitLogged(state, key, windows, at, timeout)).toHaveProperty("waitMillis")
+          }
+          const ended = start + took
+          MemoryStore.settleLogged(
+            state,
+            key,
+            taken.entry,
+            Slots.logEndedAt({ startedMillis: start, endedMillis: ended }, windows)
+          )
+          const free = ended + windows.marginMillis + windows.windowMillis
+          expect(MemoryStore.admitLogged(state, key, windows, Math.max(start, free - 1), timeout)).toHaveProperty(
+            "waitMillis"
+          )
+          expect(MemoryStore.admitLogged(state, key, windows, free, timeout)).toHaveProperty("entry")
+        }
+      )
+    ))
+
+  it("a request in flight five windows keeps its place; its end frees it a window and the margin later", () => {
+    const state = MemoryStore.makeState()
+    const taken = MemoryStore.admitLogged(state, key, windows, 0, 10_000)
+    // Before, the entry counted from its start and the margin: free again at 1,050 while the request was in flight.
+    expect(MemoryStore.admitLogged(state, key, windows, 1_050, 10_000)).toEqual({ waitMillis: 10_000 })
+    expect(MemoryStore.countLogged(state, key, windows.windowMillis, 4_999)).toBe(1)
+    if ("entry" in taken) {
+      MemoryStore.settleLogged(
+        state,
+        key,
+        taken.entry,
+        Slots.logEndedAt({ startedMillis: 0, endedMillis: 5_000 }, windows)
+      )
+    }
+    expect(MemoryStore.admitLogged(state, key, windows, 6_049, 10_000)).toEqual({ waitMillis: 1 })
+    expect(MemoryStore.admitLogged(state, key, windows, 6_050, 10_000)).toHaveProperty("entry")
+  })
+
+  it("a holder that never ends counts for its timeout, the margin and a window, then lapses", () => {
+    const state = MemoryStore.makeState()
+    MemoryStore.admitLogged(state, key, windows, 0, 10_000)
+    expect(MemoryStore.admitLogged(state, key, windows, 11_049, 10_000)).toEqual({ waitMillis: 1 })
+    expect(MemoryStore.admitLogged(state, key, windows, 11_050, 10_000)).toHaveProperty("entry")
+  })
+
+  it("a late start counts from then: admitted at 0, started at 3 s, in flight until its timeout after that", () => {
+    const state = MemoryStore.makeState()
+    const taken = MemoryStore.admitLogged(state, key, windows, 0, 10_000)
+    if (!("entry" in taken)) throw new Error("an empty log has room")
+    MemoryStore.endLogged(
+      state,
+      key,
+      taken.entry,
+      Slots.logInFlightAt({ startedMillis: 3_000, timeoutMillis: 10_000 }, windows)
+    )
+    expect(MemoryStore.admitLogged(state, key, windows, 14_049, 10_000)).toEqual({ waitMillis: 1 })
+    // An earlier time never shortens it: only the end does
+    MemoryStore.endLogged(state, key, taken.entry, 100)
+    expect(MemoryStore.countLogged(state, key, windows.windowMillis, 14_000)).toBe(1)
+  })
+
+  it("the one-step admission puts its entry in flight too, for the request's timeout", () => {
+    const state = MemoryStore.makeState()
+    MemoryStore.setLearned(state, key, undefined, {
+      limit: 1,
+      windowMillis: 1_000,
+      sinceMillis: 0,
+      ttlMillis: 3_600_000,
+      from: "header"
+    }, 0)
+    const limits = { limit: 10, windowMillis: 30_000, slotWindowMillis: 30_600, timeoutMillis: 8_000 }
+    const taken = MemoryStore.acquireNow(state, key, limits, 0)
+    expect(taken?.entry).toBeDefined()
+    // The learned margin is 50 ms (2% of 1 s, at least 50): counted until 8,000 + 50 + 1,000
+    expect(MemoryStore.acquireNow(state, key, limits, 9_049)).toBeUndefined()
+    MemoryStore.settleLogged(
+      state,
+      key,
+      taken!.entry!,
+      Slots.logEndedAt(
+        { startedMillis: 0, endedMillis: 2_000 },
+        Slots.logWindows({ limit: 1, windowMillis: 1_000 }, 30_000)
+      )
+    )
+    expect(MemoryStore.acquireNow(state, key, limits, 3_049)).toBeUndefined()
+    expect(MemoryStore.acquireNow(state, key, limits, 3_050)?.entry).toBeDefined()
+  })
+
+  it("a log started from a slot in flight counts it until its end is told by the slot's settle, else for its timeout", () => {
+    const configured = { windowMillis: 30_000, slotWindowMillis: 30_600 }
+    const state = MemoryStore.makeState()
+    const slot = Slots.slotKey(key, 0)
+    const other = Slots.slotKey(key, 1)
+    const held = Slots.inFlightFrom({ startedMillis: 0, timeoutMillis: 10_000 }, configured)
+    const dead = Slots.inFlightFrom({ startedMillis: 0, timeoutMillis: 10_000 }, configured)
+    MemoryStore.claimHold(state, slot, held, 0)
+    MemoryStore.claimHold(state, other, dead, 0)
+    MemoryStore.seedLogged(state, key, configured.windowMillis, 100)
+    // Both counted in a learned window of 1 s while in flight, long past the window (before: only until 1,700)
+    expect(MemoryStore.countLogged(state, key, 1_000, 5_000)).toBe(2)
+    // The first ends at 5 s: its entry counts a learned window after its end and the margin (600 ms, the limiter's)
+    MemoryStore.settleHold(
+      state,
+      slot,
+      held,
+      Slots.busyFrom({ startedMillis: 0, endedMillis: 5_000 }, configured),
+      5_000,
+      30_000
+    )
+    expect(MemoryStore.countLogged(state, key, 1_000, 6_599)).toBe(2)
+    expect(MemoryStore.countLogged(state, key, 1_000, 6_600)).toBe(1)
+    // The other never ends: counted until its timeout, the margin and a learned window
+    expect(MemoryStore.countLogged(state, key, 1_000, 11_599)).toBe(1)
+    expect(MemoryStore.countLogged(state, key, 1_000, 11_600)).toBe(0)
+  })
+})

@@ -61,9 +61,16 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
   ) => Effect.Effect<{ readonly claim: string } | { readonly busyUntil: number }, StoreFailure>
   /**
    * The request that took the slot `key` with `claim` ended: the slot is busy until `untilMillis` (`Slots.busyFrom`),
-   * earlier or later than its in-flight mark. A mark that is another's is only lengthened.
+   * earlier or later than its in-flight mark. A mark that is another's is only lengthened. The entry a learned limit's
+   * log was started with for this claim (`seedLogged`), if any, counts from `untilMillis - windowMillis` (the limiter's
+   * window) instead of the claim's bound.
    */
-  readonly settle: (key: string, claim: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
+  readonly settle: (
+    key: string,
+    claim: string,
+    untilMillis: number,
+    windowMillis: number
+  ) => Effect.Effect<void, StoreFailure>
   /** The limit learned for `key` and not yet lapsed, if any. */
   readonly learned: (key: string) => Effect.Effect<Learned | undefined, StoreFailure>
   /**
@@ -76,18 +83,28 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
     next: Learned | null
   ) => Effect.Effect<boolean, StoreFailure>
   /**
-   * A place for a request under the learned limit of `key`: its entry in the log, or how long until there would be
-   * room, taking nothing.
+   * A place for a request under the learned limit of `key`: its entry in the log, in flight (`Slots.logInFlightAt`, for
+   * its timeout `timeoutMillis`) until `settleLogged` tells its end, or how long until there would be room, taking
+   * nothing.
    */
   readonly admitLogged: (
     key: string,
-    windows: LogWindows
+    windows: LogWindows,
+    timeoutMillis: number | undefined
   ) => Effect.Effect<{ readonly entry: string } | { readonly waitMillis: number }, StoreFailure>
   /**
-   * A logged request counts from `atMillis` (its end, or its late start and margin) if that is later than it did; the
+   * A logged request counts from `atMillis` (its late start, `Slots.logInFlightAt`) if that is later than it did; the
    * log is kept `keepMillis` after that.
    */
   readonly markLogged: (key: string, entry: string, keepMillis: number, atMillis: number) => Effect.Effect<
+    void,
+    StoreFailure
+  >
+  /**
+   * A logged request ended: it counts from `atMillis` (`Slots.logEndedAt`), earlier or later than it did while in
+   * flight; the log is kept `keepMillis` after that.
+   */
+  readonly settleLogged: (key: string, entry: string, keepMillis: number, atMillis: number) => Effect.Effect<
     void,
     StoreFailure
   >
@@ -96,11 +113,7 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
   /** How many requests the log of `key` counts in `windowMillis`. */
   readonly countLogged: (key: string, windowMillis: number) => Effect.Effect<number, StoreFailure>
   /** Starts the log of a limit just learned with the requests the limiter's own slots count. */
-  readonly seedLogged: (
-    key: string,
-    configured: Configured,
-    slotWindowMillis: number
-  ) => Effect.Effect<void, StoreFailure>
+  readonly seedLogged: (key: string, configured: Configured) => Effect.Effect<void, StoreFailure>
 }>() {}
 
 // Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts. The two times are sums over

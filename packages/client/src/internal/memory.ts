@@ -24,6 +24,7 @@ import {
   seedLogged,
   setLearned,
   settleHold,
+  settleLogged,
   type State,
   tokenBucket
 } from "@erp-client/kernel/MemoryStore"
@@ -83,9 +84,11 @@ export const context = (
               return busyUntil === 0 ? { claim: String(untilMillis) } : { busyUntil }
             })
           ),
-        settle: (key, claim, untilMillis) =>
+        settle: (key, claim, untilMillis, windowMillis) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => settleHold(state, key, Number(claim), untilMillis, clock.unsafeCurrentTimeMillis()))
+            Effect.sync(() =>
+              settleHold(state, key, Number(claim), untilMillis, clock.unsafeCurrentTimeMillis(), windowMillis)
+            )
           ),
         learned: (key) =>
           Effect.clockWith((clock) => Effect.sync(() => learnedOf(state, key, clock.unsafeCurrentTimeMillis()))),
@@ -93,21 +96,21 @@ export const context = (
           Effect.clockWith((clock) =>
             Effect.sync(() => setLearned(state, key, expected, next, clock.unsafeCurrentTimeMillis()))
           ),
-        admitLogged: (key, windows) =>
+        admitLogged: (key, windows, timeoutMillis) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => admitLogged(state, key, windows, clock.unsafeCurrentTimeMillis()))
+            Effect.sync(() => admitLogged(state, key, windows, clock.unsafeCurrentTimeMillis(), timeoutMillis))
           ),
         markLogged: (key, entry, _keepMillis, atMillis) => Effect.sync(() => endLogged(state, key, entry, atMillis)),
+        settleLogged: (key, entry, _keepMillis, atMillis) =>
+          Effect.sync(() => settleLogged(state, key, entry, atMillis)),
         dropLogged: (key, entry) => Effect.sync(() => dropLogged(state, key, entry)),
         countLogged: (key, windowMillis) =>
           Effect.clockWith((clock) =>
             Effect.sync(() => countLogged(state, key, windowMillis, clock.unsafeCurrentTimeMillis()))
           ),
-        seedLogged: (key, configured, slotWindowMillis) =>
+        seedLogged: (key, configured) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() =>
-              seedLogged(state, key, configured.windowMillis, clock.unsafeCurrentTimeMillis(), slotWindowMillis)
-            )
+            Effect.sync(() => seedLogged(state, key, configured.windowMillis, clock.unsafeCurrentTimeMillis()))
           )
       })
     )

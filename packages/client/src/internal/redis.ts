@@ -8,6 +8,7 @@ import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as Outage from "@erp-client/kernel/Outage"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Slots from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -21,7 +22,14 @@ interface RedisWithScripts extends Ioredis.Redis {
   erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
   erpExtendHold(key: string, ttlMillis: number, untilMillis: number): Promise<number>
   erpClaimHold(key: string, ttlMillis: number, mark: string): Promise<number>
-  erpSettleHold(key: string, mark: string, ttlMillis: number, untilMillis: number): Promise<number>
+  erpSettleHold(
+    key: string,
+    log: string,
+    mark: string,
+    ttlMillis: number,
+    untilMillis: number,
+    windowMillis: number
+  ): Promise<number>
   erpSetLearned(key: string, log: string, expected: string, next: string, ttlMillis: number): Promise<number>
   erpLogAdmit(
     key: string,
@@ -29,11 +37,19 @@ interface RedisWithScripts extends Ioredis.Redis {
     windowMillis: number,
     marginMillis: number,
     keepMillis: number,
-    entry: string
+    entry: string,
+    timeoutMillis: number
   ): Promise<number>
-  erpLogMark(key: string, entry: string, keepMillis: number, afterMillis: number): Promise<number>
+  erpLogMark(
+    key: string,
+    entry: string,
+    keepMillis: number,
+    afterMillis: number,
+    mode: "later" | "end"
+  ): Promise<number>
   erpLogCount(key: string, windowMillis: number): Promise<number>
-  erpLogSeed(key: string, configuredWindowMillis: number, ...ttls: Array<number>): Promise<number>
+  /** The number of keys first: the log and the slots' holds. */
+  erpLogSeed(keys: number, log: string, ...holdsThenWindow: Array<string | number>): Promise<number>
   erpMark(key: string, token: string, ttlMillis: number): Promise<string | null>
 }
 
@@ -172,12 +188,13 @@ const open = (
   redis.defineCommand("erpFixedWindow", { lua: Scripts.FIXED_WINDOW_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpExtendHold", { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpClaimHold", { lua: Scripts.CLAIM_HOLD_LUA, numberOfKeys: 1 })
-  redis.defineCommand("erpSettleHold", { lua: Scripts.SETTLE_HOLD_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpSettleHold", { lua: Scripts.SETTLE_HOLD_LUA, numberOfKeys: 2 })
   redis.defineCommand("erpSetLearned", { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 2 })
   redis.defineCommand("erpLogAdmit", { lua: Scripts.LOG_ADMIT_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpLogMark", { lua: Scripts.LOG_MARK_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpLogCount", { lua: Scripts.LOG_COUNT_LUA, numberOfKeys: 1 })
-  redis.defineCommand("erpLogSeed", { lua: Scripts.LOG_SEED_LUA, numberOfKeys: 1 })
+  // As many keys as the limit has slots, and the log: given with each call.
+  redis.defineCommand("erpLogSeed", { lua: Scripts.LOG_SEED_LUA })
   redis.defineCommand("erpMark", { lua: Outage.MARK_LUA, numberOfKeys: 1 })
   return redis
 }
@@ -275,12 +292,19 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
           (busy) => Number(busy) > 0 ? { busyUntil: now + Number(busy) } : { claim: mark }
         )
       }),
-    settle: (key, claim, untilMillis) =>
+    settle: (key, claim, untilMillis, windowMillis) =>
       Effect.flatMap(
         Clock.currentTimeMillis,
         (now) =>
           connection.call("hold settle", (redis) =>
-            redis.erpSettleHold(`${prefix}${key}:hold`, claim, Math.ceil(untilMillis - now), untilMillis))
+            redis.erpSettleHold(
+              `${prefix}${key}:hold`,
+              `${prefix}${Slots.limiterKeyOfSlot(key)}:log`,
+              claim,
+              Math.ceil(untilMillis - now),
+              untilMillis,
+              Math.ceil(windowMillis)
+            ))
       ),
     learned: (key) =>
       Effect.map(
@@ -299,7 +323,7 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
           )),
         (changed) => Number(changed) === 1
       ),
-    admitLogged: (key, windows) =>
+    admitLogged: (key, windows, timeoutMillis) =>
       Effect.map(
         connection.call("log admit", (redis) => {
           const entry = Scripts.logEntryName()
@@ -309,7 +333,8 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
             Math.ceil(windows.windowMillis),
             Math.ceil(windows.marginMillis),
             Math.ceil(windows.keepMillis),
-            entry
+            entry,
+            Math.ceil(timeoutMillis ?? Settings.defaults.timeoutMillis)
           ).then((wait) => ({ entry, wait: Number(wait) }))
         }),
         ({ entry, wait }) => wait > 0 ? { waitMillis: wait } : { entry }
@@ -322,7 +347,18 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
             `${prefix}${key}:log`,
             entry,
             Math.ceil(keepMillis),
-            Math.max(0, Math.ceil(atMillis - now))
+            Math.max(0, Math.ceil(atMillis - now)),
+            "later"
+          ))),
+    settleLogged: (key, entry, keepMillis, atMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        connection.call("log settle", (redis) =>
+          redis.erpLogMark(
+            `${prefix}${key}:log`,
+            entry,
+            Math.ceil(keepMillis),
+            Math.max(0, Math.ceil(atMillis - now)),
+            "end"
           ))),
     dropLogged: (key, entry) =>
       Effect.asVoid(connection.call("log drop", (redis) => redis.zrem(`${prefix}${key}:log`, entry))),
@@ -331,20 +367,15 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
         connection.call("log count", (redis) => redis.erpLogCount(`${prefix}${key}:log`, Math.ceil(windowMillis))),
         Number
       ),
-    // A mark of a request in flight is read as one that started now (`MemoryStore.seedLogged`).
-    seedLogged: (key, configured, slotWindowMillis) =>
-      Effect.flatMap(
-        Effect.forEach(
-          Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
-          (hold) => connection.call("log seed", (redis) => redis.pttl(hold)),
-          { concurrency: "unbounded" }
-        ),
-        (ttls) =>
-          connection.call("log seed", (redis) =>
-            redis.erpLogSeed(
-              `${prefix}${key}:log`,
-              Math.ceil(configured.windowMillis),
-              ...ttls.filter((ttl) => ttl > 0).map((ttl) => Math.min(ttl, Math.ceil(slotWindowMillis)))
-            ))
-      ).pipe(Effect.asVoid)
+    // The slots' holds are read by the script, in the same step as the log is started (`MemoryStore.seedLogged`).
+    seedLogged: (key, configured) =>
+      Effect.asVoid(
+        connection.call("log seed", (redis) =>
+          redis.erpLogSeed(
+            1 + configured.limit,
+            `${prefix}${key}:log`,
+            ...Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
+            Math.ceil(configured.windowMillis)
+          ))
+      )
   })

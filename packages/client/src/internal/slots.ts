@@ -34,6 +34,8 @@ import * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import {
   busyFrom,
   inFlightFrom,
+  logEndedAt,
+  logInFlightAt,
   logWindows,
   lookAgainIn,
   slotIndexOf,
@@ -261,8 +263,11 @@ const fastAcquire = (
     release: (endedMillis: number) =>
       Effect.sync(() => {
         const busy = busyFrom({ startedMillis: now, endedMillis }, windows)
-        Memory.settleHold(state, taken.slot, taken.heldUntil, busy, endedMillis)
-        if (entry !== undefined) Memory.endLogged(state, key, entry, endedMillis)
+        Memory.settleHold(state, taken.slot, taken.heldUntil, busy, endedMillis, windows.windowMillis)
+        if (entry !== undefined) {
+          const ended = logEndedAt({ startedMillis: now, endedMillis }, logWindows(learned!, windows.windowMillis))
+          Memory.settleLogged(state, key, entry, ended)
+        }
       })
   }
   return acquired
@@ -307,6 +312,7 @@ const admitLearned = (
   slots: Slots,
   key: string,
   bound: number | undefined,
+  timeoutMillis: number | undefined,
   spaced: (delay: number, wake?: Deferred.Deferred<void>) => Effect.Effect<void>
 ): Effect.Effect<Logged | undefined, WaitBeyondBound | StoreFailure> =>
   Effect.gen(function*() {
@@ -315,13 +321,16 @@ const admitLearned = (
       const learned = yield* slots.holds.learned(key)
       noteLearning(slots, key, learned)
       if (learned === undefined) return undefined
-      const admission = yield* slots.holds.admitLogged(key, logWindows(learned, slots.windowMillis))
+      const windows = logWindows(learned, slots.windowMillis)
+      const admission = yield* slots.holds.admitLogged(key, windows, timeoutMillis)
       const now = yield* Clock.currentTimeMillis
       if ("entry" in admission) return { learned, entry: admission.entry, atMillis: now }
-      if (bound !== undefined && now + admission.waitMillis > bound) {
-        return yield* Effect.fail(new WaitBeyondBound({ startsAt: now + admission.waitMillis }))
+      // An entry of a request in flight leaves when the request ends: looked at again a learned window after that.
+      const wait = lookAgainIn(admission.waitMillis, windows.windowMillis + windows.marginMillis)
+      if (bound !== undefined && now + wait > bound) {
+        return yield* Effect.fail(new WaitBeyondBound({ startsAt: now + wait }))
       }
-      yield* spaced(admission.waitMillis, wake)
+      yield* spaced(wait, wake)
     }
   })
 
@@ -347,7 +356,7 @@ const acquireSteps = (
       })
     while (true) {
       pausedMillis += yield* waitForPause(slots, key, deadline, bound)
-      const logged = yield* admitLearned(slots, key, bound, spaced)
+      const logged = yield* admitLearned(slots, key, bound, timeoutMillis, spaced)
       let slot: string
       if (bound === undefined) {
         const reserved = yield* Effect.tapError(reserve(slots, key), () => dropLogged(slots, key, logged))
@@ -426,7 +435,8 @@ const startOn = (
     const learned = logged?.learned
     const learnedWindow = learned === undefined ? undefined : logWindows(learned, slots.windowMillis)
     if (logged !== undefined && now > logged.atMillis) {
-      yield* holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, now + learnedWindow!.marginMillis)
+      const inFlight = logInFlightAt({ startedMillis: now, timeoutMillis: took.timeoutMillis }, learnedWindow!)
+      yield* holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, inFlight)
     }
     const { pausedMillis, spacedMillis } = took
     if (spacedMillis > 0 || pausedMillis > 0) {
@@ -442,10 +452,23 @@ const startOn = (
       windowMillis: learned?.windowMillis ?? slots.windowMillis,
       learned,
       release: (endedMillis: number) => {
-        const busy = holds.settle(slot, claimed.claim, busyFrom({ startedMillis: now, endedMillis }, windows))
+        const busy = holds.settle(
+          slot,
+          claimed.claim,
+          busyFrom({ startedMillis: now, endedMillis }, windows),
+          windows.windowMillis
+        )
         return logged === undefined
           ? busy
-          : Effect.zipRight(busy, holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, endedMillis))
+          : Effect.zipRight(
+            busy,
+            holds.settleLogged(
+              key,
+              logged.entry,
+              learnedWindow!.keepMillis,
+              logEndedAt({ startedMillis: now, endedMillis }, learnedWindow!)
+            )
+          )
       }
     }
   })
@@ -511,7 +534,7 @@ const learn = (
       )
     const change = (before: ServerLimit.Learned | undefined, next: ServerLimit.Learned | null) =>
       Effect.zipRight(
-        before === undefined && next !== null ? holds.seedLogged(key, configured, slots.slotWindowMillis) : Effect.void,
+        before === undefined && next !== null ? holds.seedLogged(key, configured) : Effect.void,
         holds.setLearned(key, before, next)
       )
     let before = acquired.learned

@@ -70,10 +70,17 @@ export const context = (
               return busyUntil === 0 ? { claim: String(untilMillis) } : { busyUntil }
             })
           ),
-        settle: (key, claim, untilMillis) =>
+        settle: (key, claim, untilMillis, windowMillis) =>
           Effect.clockWith((clock) =>
             Effect.sync(() =>
-              MemoryStore.settleHold(state, key, Number(claim), untilMillis, clock.currentTimeMillisUnsafe())
+              MemoryStore.settleHold(
+                state,
+                key,
+                Number(claim),
+                untilMillis,
+                clock.currentTimeMillisUnsafe(),
+                windowMillis
+              )
             )
           ),
         learned: (key) =>
@@ -84,27 +91,25 @@ export const context = (
           Effect.clockWith((clock) =>
             Effect.sync(() => MemoryStore.setLearned(state, key, expected, next, clock.currentTimeMillisUnsafe()))
           ),
-        admitLogged: (key, windows) =>
+        admitLogged: (key, windows, timeoutMillis) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => MemoryStore.admitLogged(state, key, windows, clock.currentTimeMillisUnsafe()))
+            Effect.sync(() =>
+              MemoryStore.admitLogged(state, key, windows, clock.currentTimeMillisUnsafe(), timeoutMillis)
+            )
           ),
         markLogged: (key, entry, _keepMillis, atMillis) =>
           Effect.sync(() => MemoryStore.endLogged(state, key, entry, atMillis)),
+        settleLogged: (key, entry, _keepMillis, atMillis) =>
+          Effect.sync(() => MemoryStore.settleLogged(state, key, entry, atMillis)),
         dropLogged: (key, entry) => Effect.sync(() => MemoryStore.dropLogged(state, key, entry)),
         countLogged: (key, windowMillis) =>
           Effect.clockWith((clock) =>
             Effect.sync(() => MemoryStore.countLogged(state, key, windowMillis, clock.currentTimeMillisUnsafe()))
           ),
-        seedLogged: (key, configured, slotWindowMillis) =>
+        seedLogged: (key, configured) =>
           Effect.clockWith((clock) =>
             Effect.sync(() =>
-              MemoryStore.seedLogged(
-                state,
-                key,
-                configured.windowMillis,
-                clock.currentTimeMillisUnsafe(),
-                slotWindowMillis
-              )
+              MemoryStore.seedLogged(state, key, configured.windowMillis, clock.currentTimeMillisUnsafe())
             )
           )
       })

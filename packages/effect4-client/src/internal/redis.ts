@@ -19,6 +19,7 @@ import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as Outage from "@erp-client/kernel/Outage"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
+import * as Settings from "@erp-client/kernel/Settings"
 import * as Slots from "@erp-client/kernel/Slots"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -74,8 +75,15 @@ const claimHold = Redis.script(
 ).withReturnType<number>()
 
 const settleHold = Redis.script(
-  (key: string, mark: string, ttlMillis: number, untilMillis: number) => [key, mark, ttlMillis, untilMillis],
-  { lua: Scripts.SETTLE_HOLD_LUA, numberOfKeys: 1 }
+  (key: string, log: string, mark: string, ttlMillis: number, untilMillis: number, windowMillis: number) => [
+    key,
+    log,
+    mark,
+    ttlMillis,
+    untilMillis,
+    windowMillis
+  ],
+  { lua: Scripts.SETTLE_HOLD_LUA, numberOfKeys: 2 }
 ).withReturnType<number>()
 
 const setLearned = Redis.script(
@@ -90,19 +98,26 @@ const setLearned = Redis.script(
 ).withReturnType<number>()
 
 const logAdmit = Redis.script(
-  (key: string, limit: number, windowMillis: number, marginMillis: number, keepMillis: number, entry: string) => [
-    key,
-    limit,
-    windowMillis,
-    marginMillis,
-    keepMillis,
-    entry
-  ],
+  (
+    key: string,
+    limit: number,
+    windowMillis: number,
+    marginMillis: number,
+    keepMillis: number,
+    entry: string,
+    timeoutMillis: number
+  ) => [key, limit, windowMillis, marginMillis, keepMillis, entry, timeoutMillis],
   { lua: Scripts.LOG_ADMIT_LUA, numberOfKeys: 1 }
 ).withReturnType<number>()
 
 const logMark = Redis.script(
-  (key: string, entry: string, keepMillis: number, afterMillis: number) => [key, entry, keepMillis, afterMillis],
+  (key: string, entry: string, keepMillis: number, afterMillis: number, mode: "later" | "end") => [
+    key,
+    entry,
+    keepMillis,
+    afterMillis,
+    mode
+  ],
   { lua: Scripts.LOG_MARK_LUA, numberOfKeys: 1 }
 ).withReturnType<number>()
 
@@ -112,8 +127,12 @@ const logCount = Redis.script(
 ).withReturnType<number>()
 
 const logSeed = Redis.script(
-  (key: string, configuredWindowMillis: number, ...ttls: Array<number>) => [key, configuredWindowMillis, ...ttls],
-  { lua: Scripts.LOG_SEED_LUA, numberOfKeys: 1 }
+  (
+    key: string,
+    holds: ReadonlyArray<string>,
+    configuredWindowMillis: number
+  ) => [key, ...holds, configuredWindowMillis],
+  { lua: Scripts.LOG_SEED_LUA, numberOfKeys: (_key, holds) => 1 + holds.length }
 ).withReturnType<number>()
 
 const mark = Redis.script(
@@ -377,13 +396,20 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
           (busy) => Number(busy) > 0 ? { busyUntil: now + Number(busy) } : { claim: mark }
         )
       }),
-    settle: (key, claim, untilMillis) =>
+    settle: (key, claim, untilMillis, windowMillis) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.asVoid(
           connection.call(
             "hold settle",
             (open) =>
-              open.redis.eval(settleHold)(`${prefix}${key}:hold`, claim, Math.ceil(untilMillis - now), untilMillis)
+              open.redis.eval(settleHold)(
+                `${prefix}${key}:hold`,
+                `${prefix}${Slots.limiterKeyOfSlot(key)}:log`,
+                claim,
+                Math.ceil(untilMillis - now),
+                untilMillis,
+                Math.ceil(windowMillis)
+              )
           )
         )),
     learned: (key) =>
@@ -403,7 +429,7 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
           )),
         (changed) => Number(changed) === 1
       ),
-    admitLogged: (key, windows) => {
+    admitLogged: (key, windows, timeoutMillis) => {
       const entry = Scripts.logEntryName()
       return Effect.map(
         connection.call("log admit", (open) =>
@@ -413,7 +439,8 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
             Math.ceil(windows.windowMillis),
             Math.ceil(windows.marginMillis),
             Math.ceil(windows.keepMillis),
-            entry
+            entry,
+            Math.ceil(timeoutMillis ?? Settings.defaults.timeoutMillis)
           )),
         (wait) => Number(wait) > 0 ? { waitMillis: Number(wait) } : { entry }
       )
@@ -427,7 +454,20 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
               `${prefix}${key}:log`,
               entry,
               Math.ceil(keepMillis),
-              Math.max(0, Math.ceil(atMillis - now))
+              Math.max(0, Math.ceil(atMillis - now)),
+              "later"
+            ))
+        )),
+    settleLogged: (key, entry, keepMillis, atMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.asVoid(
+          connection.call("log settle", (open) =>
+            open.redis.eval(logMark)(
+              `${prefix}${key}:log`,
+              entry,
+              Math.ceil(keepMillis),
+              Math.max(0, Math.ceil(atMillis - now)),
+              "end"
             ))
         )),
     dropLogged: (key, entry) =>
@@ -440,22 +480,14 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
         ),
         Number
       ),
-    // A mark of a request in flight is read as one that started now (`MemoryStore.seedLogged`).
-    seedLogged: (key, configured, slotWindowMillis) =>
-      Effect.flatMap(
-        Effect.forEach(
-          Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
-          (hold) => connection.call("log seed", (open) => open.redis.send<number>("PTTL", hold)),
-          { concurrency: "unbounded" }
-        ),
-        (ttls) =>
-          Effect.asVoid(
-            connection.call("log seed", (open) =>
-              open.redis.eval(logSeed)(
-                `${prefix}${key}:log`,
-                Math.ceil(configured.windowMillis),
-                ...ttls.map(Number).filter((ttl) => ttl > 0).map((ttl) => Math.min(ttl, Math.ceil(slotWindowMillis)))
-              ))
-          )
+    // The slots' holds are read by the script, in the same step as the log is started (`MemoryStore.seedLogged`).
+    seedLogged: (key, configured) =>
+      Effect.asVoid(
+        connection.call("log seed", (open) =>
+          open.redis.eval(logSeed)(
+            `${prefix}${key}:log`,
+            Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
+            Math.ceil(configured.windowMillis)
+          ))
       )
   })

@@ -30,6 +30,8 @@ import * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import {
   busyFrom,
   inFlightFrom,
+  logEndedAt,
+  logInFlightAt,
   logWindows,
   lookAgainIn,
   slotIndexOf,
@@ -235,8 +237,11 @@ const fastAcquire = (
     release: (endedMillis: number) =>
       Effect.sync(() => {
         const busy = busyFrom({ startedMillis: now, endedMillis }, windows)
-        MemoryStore.settleHold(state, taken.slot, taken.heldUntil, busy, endedMillis)
-        if (entry !== undefined) MemoryStore.endLogged(state, key, entry, endedMillis)
+        MemoryStore.settleHold(state, taken.slot, taken.heldUntil, busy, endedMillis, windows.windowMillis)
+        if (entry !== undefined) {
+          const ended = logEndedAt({ startedMillis: now, endedMillis }, logWindows(learned!, windows.windowMillis))
+          MemoryStore.settleLogged(state, key, entry, ended)
+        }
       })
   }
 }
@@ -270,6 +275,7 @@ const admitLearned = Effect.fnUntraced(function*(
   slots: Slots,
   key: string,
   bound: number | undefined,
+  timeoutMillis: number | undefined,
   spaced: (delay: number, wake?: Deferred.Deferred<void>) => Effect.Effect<void>
 ) {
   while (true) {
@@ -277,13 +283,14 @@ const admitLearned = Effect.fnUntraced(function*(
     const learned = yield* slots.holds.learned(key)
     noteLearning(slots, key, learned)
     if (learned === undefined) return undefined
-    const admission = yield* slots.holds.admitLogged(key, logWindows(learned, slots.windows.windowMillis))
+    const windows = logWindows(learned, slots.windows.windowMillis)
+    const admission = yield* slots.holds.admitLogged(key, windows, timeoutMillis)
     const now = yield* Clock.currentTimeMillis
     if ("entry" in admission) return { learned, entry: admission.entry, atMillis: now } satisfies Logged
-    if (bound !== undefined && now + admission.waitMillis > bound) {
-      return yield* new WaitBeyondBound({ startsAt: now + admission.waitMillis })
-    }
-    yield* spaced(admission.waitMillis, wake)
+    // An entry of a request in flight leaves when the request ends: looked at again a learned window after that.
+    const wait = lookAgainIn(admission.waitMillis, windows.windowMillis + windows.marginMillis)
+    if (bound !== undefined && now + wait > bound) return yield* new WaitBeyondBound({ startsAt: now + wait })
+    yield* spaced(wait, wake)
   }
 })
 
@@ -308,7 +315,7 @@ const acquireSteps = Effect.fnUntraced(function*(
     })
   while (true) {
     pausedMillis += yield* waitForPause(slots, key, deadline, bound)
-    const logged = yield* admitLearned(slots, key, bound, spaced)
+    const logged = yield* admitLearned(slots, key, bound, timeoutMillis, spaced)
     let slot: string
     if (bound === undefined) {
       const reserved = yield* Effect.tapError(reserve(slots, key), () => dropLogged(slots, key, logged))
@@ -381,7 +388,8 @@ const startOn = Effect.fnUntraced(function*(
   const learned = logged?.learned
   const learnedWindow = learned === undefined ? undefined : logWindows(learned, windows.windowMillis)
   if (logged !== undefined && now > logged.atMillis) {
-    yield* holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, now + learnedWindow!.marginMillis)
+    const inFlight = logInFlightAt({ startedMillis: now, timeoutMillis: took.timeoutMillis }, learnedWindow!)
+    yield* holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, inFlight)
   }
   const { pausedMillis, spacedMillis } = took
   if (spacedMillis > 0 || pausedMillis > 0) {
@@ -397,10 +405,23 @@ const startOn = Effect.fnUntraced(function*(
     windowMillis: learned?.windowMillis ?? windows.windowMillis,
     learned,
     release: (endedMillis: number) => {
-      const busy = holds.settle(slot, claimed.claim, busyFrom({ startedMillis: now, endedMillis }, windows))
+      const busy = holds.settle(
+        slot,
+        claimed.claim,
+        busyFrom({ startedMillis: now, endedMillis }, windows),
+        windows.windowMillis
+      )
       return logged === undefined
         ? busy
-        : Effect.andThen(busy, holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, endedMillis))
+        : Effect.andThen(
+          busy,
+          holds.settleLogged(
+            key,
+            logged.entry,
+            learnedWindow!.keepMillis,
+            logEndedAt({ startedMillis: now, endedMillis }, learnedWindow!)
+          )
+        )
     }
   }
   return acquired
@@ -466,7 +487,7 @@ const learn = (
     const change = (before: ServerLimit.Learned | undefined, next: ServerLimit.Learned | null) =>
       Effect.andThen(
         before === undefined && next !== null
-          ? holds.seedLogged(key, configured, slots.windows.slotWindowMillis)
+          ? holds.seedLogged(key, configured)
           : Effect.void,
         holds.setLearned(key, before, next)
       )
