@@ -101,11 +101,11 @@ export interface Resolved {
  * @category Defaults
  */
 export const defaults = {
-  timeout: Checks.durationText(Settings.defaults.timeoutMillis),
+  timeout: Settings.durationText(Settings.defaults.timeoutMillis),
   retries: Settings.defaults.retries,
-  retryBudget: Checks.durationText(Settings.defaults.retryBudgetMillis),
-  retryBaseDelay: Checks.durationText(Settings.defaults.retryBaseDelayMillis),
-  rateLimitBudget: Checks.durationText(Settings.defaults.rateLimitBudgetMillis),
+  retryBudget: Settings.durationText(Settings.defaults.retryBudgetMillis),
+  retryBaseDelay: Settings.durationText(Settings.defaults.retryBaseDelayMillis),
+  rateLimitBudget: Settings.durationText(Settings.defaults.rateLimitBudgetMillis),
   maxServerWait: { windows: Settings.defaults.maxServerWaitWindows },
   maxBodyBytes: Settings.defaults.maxBodyBytes,
   retriesByStatus: {},

@@ -65,8 +65,8 @@ export interface Resolved {
  */
 export const defaults = {
   limit: Settings.defaults.limit,
-  window: Checks.durationText(Settings.defaults.windowMillis),
-  margin: { share: Settings.defaults.marginShare, atLeast: Checks.durationText(Settings.defaults.marginAtLeastMillis) }
+  window: Settings.durationText(Settings.defaults.windowMillis),
+  margin: { share: Settings.defaults.marginShare, atLeast: Settings.durationText(Settings.defaults.marginAtLeastMillis) }
 } as const
 
 const defaultMargin = (window: Duration.Duration): Duration.Duration =>

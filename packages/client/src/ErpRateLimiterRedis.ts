@@ -75,7 +75,8 @@ export interface Resolved extends ErpRateLimiter.Resolved {
 
 /**
  * The default of every optional setting of the shared limiter besides the limit's own (`ErpRateLimiter.defaults`), as
- * data: `resolve` fills them in from here, and the configuration reference (docs/configuration.md) shows them.
+ * data: the kernel's (`Settings.defaults`, which `resolve` fills in from), as the configuration reference
+ * (docs/configuration.md) shows them.
  *
  * @example
  * ```ts
@@ -90,8 +91,8 @@ export interface Resolved extends ErpRateLimiter.Resolved {
 export const defaults = {
   prefix: Settings.defaults.redisPrefix,
   onFailure: Settings.defaults.redisOnFailure,
-  timeout: Checks.durationText(Settings.defaults.redisTimeoutMillis),
-  grace: Checks.durationText(Settings.defaults.redisGraceMillis)
+  timeout: Settings.durationText(Settings.defaults.redisTimeoutMillis),
+  grace: Settings.durationText(Settings.defaults.redisGraceMillis)
 } as const satisfies {
   readonly prefix: string
   readonly onFailure: FailurePolicy

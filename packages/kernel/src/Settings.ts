@@ -376,6 +376,30 @@ export const bareSeconds = (text: string): number | undefined =>
 export const DURATION_MESSAGE = `must be a duration: a number of seconds ("30") or "30 seconds", "500 millis"`
 
 /**
+ * A default in milliseconds as both editions' `Duration` read it and people write it: `5 minutes`, `60 seconds`,
+ * `200 millis` (the editions' `defaults`, and the configuration reference, show the defaults so).
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.durationText(300_000), Settings.durationText(1_000), Settings.durationText(200))
+ * // => 5 minutes 1 second 200 millis
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const durationText = (
+  millis: number
+): `${number} minutes` | `${number} seconds` | `${number} second` | `${number} millis` =>
+  millis % 60_000 === 0 && millis >= 120_000
+    ? `${millis / 60_000} minutes`
+    : millis % 1000 === 0
+    ? `${millis / 1000} ${millis === 1000 ? "second" : "seconds"}`
+    : `${millis} millis`
+
+/**
  * One setting that failed, as an edition's `Config` reported it: not set (`Missing`), or set to something that failed
  * its reading or its check (`Invalid`; `message` says why, never the value).
  *

@@ -86,13 +86,3 @@ export const problems = (error: ConfigError.ConfigError): ReadonlyArray<Settings
 /** A setting that may be unset: `undefined` then, so the option's default applies. */
 export const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
   Config.map(Config.option(config), Option.getOrUndefined)
-
-/** A default in milliseconds as `Duration` reads it and people write it: `5 minutes`, `60 seconds`, `200 millis`. */
-export const durationText = (
-  millis: number
-): `${number} minutes` | `${number} seconds` | `${number} second` | `${number} millis` =>
-  millis % 60_000 === 0 && millis >= 120_000
-    ? `${millis / 60_000} minutes`
-    : millis % 1000 === 0
-    ? `${millis / 1000} ${millis === 1000 ? "second" : "seconds"}`
-    : `${millis} millis`
