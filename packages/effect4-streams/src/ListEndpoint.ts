@@ -75,6 +75,13 @@ export const recordsStreamed: Metric.Counter<number> = counter(streamMetrics.rec
  */
 export const pagingDrift: Metric.Counter<number> = counter(streamMetrics.pagingDrift)
 
+// What paging learned of the server's pages, at debug and once per endpoint and process (`PagingText.pageSizeLine`).
+const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
+  Effect.suspend(() => {
+    const line = PagingText.pageSizeLine(endpoint, change)
+    return line === undefined ? Effect.void : Effect.logDebug(line.text)
+  })
+
 // The line each event is logged with, at its level (`@erp-client/kernel/PagingText`).
 const logDrift = (endpoint: string, event: Paginate.DriftEvent) => {
   const line = PagingText.drift(endpoint, event)
@@ -197,7 +204,7 @@ export const pages = <A>(
       })
     const onPageSize = (change: Paginate.PageSizeChange) =>
       Effect.all([
-        Effect.logInfo(PagingText.pageSize(endpoint, change)),
+        logPageSize(endpoint, change),
         Effect.annotateCurrentSpan("erp.page_size.served", change.size),
         options.onPageSize?.(change) ?? Effect.void
       ], { discard: true })

@@ -125,8 +125,12 @@ const sayEnd = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R>
     () => stream
   ))
 
+// What paging learned of the server's pages, at debug and once per endpoint and process (`PagingText.pageSizeLine`).
 const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
-  Effect.logInfo(PagingText.pageSize(endpoint, change))
+  Effect.suspend(() => {
+    const line = PagingText.pageSizeLine(endpoint, change)
+    return line === undefined ? Effect.void : Effect.logDebug(line.text)
+  })
 
 const conditionIgnored = (endpoint: string, mismatch: ConditionCheck.PageMismatch): ConditionIgnored =>
   new ConditionIgnored({
