@@ -7,8 +7,10 @@
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Decoder from "@erp-client/core/Decoder"
 import * as Envelope from "@erp-client/core/Envelope"
-import { DecodeError, InvalidRequest } from "@erp-client/core/ErpError"
+import type { InvalidRequest } from "@erp-client/core/ErpError"
+import { DecodeError } from "@erp-client/core/ErpError"
 import * as JsonText from "@erp-client/core/JsonText"
+import { checked } from "@erp-client/core/ListQuery"
 import * as Page from "@erp-client/core/Page"
 import * as Texts from "@erp-client/kernel/JsonText"
 import * as Query from "@erp-client/kernel/ListQuery"
@@ -19,10 +21,6 @@ import type * as Schema from "effect/Schema"
 import type { CallError, Exact, GetOptions, PageQuery, Params, PostOptions, Service } from "../ErpClient.js"
 import type * as Executor from "./executor.js"
 import * as Observe from "./observe.js"
-
-/** A refusal of the kernel's checks (`@erp-client/kernel/ListQuery`) as the `InvalidRequest` of `endpoint`. */
-const checked = <A>(endpoint: string, check: Query.Checked<A>): Either.Either<A, InvalidRequest> =>
-  check.ok ? Either.right(check.value) : Either.left(new InvalidRequest({ endpoint, reason: check.reason }))
 
 /**
  * Checks an endpoint path (`partner/list`): relative, made of `[A-Za-z0-9_-]` segments, so it can never leave the
