@@ -66,7 +66,10 @@ export interface Resolved {
 export const defaults = {
   limit: Settings.defaults.limit,
   window: Settings.durationText(Settings.defaults.windowMillis),
-  margin: { share: Settings.defaults.marginShare, atLeast: Settings.durationText(Settings.defaults.marginAtLeastMillis) }
+  margin: {
+    share: Settings.defaults.marginShare,
+    atLeast: Settings.durationText(Settings.defaults.marginAtLeastMillis)
+  }
 } as const
 
 const defaultMargin = (window: Duration.Duration): Duration.Duration =>
