@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    // The repository's own checks (test/: the editions' shared source) beside the packages'.
+    // The packages' tests, and the repository's own (test/: the editions' shared source and their names).
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     // The Effect 4 edition runs on its own vitest 5 (scripts/test.ts runs it after this one).
     exclude: ["packages/effect4-*/**", "**/node_modules/**"],

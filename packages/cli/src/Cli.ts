@@ -10,6 +10,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as Environment from "@erp-client/client/Environment"
+import * as ErpConfig from "@erp-client/client/ErpConfig"
 import { askedSignals } from "@erp-client/otel/Variables"
 import * as Partners from "@erp-client/streams/Partners"
 import type * as Resource from "@erp-client/streams/Resource"
@@ -330,6 +331,7 @@ export const describeFailure = (
     const command = Help.locate(tree, args).path.map((node) => node.name).join(" ")
     return { code: ExitCode.usage, line: `${Help.describeValidation(tree, args, error)} (${command} --help)` }
   }
+  if (error instanceof ErpConfig.ErpConfigError) return { code: ExitCode.usage, line: error.message }
   if (ConfigError.isConfigError(error)) return { code: ExitCode.usage, line: Settings.describeConfigError(error) }
   const message = Predicate.hasProperty(error, "message") && typeof error.message === "string" && error.message !== ""
     ? error.message

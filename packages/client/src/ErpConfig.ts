@@ -1,16 +1,20 @@
 /**
- * The settings of an ERP client: where, with which key, and how patiently; their checks and defaults, and how they
- * are read from the environment. `ErpClient.make` / `layer` / `layerConfig` take them. The rate limit is the limiter's
- * own setting (`ErpRateLimiter`, `ErpRateLimiterRedis`), chosen beside this at the application's edge.
+ * The settings of an ERP client: where, with which key, and how patiently; their checks and defaults, how they are
+ * read from the environment, and the error a setting that is missing or wrong fails with (`ErpConfigError`).
+ * `ErpClient.make` / `layer` / `layerConfig` take them. The rate limit is the limiter's own setting (`ErpRateLimiter`,
+ * `ErpRateLimiterRedis`), chosen beside this at the application's edge.
  *
  * @since 0.1.0
  */
+import * as ErrorText from "@erp-client/kernel/ErrorText"
 import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
+import { identity } from "effect/Function"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as Environment from "./Environment.js"
 import * as Checks from "./internal/checks.js"
 
@@ -97,11 +101,11 @@ export interface Resolved {
  * @category Defaults
  */
 export const defaults = {
-  timeout: Checks.durationText(Settings.defaults.timeoutMillis),
+  timeout: Settings.durationText(Settings.defaults.timeoutMillis),
   retries: Settings.defaults.retries,
-  retryBudget: Checks.durationText(Settings.defaults.retryBudgetMillis),
-  retryBaseDelay: Checks.durationText(Settings.defaults.retryBaseDelayMillis),
-  rateLimitBudget: Checks.durationText(Settings.defaults.rateLimitBudgetMillis),
+  retryBudget: Settings.durationText(Settings.defaults.retryBudgetMillis),
+  retryBaseDelay: Settings.durationText(Settings.defaults.retryBaseDelayMillis),
+  rateLimitBudget: Settings.durationText(Settings.defaults.rateLimitBudgetMillis),
   maxServerWait: { windows: Settings.defaults.maxServerWaitWindows },
   maxBodyBytes: Settings.defaults.maxBodyBytes,
   retriesByStatus: {},
@@ -226,3 +230,59 @@ export const fromEnv: Config.Config<Options> = Config.all({
   maxServerWait: Checks.optional(Checks.duration(Environment.client.maxServerWait)),
   maxBodyBytes: Checks.optional(Config.integer(Environment.client.maxBodyBytes))
 })
+
+/**
+ * A setting that is missing or wrong, as the client's, the limiter's and the Redis limiter's `make`, `layer` and
+ * `layerConfig` fail: which settings (`settings`: the variables read from the environment by `layerConfig()`, the
+ * options given as values to `layer`), and what to do, in one line (`ERP_API_KEY is not set: export
+ * ERP_API_KEY=<your API key>`, the command line's own). It never holds a setting's value.
+ *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/client"
+ *
+ * const error = new ErpConfig.ErpConfigError({ reason: "Missing", settings: ["ERP_API_KEY"], details: [] })
+ * console.log(error.message) // => ERP_API_KEY is not set: export ERP_API_KEY=<your API key>
+ * ```
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ErpConfigError extends Schema.TaggedError<ErpConfigError>("@erp-client/client/ErpConfigError")(
+  "ErpConfigError",
+  {
+    /** `Missing`: a setting is not set (those are said first); `Invalid`: a setting does not pass its check. */
+    reason: Schema.Literal("Missing", "Invalid"),
+    settings: Schema.Array(Schema.String),
+    /** For `Invalid`, one line for each setting: its name, and what is wrong with it. */
+    details: Schema.Array(Schema.String)
+  }
+) {
+  override get message(): string {
+    return ErrorText.configError(this)
+  }
+}
+
+/**
+ * A `ConfigError` of settings (from `Config`, `resolve` or a `validate…`) as an `ErpConfigError`: each setting named
+ * by its variable (`"variables"`, the default: `retries` is `ERP_RETRIES`), as when they were read from the
+ * environment, or by the option's own name (`"options"`), as when they were given as values.
+ *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/client"
+ * import { Either, Redacted } from "effect"
+ *
+ * const checked = ErpConfig.validateApiKey(Redacted.make("sk-live-4f9a2c\n"))
+ * if (Either.isLeft(checked)) console.log(ErpConfig.fromConfigError(checked.left).message)
+ * // => ERP_API_KEY: the API key contains control characters
+ * ```
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const fromConfigError = (
+  error: ConfigError.ConfigError,
+  naming: "variables" | "options" = "variables"
+): ErpConfigError =>
+  new ErpConfigError(Settings.fault(Checks.problems(error), naming === "variables" ? Settings.variableName : identity))

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Environment from "./Environment.js"
+import * as ErpConfig from "./ErpConfig.js"
 import * as Checks from "./internal/checks.js"
 import * as Internal from "./internal/limiter.js"
 import * as Memory from "./internal/memory.js"
@@ -64,8 +65,11 @@ export interface Resolved {
  */
 export const defaults = {
   limit: Settings.defaults.limit,
-  window: Checks.durationText(Settings.defaults.windowMillis),
-  margin: { share: Settings.defaults.marginShare, atLeast: Checks.durationText(Settings.defaults.marginAtLeastMillis) }
+  window: Settings.durationText(Settings.defaults.windowMillis),
+  margin: {
+    share: Settings.defaults.marginShare,
+    atLeast: Settings.durationText(Settings.defaults.marginAtLeastMillis)
+  }
 } as const
 
 const defaultMargin = (window: Duration.Duration): Duration.Duration =>
@@ -320,8 +324,10 @@ export const waits = Internal.waits
  * @since 0.1.0
  * @category Constructors
  */
-export const make = (options: Options = {}): Effect.Effect<Service, ConfigError.ConfigError> =>
-  Effect.flatMap(resolve(options), (resolved) => Effect.provide(Slots.make(resolved), Memory.layer))
+export const make = (options: Options = {}): Effect.Effect<Service, ErpConfig.ErpConfigError> =>
+  Effect.flatMap(Either.mapLeft(resolve(options), (error) => ErpConfig.fromConfigError(error, "options")), inMemory)
+
+const inMemory = (resolved: Resolved): Effect.Effect<Service> => Effect.provide(Slots.make(resolved), Memory.layer)
 
 /**
  * The limiter in this process's memory, shared by every fiber of the client it is provided to. For several processes
@@ -346,7 +352,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, ConfigError.
  * @since 0.1.0
  * @category Layers
  */
-export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, ConfigError.ConfigError> =>
+export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, ErpConfig.ErpConfigError> =>
   Layer.effect(ErpRateLimiter, make(options))
 
 /**
@@ -369,4 +375,15 @@ export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, Config
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options> = fromEnv
-): Layer.Layer<ErpRateLimiter, ConfigError.ConfigError> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+): Layer.Layer<ErpRateLimiter, ErpConfig.ErpConfigError> =>
+  Layer.effect(
+    ErpRateLimiter,
+    Effect.flatMap(
+      Effect.mapError(
+        Effect.flatMap(Config.unwrap(config), resolve),
+        // Settings read by `fromEnv` are named by their variables; those of a `Config` of the user's, by the option.
+        (error) => ErpConfig.fromConfigError(error, config === fromEnv ? "variables" : "options")
+      ),
+      inMemory
+    )
+  )

@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Environment from "./Environment.js"
+import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
 import * as Checks from "./internal/checks.js"
 import * as Limiter from "./internal/limiter.js"
@@ -74,7 +75,8 @@ export interface Resolved extends ErpRateLimiter.Resolved {
 
 /**
  * The default of every optional setting of the shared limiter besides the limit's own (`ErpRateLimiter.defaults`), as
- * data: `resolve` fills them in from here, and the configuration reference (docs/configuration.md) shows them.
+ * data: the kernel's (`Settings.defaults`, which `resolve` fills in from), as the configuration reference
+ * (docs/configuration.md) shows them.
  *
  * @example
  * ```ts
@@ -89,8 +91,8 @@ export interface Resolved extends ErpRateLimiter.Resolved {
 export const defaults = {
   prefix: Settings.defaults.redisPrefix,
   onFailure: Settings.defaults.redisOnFailure,
-  timeout: Checks.durationText(Settings.defaults.redisTimeoutMillis),
-  grace: Checks.durationText(Settings.defaults.redisGraceMillis)
+  timeout: Settings.durationText(Settings.defaults.redisTimeoutMillis),
+  grace: Settings.durationText(Settings.defaults.redisGraceMillis)
 } as const satisfies {
   readonly prefix: string
   readonly onFailure: FailurePolicy
@@ -209,9 +211,16 @@ export const fromEnv: Config.Config<Options> = Config.all({
  */
 export const make = (
   options: Options
-): Effect.Effect<ErpRateLimiter.Service, ConfigError.ConfigError, Scope.Scope> =>
+): Effect.Effect<ErpRateLimiter.Service, ErpConfig.ErpConfigError, Scope.Scope> =>
+  Effect.flatMap(
+    Either.mapLeft(resolve(options), (error) => ErpConfig.fromConfigError(error, "options")),
+    sharedLimiter
+  )
+
+const sharedLimiter = (
+  settings: Resolved
+): Effect.Effect<ErpRateLimiter.Service, ErpConfig.ErpConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const settings = yield* resolve(options)
     const policy: Outage.Policy = {
       onFailure: settings.onFailure,
       graceMillis: Duration.toMillis(settings.grace),
@@ -490,7 +499,7 @@ const handBack = (
  * @since 0.1.0
  * @category Layers
  */
-export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ConfigError.ConfigError> =>
+export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ErpConfig.ErpConfigError> =>
   Layer.scoped(ErpRateLimiter.ErpRateLimiter, make(options))
 
 /**
@@ -514,5 +523,15 @@ export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimit
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options> = fromEnv
-): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ConfigError.ConfigError> =>
-  Layer.scoped(ErpRateLimiter.ErpRateLimiter, Effect.flatMap(Config.unwrap(config), make))
+): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ErpConfig.ErpConfigError> =>
+  Layer.scoped(
+    ErpRateLimiter.ErpRateLimiter,
+    Effect.flatMap(
+      Effect.mapError(
+        Effect.flatMap(Config.unwrap(config), resolve),
+        // Settings read by `fromEnv` are named by their variables; those of a `Config` of the user's, by the option.
+        (error) => ErpConfig.fromConfigError(error, config === fromEnv ? "variables" : "options")
+      ),
+      sharedLimiter
+    )
+  )

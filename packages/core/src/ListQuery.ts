@@ -30,9 +30,22 @@ export type Conditions = Kernel.Conditions
 export type ListQuery = Kernel.ListQuery
 
 /**
- * A kernel check's refusal as the `InvalidRequest` of `endpoint`.
+ * A kernel check's answer as an `Either`, its refusal the `InvalidRequest` of `endpoint`.
+ *
+ * @example
+ * ```ts
+ * import { ListQuery } from "@erp-client/core"
+ * import { ListQuery as Checks } from "@erp-client/kernel"
+ * import { Either } from "effect"
+ *
+ * const endpoint = ListQuery.checked("../admin", Checks.checkEndpoint("../admin"))
+ * console.log(Either.isLeft(endpoint) && endpoint.left._tag) // => InvalidRequest
+ * ```
+ *
+ * @since 0.1.0
+ * @category Validation
  */
-const checked = <A>(endpoint: string, check: Kernel.Checked<A>): Either.Either<A, InvalidRequest> =>
+export const checked = <A>(endpoint: string, check: Kernel.Checked<A>): Either.Either<A, InvalidRequest> =>
   check.ok ? Either.right(check.value) : Either.left(new InvalidRequest({ endpoint, reason: check.reason }))
 
 /**

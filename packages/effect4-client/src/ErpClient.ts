@@ -322,7 +322,7 @@ export interface Options extends ErpConfig.Options {
 /**
  * Builds the client from its options, the limiter and the HttpClient the user picked: every attempt goes through the
  * executor (`src/internal/executor.ts`), which owns the call's budgets, its retries and its pauses for the server's
- * limit (docs/ARCHITECTURE.md, "The data path"). A setting that fails its check is a `ConfigError` naming it.
+ * limit (docs/ARCHITECTURE.md, "The data path"). A setting that fails its check is an `ErpConfigError` naming it.
  *
  * @example
  * ```ts
@@ -345,6 +345,11 @@ export interface Options extends ErpConfig.Options {
  * @category Constructors
  */
 export const make = (
+  options: Options
+): Effect.Effect<Service, ErpConfig.ErpConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
+  Effect.mapError(build(options), (error) => ErpConfig.fromConfigError(error, "options"))
+
+const build = (
   options: Options
 ): Effect.Effect<Service, Config.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -434,7 +439,7 @@ export const make = (
  */
 export const layer = (
   options: Options
-): Layer.Layer<ErpClient, Config.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
+): Layer.Layer<ErpClient, ErpConfig.ErpConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
   Layer.effect(ErpClient, make(options))
 
 /**
@@ -468,8 +473,15 @@ export const layer = (
  */
 export const layerConfig = (
   config: Config.Wrap<Options> = ErpConfig.fromEnv
-): Layer.Layer<ErpClient, Config.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
-  Layer.effect(ErpClient, Effect.flatMap(Config.unwrap(config), make))
+): Layer.Layer<ErpClient, ErpConfig.ErpConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
+  Layer.effect(
+    ErpClient,
+    Effect.mapError(
+      Effect.flatMap(Config.unwrap(config), build),
+      // Settings read by `fromEnv` are named by their variables; those of a `Config` of the user's, by the option.
+      (error) => ErpConfig.fromConfigError(error, config === ErpConfig.fromEnv ? "variables" : "options")
+    )
+  )
 
 /**
  * Interrupts `fiber` as a cancellation by the client: its work is no longer wanted (`reason`, e.g. `list-ended` for a

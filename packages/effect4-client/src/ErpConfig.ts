@@ -1,16 +1,20 @@
 /**
  * The settings of an ERP client: where, with which key, and how patiently; their checks and defaults
- * (`@erp-client/kernel/Settings`, the Effect 3 edition's), and how they are read from the environment. `ErpClient.make`
- * / `layer` / `layerConfig` take them. The rate limit is the limiter's own setting (`ErpRateLimiter`,
- * `ErpRateLimiterRedis`), chosen beside this at the application's edge.
+ * (`@erp-client/kernel/Settings`, the Effect 3 edition's), how they are read from the environment, and the error a
+ * setting that is missing or wrong fails with (`ErpConfigError`). `ErpClient.make` / `layer` / `layerConfig` take
+ * them. The rate limit is the limiter's own setting (`ErpRateLimiter`, `ErpRateLimiterRedis`), chosen beside this at
+ * the application's edge.
  *
  * @since 0.1.0
  */
+import * as ErrorText from "@erp-client/kernel/ErrorText"
 import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
+import { identity } from "effect/Function"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as Environment from "./Environment.js"
 import * as Checks from "./internal/checks.js"
 
@@ -82,6 +86,33 @@ export interface Resolved {
 }
 
 /**
+ * The default of every optional setting, as data: the kernel's (`Settings.defaults`, which both editions fill in from),
+ * written as `Duration` reads it, as the configuration reference (docs/configuration.md) shows them; `maxServerWait` is
+ * a number of the limiter's windows.
+ *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/effect4-client"
+ *
+ * console.log(ErpConfig.defaults.retries, ErpConfig.defaults.retryBudget) // => 8 60 seconds
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const defaults = {
+  timeout: Settings.durationText(Settings.defaults.timeoutMillis),
+  retries: Settings.defaults.retries,
+  retryBudget: Settings.durationText(Settings.defaults.retryBudgetMillis),
+  retryBaseDelay: Settings.durationText(Settings.defaults.retryBaseDelayMillis),
+  rateLimitBudget: Settings.durationText(Settings.defaults.rateLimitBudgetMillis),
+  maxServerWait: { windows: Settings.defaults.maxServerWaitWindows },
+  maxBodyBytes: Settings.defaults.maxBodyBytes,
+  retriesByStatus: {},
+  headers: {}
+} as const
+
+/**
  * Checks a base URL: absolute, https (or http to a loopback address, where nothing crosses a network), no query,
  * no fragment, no credentials. Returns it ending with `/`.
  *
@@ -127,7 +158,7 @@ export const validateApiKey = (
   Result.map(Checks.checked(Settings.checkApiKey(Redacted.value(key))), () => key)
 
 /**
- * Checks options and fills in every default, here and nowhere else. `window` is the rate limiter's: a single wait for
+ * Checks options and fills in every default (from `defaults`), here and nowhere else. `window` is the rate limiter's: a single wait for
  * the server's reset is capped at two of them unless `maxServerWait` says otherwise.
  *
  * @example
@@ -197,3 +228,58 @@ export const fromEnv: Config.Config<Options> = Config.all({
   maxServerWait: Checks.optional(Checks.duration(Environment.client.maxServerWait)),
   maxBodyBytes: Checks.optional(Config.Int(Environment.client.maxBodyBytes))
 })
+
+/**
+ * A setting that is missing or wrong, as the client's, the limiter's and the Redis limiter's `make`, `layer` and
+ * `layerConfig` fail: which settings (`settings`: the variables read from the environment by `layerConfig()`, the
+ * options given as values to `layer`), and what to do, in one line (`ERP_API_KEY is not set: export
+ * ERP_API_KEY=<your API key>`, the command line's own). It never holds a setting's value.
+ *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/effect4-client"
+ *
+ * const error = new ErpConfig.ErpConfigError({ reason: "Missing", settings: ["ERP_API_KEY"], details: [] })
+ * console.log(error.message) // => ERP_API_KEY is not set: export ERP_API_KEY=<your API key>
+ * ```
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ErpConfigError
+  extends Schema.TaggedError<ErpConfigError>("@erp-client/effect4-client/ErpConfigError")("ErpConfigError", {
+    /** `Missing`: a setting is not set (those are said first); `Invalid`: a setting does not pass its check. */
+    reason: Schema.Literals(["Missing", "Invalid"]),
+    settings: Schema.Array(Schema.String),
+    /** For `Invalid`, one line for each setting: its name, and what is wrong with it. */
+    details: Schema.Array(Schema.String)
+  })
+{
+  override get message(): string {
+    return ErrorText.configError(this)
+  }
+}
+
+/**
+ * A `ConfigError` of settings (from `Config`, `resolve` or a `validate…`) as an `ErpConfigError`: each setting named
+ * by its variable (`"variables"`, the default: `retries` is `ERP_RETRIES`), as when they were read from the
+ * environment, or by the option's own name (`"options"`), as when they were given as values.
+ *
+ * @example
+ * ```ts
+ * import { ErpConfig } from "@erp-client/effect4-client"
+ * import { Redacted, Result } from "effect"
+ *
+ * const checked = ErpConfig.validateApiKey(Redacted.make("sk-live-4f9a2c\n"))
+ * if (Result.isFailure(checked)) console.log(ErpConfig.fromConfigError(checked.failure).message)
+ * // => ERP_API_KEY: the API key contains control characters
+ * ```
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export const fromConfigError = (
+  error: Config.ConfigError,
+  naming: "variables" | "options" = "variables"
+): ErpConfigError =>
+  new ErpConfigError(Settings.fault(Checks.problems(error), naming === "variables" ? Settings.variableName : identity))

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Environment from "./Environment.js"
+import * as ErpConfig from "./ErpConfig.js"
 import * as Checks from "./internal/checks.js"
 import * as Internal from "./internal/limiter.js"
 import * as Memory from "./internal/memory.js"
@@ -46,6 +47,30 @@ export interface Resolved {
   readonly window: Duration.Duration
   readonly margin: Duration.Duration
 }
+
+/**
+ * The default of every optional setting of the limiter, as data: the kernel's (`Settings.defaults`), as the
+ * configuration reference (docs/configuration.md) shows them. The margin is a share of the window, at least
+ * `margin.atLeast`.
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiter } from "@erp-client/effect4-client"
+ *
+ * console.log(ErpRateLimiter.defaults.limit, ErpRateLimiter.defaults.window) // => 100 30 seconds
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const defaults = {
+  limit: Settings.defaults.limit,
+  window: Settings.durationText(Settings.defaults.windowMillis),
+  margin: {
+    share: Settings.defaults.marginShare,
+    atLeast: Settings.durationText(Settings.defaults.marginAtLeastMillis)
+  }
+} as const
 
 const defaultMargin = (window: Duration.Duration): Duration.Duration =>
   Duration.millis(Settings.defaultMarginMillis(Duration.toMillis(window)))
@@ -301,8 +326,13 @@ export const waits = Internal.waits
  * @since 0.1.0
  * @category Constructors
  */
-export const make = (options: Options = {}): Effect.Effect<Service, Config.ConfigError> =>
-  Effect.flatMap(Effect.fromResult(resolve(options)), (resolved) => Effect.provide(Slots.make(resolved), Memory.layer))
+export const make = (options: Options = {}): Effect.Effect<Service, ErpConfig.ErpConfigError> =>
+  Effect.flatMap(
+    Effect.fromResult(Result.mapError(resolve(options), (error) => ErpConfig.fromConfigError(error, "options"))),
+    inMemory
+  )
+
+const inMemory = (resolved: Resolved): Effect.Effect<Service> => Effect.provide(Slots.make(resolved), Memory.layer)
 
 /**
  * The limiter in this process's memory, shared by every fiber of the client it is provided to. For several processes
@@ -327,7 +357,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, Config.Confi
  * @since 0.1.0
  * @category Layers
  */
-export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, Config.ConfigError> =>
+export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, ErpConfig.ErpConfigError> =>
   Layer.effect(ErpRateLimiter, make(options))
 
 /**
@@ -350,4 +380,15 @@ export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, Config
  */
 export const layerConfig = (
   config: Config.Wrap<Options> = fromEnv
-): Layer.Layer<ErpRateLimiter, Config.ConfigError> => Layer.unwrap(Effect.map(Config.unwrap(config), layer))
+): Layer.Layer<ErpRateLimiter, ErpConfig.ErpConfigError> =>
+  Layer.effect(
+    ErpRateLimiter,
+    Effect.flatMap(
+      Effect.mapError(
+        Effect.flatMap(Config.unwrap(config), (options) => Effect.fromResult(resolve(options))),
+        // Settings read by `fromEnv` are named by their variables; those of a `Config` of the user's, by the option.
+        (error) => ErpConfig.fromConfigError(error, config === fromEnv ? "variables" : "options")
+      ),
+      inMemory
+    )
+  )

@@ -20,6 +20,7 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Environment from "./Environment.js"
+import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
 import * as Checks from "./internal/checks.js"
 import * as Limiter from "./internal/limiter.js"
@@ -71,6 +72,33 @@ export interface Resolved extends ErpRateLimiter.Resolved {
   readonly onFailure: FailurePolicy
   readonly timeout: Duration.Duration
   readonly grace: Duration.Duration
+}
+
+/**
+ * The default of every optional setting of the shared limiter besides the limit's own (`ErpRateLimiter.defaults`), as
+ * data: the kernel's (`Settings.defaults`, which `resolve` fills in from), as the configuration reference
+ * (docs/configuration.md) shows them.
+ *
+ * @example
+ * ```ts
+ * import { ErpRateLimiterRedis } from "@erp-client/effect4-client"
+ *
+ * console.log(ErpRateLimiterRedis.defaults.prefix, ErpRateLimiterRedis.defaults.onFailure) // => erp-client: fail
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const defaults = {
+  prefix: Settings.defaults.redisPrefix,
+  onFailure: Settings.defaults.redisOnFailure,
+  timeout: Settings.durationText(Settings.defaults.redisTimeoutMillis),
+  grace: Settings.durationText(Settings.defaults.redisGraceMillis)
+} as const satisfies {
+  readonly prefix: string
+  readonly onFailure: FailurePolicy
+  readonly timeout: string
+  readonly grace: string
 }
 
 /**
@@ -184,9 +212,16 @@ export const fromEnv: Config.Config<Options> = Config.all({
  */
 export const make = (
   options: Options
-): Effect.Effect<ErpRateLimiter.Service, Config.ConfigError, Scope.Scope> =>
+): Effect.Effect<ErpRateLimiter.Service, ErpConfig.ErpConfigError, Scope.Scope> =>
+  Effect.flatMap(
+    Effect.fromResult(Result.mapError(resolve(options), (error) => ErpConfig.fromConfigError(error, "options"))),
+    sharedLimiter
+  )
+
+const sharedLimiter = (
+  settings: Resolved
+): Effect.Effect<ErpRateLimiter.Service, ErpConfig.ErpConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const settings = yield* Effect.fromResult(resolve(options))
     // Loaded here, on the first connection: `redis` (an optional peer dependency) is never loaded by a program that
     // keeps its limit in memory, even one that imports this package's index.
     const Redis = yield* Effect.promise(() => import("./internal/redis.js"))
@@ -468,7 +503,7 @@ const handBack = (
  * @since 0.1.0
  * @category Layers
  */
-export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimiter, Config.ConfigError> =>
+export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ErpConfig.ErpConfigError> =>
   Layer.effect(ErpRateLimiter.ErpRateLimiter, make(options))
 
 /**
@@ -492,5 +527,15 @@ export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimit
  */
 export const layerConfig = (
   config: Config.Wrap<Options> = fromEnv
-): Layer.Layer<ErpRateLimiter.ErpRateLimiter, Config.ConfigError> =>
-  Layer.effect(ErpRateLimiter.ErpRateLimiter, Effect.flatMap(Config.unwrap(config), make))
+): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ErpConfig.ErpConfigError> =>
+  Layer.effect(
+    ErpRateLimiter.ErpRateLimiter,
+    Effect.flatMap(
+      Effect.mapError(
+        Effect.flatMap(Config.unwrap(config), (options) => Effect.fromResult(resolve(options))),
+        // Settings read by `fromEnv` are named by their variables; those of a `Config` of the user's, by the option.
+        (error) => ErpConfig.fromConfigError(error, config === fromEnv ? "variables" : "options")
+      ),
+      sharedLimiter
+    )
+  )

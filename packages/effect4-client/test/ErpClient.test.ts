@@ -1,6 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/effect4-client"
-import { Clock, Config, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Redacted, Result, Schema } from "effect"
+import {
+  Cause,
+  Clock,
+  Config,
+  ConfigProvider,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Redacted,
+  Result,
+  Schema
+} from "effect"
 import { HttpClient, HttpClientRequest, HttpClientResponse, UrlParams } from "effect/http"
 import { TestClock } from "effect/testing"
 import { inspect } from "node:util"
@@ -496,7 +509,7 @@ describe("ErpConfig", () => {
     }
   })
 
-  it.effect("reads ERP_BASE_URL and ERP_API_KEY through Config; a bad setting is a ConfigError naming it", () =>
+  it.effect("reads ERP_BASE_URL and ERP_API_KEY through Config; resolve refuses a bad one with a ConfigError", () =>
     Effect.gen(function*() {
       const env = (entries: Record<string, string>) =>
         Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: entries }))
@@ -522,8 +535,10 @@ describe("ErpConfig", () => {
           env({ ERP_RATE_WINDOW: "half a minute" })
         )
       )
-      expect(String(badWindow)).toContain("ERP_RATE_WINDOW")
-      expect(String(badWindow)).toContain("must be a duration")
+      expect(badWindow).toBeInstanceOf(ErpConfig.ErpConfigError)
+      expect(badWindow.message).toBe(
+        "ERP_RATE_WINDOW must be a positive duration: seconds (30) or with a unit (\"500 millis\", \"2 minutes\")"
+      )
       const missing = yield* Effect.flip(fromEnv.pipe(env({ ERP_API_KEY: KEY })))
       expect(missing._tag).toBe("ConfigError")
       const insecure = yield* Effect.flip(
@@ -532,6 +547,67 @@ describe("ErpConfig", () => {
       expect(String(insecure)).toContain("baseUrl")
       expect(String(insecure)).toContain("plain http is only allowed to a loopback address")
       expect(String(insecure)).not.toContain(KEY)
+    }))
+})
+
+describe("a setting missing or wrong", () => {
+  const env = (entries: Record<string, string>) =>
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: entries }))
+  const fake = fakeErp(() => new Response(ok({ id: 1 })))
+  const clientFrom = (config?: Config.Wrap<ErpClient.Options>) =>
+    Effect.flip(
+      Effect.service(ErpClient.ErpClient).pipe(
+        Effect.provide(ErpClient.layerConfig(config).pipe(Layer.provide(ErpRateLimiter.layer()))),
+        Effect.provide(fake.layer)
+      )
+    )
+
+  it.effect("without ERP_API_KEY: an ErpConfigError naming it and how to set it, as the command line says", () =>
+    Effect.gen(function*() {
+      const missing = yield* clientFrom().pipe(env({ ERP_BASE_URL: "https://erp.example.com/api/" }))
+      expect(missing).toBeInstanceOf(ErpConfig.ErpConfigError)
+      expect(missing).toMatchObject({ _tag: "ErpConfigError", reason: "Missing", settings: ["ERP_API_KEY"] })
+      expect(missing.message).toBe("ERP_API_KEY is not set: export ERP_API_KEY=<your API key>")
+      // What an application prints of it: the line, not Effect's "Expected string at [\"ERP_API_KEY\"]".
+      const printed = Cause.pretty(
+        (yield* Effect.exit(Effect.fail(missing))).pipe((exit) => Exit.isFailure(exit) ? exit.cause : Cause.empty)
+      )
+      expect(printed).toContain("ErpConfigError: ERP_API_KEY is not set: export ERP_API_KEY=<your API key>")
+      expect(printed).not.toContain("Expected string")
+      // Effect 4's Config stops at the first setting it cannot read.
+      const neither = yield* clientFrom().pipe(env({}))
+      expect(neither.message).toBe("ERP_BASE_URL is not set: export ERP_BASE_URL=https://<your ERP's API address>")
+    }))
+
+  it.effect("a wrong one is named by its variable, or by its option when given as a value; never with the key", () =>
+    Effect.gen(function*() {
+      const base = { ERP_BASE_URL: "https://erp.example.com/api/", ERP_API_KEY: KEY }
+      const retries = yield* clientFrom().pipe(env({ ...base, ERP_RETRIES: "-1" }))
+      expect(retries).toMatchObject({ reason: "Invalid", settings: ["ERP_RETRIES"] })
+      expect(retries.message).toBe("ERP_RETRIES: must be an integer >= 0")
+      const notANumber = yield* clientFrom().pipe(env({ ...base, ERP_RETRIES: "many" }))
+      expect(notANumber).toMatchObject({ reason: "Invalid", settings: ["ERP_RETRIES"] })
+      expect(notANumber.message).toMatch(/^ERP_RETRIES: /)
+      const badKey = `${KEY}\r\nX-Evil: 1`
+      const key = yield* clientFrom().pipe(env({ ...base, ERP_API_KEY: badKey }))
+      expect(key.message).toBe("ERP_API_KEY: the API key contains control characters")
+      for (const text of [key.message, String(key), JSON.stringify(key), inspect(key)]) {
+        expect(text).not.toContain(KEY)
+      }
+      const asValue = yield* Effect.flip(
+        ErpClient.make({ baseUrl: "http://erp.example.com/api/", apiKey: Redacted.make(KEY), retries: 1.5 }).pipe(
+          Effect.provide(ErpRateLimiter.layer()),
+          Effect.provide(fake.layer)
+        )
+      )
+      expect(asValue).toMatchObject({ _tag: "ErpConfigError", reason: "Invalid", settings: ["baseUrl"] })
+      expect(asValue.message).toMatch(/^baseUrl: /)
+      const limiter = yield* Effect.flip(ErpRateLimiter.make({ limit: 0 }))
+      expect(limiter.message).toBe("limit: must be a positive integer")
+      // Variables of the application's own: named as they are.
+      const own = yield* clientFrom({ baseUrl: Config.String("CRM_ERP_URL"), apiKey: Config.Redacted("CRM_ERP_KEY") })
+        .pipe(env({ CRM_ERP_URL: "https://erp.example.com/api/" }))
+      expect(own.message).toBe("CRM_ERP_KEY is not set: export CRM_ERP_KEY=<value>")
     }))
 })
 

@@ -282,7 +282,7 @@ describe("what an export tells an operator", () => {
       expect(events.some((e) => e._tag === "Recovered")).toBe(true)
       // The lines are the kernel's (PagingText), at its levels.
       expect(lines).toContainEqual({
-        level: "Info",
+        level: "Debug",
         text: PagingText.pageSize("partner/list", { size: 30, previous: 100, reason: "served" })
       })
       for (const event of events) {
@@ -292,5 +292,26 @@ describe("what an export tells an operator", () => {
     }).pipe(Effect.provide(ErpTest.layer({
       sandbox: { partners: 600, maxListCount: 30, drift: { inserts: 10, deletes: 25, seed: 3 }, rateLimit: false }
     })))
+  })
+
+  it.effect("what paging learns of the server's pages: once per endpoint and process, at debug; the next export says nothing of it", () => {
+    const lines: Array<{ readonly level: string; readonly text: string }> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      lines.push({ level: logLevel, text: (Array.isArray(message) ? message : [message]).map(String).join(" ") })
+    })
+    const exportAll = Stream.runCollect(Partners.stream({ pageSize: 100 })).pipe(
+      Effect.provide(Logger.layer([logger])),
+      Effect.provideService(References.MinimumLogLevel, "Debug")
+    )
+    const learned = PagingText.pageSize("partner/list", { size: 25, previous: 100, reason: "served" })
+    return Effect.gen(function*() {
+      expect(yield* exportAll).toHaveLength(120)
+      const first = lines.splice(0)
+      expect(first.filter((line) => line.text === learned)).toEqual([{ level: "Debug", text: learned }])
+      expect(yield* exportAll).toHaveLength(120)
+      const second = lines.splice(0)
+      expect(second.filter((line) => line.text.includes("records a page"))).toEqual([])
+      expect([...first, ...second].filter((line) => line.level !== "Debug")).toEqual([])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 120, maxListCount: 25, rateLimit: false } })))
   })
 })

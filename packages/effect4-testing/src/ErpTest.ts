@@ -7,9 +7,9 @@
  * @since 0.1.0
  */
 import * as ErpClient from "@erp-client/effect4-client/ErpClient"
+import type * as ErpConfig from "@erp-client/effect4-client/ErpConfig"
 import * as ErpRateLimiter from "@erp-client/effect4-client/ErpRateLimiter"
 import * as Clock from "effect/Clock"
-import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -128,7 +128,7 @@ export const defaultStallWarning: Duration.Duration = Duration.seconds(1)
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ErpClient.ErpClient | Sandbox.Sandbox, Config.ConfigError> =>
+): Layer.Layer<ErpClient.ErpClient | Sandbox.Sandbox, ErpConfig.ErpConfigError> =>
   Layer.effectContext(Effect.gen(function*() {
     const { httpClient, sandbox } = yield* Sandbox.makeHttpClient(resetFromNow(options.sandbox))
     const limits = {

@@ -501,3 +501,37 @@ export const conditionIgnored = (error: ConditionIgnoredFields): string => {
  */
 export const rateLimiterUnavailable = (error: { readonly endpoint: string; readonly description: string }): string =>
   `${error.endpoint}: the rate limiter's store failed: ${error.description}`
+
+// What to export for each variable a user is told to set; any other gets `<value>`.
+const PLACEHOLDERS: Readonly<Record<string, string>> = {
+  ERP_BASE_URL: "https://<your ERP's API address>",
+  ERP_API_KEY: "<your API key>",
+  ERP_REDIS_URL: "redis://<host>:6379"
+}
+
+/**
+ * `ErpConfigError`'s message (its fields are `Settings.fault`'s): the variables not set and how to set them, or each
+ * setting set wrong and why. It holds no value of any setting.
+ *
+ * @example
+ * ```ts
+ * import { ErrorText } from "@erp-client/kernel"
+ *
+ * console.log(ErrorText.configError({ reason: "Missing", settings: ["ERP_API_KEY"], details: [] }))
+ * // => ERP_API_KEY is not set: export ERP_API_KEY=<your API key>
+ * ```
+ *
+ * @since 0.1.0
+ * @category Messages
+ */
+export const configError = (error: {
+  readonly reason: "Missing" | "Invalid"
+  readonly settings: ReadonlyArray<string>
+  readonly details: ReadonlyArray<string>
+}): string => {
+  if (error.reason === "Invalid") {
+    return error.details.length > 0 ? error.details.join("; ") : `a setting is not valid: ${error.settings.join(", ")}`
+  }
+  const exports = error.settings.map((name) => `${name}=${PLACEHOLDERS[name] ?? "<value>"}`).join(" ")
+  return `${error.settings.join(" and ")} ${error.settings.length === 1 ? "is" : "are"} not set: export ${exports}`
+}

@@ -328,7 +328,8 @@ const refile = <A>(
  * @since 0.1.0
  * @category Spans
  */
-export const traces = (data: TracesData, dialect: Dialect, scopes: Scopes): TracesData => ({
+export const traces = <D extends TracesData>(data: D, dialect: Dialect, scopes: Scopes): D => ({
+  ...data,
   resourceSpans: data.resourceSpans.map((resource) => ({
     ...resource,
     scopeSpans: refile(
@@ -354,7 +355,8 @@ export const traces = (data: TracesData, dialect: Dialect, scopes: Scopes): Trac
  * @since 0.1.0
  * @category Logs
  */
-export const logs = (data: LogsData, scopes: Scopes): LogsData => ({
+export const logs = <D extends LogsData>(data: D, scopes: Scopes): D => ({
+  ...data,
   resourceLogs: data.resourceLogs.map((resource) => ({
     ...resource,
     scopeLogs: resource.scopeLogs.map((group) => ({ ...group, scope: scopes.program }))
@@ -414,11 +416,12 @@ const metric = (m: Metric): Metric => ({
  * @since 0.1.0
  * @category Metrics
  */
-export const metrics = (
-  data: MetricsData,
+export const metrics = <D extends MetricsData>(
+  data: D,
   dialect: Dialect,
   options: { readonly scopes: Scopes; readonly runtimeMetrics: boolean }
-): MetricsData => ({
+): D => ({
+  ...data,
   resourceMetrics: data.resourceMetrics.map((resource) => ({
     ...resource,
     scopeMetrics: refile(

@@ -20,8 +20,8 @@ export interface Line {
 }
 
 /**
- * The line of a change of the page size (logged at info): the server's largest page learned, or a page halved after a
- * response over the client's body cap.
+ * The text of a change of the page size: the server's largest page learned, or a page halved after a response over the
+ * client's body cap. Logged through `pageSizeLine`.
  *
  * @example
  * ```ts
@@ -39,6 +39,33 @@ export const pageSize = (endpoint: string, change: Pager.SizeChange): string =>
     ? `${endpoint}: the server serves at most ${change.size} records a page (asked ${change.previous}); ` +
       `paging on with ${change.size}`
     : `${endpoint}: a page of ${change.previous} records was too large to accept; paging on with ${change.size}`
+
+// What this process has told of the server's pages, by endpoint and what was learned.
+const told = new Set<string>()
+
+/**
+ * The line of a change of the page size, the first time this process learns it for its endpoint, at debug; `undefined`
+ * after. What the client learns about the server helps once, when one looks into paging (`erp … --verbose`), and is
+ * noise in a service's logs on every export; a different size learned later for the endpoint is told again.
+ *
+ * @example
+ * ```ts
+ * import { PagingText } from "@erp-client/kernel"
+ *
+ * const change = { size: 500, previous: 1000, reason: "served" } as const
+ * console.log(PagingText.pageSizeLine("invoice/list", change)?.level, PagingText.pageSizeLine("invoice/list", change))
+ * // => Debug undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Lines
+ */
+export const pageSizeLine = (endpoint: string, change: Pager.SizeChange): Line | undefined => {
+  const key = JSON.stringify([endpoint, change.reason, change.size])
+  if (told.has(key)) return undefined
+  told.add(key)
+  return { level: "Debug", text: pageSize(endpoint, change) }
+}
 
 /**
  * The line of what drift-safe paging noticed. A shift is routine under change (debug); a recovery costs requests, and a

@@ -1,11 +1,12 @@
 /**
  * The client's settings as plain data: their defaults, and the checks a value must pass (docs/ARCHITECTURE.md, "The
  * data path", 1, and "Redaction"). A failed check names the option (`timeout`, `redis.url`) and says why, never the
- * value: each edition turns it into its `ConfigError`, and the command line says which variable to set
- * (`Environment.variableOf`).
+ * value: each edition turns it into its `ConfigError`, and the settings that fail, read or checked, into its
+ * `ErpConfigError` (`fault`), which names the variable to set (`Environment.variableOf`) and says how.
  *
  * @since 0.1.0
  */
+import * as Environment from "./Environment.js"
 
 /**
  * Every default, in one place: the contract's limit (100 per 30 s), the client's patience, the Redis limiter's.
@@ -373,3 +374,114 @@ export const bareSeconds = (text: string): number | undefined =>
  * @category Checks
  */
 export const DURATION_MESSAGE = `must be a duration: a number of seconds ("30") or "30 seconds", "500 millis"`
+
+/**
+ * A default in milliseconds as both editions' `Duration` read it and people write it: `5 minutes`, `60 seconds`,
+ * `200 millis` (the editions' `defaults`, and the configuration reference, show the defaults so).
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.durationText(300_000), Settings.durationText(1_000), Settings.durationText(200))
+ * // => 5 minutes 1 second 200 millis
+ * ```
+ *
+ * @since 0.1.0
+ * @category Defaults
+ */
+export const durationText = (
+  millis: number
+): `${number} minutes` | `${number} seconds` | `${number} second` | `${number} millis` =>
+  millis % 60_000 === 0 && millis >= 120_000
+    ? `${millis / 60_000} minutes`
+    : millis % 1000 === 0
+    ? `${millis / 1000} ${millis === 1000 ? "second" : "seconds"}`
+    : `${millis} millis`
+
+/**
+ * One setting that failed, as an edition's `Config` reported it: not set (`Missing`), or set to something that failed
+ * its reading or its check (`Invalid`; `message` says why, never the value).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Problem {
+  readonly reason: "Missing" | "Invalid"
+  /** The setting as the report names it: the variable read (`ERP_API_KEY`), or the option checked (`timeout`). */
+  readonly path: string
+  readonly message: string
+}
+
+/**
+ * The settings that failed, said for a person (`ErpConfigError`'s fields, its message `ErrorText.configError`): the
+ * ones not set, when any is (setting them comes first), else the ones set wrong, each with why.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Fault {
+  readonly reason: "Missing" | "Invalid"
+  /** The variables (or options) at fault, each once, in the order reported. */
+  readonly settings: ReadonlyArray<string>
+  /** For `Invalid`, one line for each: the setting, and what is wrong with it. */
+  readonly details: ReadonlyArray<string>
+}
+
+/**
+ * The name a fault gives a setting reported by `path`: its variable (`ERP_TIMEOUT` for the option `timeout`,
+ * `ERP_REDIS_TIMEOUT` for `redis.timeout`) when it has one, else `path` as it is: the right name for settings read
+ * from the environment by `fromEnv`.
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.variableName("timeout"), Settings.variableName("CRM_ERP_KEY")) // => ERP_TIMEOUT CRM_ERP_KEY
+ * ```
+ *
+ * @since 0.1.0
+ * @category Faults
+ */
+export const variableName = (path: string): string => Environment.variableOf(path) ?? path
+
+const DURATION_HINT = `must be a positive duration: seconds (30) or with a unit ("500 millis", "2 minutes")`
+
+const detail = (name: string, path: string, message: string): string => {
+  if (name === "") return message
+  const said = path === "" ? message : message.replace(path, name)
+  if (Environment.durations.includes(name) && /duration/i.test(said)) return `${name} ${DURATION_HINT}`
+  return said.startsWith(name) ? said : `${name}: ${said}`
+}
+
+/**
+ * The fault of the settings reported: `nameOf` names each (`variableName` for settings read from the environment;
+ * the option's own name, `(path) => path`, for options given as values).
+ *
+ * @example
+ * ```ts
+ * import { Settings } from "@erp-client/kernel"
+ *
+ * console.log(Settings.fault([{ reason: "Missing", path: "ERP_API_KEY", message: "Expected ERP_API_KEY to exist" }]))
+ * // => { reason: 'Missing', settings: [ 'ERP_API_KEY' ], details: [] }
+ *
+ * console.log(Settings.fault([{ reason: "Invalid", path: "retries", message: "must be an integer >= 0" }]).details)
+ * // => [ 'ERP_RETRIES: must be an integer >= 0' ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category Faults
+ */
+export const fault = (
+  problems: ReadonlyArray<Problem>,
+  nameOf: (path: string) => string = variableName
+): Fault => {
+  const missing = problems.filter((problem) => problem.reason === "Missing")
+  const named = (list: ReadonlyArray<Problem>) => [...new Set(list.map((problem) => nameOf(problem.path)))]
+  if (missing.length > 0) return { reason: "Missing", settings: named(missing), details: [] }
+  return {
+    reason: "Invalid",
+    settings: named(problems).filter((name) => name !== ""),
+    details: problems.map((problem) => detail(nameOf(problem.path), problem.path, problem.message))
+  }
+}

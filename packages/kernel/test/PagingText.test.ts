@@ -14,6 +14,20 @@ describe("PagingText", () => {
     )
   })
 
+  it("a page size is told once per endpoint and process, at debug; a different size learned later is told again", () => {
+    const served = { size: 30, previous: 1000, reason: "served" } as const
+    expect(PagingText.pageSizeLine("once/list", served)).toEqual({
+      level: "Debug",
+      text: PagingText.pageSize("once/list", served)
+    })
+    expect(PagingText.pageSizeLine("once/list", served)).toBeUndefined()
+    expect(PagingText.pageSizeLine("once/list", { ...served, previous: 500 })).toBeUndefined()
+    expect(PagingText.pageSizeLine("twice/list", served)?.level).toBe("Debug")
+    expect(PagingText.pageSizeLine("once/list", { size: 20, previous: 30, reason: "served" })?.text).toBe(
+      "once/list: the server serves at most 20 records a page (asked 30); paging on with 20"
+    )
+  })
+
   it("a shift at debug, a recovery at info, a dropped record at warning, its id as JSON", () => {
     expect(PagingText.drift("partner/list", { _tag: "Shifted", offset: 90, by: -2 })).toEqual({
       level: "Debug",

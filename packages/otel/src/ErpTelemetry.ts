@@ -38,6 +38,20 @@ import * as Variables from "./Variables.js"
 export const VERSION = "0.1.0"
 
 /**
+ * The instrumentation scopes of the library's own telemetry: the client's (its attempts and calls,
+ * `http.client.request.duration` and its `erp.client.*` metrics) and the streams' (an export's span, records streamed,
+ * drift, lookups), each with `VERSION`. The Effect 4 edition's are `@erp-client/effect4-client` and
+ * `@erp-client/effect4-streams`: a dashboard tells the editions apart by them.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const SCOPES = {
+  client: "@erp-client/client",
+  streams: "@erp-client/streams"
+} as const
+
+/**
  * A collector that could not take an export: where it went, and what went wrong in a few words (`connection
  * refused`, `no answer within 10 s`, `HTTP 401`).
  *
@@ -76,8 +90,8 @@ export interface Options {
   readonly serviceVersion?: string | undefined
   /**
    * The instrumentation scope of the program's own telemetry: its spans and metrics (the client's are filed under
-   * `@erp-client/client`, the streams' under `@erp-client/streams`, with their version) and every log record. Default:
-   * the service's name and version.
+   * `@erp-client/client`, the streams' under `@erp-client/streams`, with their version: `SCOPES`) and every log
+   * record. Default: the service's name and version.
    */
   readonly scope?: { readonly name: string; readonly version?: string | undefined } | undefined
   /** More resource attributes, over those of `OTEL_RESOURCE_ATTRIBUTES`. */
@@ -204,8 +218,7 @@ export const layer = (options: Options = {}): Layer.Layer<never> =>
       }
     }
     const scopes: Shape.Scopes = {
-      client: "@erp-client/client",
-      streams: "@erp-client/streams",
+      ...SCOPES,
       version: VERSION,
       program: options.scope ?? { name: settings.serviceName, version: settings.serviceVersion }
     }

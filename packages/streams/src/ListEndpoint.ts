@@ -129,6 +129,13 @@ const driftCounters = (endpoint: string) => {
   }
 }
 
+// What paging learned of the server's pages, at debug and once per endpoint and process (`PagingText.pageSizeLine`).
+const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
+  Effect.suspend(() => {
+    const line = PagingText.pageSizeLine(endpoint, change)
+    return line === undefined ? Effect.void : Effect.logDebug(line.text)
+  })
+
 const conditionIgnored = (endpoint: string, mismatch: ConditionCheck.PageMismatch): ConditionIgnored =>
   new ConditionIgnored({
     endpoint,
@@ -201,7 +208,7 @@ export const pages = <A>(
       })
     const onPageSize = (change: Paginate.PageSizeChange) =>
       Effect.all([
-        Effect.logInfo(PagingText.pageSize(endpoint, change)),
+        logPageSize(endpoint, change),
         Effect.annotateCurrentSpan("erp.page_size.served", change.size),
         options.onPageSize?.(change) ?? Effect.void
       ], { discard: true })

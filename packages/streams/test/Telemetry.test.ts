@@ -1,8 +1,25 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpRateLimiter } from "@erp-client/client"
-import { ListEndpoint } from "@erp-client/streams"
-import { Chunk, Deferred, Effect, Exit, Fiber, FiberId, Layer, Metric, Redacted, Schema, Stream, Tracer } from "effect"
+import * as PagingText from "@erp-client/kernel/PagingText"
+import { ListEndpoint, Partners } from "@erp-client/streams"
+import { ErpTest } from "@erp-client/testing"
+import {
+  Chunk,
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  FiberId,
+  Layer,
+  Logger,
+  LogLevel,
+  Metric,
+  Redacted,
+  Schema,
+  Stream,
+  Tracer
+} from "effect"
 
 // Pages fetched ahead and no longer wanted are the client's cancellation, not an error: their spans end without an
 // error, saying why (`erp.cancel_reason`); an export interrupted from outside (Ctrl-C) still ends its spans in error.
@@ -255,5 +272,28 @@ describe("pages no longer wanted are cancelled, not failed", () => {
       ])
       expect(spans.some((s) => s.attributes.has("erp.cancelled"))).toBe(false)
     }).pipe(Effect.provide(server.client))
+  })
+})
+
+describe("what an export tells an operator", () => {
+  it.effect("what paging learns of the server's pages: once per endpoint and process, at debug; the next export says nothing of it", () => {
+    const lines: Array<{ readonly level: string; readonly text: string }> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      lines.push({ level: logLevel.label, text: (Array.isArray(message) ? message : [message]).map(String).join(" ") })
+    })
+    const exportAll = Stream.runCollect(Partners.stream({ pageSize: 100 })).pipe(
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+      Logger.withMinimumLogLevel(LogLevel.Debug)
+    )
+    const learned = PagingText.pageSize("partner/list", { size: 25, previous: 100, reason: "served" })
+    return Effect.gen(function*() {
+      expect(Chunk.size(yield* exportAll)).toBe(120)
+      const first = lines.splice(0)
+      expect(first.filter((line) => line.text === learned)).toEqual([{ level: "DEBUG", text: learned }])
+      expect(Chunk.size(yield* exportAll)).toBe(120)
+      const second = lines.splice(0)
+      expect(second.filter((line) => line.text.includes("records a page"))).toEqual([])
+      expect([...first, ...second].filter((line) => line.level !== "DEBUG")).toEqual([])
+    }).pipe(Effect.provide(ErpTest.layer({ sandbox: { partners: 120, maxListCount: 25, rateLimit: false } })))
   })
 })

@@ -8,9 +8,9 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as ErpClient from "@erp-client/client/ErpClient"
+import type * as ErpConfig from "@erp-client/client/ErpConfig"
 import * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import * as Sandbox from "@erp-client/sandbox/Sandbox"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -129,7 +129,7 @@ export const defaultStallWarning: Duration.Duration = Duration.seconds(1)
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ErpClient.ErpClient | Sandbox.Sandbox, ConfigError.ConfigError> =>
+): Layer.Layer<ErpClient.ErpClient | Sandbox.Sandbox, ErpConfig.ErpConfigError> =>
   Layer.scopedContext(Effect.gen(function*() {
     const { httpClient, sandbox } = yield* Sandbox.makeHttpClient(resetFromNow(options.sandbox))
     const limits = {

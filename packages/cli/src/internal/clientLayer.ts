@@ -6,6 +6,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as ErpClient from "@erp-client/client/ErpClient"
+import type * as ErpConfig from "@erp-client/client/ErpConfig"
 import * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
 import * as Config from "effect/Config"
@@ -61,7 +62,7 @@ export const clientLayer = (options: {
   readonly redisUrl: Option.Option<Redacted.Redacted>
   readonly observer?: Layer.Layer<WaitObserver> | undefined
   readonly tapLimiter?: ((limiter: ErpRateLimiter.Service) => ErpRateLimiter.Service) | undefined
-}): Layer.Layer<ErpClient.ErpClient, ConfigError.ConfigError> => {
+}): Layer.Layer<ErpClient.ErpClient, ErpConfig.ErpConfigError | ConfigError.ConfigError> => {
   const limiter = limiterLayer(options.redisUrl).pipe(Layer.provide(options.observer ?? Layer.empty))
   const tap = options.tapLimiter
   return ErpClient.layerConfig().pipe(

@@ -3,6 +3,7 @@
  */
 import * as Options from "@effect/cli/Options"
 import type * as ErpClient from "@erp-client/client/ErpClient"
+import type * as ErpConfig from "@erp-client/client/ErpConfig"
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import type { WaitObserver } from "@erp-client/client/ErpRateLimiter"
 import { askedSignals } from "@erp-client/otel/Variables"
@@ -106,7 +107,7 @@ export const withClient = <A, E, R>(
   body: Effect.Effect<A, E, R>,
   observer?: Layer.Layer<WaitObserver>,
   tapLimiter?: (limiter: ErpRateLimiter.Service) => ErpRateLimiter.Service
-): Effect.Effect<A, E | ConfigError.ConfigError, Exclude<R, ErpClient.ErpClient>> =>
+): Effect.Effect<A, E | ErpConfig.ErpConfigError | ConfigError.ConfigError, Exclude<R, ErpClient.ErpClient>> =>
   body.pipe(
     Effect.provide(clientLayer({ redisUrl: args.redis, observer, tapLimiter })),
     Effect.provide(logging(args.verbose))

@@ -69,23 +69,24 @@ export interface Context {
 // One argument: its JSON Schema, and the schema its value is checked with.
 interface Param {
   readonly json: JsonSchema
-  readonly schema: Schema.Schema.Any
+  readonly schema: Schema.Schema.AnyNoContext
 }
 
-const param = (schema: Schema.Schema.Any, json: JsonSchema): Param => ({ schema, json })
+const param = (schema: Schema.Schema.AnyNoContext, json: JsonSchema): Param => ({ schema, json })
+
+// A field of the arguments' struct: an argument's schema, or it made optional; neither needs a service.
+type Field = Schema.Schema.AnyNoContext | Schema.optional<Schema.Schema.AnyNoContext>
 
 // The arguments of a tool: a JSON Schema object (no other properties), and their check, which names every argument
 // that is wrong or unknown (a misspelt `customer` is said, not ignored).
 const argumentsOf = (params: Readonly<Record<string, Param>>, required: ReadonlyArray<string> = []) => {
-  const fields: Record<string, Schema.Schema.All | Schema.PropertySignature.All> = {}
+  const fields: Record<string, Field> = {}
   const properties: Record<string, JsonSchema> = {}
   for (const [name, { json, schema }] of Object.entries(params)) {
     fields[name] = required.includes(name) ? schema : Schema.optional(schema)
     properties[name] = json
   }
-  // Each argument's schema decodes JSON values to themselves: no service, no transformation.
-  const struct = Schema.Struct(fields) as unknown as Schema.Schema<Record<string, unknown>>
-  const decode = Schema.decodeUnknownEither(struct, { onExcessProperty: "error", errors: "all" })
+  const decode = Schema.decodeUnknownEither(Schema.Struct(fields), { onExcessProperty: "error", errors: "all" })
   return {
     json: {
       type: "object",

@@ -67,16 +67,22 @@ export const duration = (name: string): Config.Config<Duration.Duration> =>
     })
   )
 
+/**
+ * What failed in a `ConfigError`, leaf by leaf (the kernel's `Settings.Problem`): a variable not set, or a value read
+ * or checked that failed. Reading names the variable; a check after reading names the option.
+ */
+export const problems = (error: ConfigError.ConfigError): ReadonlyArray<Settings.Problem> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...problems(error.left), ...problems(error.right)]
+    case "MissingData":
+      return [{ reason: "Missing", path: error.path.join("."), message: error.message }]
+    default:
+      return [{ reason: "Invalid", path: error.path.join("."), message: error.message }]
+  }
+}
+
 /** A setting that may be unset: `undefined` then, so the option's default applies. */
 export const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
   Config.map(Config.option(config), Option.getOrUndefined)
-
-/** A default in milliseconds as `Duration` reads it and people write it: `5 minutes`, `60 seconds`, `200 millis`. */
-export const durationText = (
-  millis: number
-): `${number} minutes` | `${number} seconds` | `${number} second` | `${number} millis` =>
-  millis % 60_000 === 0 && millis >= 120_000
-    ? `${millis / 60_000} minutes`
-    : millis % 1000 === 0
-    ? `${millis / 1000} ${millis === 1000 ? "second" : "seconds"}`
-    : `${millis} millis`

@@ -71,6 +71,39 @@ export const duration = (name: string): Config.Config<Duration.Duration> =>
     })
   )
 
+/**
+ * What failed in a `ConfigError` (the kernel's `Settings.Problem`), as Effect 4 reports it: a schema issue at the
+ * setting's path, said by Schema's own formatter; a value the provider does not have (or not as text) is an
+ * `InvalidType` with no input, which is a setting not set. Reading names the variable; a check after reading names
+ * the option.
+ */
+export const problems = (error: Config.ConfigError): ReadonlyArray<Settings.Problem> => {
+  const cause = error.cause
+  if (!Schema.isSchemaError(cause)) return [{ reason: "Invalid", path: "", message: cause.message }]
+  const missing = new Set<string>()
+  const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): void => {
+    switch (issue._tag) {
+      case "Pointer":
+        return walk(issue.issue, [...path, ...issue.path])
+      case "Filter":
+      case "Encoding":
+        return walk(issue.issue, path)
+      case "Composite":
+      case "AnyOf":
+        return issue.issues.forEach((inner) => walk(inner, path))
+      case "InvalidType":
+        if (!SchemaIssue.hasInput(issue)) missing.add(path.map(String).join("."))
+    }
+  }
+  walk(cause.issue, [])
+  return formatter(cause.issue).issues.map((issue): Settings.Problem => {
+    const path = (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key)).join(".")
+    return { reason: missing.has(path) ? "Missing" : "Invalid", path, message: issue.message }
+  })
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
 /** A setting that may be unset: `undefined` then, so the option's default applies. */
 export const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
   Config.map(Config.option(config), Option.getOrUndefined)

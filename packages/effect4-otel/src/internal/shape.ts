@@ -44,28 +44,13 @@ export interface Serialization {
   readonly logs: (data: OtlpLogger.LogsData) => HttpBody.HttpBody
 }
 
-// The kernel's steps keep every field they do not read (the resource, a span's ids and times, a point's values): the
-// data they give back is the exporter's, shaped.
+// The kernel's steps give back the exporter's own data, shaped: every field they do not read (the resource, a span's
+// ids and times, a point's values) is kept as it is.
 export const serialization = (
   encode: Serialization,
   options: { readonly runtimeMetrics: boolean; readonly scopes: Scopes }
 ): Serialization => ({
-  traces: (data) =>
-    encode.traces(
-      OtlpShape.traces(
-        data as unknown as OtlpShape.TracesData,
-        dialect,
-        options.scopes
-      ) as unknown as OtlpTracer.TraceData
-    ),
-  metrics: (data) =>
-    encode.metrics(
-      OtlpShape.metrics(
-        data as unknown as OtlpShape.MetricsData,
-        dialect,
-        options
-      ) as unknown as OtlpMetrics.MetricsData
-    ),
-  logs: (data) =>
-    encode.logs(OtlpShape.logs(data as unknown as OtlpShape.LogsData, options.scopes) as unknown as OtlpLogger.LogsData)
+  traces: (data) => encode.traces(OtlpShape.traces(data, dialect, options.scopes)),
+  metrics: (data) => encode.metrics(OtlpShape.metrics(data, dialect, options)),
+  logs: (data) => encode.logs(OtlpShape.logs(data, options.scopes))
 })
