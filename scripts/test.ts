@@ -58,15 +58,17 @@ const packageDirs = Fs.readdirSync(Path.join(root, "packages")).filter((dir) =>
   Fs.existsSync(Path.join(root, "packages", dir, "package.json"))
 ).sort()
 
-/** The test sources of a package, as text: what they read of other packages and of the repository's files. */
-const testSources = (dir: string): string => {
+/** The lines of a package's test sources that are code (comment lines left out): what they load and read. */
+const testCode = (dir: string): string => {
   const out: Array<string> = []
   const walk = (path: string) => {
     if (!Fs.existsSync(path)) return
     for (const entry of Fs.readdirSync(path, { withFileTypes: true })) {
       const full = Path.join(path, entry.name)
       if (entry.isDirectory()) walk(full)
-      else if (/\.[cm]?[jt]s$/.test(entry.name)) out.push(Fs.readFileSync(full, "utf8"))
+      else if (/\.[cm]?[jt]s$/.test(entry.name)) {
+        out.push(...Fs.readFileSync(full, "utf8").split("\n").filter((line) => !/^\s*(\/\/|\/?\*)/.test(line)))
+      }
     }
   }
   walk(Path.join(root, "packages", dir, "test"))
@@ -74,9 +76,10 @@ const testSources = (dir: string): string => {
 }
 
 /**
- * The packages `--changed` runs: those holding a changed file, and every package that depends on one of them (its
- * package.json's `@erp-client/*` dependencies of any kind, or its tests importing the package or naming its folder,
- * as the Effect 4 tests that run the Effect 3 command do), transitively. `undefined` for every package.
+ * The packages `--changed` runs. A package's code is changed by a change of its files (Markdown aside) or of the code
+ * of a package it depends on (its package.json's `@erp-client/*` dependencies of any kind), transitively; the tests
+ * that run are those of every package whose tests import changed code or name its folder (the Effect 4 tests that run
+ * the Effect 3 command do), and of every package whose tests read a changed Markdown file. `undefined`: every test.
  */
 const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
   const base = flag.startsWith("--changed=")
@@ -89,9 +92,10 @@ const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
     return undefined
   }
   const files = [...new Set([...diff.split("\n"), ...untracked.split("\n")].filter((file) => file !== ""))]
-  const sources = new Map(packageDirs.map((dir) => [dir, testSources(dir)]))
-  const byName = new Map<string, string>()
-  const uses = new Map<string, Set<string>>()
+  const code = new Map(packageDirs.map((dir) => [dir, testCode(dir)]))
+  const dirOf = new Map<string, string>()
+  const nameOf = new Map<string, string>()
+  const uses = new Map<string, ReadonlyArray<string>>()
   for (const dir of packageDirs) {
     const manifest = JSON.parse(Fs.readFileSync(Path.join(root, "packages", dir, "package.json"), "utf8")) as {
       name: string
@@ -99,25 +103,19 @@ const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
       devDependencies?: Record<string, string>
       peerDependencies?: Record<string, string>
     }
-    byName.set(manifest.name, dir)
-    uses.set(
-      dir,
-      new Set(Object.keys({ ...manifest.dependencies, ...manifest.devDependencies, ...manifest.peerDependencies }))
-    )
+    dirOf.set(manifest.name, dir)
+    nameOf.set(dir, manifest.name)
+    uses.set(dir, Object.keys({ ...manifest.dependencies, ...manifest.devDependencies, ...manifest.peerDependencies }))
   }
-  const nameOf = new Map([...byName].map(([name, dir]) => [dir, name]))
-  const dependsOn = (dir: string, other: string): boolean =>
-    [...uses.get(dir)!].some((name) => byName.get(name) === other) ||
-    sources.get(dir)!.includes(`"${nameOf.get(other)}"`) ||
-    sources.get(dir)!.includes(`"${nameOf.get(other)}/`) ||
-    new RegExp(`(\\.\\./\\.\\./|packages/)${other}/`).test(sources.get(dir)!)
+  const changedCode = new Set<string>()
   const selected = new Set<string>()
   for (const file of files) {
     const match = /^packages\/([^/]+)\//.exec(file)
-    if (match !== null && packageDirs.includes(match[1]!)) selected.add(match[1]!)
-    else if (file.endsWith(".md")) {
-      for (const dir of packageDirs) if (sources.get(dir)!.includes(Path.basename(file))) selected.add(dir)
-    } else if (match === null) {
+    if (file.endsWith(".md")) {
+      if (match !== null) selected.add(match[1]!)
+      for (const dir of packageDirs) if (code.get(dir)!.includes(Path.basename(file))) selected.add(dir)
+    } else if (match !== null && packageDirs.includes(match[1]!)) changedCode.add(match[1]!)
+    else {
       console.log(`--changed: ${file} is outside the packages: every test runs`)
       return undefined
     }
@@ -125,12 +123,17 @@ const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
   for (let grew = true; grew;) {
     grew = false
     for (const dir of packageDirs) {
-      if (!selected.has(dir) && [...selected].some((other) => dependsOn(dir, other))) {
-        selected.add(dir)
+      if (!changedCode.has(dir) && uses.get(dir)!.some((name) => changedCode.has(dirOf.get(name) ?? ""))) {
+        changedCode.add(dir)
         grew = true
       }
     }
   }
+  const testsUse = (dir: string, other: string): boolean =>
+    dir === other ||
+    new RegExp(`(from |import\\()"${nameOf.get(other)}["/]`).test(code.get(dir)!) ||
+    new RegExp(`(\\.\\./\\.\\./|packages/)${other}/`).test(code.get(dir)!)
+  for (const dir of packageDirs) if ([...changedCode].some((other) => testsUse(dir, other))) selected.add(dir)
   console.log(
     `--changed (since ${base.slice(0, 12)}): ${files.length} files changed; ` +
       (selected.size === 0 ? "no package to test" : `testing ${[...selected].sort().join(", ")}`)
