@@ -76,10 +76,11 @@ const testCode = (dir: string): string => {
 }
 
 /**
- * The packages `--changed` runs. A package's code is changed by a change of its files (Markdown aside) or of the code
- * of a package it depends on (its package.json's `@erp-client/*` dependencies of any kind), transitively; the tests
+ * The packages `--changed` runs. A package's code is changed by a change of its files (its tests and Markdown aside)
+ * or of the code of a package it depends on (its package.json's `@erp-client/*` dependencies of any kind), transitively; the tests
  * that run are those of every package whose tests import changed code or name its folder (the Effect 4 tests that run
- * the Effect 3 command do), and of every package whose tests read a changed Markdown file. `undefined`: every test.
+ * the Effect 3 command do), of every package whose tests changed or load a changed test helper, and of every package
+ * whose tests read a changed Markdown file. `undefined`: every test.
  */
 const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
   const base = flag.startsWith("--changed=")
@@ -114,6 +115,11 @@ const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
     if (file.endsWith(".md")) {
       if (match !== null) selected.add(match[1]!)
       for (const dir of packageDirs) if (code.get(dir)!.includes(Path.basename(file))) selected.add(dir)
+    } else if (match !== null && file.startsWith(`packages/${match[1]}/test/`)) {
+      // A test or a test helper: that package's tests, and those of the packages whose tests load its helpers.
+      selected.add(match[1]!)
+      const helper = new RegExp(`(\\.\\./\\.\\./|packages/)${match[1]}/test/`)
+      for (const dir of packageDirs) if (helper.test(code.get(dir)!)) selected.add(dir)
     } else if (match !== null && packageDirs.includes(match[1]!)) changedCode.add(match[1]!)
     else {
       console.log(`--changed: ${file} is outside the packages: every test runs`)
