@@ -77,10 +77,10 @@ const testCode = (dir: string): string => {
 
 /**
  * The packages `--changed` runs. A package's code is changed by a change of its files (its tests and Markdown aside)
- * or of the code of a package it depends on (its package.json's `@erp-client/*` dependencies of any kind), transitively; the tests
- * that run are those of every package whose tests import changed code or name its folder (the Effect 4 tests that run
- * the Effect 3 command do), of every package whose tests changed or load a changed test helper, and of every package
- * whose tests read a changed Markdown file. `undefined`: every test.
+ * or of the code of a package it depends on (its package.json's `@erp-client/*` dependencies of any kind),
+ * transitively. The tests that run: those of every package whose tests import changed code or name its folder (the
+ * Effect 4 tests that run the Effect 3 command do), whose tests changed or load a changed test helper, or whose tests
+ * read a changed Markdown file. `undefined`: every test.
  */
 const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
   const base = flag.startsWith("--changed=")
