@@ -39,11 +39,18 @@ const add = (report: string): void => {
     failed = true
     return
   }
-  const r = JSON.parse(Fs.readFileSync(report, "utf8")) as Partial<Totals>
+  const r = JSON.parse(Fs.readFileSync(report, "utf8")) as Partial<Totals> & {
+    testResults?: ReadonlyArray<{ status: string; assertionResults: ReadonlyArray<{ status: string }> }>
+  }
   totals.numPassedTests += r.numPassedTests ?? 0
   totals.numFailedTests += r.numFailedTests ?? 0
   totals.numPendingTests += r.numPendingTests ?? 0
-  totals.numRuntimeErrorTestSuites += r.numRuntimeErrorTestSuites ?? 0
+  // A file that failed with no test failing (its set-up failed, and its tests were skipped) counts as a suite that
+  // failed to run: the totals must not read "0 failed".
+  const failedFiles = (r.testResults ?? []).filter((file) =>
+    file.status === "failed" && !file.assertionResults.some((test) => test.status === "failed")
+  )
+  totals.numRuntimeErrorTestSuites += (r.numRuntimeErrorTestSuites ?? 0) + failedFiles.length
 }
 
 const run = (command: string, commandArgs: ReadonlyArray<string>, cwd: string): number =>

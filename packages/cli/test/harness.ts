@@ -50,6 +50,8 @@ export const erp = (
     readonly stdin?: string
     /** Closes the reading end of the command's stdout once this returns true, as `| head -1` does. */
     readonly closeStdoutWhen?: (stdout: string) => boolean
+    /** How long the run may take before it is killed (default 60 s). */
+    readonly killAfterMillis?: number
   } = {}
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
@@ -78,7 +80,7 @@ export const erp = (
     })
     child.stderr!.on("data", (d) => (stderr += d))
     // Every run is bounded: a hung command is killed and reported as such.
-    const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000)
+    const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), options.killAfterMillis ?? 60_000)
     options.interruptWhen?.then(() => {
       child.kill(options.signal ?? "SIGINT")
       if (options.signalGroupToo === true) process.kill(-child.pid!, options.signal ?? "SIGINT")
