@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
+import { PAIRS } from "./editions.js"
 
 const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "..")
 const build = Path.join(root, "build")
@@ -89,6 +90,7 @@ const testCode = (dir: string): string => {
  * Effect 4 tests that run the Effect 3 command do), whose tests changed or load a changed test helper, or whose tests
  * read a changed Markdown file. `undefined`: every test.
  */
+let editionsCheck = false
 const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
   const base = flag.startsWith("--changed=")
     ? flag.slice("--changed=".length)
@@ -133,15 +135,21 @@ const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
       return undefined
     }
   }
+  // The Effect 4 packages built from an Effect 3 package's source (scripts/editions.ts) change with it, and the
+  // check of those copies (test/editions.test.ts) runs.
+  const twinOf = (dir: string) => dir in PAIRS && packageDirs.includes(`effect4-${dir}`) ? `effect4-${dir}` : undefined
   for (let grew = true; grew;) {
     grew = false
     for (const dir of packageDirs) {
-      if (!changedCode.has(dir) && uses.get(dir)!.some((name) => changedCode.has(dirOf.get(name) ?? ""))) {
+      const changes = uses.get(dir)!.some((name) => changedCode.has(dirOf.get(name) ?? "")) ||
+        packageDirs.some((other) => changedCode.has(other) && twinOf(other) === dir)
+      if (!changedCode.has(dir) && changes) {
         changedCode.add(dir)
         grew = true
       }
     }
   }
+  editionsCheck = [...changedCode].some((dir) => twinOf(dir) !== undefined)
   const testsUse = (dir: string, other: string): boolean =>
     dir === other ||
     new RegExp(`(from |import\\()"${nameOf.get(other)}["/]`).test(code.get(dir)!) ||
@@ -149,7 +157,8 @@ const changedPackages = (flag: string): ReadonlyArray<string> | undefined => {
   for (const dir of packageDirs) if ([...changedCode].some((other) => testsUse(dir, other))) selected.add(dir)
   console.log(
     `--changed (since ${base.slice(0, 12)}): ${files.length} files changed; ` +
-      (selected.size === 0 ? "no package to test" : `testing ${[...selected].sort().join(", ")}`)
+      (selected.size === 0 ? "no package to test" : `testing ${[...selected].sort().join(", ")}`) +
+      (editionsCheck ? " and the editions' copies (test/editions.test.ts)" : "")
   )
   return [...selected].sort()
 }
@@ -168,11 +177,13 @@ const timed = (name: string, body: () => void) => {
 
 // The Effect 3 edition and the kernel.
 const effect3 = chosen(effect3Dirs)
-if (effect3.length > 0) {
+if (effect3.length > 0 || editionsCheck) {
   timed("Effect 3 edition and kernel", () => {
     const report = Path.join(build, "vitest-report-effect3.json")
     Fs.rmSync(report, { force: true })
-    const filters = only === undefined ? [] : effect3.map((dir) => `packages/${dir}/`)
+    const filters = only === undefined
+      ? []
+      : [...effect3.map((dir) => `packages/${dir}/`), ...(editionsCheck ? ["test/editions.test.ts"] : [])]
     if (run(Path.join(root, "node_modules", ".bin", "vitest"), ["run", ...filters, ...args], root) !== 0) failed = true
     add(report)
   })
