@@ -10,6 +10,13 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Files share their worker's modules: Effect, the platform and our packages are loaded once per worker, not once
+    // per file (a fresh process per file spent more CPU loading them than on many of the files' tests; with two
+    // workers, core, sandbox and testing took 21 s of CPU instead of 50). So a test must not count on a module's state
+    // starting fresh: one that checks what a process does once (a cache, a once-only log, a global metric) runs in a
+    // child process (as client/test/LazyRedis.test.ts does), or reads what changed during the test, or gives the
+    // state its own instance (Effect 4's metrics: a `Metric.MetricRegistry` of its own).
+    isolate: false,
     // Most files wait on sockets, child processes and timers rather than compute: vitest's default of one worker per
     // core but one (a single worker on CI's two cores) left the machine idle for most of the run. Two: the suite in
     // about 5 minutes instead of 8 to 9 on two cores. Three were faster still, but the tests that measure real time

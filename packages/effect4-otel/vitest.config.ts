@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config"
 
-// The Effect 4 edition's tests run on vitest 5 (this package's own), one package at a time (scripts/test.ts).
+// The Effect 4 edition's tests run on vitest 5 (this package's own), every package a project of one run
+// (vitest.effect4.config.ts, which scripts/test.ts runs).
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
@@ -9,6 +10,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Files share their worker's modules (see the root vitest.config.ts).
+    isolate: false,
     maxWorkers: 2,
     passWithNoTests: true
   }

@@ -53,7 +53,10 @@ afterAll(async () => {
 
 describe("erp partners list", () => {
   it("writes NDJSON: one object a line, every field exactly as the server sent it, nothing else on stdout", async () => {
-    const run = record(await erp(["partners", "list", "--page-size", "50", "--concurrency", "3"], { env: env.env }))
+    // Through the README's `pnpm --silent erp` itself (the other tests run what it runs, without pnpm's start).
+    const run = record(
+      await erp(["partners", "list", "--page-size", "50", "--concurrency", "3"], { env: env.env, via: "pnpm" })
+    )
     expect(run.code).toBe(0)
     expect(run.stderr).toBe("")
     const lines = run.stdout.trimEnd().split("\n")

@@ -84,6 +84,8 @@ const serving = async <A>(args: ReadonlyArray<string>, body: (env: Record<string
   const printed = new Promise<string>((resolve) => (resolveUrl = resolve))
   const server = await erp(["sandbox", "--port", "0", ...args], {
     via: "node",
+    // It serves while the body runs: within the set-up's bound (a busy machine took over 60 s for the large records).
+    killAfterMillis: 220_000,
     onStdout: (text) => {
       const url = /export ERP_BASE_URL=(\S+)/.exec(text)
       if (url !== null) resolveUrl(url[1]!)
@@ -128,6 +130,7 @@ beforeAll(async () => {
     (served) =>
       erp(["api", "infer", "large/list", "--sample", "40"], {
         via: "node",
+        killAfterMillis: 200_000,
         env: { ...served, NODE_OPTIONS: "--max-old-space-size=64" }
       })
   )

@@ -272,7 +272,11 @@ describe("how the client's spans end, and what its metrics count", () => {
         .toEqual([["503", undefined], [undefined, 1]])
       const retries = yield* points("erp.client.retries", {})
       expect(retries.map((p) => [p.tags.unit, p.state.count])).toEqual([["{retry}", 1]])
-    }).pipe(Effect.provide(clientOn(fake)))
+    }).pipe(
+      Effect.provide(clientOn(fake)),
+      // Counted in a registry of its own: the process's has the retries of the worker's other test files too.
+      Effect.provideService(Metric.MetricRegistry, new Map())
+    )
   })
 
   it.effect("each request's wait for the rate limit, by reason: one observation per waiting attempt", () => {

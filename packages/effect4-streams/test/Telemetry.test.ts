@@ -289,9 +289,13 @@ describe("what an export tells an operator", () => {
         const line = PagingText.drift("partner/list", event)
         expect(lines).toContainEqual({ level: line.level === "Warning" ? "Warn" : line.level, text: line.text })
       }
-    }).pipe(Effect.provide(ErpTest.layer({
-      sandbox: { partners: 600, maxListCount: 30, drift: { inserts: 10, deletes: 25, seed: 3 }, rateLimit: false }
-    })))
+    }).pipe(
+      Effect.provide(ErpTest.layer({
+        sandbox: { partners: 600, maxListCount: 30, drift: { inserts: 10, deletes: 25, seed: 3 }, rateLimit: false }
+      })),
+      // Counted in a registry of its own: the process's has the exports of the worker's other test files too.
+      Effect.provideService(Metric.MetricRegistry, new Map())
+    )
   })
 
   it.effect("what paging learns of the server's pages: once per endpoint and process, at debug; the next export says nothing of it", () => {
