@@ -159,6 +159,8 @@ else
   timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev typescript@~5.9.3 @types/node@^20.19.0 \
     @effect/vitest@^0.30.0 vitest@^3.2.4 2>&1 | quiet
 fi
+# tsx: README.md's Install runs an application's .ts file with it (checked below).
+timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev tsx@^4.20.6 2>&1 | quiet
 
 step "one copy of each Effect package"
 { npm ls effect 2>&1 || true; } | quiet
@@ -286,6 +288,24 @@ counted=$(grep -oE '[0-9]+ customers' "$WORK/example.out" | head -1 | cut -d' ' 
 customers=$(ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY timeout 60 npx --no erp partners list --customers | wc -l)
 echo "the example counted ${counted:-no} customers; erp partners list --customers: $customers records"
 [ "$customers" -gt 0 ] && [ "${counted:-0}" -eq "$customers" ]
+
+step "README.md's application set-up: npm init -y, type module, tsc --init, the Use example run by tsx"
+# As Install says, from a fresh npm app: npm 11 writes "type": "commonjs", which Install has the reader change, and
+# TypeScript's own tsconfig (tsc --init), not ours. The packages are those installed above (node_modules linked).
+INIT="$WORK/init-app"
+mkdir -p "$INIT/src"
+cd "$INIT"
+npm init -y >/dev/null && npm pkg set type=module
+ln -s "$APP/node_modules" node_modules
+"$APP/node_modules/.bin/tsc" --init >/dev/null
+cp "$APP/src/main.ts" src/main.ts
+timeout 120 "$APP/node_modules/.bin/tsc" --noEmit
+ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY timeout 120 npx --no tsx src/main.ts > "$WORK/init.out" 2>&1 ||
+  { cat "$WORK/init.out" | head -20; false; }
+grep -qE '[0-9]+ customers' "$WORK/init.out" || { echo "the example run by tsx counted no customers"; head -5 "$WORK/init.out"; false; }
+echo "compiled with tsc --init's settings; tsx ran it: $(grep -oE '[0-9]+ customers' "$WORK/init.out" | head -1)"
+cd "$APP"
+
 kill -INT -- "-$SANDBOX_PID" 2>/dev/null || true
 SANDBOX_PID=""
 
