@@ -14,7 +14,7 @@
  * page differs from what the code gives: run `pnpm run docs` (or `tsx scripts/docs-config.ts`) and commit the page.
  */
 import { Environment, ErpConfig, ErpRateLimiter, ErpRateLimiterRedis } from "@erp-client/client"
-import * as OtelSettings from "@erp-client/kernel/OtelSettings"
+import * as OtelSettings from "@erp-client/kernel/internal/otel/otelSettings"
 import * as Duration from "effect/Duration"
 import * as Fs from "node:fs"
 import * as Path from "node:path"

@@ -5,8 +5,8 @@
  *
  * @since 0.1.0
  */
-import * as CollectorGuard from "@erp-client/kernel/CollectorGuard"
-import * as OtelSettings from "@erp-client/kernel/OtelSettings"
+import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+import * as OtelSettings from "@erp-client/kernel/internal/otel/otelSettings"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import type * as Context from "effect/Context"

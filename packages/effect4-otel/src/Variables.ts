@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import * as OtelSettings from "@erp-client/kernel/OtelSettings"
+import * as OtelSettings from "@erp-client/kernel/internal/otel/otelSettings"
 
 /**
  * One of the three signals.

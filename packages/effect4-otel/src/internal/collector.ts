@@ -6,7 +6,7 @@
  * (an `EncodeError`: it then drops its data for that minute, and sends nothing more at shutdown), and the failure said
  * once.
  */
-import * as Guard from "@erp-client/kernel/CollectorGuard"
+import * as Guard from "@erp-client/kernel/internal/otel/collectorGuard"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"

@@ -9,7 +9,7 @@
  * - Effect's fiber runtime metrics (`Metric.enableRuntimeMetrics`) are `child_fibers_active`, `child_fibers_started`,
  *   `child_fiber_successes` and `child_fiber_failures`.
  */
-import * as OtlpShape from "@erp-client/kernel/OtlpShape"
+import * as OtlpShape from "@erp-client/kernel/internal/otel/otlpShape"
 import type * as HttpBody from "effect/http/HttpBody"
 import type * as OtlpLogger from "effect/observability/OtlpLogger"
 import type * as OtlpMetrics from "effect/observability/OtlpMetrics"

@@ -8,7 +8,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as Guard from "@erp-client/kernel/CollectorGuard"
+import * as Guard from "@erp-client/kernel/internal/otel/collectorGuard"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 

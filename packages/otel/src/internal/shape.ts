@@ -10,7 +10,7 @@
  * - Effect's fiber runtime metrics are `effect_fiber_*`.
  */
 import type * as HttpBody from "@effect/platform/HttpBody"
-import * as OtlpShape from "@erp-client/kernel/OtlpShape"
+import * as OtlpShape from "@erp-client/kernel/internal/otel/otlpShape"
 
 /** The scopes the data is filed under. */
 export type Scopes = OtlpShape.Scopes
