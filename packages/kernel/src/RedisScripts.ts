@@ -98,7 +98,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
  * counts, each scored with its time (Redis's clock): ARGV[1] the limit, ARGV[2] the window, ARGV[3] the margin, ARGV[4]
  * how long entries are kept, ARGV[5] the new entry's name. Entries older than that are removed; with fewer than the
  * limit counted in the window, the entry is added (scored now and the margin) and 0 returned, else the wait until there
- * would be room, taking nothing (`Slots.logWait`'s answer).
+ * would be room, taking nothing (the memory store's `logWait`'s answer).
  *
  * @since 0.1.0
  * @category Scripts

@@ -81,17 +81,7 @@ export * as Page from "./Page.js"
 /**
  * @since 0.1.0
  */
-export * as PageOrder from "./PageOrder.js"
-
-/**
- * @since 0.1.0
- */
 export * as Pager from "./Pager.js"
-
-/**
- * @since 0.1.0
- */
-export * as PagingJudge from "./PagingJudge.js"
 
 /**
  * @since 0.1.0

@@ -3,12 +3,14 @@ import * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import { FastCheck as fc } from "effect"
 import * as ConditionCheck from "../src/ConditionCheck.js"
 import * as ErrorText from "../src/ErrorText.js"
+import * as Check from "../src/internal/conditionCheck.js"
 import * as ListQuery from "../src/ListQuery.js"
 
 // A record's value against a condition's value as sent: a server that ignored the condition is caught by a record that
 // clearly differs (or lacks the field); any value a server that applies it may serve passes.
 
-const { checkPage, checkRecord, satisfies } = ConditionCheck
+const { checkPage } = ConditionCheck
+const { checkRecord, satisfies } = Check
 
 describe("satisfies", () => {
   it("numbers numerically, whichever form either side is written in", () => {
@@ -141,7 +143,7 @@ describe("checkRecord", () => {
 
   it("a value too long to quote is cut", () => {
     const had = checkRecord({ note: "x" }, { note: "y".repeat(1000) })?.had
-    expect(had?.length).toBe(ConditionCheck.HAD_MAX)
+    expect(had?.length).toBe(Check.HAD_MAX)
     expect(had?.endsWith("…")).toBe(true)
   })
 

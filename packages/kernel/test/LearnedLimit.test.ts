@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as SlidingWindow from "@erp-client/fake-erp/SlidingWindow"
 import { FastCheck as fc } from "effect"
 import * as CallState from "../src/CallState.js"
+import { logWait } from "../src/internal/logWait.js"
 import * as MemoryStore from "../src/MemoryStore.js"
 import * as Policy from "../src/RetryPolicy.js"
 import * as ServerLimit from "../src/ServerLimit.js"
@@ -129,7 +130,7 @@ const nextTry = (state: MemoryStore.State, limits: { readonly limit: number }, n
     MemoryStore.holdOf(state, key),
     MemoryStore.holdOf(state, slot),
     state.counters.get(slot)?.expiresAt ?? 0,
-    learned === undefined || entries === undefined ? 0 : now + Slots.logWait([...entries.values()], learned, now)
+    learned === undefined || entries === undefined ? 0 : now + logWait([...entries.values()], learned, now)
   )
 }
 

@@ -47,7 +47,7 @@ export interface Plan {
  *
  * @example
  * ```ts
- * import { PagingJudge } from "@erp-client/kernel"
+ * import * as PagingJudge from "./pagingJudge.js"
  *
  * console.log(PagingJudge.plan(1000)) // => { size: 1000, served: 0, suspect: undefined, quiet: 0 }
  * ```
@@ -133,7 +133,7 @@ export interface Rules {
  *
  * @example
  * ```ts
- * import { PagingJudge } from "@erp-client/kernel"
+ * import * as PagingJudge from "./pagingJudge.js"
  *
  * console.log(PagingJudge.after({ offset: 100, received: 37 }, 0)) // => 137
  * console.log(PagingJudge.after({ offset: 100, received: 37 }, 5)) // => 132
@@ -163,7 +163,7 @@ export interface Learned {
  *
  * @example
  * ```ts
- * import { PagingJudge } from "@erp-client/kernel"
+ * import * as PagingJudge from "./pagingJudge.js"
  *
  * // Plain paging: no overlap, three quiet pages at most, a record at two offsets is a loop
  * const rules = { overlap: () => 0, maxQuiet: 3, firstRecordsUnique: true, minSize: 1 }
@@ -291,7 +291,7 @@ export const judge = (
  *
  * @example
  * ```ts
- * import { PagingJudge } from "@erp-client/kernel"
+ * import * as PagingJudge from "./pagingJudge.js"
  *
  * console.log(PagingJudge.shrink(PagingJudge.plan(1000, 1000)).size) // => 500
  * ```
@@ -312,7 +312,7 @@ export const shrink = (plan: Plan): Plan => ({
  *
  * @example
  * ```ts
- * import { PagingJudge } from "@erp-client/kernel"
+ * import * as PagingJudge from "./pagingJudge.js"
  *
  * console.log(PagingJudge.hash('{"id":1}') === PagingJudge.hash('{"id":1}')) // => true
  * console.log(PagingJudge.hash('{"id":1}') === PagingJudge.hash('{"id":2}')) // => false
@@ -345,7 +345,7 @@ export const hash = (text: string): number => {
  *
  * @example
  * ```ts
- * import { PagingJudge } from "@erp-client/kernel"
+ * import * as PagingJudge from "./pagingJudge.js"
  *
  * // The last records read were 7, 8, 9 (hashes); the next page starts with 8 and 9 again: two filtered repeats
  * console.log(PagingJudge.repeatedRun([7, 8, 9], [8, 9, 10, 11])) // => 2

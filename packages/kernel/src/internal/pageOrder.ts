@@ -2,46 +2,8 @@
  * A page of a list as paging's decisions see it, and its records in the order the server sent them: valid records
  * (`raw`) fill the positions invalid ones (`invalid`, each with its offset in the list) leave. Paging compares and
  * trims pages in that order, by each record's JSON text (docs/paging.md).
- *
- * @since 0.1.0
  */
-
-/**
- * A record that did not match the schema, as paging needs it: where it was and what the server sent. Each edition's
- * `Page.InvalidRecord` carries more (its error, its exact text) and is one of these.
- *
- * @since 0.1.0
- * @category Models
- */
-export interface InvalidRecord {
-  /** Position of the record in the whole list. */
-  readonly offset: number
-  /** The record as the server sent it, parsed. */
-  readonly raw: unknown
-}
-
-/**
- * One page of an offset-paged list: the least paging's decisions need of it. Each edition's `Page.Page<A>` is one
- * (the fields have the same names and meanings), so the decisions take and give back the edition's own pages.
- *
- * @since 0.1.0
- * @category Models
- */
-export interface Page<A = unknown> {
-  readonly offset: number
-  /** The `list_count` that was asked for. */
-  readonly count: number
-  /** How many records the server sent, valid or not. */
-  readonly received: number
-  /** The valid records, decoded. */
-  readonly records: ReadonlyArray<A>
-  /** The valid records as the server sent them, parsed, index for index with `records`. */
-  readonly raw: ReadonlyArray<unknown>
-  /** When asked for: the text of each valid record exactly as the server wrote it, index for index with `raw`. */
-  readonly json?: ReadonlyArray<string> | undefined
-  /** The records that did not match the schema. */
-  readonly invalid: ReadonlyArray<InvalidRecord>
-}
+import type { Page } from "../Pager.js"
 
 /** The positions (0-based, within the page) of its invalid records. */
 const invalidPositions = (page: Page): Map<number, unknown> =>
@@ -52,7 +14,7 @@ const invalidPositions = (page: Page): Map<number, unknown> =>
  *
  * @example
  * ```ts
- * import { PageOrder } from "@erp-client/kernel"
+ * import * as PageOrder from "./pageOrder.js"
  *
  * // Three records at offset 40; the second did not match the schema
  * const page = {
@@ -84,7 +46,7 @@ export const rawInOrder = (page: Page): ReadonlyArray<unknown> => {
  *
  * @example
  * ```ts
- * import { PageOrder } from "@erp-client/kernel"
+ * import * as PageOrder from "./pageOrder.js"
  *
  * const page = {
  *   offset: 0,
@@ -117,7 +79,7 @@ export const textAt = (page: Page, position: number): string => {
  *
  * @example
  * ```ts
- * import { PageOrder } from "@erp-client/kernel"
+ * import * as PageOrder from "./pageOrder.js"
  *
  * const page = { offset: 20, count: 3, received: 3, records: [21, 22, 23], raw: [21, 22, 23], invalid: [] }
  * const kept = PageOrder.keepWhere(page, (position) => position >= 1)
@@ -153,7 +115,7 @@ export const keepWhere = <P extends Page>(page: P, keep: (position: number) => b
  *
  * @example
  * ```ts
- * import { PageOrder } from "@erp-client/kernel"
+ * import * as PageOrder from "./pageOrder.js"
  *
  * // A server that ignores list_offset serves the first page again
  * const first = { offset: 0, count: 2, received: 2, records: [1, 2], raw: [1, 2], invalid: [] }
