@@ -1,9 +1,21 @@
 import * as effectEslint from "@effect/eslint-plugin"
 import js from "@eslint/js"
+import * as Fs from "node:fs"
 import tseslint from "typescript-eslint"
 
+// The Effect 4 edition's copies of the shared source (scripts/editions.ts, listed in each package's .gitignore): the
+// file each copy is made from is the one linted.
+const copies = Fs.readdirSync("packages").filter((dir) => dir.startsWith("effect4-")).flatMap((dir) => {
+  const gitignore = `packages/${dir}/.gitignore`
+  return Fs.existsSync(gitignore)
+    ? Fs.readFileSync(gitignore, "utf8").split("\n").filter((line) => line.startsWith("/src/")).map((line) =>
+      `packages/${dir}${line}`
+    )
+    : []
+})
+
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/build/**", "**/node_modules/**", "bench/results/**", "**/*.d.ts"] },
+  { ignores: ["**/dist/**", "**/build/**", "**/node_modules/**", "bench/results/**", "**/*.d.ts", ...copies] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   ...effectEslint.configs.dprint,

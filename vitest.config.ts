@@ -2,7 +2,8 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts"],
+    // The repository's own checks (test/: the editions' shared source) beside the packages'.
+    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     // The Effect 4 edition runs on its own vitest 5 (scripts/test.ts runs it after this one).
     exclude: ["packages/effect4-*/**", "**/node_modules/**"],
     // Tests start real loopback servers and child processes: keep them bounded, never hanging.

@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The copies of the source both editions share (scripts/editions.ts), written before any test imports them.
+    globalSetup: ["../../scripts/editions.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

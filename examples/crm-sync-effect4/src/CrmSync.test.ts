@@ -32,8 +32,7 @@ describe("CrmSync on Effect 4", () => {
     Effect.gen(function*() {
       const sync = yield* CrmSync
       const sandbox = yield* Sandbox.Sandbox
-      // ErpTest.advancing moves the TestClock step by step until the sync ends: Effect 4's TestClock.adjust wakes the
-      // waits due when it is called, and an export's next wait begins after the in-memory ERP's answer is read.
+      // The export waits for the limit between its pages: `advancing` moves the clock until it ends.
       const count = yield* ErpTest.advancing(sync.syncCustomers)
       const stats = yield* sandbox.stats
       expect(stats.tooManyRequests).toBe(0)

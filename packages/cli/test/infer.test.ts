@@ -185,7 +185,7 @@ describe("erp api infer", () => {
     const loose = fieldsOf(Invoices.Invoice)
     expect(generated.keepsOthers).toBe(true)
     expect(loose.keepsOthers).toBe(true)
-    expect(drafted["Invoice.ts"]!.text).toContain("from 200 records.")
+    expect(drafted["Invoice.ts"]!.text).toContain("drafted from 200 records for the client's Effect 3 edition")
     // The contract's fields: required, and of the same types (a pattern is not drafted: the same base type)...
     for (const [name, field] of Object.entries(strict.fields)) {
       if (name === "currency") continue
@@ -288,10 +288,12 @@ describe("erp api infer", () => {
 
   it("its resource, added to the command line's resources, gives erp invoices list and get", async () => {
     const { resource } = await load("Invoice.ts")
-    // What to do with it: the library's streams in an application; these commands only in a clone of the repository.
+    // What to do with it: the library's streams in an application. The module names no file of the client's source,
+    // which a user of the installed command does not have; the test adds it to the resources as a clone can.
     expect(drafted["Invoice.ts"]!.text).toContain(
-      " * An installed `erp` command has its kinds of record built in: it cannot take this one. In a clone of"
+      " * In your application (`Resource` of @erp-client/streams), `Resource.stream(resource)` streams every record of"
     )
+    expect(drafted["Invoice.ts"]!.text).not.toMatch(/packages\/|Cli\.ts|pnpm/)
     expect(resource).toMatchObject({ name: "invoices", list: "invoice/list", get: "invoice/get", idField: "id" })
     const run = async (...args: Array<string>) => {
       let stdout = ""
@@ -338,7 +340,8 @@ describe("erp api infer", () => {
     }
     const few = await erp(["api", "infer", "invoice/list", "--sample", "7"], { via: "node", env: env.env })
     expect(few.code).toBe(0)
-    expect(few.stdout).toContain("from 7 records.")
+    expect(few.stdout).toContain("drafted from 7 records")
+    expect(few.stdout).toContain(" *   erp api infer invoice/list --edition 3 --sample 7\n")
     const badWhere = await erp(["api", "infer", "invoice/list", "--where", "bad field=1"], {
       via: "node",
       env: env.env
@@ -376,9 +379,8 @@ describe("erp api infer", () => {
     expect(unpaid.length).toBeGreaterThan(20)
     const run = await erp(["api", "infer", "invoice/list", "--where", "paid=0"], { via: "node", env: env.env })
     expect([run.code, run.stderr]).toEqual([0, ""])
-    expect(run.stdout).toContain(
-      `drafted by \`erp api infer invoice/list --where "paid=0"\` from ${unpaid.length} records.`
-    )
+    expect(run.stdout).toContain(`drafted from ${unpaid.length} records`)
+    expect(run.stdout).toContain(` *   erp api infer invoice/list --edition 3 --where "paid=0"\n`)
     // Only unpaid invoices were sampled: the flag is one value now, where the whole list gives Literal(0, 1).
     expect(run.stdout).toContain("  paid: Schema.Literal(0)\n")
     expect(drafted["Invoice.ts"]!.text).toContain("  paid: Schema.Literal(0, 1)\n")
@@ -417,7 +419,16 @@ describe("erp api infer", () => {
     if (!read.ok) throw new Error(read.failure.reason)
     const files = [...refused, ...accepted].map((name, i) => {
       const file = Path.join(dir, `Name${i}.ts`)
-      Fs.writeFileSync(file, SchemaDraft.render(read.value, { name, endpoint: "name/list", get: "name/get" }))
+      Fs.writeFileSync(
+        file,
+        SchemaDraft.render(read.value, {
+          name,
+          edition: 3,
+          resourcePackage: "@erp-client/streams",
+          endpoint: "name/list",
+          get: "name/get"
+        })
+      )
       return file
     })
     const program = ts.createProgram(files, {
@@ -459,7 +470,7 @@ describe("erp api infer", () => {
     expect([hostile.code, hostile.stderr]).toEqual([0, ""])
     expect(hostile.stdout).not.toMatch(RAW_HIDDEN)
     const escaped = "\\u202e\\u2066\\u200b\\u200d\\u2060\\ufeff\\u00ad\\u3164\\u{e0041}\\u009b\\u00a0\\u2028"
-    expect(hostile.stdout).toContain(`drafted by \`erp api infer hostile/list -p "q=${escaped}."\``)
+    expect(hostile.stdout).toContain(` *   erp api infer hostile/list --edition 3 -p "q=${escaped}."\n`)
     expect(hostile.stdout).toContain(`  "note${escaped}": Schema.String,`)
     expect(hostile.stdout).toContain(`  status: Schema.Literal("open", "paid${escaped}\\"; evil()")\n`)
     // The module, loaded, holds the names and values the server sent, character for character
@@ -474,7 +485,8 @@ describe("erp api infer", () => {
 
   it("records of 2 MB: drafted with a heap held to 64 MB, long and deep values summarised", async () => {
     expect([large.code, large.signal, large.stderr]).toEqual([0, null, ""])
-    expect(large.stdout).toContain("drafted by `erp api infer large/list` from 40 records.")
+    expect(large.stdout).toContain("drafted from 40 records")
+    expect(large.stdout).toContain(" *   erp api infer large/list --edition 3 --sample 40\n")
     const { Large } = await load("Large.ts")
     const { fields } = fieldsOf(Large!)
     expect(fields).toMatchObject({

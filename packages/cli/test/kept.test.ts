@@ -464,6 +464,11 @@ describe("messages", () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string, string?]> = [
       [["partners", "list", "--format", "json"], "--format: expected ndjson, csv or table, got json"],
       [["partners", "list", "--format=json"], "--format: expected ndjson, csv or table, got json"],
+      [
+        ["partners", "list", "--format", "nsjson"],
+        "--format: expected ndjson, csv or table, got nsjson: did you mean ndjson?"
+      ],
+      [["partners", "list", "--format", "CSV"], "--format: expected ndjson, csv or table, got CSV: did you mean csv?"],
       [["partners", "list", "--concurrency", "x"], "--concurrency: expected a whole number, got x"],
       [["partners", "list", "--concurrency"], "--concurrency needs a value: --concurrency N"],
       [["partners", "get", "--id", "3", "--id"], "--id needs a value: --id N"],

@@ -230,6 +230,10 @@ describe("SchemaDraft.drafter: what it holds is bounded, whatever the records' s
   })
 })
 
+// The editions' packages, as `erp api infer --edition` passes them.
+const effect3 = { edition: 3, resourcePackage: "@erp-client/streams" } as const
+const effect4 = { edition: 4, resourcePackage: "@erp-client/effect4-streams" } as const
+
 describe("SchemaDraft.render", () => {
   it("names: from the endpoint; one a strict module cannot declare as a value and a type refused, saying why", () => {
     expect(SchemaDraft.nameOf("invoice/list")).toBe("Invoice")
@@ -271,6 +275,7 @@ describe("SchemaDraft.render", () => {
       }))
     const draft = draftOf(texts, { maxFields: 3 })
     const text = SchemaDraft.render(draft, {
+      ...effect3,
       name: "Row",
       endpoint: "row/list",
       params: [`q=${hidden}`],
@@ -294,7 +299,12 @@ describe("SchemaDraft.render", () => {
       `{"id":1,"name":"Kovács Kft.","limit":12345678901234567890,"address":{"city":"Pécs"},"fax":null,"my-key":1}`,
       `{"id":2,"name":"Nagy Bt.","limit":1,"address":{"city":"Győr","zip":"9021"},"my-key":2}`
     ])
-    const text = SchemaDraft.render(draft, { name: "Customer", endpoint: "customer/list", get: "customer/get" })
+    const text = SchemaDraft.render(draft, {
+      ...effect3,
+      name: "Customer",
+      endpoint: "customer/list",
+      get: "customer/get"
+    })
     expect(text).toContain(`import * as Resource from "@erp-client/streams/Resource"`)
     expect(text).toContain(`import * as Schema from "effect/Schema"`)
     expect(text).toContain(
@@ -326,29 +336,127 @@ describe("SchemaDraft.render", () => {
     expect(text).not.toContain(`field: "address"`)
   })
 
-  it("says what a reader can do with the resource: use it in an application; erp's commands only from a clone", () => {
+  it("edition 4: the same draft in Effect 4's Schema (StructWithRest, Literals, a union of an array), the same Resource", () => {
+    const draft = draftOf(Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify({
+        id: i + 1,
+        status: i % 2 === 0 ? "open" : "paid",
+        kind: "x",
+        flag: i % 2 === 0 ? 1 : true,
+        tax: i % 4 === 0 ? null : i % 2 === 1 ? `12-${i}` : i,
+        address: i % 2 === 0 ? { city: `c${i}` } : { city: `c${i}`, zip: `90${i}` },
+        tags: [{ k: `t${i}` }],
+        empty: {}
+      })))
+    const options = { name: "Row", endpoint: "row/list", get: "row/get" }
+    const four = SchemaDraft.render(draft, { ...effect4, ...options })
+    const three = SchemaDraft.render(draft, { ...effect3, ...options })
+    expect(four).toContain(`import * as Resource from "@erp-client/effect4-streams/Resource"\n`)
+    expect(four).toContain("const otherFields = Schema.Record(Schema.String, Schema.Unknown)\n")
+    expect(four).toContain(
+      [
+        "export const Row = Schema.StructWithRest(Schema.Struct({",
+        "  id: Schema.Int,",
+        `  status: Schema.Literals(["open", "paid"]),`,
+        `  kind: Schema.Literal("x"),`,
+        "  flag: Schema.Union([Schema.Boolean, Schema.Literal(1)]),",
+        "  tax: Schema.NullOr(Schema.Union([Schema.Int, Schema.String])),",
+        "  address: Schema.StructWithRest(Schema.Struct({",
+        "    city: Schema.String,",
+        "    /** absent from 20 of 40 */",
+        "    zip: Schema.optional(Schema.String)",
+        "  }), [otherFields]),",
+        "  tags: Schema.Array(Schema.StructWithRest(Schema.Struct({",
+        "    k: Schema.String",
+        "  }), [otherFields])),",
+        "  empty: Schema.StructWithRest(Schema.Struct({}), [otherFields])",
+        "}), [otherFields])"
+      ].join("\n")
+    )
+    expect(three).toContain(
+      [
+        "export const Row = Schema.Struct({",
+        "  id: Schema.Int,",
+        `  status: Schema.Literal("open", "paid"),`,
+        `  kind: Schema.Literal("x"),`,
+        "  flag: Schema.Union(Schema.Boolean, Schema.Literal(1)),",
+        "  tax: Schema.NullOr(Schema.Union(Schema.Int, Schema.String)),",
+        "  address: Schema.Struct({"
+      ].join("\n")
+    )
+    // The declaration after the schema is the same text in both editions: the editions' Resource.make take the same
+    const resource = (text: string) => text.slice(text.indexOf("export type Row"))
+    expect(resource(four)).toBe(resource(three).replace("@erp-client/streams", "@erp-client/effect4-streams"))
+  })
+
+  it("the header names the edition and the command that drafts the module again; no package but those given", () => {
     const draft = draftOf([`{"id":1}`, `{"id":2}`])
-    const withGet = SchemaDraft.render(draft, { name: "Row", endpoint: "row/list", get: "row/get" })
+    const header = (text: string) => text.slice(0, text.indexOf(" * A draft says"))
+    expect(header(SchemaDraft.render(draft, { ...effect4, name: "Row", endpoint: "row/list" }))).toBe(
+      "/**\n" +
+        " * Row: the records of row/list, drafted from 2 records for the client's Effect 4 edition: the Schema of `effect` 4 and\n" +
+        " * the `Resource` module of @erp-client/effect4-streams. To draft it again, run:\n" +
+        " *\n" +
+        " *   erp api infer row/list --edition 4\n" +
+        " *\n"
+    )
+    // The name and the sample size when they are not the defaults, after the list's parameters and conditions
+    const given = SchemaDraft.render(draft, {
+      ...effect3,
+      name: "Line",
+      endpoint: "row/list",
+      params: ["q=a b"],
+      where: ["kind=x"],
+      sample: 50
+    })
+    expect(given).toContain(
+      ` *   erp api infer row/list --edition 3 -p "q=a b" --where "kind=x" --name Line --sample 50\n`
+    )
+    expect(given).toContain(
+      " * Line: the records of row/list, drafted from 2 records for the client's Effect 3 edition"
+    )
+    // The Resource module's package is the one given: the module imports it and effect, nothing else
+    for (const edition of [3, 4] as const) {
+      const text = SchemaDraft.render(draft, {
+        edition,
+        resourcePackage: "@acme/erp-streams",
+        name: "Row",
+        endpoint: "r/list"
+      })
+      expect([...text.matchAll(/^import .* from "(.*)"$/gm)].map((m) => m[1])).toEqual([
+        "@acme/erp-streams/Resource",
+        "effect/Schema"
+      ])
+      expect(text).not.toContain("@erp-client")
+    }
+  })
+
+  it("says what a reader can do with the resource in an application, and nothing of a clone's files", () => {
+    const draft = draftOf([`{"id":1}`, `{"id":2}`])
+    const withGet = SchemaDraft.render(draft, { ...effect3, name: "Row", endpoint: "row/list", get: "row/get" })
     const comment = (text: string) => text.slice(text.lastIndexOf("/**"), text.indexOf("export const resource"))
     expect(comment(withGet)).toBe(
       "/**\n" +
         " * In your application (`Resource` of @erp-client/streams), `Resource.stream(resource)` streams every record of\n" +
         " * row/list, and `Resource.get(resource, resource.selectors[0]!, id)` looks one up.\n" +
-        " * An installed `erp` command has its kinds of record built in: it cannot take this one. In a clone of this client's\n" +
-        " * repository, adding `resource` to `resources` in packages/cli/src/Cli.ts (then `pnpm build`) gives\n" +
-        " * `erp rows list` and `get`.\n" +
         " */\n"
     )
-    const listOnly = comment(SchemaDraft.render(draft, { name: "Row", endpoint: "row/list" }))
+    // A module may be read where there is no clone of the client's source: it names none of its files.
+    expect(withGet).not.toMatch(/packages\/|Cli\.ts|pnpm|clone/)
+    const listOnly = comment(SchemaDraft.render(draft, { ...effect3, name: "Row", endpoint: "row/list" }))
     expect(listOnly).toContain(" * row/list.\n")
-    expect(listOnly).toContain(" * `erp rows list`.\n")
     expect(listOnly).not.toContain("Resource.get")
     for (const line of withGet.split("\n")) expect(line.length, line).toBeLessThanOrEqual(120)
   })
 
   it("without a get endpoint, no selectors and a line saying why", () => {
     const draft = draftOf([`{"id":1}`, `{"id":2}`])
-    const text = SchemaDraft.render(draft, { name: "Row", endpoint: "row/list", noGet: "row/get answered Not found" })
+    const text = SchemaDraft.render(draft, {
+      ...effect3,
+      name: "Row",
+      endpoint: "row/list",
+      noGet: "row/get answered Not found"
+    })
     expect(text).toContain(" * No `get`: row/get answered Not found.")
     expect(text).not.toContain("selectors")
     expect(text).not.toContain("get:")
@@ -357,6 +465,7 @@ describe("SchemaDraft.render", () => {
   it("text from outside cannot end a comment or break a line; no unused declaration when no record is an object", () => {
     const draft = draftOf([`{"id":1}`, `{"id":2}`])
     const text = SchemaDraft.render(draft, {
+      ...effect3,
       name: "Row",
       endpoint: "row/list",
       params: ["q=*/ evil()\n/*"],
@@ -365,16 +474,23 @@ describe("SchemaDraft.render", () => {
     expect(text).toContain(`-p "q=*\\/ evil()\\n/*"`)
     expect(text).toContain(" * No `get`: row/get answered ApiError: bad *\\/ x y.")
     expect(text.match(/\*\//g)!.length).toBe(text.match(/\/\*\*/g)!.length)
-    const strings = SchemaDraft.render(draftOf([`"a"`, `"b"`]), { name: "Code", endpoint: "code/list" })
+    const strings = SchemaDraft.render(draftOf([`"a"`, `"b"`]), { ...effect3, name: "Code", endpoint: "code/list" })
     expect(strings).toContain("export const Code = Schema.String")
     expect(strings).not.toContain("otherFields")
     expect(strings).not.toContain("Resource")
+    // A value that reads like the struct's closing text is no struct: nothing declared that nothing uses
+    const value = draftOf(Array.from({ length: 20 }, () => `"otherFields)"`))
+    for (const edition of [effect3, effect4]) {
+      const text = SchemaDraft.render(value, { ...edition, name: "Code", endpoint: "code/list" })
+      expect(text).toContain(`export const Code = Schema.Literal("otherFields)")`)
+      expect(text).not.toContain("const otherFields")
+    }
   })
 
   it("an id field that is not a plain name gets the flag --id", () => {
     const draft = draftOf([`{"Nr.":"A-1"}`, `{"Nr.":"A-2"}`])
     expect(draft.idField).toBe("Nr.")
-    const text = SchemaDraft.render(draft, { name: "Row", endpoint: "row/list", get: "row/get" })
+    const text = SchemaDraft.render(draft, { ...effect3, name: "Row", endpoint: "row/list", get: "row/get" })
     expect(text).toContain(`{ param: "Nr.", kind: "text", flag: "id", description: "A record's Nr.." }`)
   })
 })

@@ -2,7 +2,7 @@
  * The environment variable each setting is read from, by option name: the one list the settings modules read their
  * variables from (`ErpConfig.fromEnv`, `ErpRateLimiter.fromEnv`, `ErpRateLimiterRedis.fromEnv`) and the command line's
  * help and messages name them by. Data only: it loads nothing. The table is `@erp-client/kernel/Environment`'s, which
- * the Effect 4 edition reads too.
+ * both editions read.
  *
  * @since 0.1.0
  */

@@ -131,9 +131,11 @@ export interface Acquired {
   readonly learned: Learned | undefined
   /**
    * Call once the request has ended, with the time (epoch ms) it ended: its answer read, or it failed or was
-   * abandoned. The server saw the request at the latest then, so the slot stays busy for one window after it:
-   * a request held up between `acquire` and the wire (a busy event loop, a slow connect) cannot bring the slot's
-   * next request within a window of it as the server counts. Not calling it only loses that protection.
+   * abandoned. Until then the request holds its slot (it may still reach the server: a slow connection, a busy event
+   * loop, a queue for a socket); the server saw it at the latest when it ended, so the slot stays busy for one window
+   * after that, and at least the window and the margin after its start. Not calling it keeps the slot until the
+   * request's timeout and a window (and the margin) have passed (`acquire`'s `timeoutMillis`), as for a process that
+   * died with its request in flight.
    */
   readonly release: (endedMillis: number) => Effect.Effect<void, StoreFailure>
 }
@@ -212,12 +214,15 @@ export interface Service {
    * Waits until a request under `key` may start, then returns. `deadline` (epoch ms) bounds how long it waits for
    * server-requested pauses; our own spacing is not bounded by it (it is bounded by the queue in front of us).
    * `bound` (epoch ms) bounds the whole wait: a request that could not start by then fails at once with
-   * `WaitBeyondBound`, taking no place in the limit.
+   * `WaitBeyondBound`, taking no place in the limit. `timeoutMillis` is the longest the request can be in flight (its
+   * timeout; default 30 s, the client's default): its slot is held that long and a window more at most when `release`
+   * is never called (a process that died), in memory and in Redis alike.
    */
   readonly acquire: (
     key: string,
     deadline?: number,
-    bound?: number
+    bound?: number,
+    timeoutMillis?: number
   ) => Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure>
   /**
    * Tells the limiter what the answer to a request it admitted (`acquired`) said of the server's limit. A limit

@@ -102,6 +102,13 @@ const redisProxy = () =>
 const L = 10
 const W = 1_000
 
+/** A request that ends as soon as it starts: its place, handed back at once (what it was admitted with). */
+const sent = (limiter: ErpRateLimiter.Service, key: string) =>
+  Effect.tap(
+    limiter.acquire(key),
+    (acquired) => Effect.flatMap(Clock.currentTimeMillis, (now) => acquired.release(now))
+  )
+
 describe("ErpRateLimiterRedis", () => {
   it.scopedLive("its counter gives the memory store's and the library's Redis store's answers", () =>
     Effect.gen(function*() {
@@ -154,7 +161,7 @@ describe("ErpRateLimiterRedis", () => {
         // 25 requests at once (2.5 windows of demand), dealt over the three limiters.
         const acquired = yield* Effect.forEach(
           Array.from({ length: 25 }, (_, i) => i),
-          (i) => limiters[i % 3]!.acquire("erp:k:partner/list"),
+          (i) => sent(limiters[i % 3]!, "erp:k:partner/list"),
           { concurrency: "unbounded" }
         )
         // When the limiter let each request go (its clock, read as it marked the slot busy), not when this fiber ran
@@ -237,6 +244,57 @@ describe("ErpRateLimiterRedis", () => {
       for (const slot of [0, 1]) {
         expect(yield* Effect.promise(() => admin.get(`${prefix}${key}:slot:${slot}`))).toBe("1")
       }
+    }))
+
+  it.scopedLive("a request in flight holds its slot for every process until it ends, then a window (and the margin)", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("in-flight")
+      const [a, b] = yield* Effect.all(
+        [0, 1].map(() => ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 1, window: 200, margin: 50 }))
+      )
+      const key = "erp:k:partner/get"
+      const hold = `${prefix}${key}:slot:0:hold`
+      // In flight with a 5 s timeout: held in Redis that long and a window (and the margin) at most
+      const first = yield* a!.acquire(key, undefined, undefined, 5_000)
+      expect(yield* Effect.promise(() => admin.get(hold))).toContain(":in-flight:")
+      expect(yield* Effect.promise(() => admin.pttl(hold))).toBeGreaterThan(250)
+      expect(yield* Effect.promise(() => admin.pttl(hold))).toBeLessThanOrEqual(5_250)
+      // Two windows later it is still in flight: the other process may not take the slot
+      yield* Effect.sleep("400 millis")
+      const refused = yield* Effect.flip(b!.acquire(key, undefined, Date.now() + 100))
+      expect(refused._tag).toBe("WaitBeyondBound")
+      // It ends: the slot is busy the window and the margin after its end, and then the other process has it
+      const endedMillis = yield* Clock.currentTimeMillis
+      yield* first.release(endedMillis)
+      expect(yield* Effect.promise(() => admin.get(hold))).not.toContain(":in-flight:")
+      expect(yield* Effect.promise(() => admin.pttl(hold))).toBeLessThanOrEqual(250)
+      const next = yield* b!.acquire(key)
+      expect(next.startedMillis).toBeGreaterThanOrEqual(endedMillis + 250)
+      expect(next.startedMillis).toBeGreaterThanOrEqual(first.startedMillis + 400)
+    }))
+
+  it.scopedLive("a holder that dies in flight keeps the slot its timeout and a window (and the margin), then Redis drops it", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("dead-holder")
+      const key = "erp:k:partner/get"
+      const hold = `${prefix}${key}:slot:0:hold`
+      // A process that takes the slot for a request with a 300 ms timeout and dies: its scope closes, no release
+      const dead = yield* Effect.scoped(
+        Effect.flatMap(
+          ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 1, window: 200, margin: 50 }),
+          (limiter) => limiter.acquire(key, undefined, undefined, 300)
+        )
+      )
+      const ttl = yield* Effect.promise(() => admin.pttl(hold))
+      expect(ttl).toBeGreaterThan(250)
+      expect(ttl).toBeLessThanOrEqual(550)
+      const other = yield* ErpRateLimiterRedis.make({ url: REDIS, prefix, limit: 1, window: 200, margin: 50 })
+      const next = yield* other.acquire(key)
+      // Not before the mark's end, and the mark gone from Redis by itself
+      expect(next.startedMillis).toBeGreaterThanOrEqual(dead.startedMillis + 550)
+      expect(yield* Effect.promise(() => admin.get(hold))).toContain(":in-flight:")
+      yield* next.release(yield* Clock.currentTimeMillis)
+      expect(yield* Effect.promise(() => admin.get(hold))).not.toContain(":in-flight:")
     }))
 
   it.scopedLive("a limit learned by one process holds for the others, counted in one log; a 429 judged by two is one change", () => {
@@ -390,7 +448,7 @@ describe("ErpRateLimiterRedis", () => {
         })
         const acquired = yield* Effect.forEach(
           Array.from({ length: 7 }, () => 0),
-          () => limiter.acquire("erp:k:partner/list"),
+          () => sent(limiter, "erp:k:partner/list"),
           { concurrency: "unbounded" }
         )
         // A Redis never reached: the local limit at once (the first three without waiting), and kept.
@@ -422,11 +480,11 @@ describe("ErpRateLimiterRedis", () => {
           })
           const key = "erp:k:partner/list"
           const ticket = () => Effect.promise(() => admin.get(`${prefix}${key}:ticket`)).pipe(Effect.map(Number))
-          yield* limiter.acquire(key)
+          yield* sent(limiter, key)
           expect(yield* ticket()).toBe(1)
           yield* Effect.promise(proxy.cut)
           const t0 = Date.now()
-          const during = yield* Effect.either(limiter.acquire(key))
+          const during = yield* Effect.either(sent(limiter, key))
           // The connection is gone, so no wait for the (long) timeout; and no grace.
           expect(Date.now() - t0).toBeLessThan(10_000)
           if (policy === "fail") {
@@ -438,7 +496,7 @@ describe("ErpRateLimiterRedis", () => {
           expect(yield* ticket()).toBeLessThanOrEqual(1)
           yield* Effect.promise(proxy.restore)
           // ioredis reconnects in the background; the limiter tries Redis again at most once a second.
-          yield* Effect.repeat(Effect.zipRight(Effect.either(limiter.acquire(key)), ticket()), {
+          yield* Effect.repeat(Effect.zipRight(Effect.either(sent(limiter, key)), ticket()), {
             until: (n) => n >= 2,
             schedule: Schedule.spaced("100 millis").pipe(Schedule.upTo("5 seconds"))
           })

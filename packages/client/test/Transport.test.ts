@@ -1,4 +1,4 @@
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient, ErpRateLimiter } from "@erp-client/client"
@@ -6,6 +6,7 @@ import { Fault, Sandbox } from "@erp-client/sandbox"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import { targetOf } from "../src/internal/transport.js"
 
 const KEY = "sk-transport-secret-55aa"
 
@@ -122,4 +123,16 @@ describe("hostile bodies", () => {
       expect(error).toMatchObject({ _tag: "TimeoutError", timeoutMillis: 400 })
       expect(error.message).not.toContain(KEY)
     }))
+})
+
+describe("the limiter's key", () => {
+  it("is the endpoint's path: a query written into the URL makes no key of its own", () => {
+    const target = targetOf("https://erp.example/api/v2/")
+    expect(target(HttpClientRequest.get("https://erp.example/api/v2/partner/get?id=1"))).toEqual({
+      endpoint: "partner/get",
+      method: "GET"
+    })
+    expect(target(HttpClientRequest.get("https://erp.example/api/v2/partner/get?id=2#x")).endpoint).toBe("partner/get")
+    expect(target(HttpClientRequest.post("https://erp.example/api/v2/partner/list")).endpoint).toBe("partner/list")
+  })
 })

@@ -175,18 +175,25 @@ describe("the memory limiter's synchronous path", () => {
         Slots.make({ limit: 2, window: Duration.millis(1_000), margin: Duration.millis(50) }),
         Memory.context(state)
       )
-      // Two places at once, then a third a window (and the margin) later.
+      // Two places at once, each held while in flight (its timeout, 30 s by default, and the window and margin)
       const first = yield* limiter.acquire("k")
       const second = yield* limiter.acquire("k")
       expect([first.spacedMillis, second.spacedMillis]).toEqual([0, 0])
-      expect(Memory.holdOf(state, "k:slot:0")).toBe(1_050)
+      expect(Memory.holdOf(state, "k:slot:0")).toBe(31_050)
+      expect(Memory.holdOf(state, "k:slot:1")).toBe(31_050)
+      // One ends at once: busy the window and the margin after its start
+      yield* second.release(0)
       expect(Memory.holdOf(state, "k:slot:1")).toBe(1_050)
+      // A third takes the steps: its slot (the first one's) is spaced, then found held in flight, so it takes the next
+      // one (the second's, free the window and the margin after its start)
       const third = yield* Effect.fork(limiter.acquire("k"))
       yield* TestClock.adjust(Duration.millis(1_050))
       expect((yield* Fiber.join(third)).spacedMillis).toBe(1_050)
-      // A request that ended late keeps its slot busy a window after its end.
+      expect(Memory.holdOf(state, "k:slot:1")).toBe(1_050 + 31_050)
+      // The first ended late: its slot is busy a window (and the margin) after its end
+      yield* TestClock.adjust(Duration.millis(450))
       yield* first.release(1_500)
-      expect(Memory.holdOf(state, "k:slot:0")).toBe(2_500)
+      expect(Memory.holdOf(state, "k:slot:0")).toBe(2_550)
     }))
 })
 

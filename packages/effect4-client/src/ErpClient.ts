@@ -380,6 +380,7 @@ export const make = (
       retryBaseDelayMillis: Duration.toMillis(config.retryBaseDelay),
       maxRetryDelayMillis: 10_000,
       rateLimitBudgetMillis: Duration.toMillis(config.rateLimitBudget),
+      timeoutMillis: Duration.toMillis(config.timeout),
       maxServerWaitMillis: Duration.toMillis(config.maxServerWait)
     })
 

@@ -215,7 +215,7 @@ export const make = (
       limit: remote.limit,
       window: remote.window,
       margin: remote.margin,
-      acquire: (key, deadline, bound) => acquire(shared, key, deadline, bound),
+      acquire: (key, deadline, bound, timeoutMillis) => acquire(shared, key, deadline, bound, timeoutMillis),
       learn: (key, acquired, heard) => guard(shared, "learn", remote.learn(key, acquired, heard), Effect.void),
       // Kept locally too under `local`, so an outage that starts now still honours it.
       pause: (key, untilMillis) =>
@@ -267,17 +267,18 @@ const acquire = (
   shared: Shared,
   key: string,
   deadline?: number,
-  bound?: number
+  bound?: number,
+  timeoutMillis?: number
 ): ReturnType<ErpRateLimiter.Service["acquire"]> =>
   Effect.suspend(() => {
     const { outage, policy } = shared
     const generation = outage.generation
-    const again = Effect.suspend(() => acquire(shared, key, deadline, bound))
+    const again = Effect.suspend(() => acquire(shared, key, deadline, bound, timeoutMillis))
     const admitted = guard(
       shared,
       "acquire",
-      sharedAndLocal(shared, key, deadline, bound),
-      localOnly(shared, key, deadline, bound),
+      sharedAndLocal(shared, key, deadline, bound, timeoutMillis),
+      localOnly(shared, key, deadline, bound, timeoutMillis),
       {
         bound,
         beyond: (startsAt) => Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt }))
@@ -302,22 +303,22 @@ const acquire = (
   })
 
 /** A place in Redis, its slot handed back in the background should Redis be down then (`handBack`). */
-const inRedis = (shared: Shared, key: string, deadline?: number, bound?: number) =>
-  Effect.map(shared.remote.acquire(key, deadline, bound), (acquired): ErpRateLimiter.Acquired => ({
+const inRedis = (shared: Shared, key: string, deadline?: number, bound?: number, timeoutMillis?: number) =>
+  Effect.map(shared.remote.acquire(key, deadline, bound, timeoutMillis), (acquired): ErpRateLimiter.Acquired => ({
     ...acquired,
     release: (endedMillis) => handBack(shared, () => acquired.release(endedMillis), endedMillis)
   }))
 
 /** A place in Redis; within a window of the local fallback's last request, which Redis never counted, in both. */
-const sharedAndLocal = (shared: Shared, key: string, deadline?: number, bound?: number) =>
+const sharedAndLocal = (shared: Shared, key: string, deadline?: number, bound?: number, timeoutMillis?: number) =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const { local, outage, policy } = shared
     return local === undefined || !Outage.alsoLocal(outage, policy, now)
-      ? inRedis(shared, key, deadline, bound)
+      ? inRedis(shared, key, deadline, bound, timeoutMillis)
       : Effect.flatMap(
-        inRedis(shared, key, deadline, bound),
+        inRedis(shared, key, deadline, bound, timeoutMillis),
         (there) =>
-          Effect.map(local.acquire(key, deadline, bound), (own): ErpRateLimiter.Acquired => ({
+          Effect.map(local.acquire(key, deadline, bound, timeoutMillis), (own): ErpRateLimiter.Acquired => ({
             ...there,
             spacedMillis: there.spacedMillis + own.spacedMillis,
             pausedMillis: there.pausedMillis + own.pausedMillis,
@@ -328,9 +329,9 @@ const sharedAndLocal = (shared: Shared, key: string, deadline?: number, bound?: 
   })
 
 /** A place from the local fallback alone, noted (`Outage.admittedLocally`). */
-const localOnly = (shared: Shared, key: string, deadline?: number, bound?: number) =>
+const localOnly = (shared: Shared, key: string, deadline?: number, bound?: number, timeoutMillis?: number) =>
   shared.local === undefined ? unavailable(shared) : Effect.tap(
-    shared.local.acquire(key, deadline, bound),
+    shared.local.acquire(key, deadline, bound, timeoutMillis),
     (acquired) => Effect.sync(() => Outage.admittedLocally(shared.outage, acquired.startedMillis))
   )
 
@@ -411,9 +412,10 @@ const guard = <A, E>(
 }
 
 /**
- * Hands a slot back: its busy mark, a window after the request ended, is set in Redis now if Redis answers, else in
- * the background as soon as it does, until the mark no longer matters (a slot's window after the end). The answer at
- * hand never waits for it.
+ * Hands a slot back: its busy mark, a window after the request ended, replaces its in-flight mark in Redis now if Redis
+ * answers, else in the background as soon as it does, until a slot's window after the end. Past that the in-flight
+ * mark left standing only holds the slot longer than needed (until the request's timeout and a window after its start,
+ * when Redis drops it), never shorter. The answer at hand never waits for it.
  */
 const handBack = (
   { outage, policy, scope }: Shared,

@@ -32,6 +32,13 @@ const startsOf = (arrivals: ReadonlyArray<number>, acquire: () => Effect.Effect<
     return yield* Fiber.joinAll(fibers)
   })
 
+/** A request that ends as soon as it starts: its place, handed back at once. */
+const sent = (limiter: ErpRateLimiter.Service, key: string) =>
+  Effect.flatMap(
+    limiter.acquire(key),
+    (acquired) => Effect.flatMap(Clock.currentTimeMillis, (now) => acquired.release(now))
+  )
+
 const L = 10
 const W = 1_000
 
@@ -39,7 +46,7 @@ describe("ErpRateLimiter", () => {
   it.effect("lets a burst of L through at once and the next L one window (plus margin) later", () =>
     Effect.gen(function*() {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
-      const starts = yield* startsOf(Array.from({ length: 3 * L }, () => 0), () => limiter.acquire("k"))
+      const starts = yield* startsOf(Array.from({ length: 3 * L }, () => 0), () => sent(limiter, "k"))
       const sorted = [...starts].sort((a, b) => a - b)
       expect(sorted.slice(0, L).every((s) => s === 0)).toBe(true)
       expect(sorted.slice(L, 2 * L).every((s) => s === W + 50)).toBe(true)
@@ -69,7 +76,7 @@ describe("ErpRateLimiter", () => {
         ({ arrivals, jitter, offset }) =>
           Effect.gen(function*() {
             const limiter = yield* ErpRateLimiter.make({ limit: L, window: W, margin: 50 })
-            const starts = yield* startsOf(arrivals, () => limiter.acquire("k"))
+            const starts = yield* startsOf(arrivals, () => sent(limiter, "k"))
             // A server whose clock sees each start up to `jitter` (< margin) later still counts at most L.
             const atServer = starts.map((s, i) => s + (i % 2 === 0 ? jitter : 0))
             return maxInAnyWindow(starts, W) <= L && maxInCalendarWindow(atServer, W, offset) <= L &&
@@ -96,20 +103,75 @@ describe("ErpRateLimiter", () => {
   it.effect("the same pattern stays within L through ErpRateLimiter", () =>
     Effect.gen(function*() {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
-      const starts = yield* startsOf([0, 4_900, 10_000, 10_000], () => limiter.acquire("k"))
+      const starts = yield* startsOf([0, 4_900, 10_000, 10_000], () => sent(limiter, "k"))
       expect(maxInAnyWindow(starts, 10_000)).toBe(2)
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: "10 seconds" }))))
 
-  it.effect("keeps a slot busy for a window after its request ended, however late that request left", () =>
+  it.effect("keeps a slot busy for a window (and the margin) after its request ended, however late that request left", () =>
     Effect.gen(function*() {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
       const t0 = yield* Clock.currentTimeMillis
       const [a, b] = yield* Effect.all([limiter.acquire("k"), limiter.acquire("k")])
       yield* a!.release(t0 + 300)
       yield* b!.release(t0 + 5)
-      const starts = yield* startsOf([0, 0], () => limiter.acquire("k"))
-      expect([...starts].sort((x, y) => x - y)).toEqual([W + 50, 300 + W])
+      const starts = yield* startsOf([0, 0], () => sent(limiter, "k"))
+      expect([...starts].sort((x, y) => x - y)).toEqual([5 + W + 50, 300 + W + 50])
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: W }))))
+
+  it.effect("a request in flight longer than the window keeps its slot; once it ends, the slot frees a window later", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const t0 = yield* Clock.currentTimeMillis
+      // One slot, a 10 s timeout. The first request is still in flight five windows later (a slow connection).
+      const first = yield* limiter.acquire("k", undefined, undefined, 10_000)
+      const next = yield* Effect.forkChild(limiter.acquire("k"))
+      yield* TestClock.adjust(Duration.millis(5 * W))
+      expect(next.pollUnsafe()).toBeUndefined()
+      yield* first.release(t0 + 5 * W)
+      yield* TestClock.adjust(Duration.millis(W + 50 - 1))
+      expect(next.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(Duration.millis(1))
+      expect((yield* Fiber.join(next)).startedMillis - t0).toBe(6 * W + 50)
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 1, window: W, margin: 50 }))))
+
+  it.effect("a holder that never ends (its process died) keeps its slot for its timeout and a window, then lapses", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const t0 = yield* Clock.currentTimeMillis
+      yield* limiter.acquire("k", undefined, undefined, 10_000)
+      const next = yield* Effect.forkChild(limiter.acquire("k"))
+      // The timeout, the window and the margin after its start
+      yield* TestClock.adjust(Duration.millis(10_000 + W + 50 - 1))
+      expect(next.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(Duration.millis(1))
+      expect((yield* Fiber.join(next)).startedMillis - t0).toBe(10_000 + W + 50)
+      // Without a timeout, the client's default: 30 s
+      const t1 = yield* Clock.currentTimeMillis
+      yield* limiter.acquire("held")
+      const after = yield* Effect.forkChild(limiter.acquire("held"))
+      yield* TestClock.adjust(Duration.millis(30_000 + W + 50 - 1))
+      expect(after.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(Duration.millis(1))
+      expect((yield* Fiber.join(after)).startedMillis - t1).toBe(30_000 + W + 50)
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 1, window: W, margin: 50 }))))
+
+  it.effect("of two requests waiting for one slot in flight, one takes it when it frees; the other waits its turn", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const t0 = yield* Clock.currentTimeMillis
+      const first = yield* limiter.acquire("k", undefined, undefined, 10_000)
+      const waiting = yield* Effect.forkChild(
+        Effect.all([0, 1].map(() => Effect.andThen(sent(limiter, "k"), Clock.currentTimeMillis)), {
+          concurrency: "unbounded"
+        })
+      )
+      yield* TestClock.adjust(Duration.millis(5 * W))
+      yield* first.release(t0 + 5 * W)
+      yield* TestClock.adjust(Duration.millis(10 * W))
+      const starts = (yield* Fiber.join(waiting)).map((at) => at - t0).sort((a, b) => a - b)
+      // A window (and the margin) after the first ended, and as long after that: never two at once on one slot.
+      expect(starts).toEqual([6 * W + 50, 7 * W + 100])
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 1, window: W, margin: 50 }))))
 
   it.effect("waits out a pause the server asked for, and refuses to wait past the deadline", () =>
     Effect.gen(function*() {
@@ -130,8 +192,8 @@ describe("ErpRateLimiter", () => {
     Effect.gen(function*() {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
       const now = yield* Clock.currentTimeMillis
-      yield* limiter.acquire("k")
-      yield* limiter.acquire("k")
+      yield* sent(limiter, "k")
+      yield* sent(limiter, "k")
       const refused = yield* Effect.flip(limiter.acquire("k", undefined, now + 1_000))
       expect(refused).toMatchObject({ _tag: "WaitBeyondBound", startsAt: now + W + 50 })
       // Nothing was taken: the next unbounded request starts one window (and the margin) after the first two.
@@ -143,6 +205,7 @@ describe("ErpRateLimiter", () => {
     Effect.gen(function*() {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
       const first = yield* limiter.acquire("k")
+      yield* first.release(first.startedMillis)
       // The server says 2, and a reset 4 s after the request's start (in epoch ms): 2 per 4 s, beside 10 per 1 s.
       const reset = first.startedMillis + 4 * W
       yield* limiter.learn("k", first, {
@@ -152,6 +215,7 @@ describe("ErpRateLimiter", () => {
         reset: { at: reset, raw: String(reset) }
       })
       const admitted = yield* limiter.acquire("k")
+      yield* admitted.release(admitted.startedMillis)
       expect(admitted).toMatchObject({ limit: 2, windowMillis: 4 * W, learned: { limit: 2, from: "header" } })
       // The request sent before it was learned counts too: the next two start a learned window after each of the two
       // (and its margin: the limiter's own for the first, sent under it, 2% of the learned window for the second).

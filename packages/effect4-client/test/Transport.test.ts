@@ -4,10 +4,11 @@ import { ErpClient, ErpRateLimiter } from "@erp-client/effect4-client"
 import { Partner } from "@erp-client/effect4-core"
 import { Fault, Serve } from "@erp-client/sandbox"
 import { Effect, Layer, Logger, Redacted, Schema, Tracer } from "effect"
-import { FetchHttpClient } from "effect/http"
+import { FetchHttpClient, HttpClientRequest } from "effect/http"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { inspect } from "node:util"
+import { targetOf } from "../src/internal/transport.js"
 
 // The client on the wire: the Effect 3 sandbox on loopback (driven with promises), and small servers of our own.
 
@@ -216,4 +217,16 @@ describe("the limit, as the server counts it", () => {
       }),
     30_000
   )
+})
+
+describe("the limiter's key", () => {
+  it("is the endpoint's path: a query written into the URL makes no key of its own", () => {
+    const target = targetOf("https://erp.example/api/v2/")
+    expect(target(HttpClientRequest.get("https://erp.example/api/v2/partner/get?id=1"))).toEqual({
+      endpoint: "partner/get",
+      method: "GET"
+    })
+    expect(target(HttpClientRequest.get("https://erp.example/api/v2/partner/get?id=2#x")).endpoint).toBe("partner/get")
+    expect(target(HttpClientRequest.post("https://erp.example/api/v2/partner/list")).endpoint).toBe("partner/list")
+  })
 })

@@ -43,7 +43,9 @@ const adjustBy = (millis: number): string => {
 
 /**
  * The one line a test kit (`kit`, its package's name) writes for a stall: no line breaks, the calls, the reason, and
- * the `TestClock.adjust` that moves the clock past the wait (whole seconds, at least one).
+ * what moves the clock: `ErpTest.advancing` first, since it alone moves past waits that follow this one (a paged
+ * export's; on Effect 4 one `TestClock.adjust` does not wait for them), then the `TestClock.adjust` that moves past this
+ * wait (whole seconds, at least one).
  *
  * @example
  * ```ts
@@ -88,7 +90,8 @@ export const describeStall = (stall: Stall, kit: string): string => {
     ? ""
     : `; the next wake-up is ${ahead(next)}`
   return `${kit}: ${calls} waited ${seconds(stall.stalledMillis)} of real time on a TestClock ` +
-    `nobody advances: ${reason}${wake}. Only the test moves a TestClock: fork the call, ` +
+    `nobody advances: ${reason}${wake}. Only the test moves a TestClock: run the call with ErpTest.advancing, ` +
+    `which moves it through every wait until the call ends; for this one wait alone, fork the call, ` +
     `TestClock.adjust("${adjustBy(next === undefined ? 0 : next - stall.nowMillis)}") (or more), then Fiber.join ` +
-    `it, or run it with ErpTest.advancing (see the ${kit} README, "Time").`
+    `it (see the ${kit} README, "Time").`
 }

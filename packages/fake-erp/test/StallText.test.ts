@@ -15,7 +15,7 @@ const stall = (overrides: Partial<StallText.Stall>): StallText.Stall => ({
 })
 
 describe("StallText.describeStall", () => {
-  it("names the call, the limiter's wait and the adjust that moves past it, in one line", () => {
+  it("names the call, the limiter's wait, ErpTest.advancing and the adjust that moves past this wait, in one line", () => {
     const line = StallText.describeStall(
       stall({ wait: { reason: "client-limit", untilMillis: 40_600 }, nextWakeMillis: 12_000 }),
       KIT
@@ -23,8 +23,9 @@ describe("StallText.describeStall", () => {
     expect(line).toBe(
       "@erp-client/effect4-testing: an ErpClient call (GET partner/get) has waited 1 s of real time on a TestClock " +
         "nobody advances: it waits for the client's rate limit until 30.6 s ahead on the TestClock. Only the test " +
-        "moves a TestClock: fork the call, TestClock.adjust(\"31 seconds\") (or more), then Fiber.join it, or run it " +
-        "with ErpTest.advancing (see the @erp-client/effect4-testing README, \"Time\")."
+        "moves a TestClock: run the call with ErpTest.advancing, which moves it through every wait until the call " +
+        "ends; for this one wait alone, fork the call, TestClock.adjust(\"31 seconds\") (or more), then Fiber.join " +
+        "it (see the @erp-client/effect4-testing README, \"Time\")."
     )
   })
 
@@ -57,7 +58,7 @@ describe("StallText.describeStall", () => {
       StallText.describeStall(stall({ lastAnswer: { status: 503, fault: "Outage" }, nextWakeMillis: 10_020 }), KIT)
     ).toContain(
       "it waits to retry after the sandbox's last answer, 503 (Outage); the next wake-up is 0.02 s ahead on the " +
-        "TestClock. Only the test moves a TestClock: fork the call, TestClock.adjust(\"1 second\")"
+        "TestClock. Only the test moves a TestClock: run the call with ErpTest.advancing"
     )
     expect(StallText.describeStall(stall({ lastAnswer: { status: 0, fault: "DropBeforeResponse" } }), KIT)).toContain(
       "after the sandbox's last answer, no answer (DropBeforeResponse). Only"

@@ -10,7 +10,7 @@
  */
 import { logWait } from "./internal/logWait.js"
 import type { Learned } from "./ServerLimit.js"
-import { busyFrom, type LogWindows, logWindows, slotIndexOf, slotKey, slotOf, ticketKey } from "./Slots.js"
+import { inFlightFrom, type LogWindows, logWindows, slotIndexOf, slotKey, slotOf, ticketKey } from "./Slots.js"
 
 /**
  * A fixed-window counter: the tokens taken and when the count lapses (epoch ms).
@@ -293,6 +293,64 @@ export const extendHold = (state: State, key: string, untilMillis: number, now?:
 }
 
 /**
+ * Takes the slot `key` for a request that starts at `now`, if it is free: its mark (`holdOf`) has lapsed. Then the mark
+ * is set to `untilMillis` (`Slots.inFlightFrom`: the request is in flight) and 0 returned; else nothing changes and the
+ * mark's end is returned, the time to look again. Two requests waiting for one slot both find it free when its mark
+ * lapses: the first to take it wins, the other waits for the new mark.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * const state = MemoryStore.makeState()
+ * console.log(MemoryStore.claimHold(state, "k:slot:0", 60_600, 0)) // => 0
+ * console.log(MemoryStore.claimHold(state, "k:slot:0", 60_700, 100)) // => 60600
+ * ```
+ *
+ * @since 0.1.0
+ * @category Stores
+ */
+export const claimHold = (state: State, key: string, untilMillis: number, now: number): number => {
+  const held = holdOf(state, key)
+  if (held > now) return held
+  extendHold(state, key, untilMillis, now)
+  return 0
+}
+
+/**
+ * The request that took the slot `key` with the mark `claimedMillis` (`claimHold`) ended: the mark becomes
+ * `untilMillis` (`Slots.busyFrom`), earlier or later than the in-flight mark. Should the mark be another's (this one's
+ * lapsed while it was in flight, and another request took the slot), it is only ever lengthened: the end of this
+ * request never frees another's slot. The in-flight marks of one slot differ (a slot is taken only once its mark has
+ * lapsed, so a later claim's mark is later), so the mark tells whose it is.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@erp-client/kernel"
+ *
+ * // In flight for 40 s of a 30 s window: held all along, then a window after its end
+ * const state = MemoryStore.makeState()
+ * MemoryStore.claimHold(state, "k:slot:0", 60_600, 0)
+ * console.log(MemoryStore.holdOf(state, "k:slot:0") > 40_000) // => true
+ * MemoryStore.settleHold(state, "k:slot:0", 60_600, 70_000, 40_000)
+ * console.log(MemoryStore.holdOf(state, "k:slot:0")) // => 70000
+ * ```
+ *
+ * @since 0.1.0
+ * @category Stores
+ */
+export const settleHold = (
+  state: State,
+  key: string,
+  claimedMillis: number,
+  untilMillis: number,
+  now?: number
+): void => {
+  if (holdOf(state, key) === claimedMillis) state.holds.set(key, untilMillis)
+  else extendHold(state, key, untilMillis, now)
+}
+
+/**
  * The limit learned for `key` at `now`, unless it has lapsed.
  *
  * @example
@@ -450,7 +508,9 @@ export const countLogged = (state: State, key: string, windowMillis: number, now
 /**
  * A limit learned for `key` where there was none: the log starts with the requests the limiter's own slots already
  * count (each slot's busy mark is a window after its request's start and margin, or after its end: the time the log
- * keeps), so the learned limit holds for the requests sent just before it was learned too.
+ * keeps), so the learned limit holds for the requests sent just before it was learned too. A mark of a request still
+ * in flight (`Slots.inFlightFrom`) is read as one that started now: at most `slotWindowMillis` ahead (its end is not
+ * told to the seed, which would count it for its whole timeout).
  *
  * @example
  * ```ts
@@ -465,22 +525,29 @@ export const countLogged = (state: State, key: string, windowMillis: number, now
  * @since 0.1.0
  * @category Learned limits
  */
-export const seedLogged = (state: State, key: string, configuredWindowMillis: number, now: number): void => {
+export const seedLogged = (
+  state: State,
+  key: string,
+  configuredWindowMillis: number,
+  now: number,
+  slotWindowMillis = Number.POSITIVE_INFINITY
+): void => {
   const log = logOf(state, key, 2 * configuredWindowMillis)
   for (const [storeKey, until] of state.holds) {
     if (until > now && slotIndexOf(key, storeKey) !== undefined) {
-      log.entries.set(`seed:${storeKey}`, until - configuredWindowMillis)
+      log.entries.set(`seed:${storeKey}`, Math.min(until, now + slotWindowMillis) - configuredWindowMillis)
     }
   }
 }
 
 /**
- * A request that need not wait takes its place in one synchronous step: its ticket, its slot's counter and busy mark,
- * and its place under the learned limit if there is one, the same places the limiter's steps would take
- * (docs/rate-limit.md), read and written on the state directly. It goes only where those steps would not wait at all:
- * the key not paused, the bound (if any) not passed, the slot's counter lapsed and the slot not busy, and the learned
- * limit's log with room; then the slot, the limit it was admitted under and its log entry. Anything else changes
- * nothing and gives `undefined`: the limiter takes its steps.
+ * A request that need not wait takes its place in one synchronous step: its ticket, its slot's counter and in-flight
+ * mark (`Slots.inFlightFrom`, for its timeout `limits.timeoutMillis`), and its place under the learned limit if there is
+ * one, the same places the limiter's steps would take (docs/rate-limit.md), read and written on the state directly. It
+ * goes only where those steps would not wait at all: the key not paused, the bound (if any) not passed, the slot's
+ * counter lapsed and the slot not busy, and the learned limit's log with room; then the slot, its mark (for
+ * `settleHold` when the request ends), the limit it was admitted under and its log entry. Anything else changes nothing
+ * and gives `undefined`: the limiter takes its steps.
  *
  * @example
  * ```ts
@@ -488,7 +555,7 @@ export const seedLogged = (state: State, key: string, configuredWindowMillis: nu
  *
  * // Two slots: two requests go at once, the third must wait (its slot is spaced)
  * const state = MemoryStore.makeState()
- * const limits = { limit: 2, windowMillis: 1_000, slotWindowMillis: 1_050 }
+ * const limits = { limit: 2, windowMillis: 1_000, slotWindowMillis: 1_050, timeoutMillis: 5_000 }
  * console.log(MemoryStore.acquireNow(state, "k", limits, 0)?.slot, MemoryStore.acquireNow(state, "k", limits, 0)?.slot)
  * // => k:slot:0 k:slot:1
  * console.log(MemoryStore.acquireNow(state, "k", limits, 10)) // => undefined
@@ -500,12 +567,19 @@ export const seedLogged = (state: State, key: string, configuredWindowMillis: nu
 export const acquireNow = (
   state: State,
   key: string,
-  limits: { readonly limit: number; readonly windowMillis: number; readonly slotWindowMillis: number },
+  limits: {
+    readonly limit: number
+    readonly windowMillis: number
+    readonly slotWindowMillis: number
+    readonly timeoutMillis?: number | undefined
+  },
   nowMillis: number,
   boundMillis?: number
 ):
   | {
     readonly slot: string
+    /** The slot's in-flight mark, until the request ends (`settleHold`). */
+    readonly heldUntil: number
     readonly learned: Learned | undefined
     readonly entry: string | undefined
   }
@@ -524,6 +598,7 @@ export const acquireNow = (
   }
   fixedWindow(state, ticket, 1, limits.slotWindowMillis, undefined, nowMillis)
   fixedWindow(state, slot, 1, limits.slotWindowMillis, undefined, nowMillis)
-  extendHold(state, slot, busyFrom({ startedMillis: nowMillis }, limits), nowMillis)
-  return { slot, learned, entry }
+  const heldUntil = inFlightFrom({ startedMillis: nowMillis, timeoutMillis: limits.timeoutMillis }, limits)
+  extendHold(state, slot, heldUntil, nowMillis)
+  return { slot, heldUntil, learned, entry }
 }

@@ -1,7 +1,7 @@
 /**
  * The shared limiter's Redis scripts and values, which every process on the same Redis, prefix and key runs alike,
  * whichever edition it is: the fixed-window counter (the slots and the ticket), the holds that only grow (pauses, busy
- * slots), the learned limit's compare-and-set and the log that keeps it. Keys: `${prefix}erp:${keyId}:${endpoint}:ticket`,
+ * slots), a slot's in-flight mark and its end, the learned limit's compare-and-set and the log that keeps it. Keys: `${prefix}erp:${keyId}:${endpoint}:ticket`,
  * `…:slot:${n}`, `…:hold`, `…:slot:${n}:hold`, `…:learned` and `…:log` (docs/rate-limit.md, "Through Redis").
  *
  * @since 0.1.0
@@ -63,6 +63,68 @@ if current < ttl then
 end
 return current
 `
+
+/**
+ * Ours: a slot taken for a request that starts now, if it is free (`MemoryStore.claimHold` on Redis). KEYS[1] is the
+ * slot's hold; while it has a time to live, nothing changes and that time to live is returned (the slot is busy); else
+ * it is set to ARGV[2] (the claim's mark: `inFlightMark`) for ARGV[1] ms (`Slots.inFlightFrom`: the request's timeout,
+ * the window and the margin) and 0 returned. The time to live is what makes a crashed holder harmless: a process that
+ * dies with its request in flight never ends the mark, and Redis drops it then.
+ *
+ * @since 0.1.0
+ * @category Scripts
+ */
+export const CLAIM_HOLD_LUA = `
+local current = redis.call("PTTL", KEYS[1])
+if current > 0 then
+  return current
+end
+redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[1])
+return 0
+`
+
+/**
+ * Ours: the request that took a slot with the mark ARGV[1] (`CLAIM_HOLD_LUA`) ended, and the slot is busy for ARGV[2]
+ * ms more (`Slots.busyFrom`; 0 or less: free now), its hold's value then ARGV[3]. While the mark is still the claim's,
+ * it is replaced, earlier or later; a mark that is another's (the claim's lapsed while its request was in flight, and
+ * another request took the slot) is only ever lengthened, as `EXTEND_HOLD_LUA` does.
+ *
+ * @since 0.1.0
+ * @category Scripts
+ */
+export const SETTLE_HOLD_LUA = `
+local ttl = tonumber(ARGV[2])
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+  if ttl > 0 then
+    redis.call("SET", KEYS[1], ARGV[3], "PX", ttl)
+  else
+    redis.call("DEL", KEYS[1])
+  end
+  return ttl
+end
+if ttl > 0 and redis.call("PTTL", KEYS[1]) < ttl then
+  redis.call("SET", KEYS[1], ARGV[3], "PX", ttl)
+end
+return ttl
+`
+
+/**
+ * The value of a slot's hold while its request is in flight (`CLAIM_HOLD_LUA`): the mark's end (epoch ms, for people
+ * reading Redis) and a random token of the claim, so that the request's end (`SETTLE_HOLD_LUA`) knows the mark for
+ * its own.
+ *
+ * @example
+ * ```ts
+ * import { RedisScripts } from "@erp-client/kernel"
+ *
+ * const mark = RedisScripts.inFlightMark(1_700_000_060_600)
+ * console.log(mark.startsWith("1700000060600:in-flight:"), mark.length) // => true 48
+ * ```
+ *
+ * @since 0.1.0
+ * @category Values
+ */
+export const inFlightMark = (untilMillis: number): string => `${Math.ceil(untilMillis)}:in-flight:${logEntryName()}`
 
 /**
  * Ours: the limit learned from the server (`ServerLimit.learn`), replaced only if it is still the one the decision was
@@ -166,7 +228,8 @@ return redis.call("ZCOUNT", KEYS[1], "(" .. (now - tonumber(ARGV[1])), "+inf")
 /**
  * Ours: a log started for a limit just learned, with the requests the limiter's slots already count: ARGV[1] is the
  * limiter's window, then the time to live of each slot's busy mark that has one (a mark ends a window after the time
- * the log keeps). Entries are named `seed:${n}`, and kept as long as the log keeps any (`Slots.logWindows`).
+ * the log keeps; a request's in-flight mark is passed as at most the window and the margin, as if it started now).
+ * Entries are named `seed:${n}`, and kept as long as the log keeps any (`Slots.logWindows`).
  *
  * @since 0.1.0
  * @category Scripts

@@ -1,12 +1,13 @@
 /**
  * The rate limiter's slot arithmetic (docs/rate-limit.md): L slots per key, each a zero-burst spacer, dealt
- * round-robin by a ticket; a slot is busy a window after its request started, or a window after it ended. An edition's
+ * round-robin by a ticket; a slot is busy while its request is in flight, then a window and a margin after it ended.
+ * An edition's
  * limiter (`internal/slots.ts` of `@erp-client/client` and of `@erp-client/effect4-client`) runs its steps on a store
  * with these.
  *
  * @since 0.1.0
  */
-import { defaultMarginMillis } from "./Settings.js"
+import { defaultMarginMillis, defaults } from "./Settings.js"
 
 /**
  * The slot a ticket (1, 2, 3, …) is dealt: round-robin over the `limit` slots of a key.
@@ -39,8 +40,10 @@ export const slotOf = (ticket: number, limit: number): number => (ticket - 1) % 
 export const waitFor = (until: number, nowMillis: number): number => Math.max(0, until - nowMillis)
 
 /**
- * Until when a slot is busy: `slotWindowMillis` (the window and the margin) from its request's start, or a window
- * after the request ended (`release`), whichever is later: the server saw the request between the two.
+ * Until when a slot is busy once its request ended: `slotWindowMillis` (the window and the margin) from its end, or
+ * from its start while no end is told. The server saw the request between the two, so the slot's next request arrives
+ * at least a window after it; the margin keeps the two apart when the answer came back at once (a server on the same
+ * host, a clock of whole milliseconds), and costs a use of the slot at most the margin.
  *
  * @example
  * ```ts
@@ -48,9 +51,9 @@ export const waitFor = (until: number, nowMillis: number): number => Math.max(0,
  *
  * const windows = { windowMillis: 30_000, slotWindowMillis: 30_100 }
  * // Ended at once: busy for the window and the margin from its start
- * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 50 }, windows)) // => 30100
- * // Held up for two seconds: busy a window after it ended
- * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 2_000 }, windows)) // => 32000
+ * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 0 }, windows)) // => 30100
+ * // Held up for two seconds: busy a window (and the margin) after it ended
+ * console.log(Slots.busyFrom({ startedMillis: 0, endedMillis: 2_000 }, windows)) // => 32100
  * ```
  *
  * @since 0.1.0
@@ -59,11 +62,52 @@ export const waitFor = (until: number, nowMillis: number): number => Math.max(0,
 export const busyFrom = (
   request: { readonly startedMillis: number; readonly endedMillis?: number | undefined },
   windows: { readonly windowMillis: number; readonly slotWindowMillis: number }
-): number =>
-  Math.max(
-    request.startedMillis + windows.slotWindowMillis,
-    request.endedMillis === undefined ? 0 : request.endedMillis + windows.windowMillis
-  )
+): number => Math.max(request.startedMillis, request.endedMillis ?? request.startedMillis) + windows.slotWindowMillis
+
+/**
+ * Until when a slot is busy while its request is in flight: the request's timeout (the latest it can reach the server),
+ * then `slotWindowMillis` (the window and the margin). The server counts a request when it arrives, which may be long
+ * after it started (a slow connection, a busy event loop, a queue for a socket), so the slot is not given to the next
+ * request while this one may still arrive. The request's end replaces this mark with `busyFrom`'s; the mark only
+ * bounds how long a holder that never says it ended (its process died) keeps the slot. Without a timeout, the client's
+ * default (`Settings.defaults.timeoutMillis`, 30 s).
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * const windows = { windowMillis: 30_000, slotWindowMillis: 30_600 }
+ * // Held for its timeout and a window (and the margin) at most; its end sets the mark anew (busyFrom)
+ * console.log(Slots.inFlightFrom({ startedMillis: 0, timeoutMillis: 10_000 }, windows)) // => 40600
+ * console.log(Slots.inFlightFrom({ startedMillis: 0 }, windows)) // => 60600
+ * ```
+ *
+ * @since 0.1.0
+ * @category Slots
+ */
+export const inFlightFrom = (
+  request: { readonly startedMillis: number; readonly timeoutMillis?: number | undefined },
+  windows: { readonly slotWindowMillis: number }
+): number => request.startedMillis + (request.timeoutMillis ?? defaults.timeoutMillis) + windows.slotWindowMillis
+
+/**
+ * How long a request waiting for a busy slot (or a full log) sleeps before it looks again: the wait, but at most
+ * `slotWindowMillis`. A mark set by a request that ended lies at most that far ahead (`busyFrom`), so such a wait is
+ * slept whole; a mark of a request still in flight (`inFlightFrom`) may be cut short by its end, which frees the slot a
+ * window after it, so the waiter looks again then instead of sleeping to the mark's bound.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.lookAgainIn(500, 30_600), Slots.lookAgainIn(60_000, 30_600)) // => 500 30600
+ * ```
+ *
+ * @since 0.1.0
+ * @category Slots
+ */
+export const lookAgainIn = (waitMillis: number, slotWindowMillis: number): number =>
+  Math.min(waitMillis, Math.max(1, slotWindowMillis))
 
 /**
  * The store key of a key's ticket, the counter that deals requests to slots: `${key}:ticket`. Every process and

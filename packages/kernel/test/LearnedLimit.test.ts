@@ -89,12 +89,18 @@ const simulate = (server: Server, configured: ServerLimit.Configured, requests: 
       )
       if (next !== undefined) {
         if (taken.learned === undefined && next !== null) {
-          MemoryStore.seedLogged(state, key, configured.windowMillis, now)
+          MemoryStore.seedLogged(state, key, configured.windowMillis, now, limits.slotWindowMillis)
         }
         if (MemoryStore.setLearned(state, key, taken.learned, next, now)) learnedLog.push({ at: now, learned: next })
       }
     }
-    MemoryStore.extendHold(state, taken.slot, Slots.busyFrom({ startedMillis: now, endedMillis: now }, limits), now)
+    MemoryStore.settleHold(
+      state,
+      taken.slot,
+      taken.heldUntil,
+      Slots.busyFrom({ startedMillis: now, endedMillis: now }, limits),
+      now
+    )
     if (taken.entry !== undefined) MemoryStore.endLogged(state, key, taken.entry, now)
     if (decision.allowed) {
       done++
@@ -257,9 +263,10 @@ describe("the memory store's size", () => {
         const now = start + i
         const taken = MemoryStore.acquireNow(state, key, limits, now)
         if (taken !== undefined) {
-          MemoryStore.extendHold(
+          MemoryStore.settleHold(
             state,
             taken.slot,
+            taken.heldUntil,
             Slots.busyFrom({ startedMillis: now, endedMillis: now + 1 }, limits),
             now
           )

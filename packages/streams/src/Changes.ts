@@ -7,17 +7,20 @@
  *
  * @since 0.1.0
  */
-import * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
-import * as Path from "@effect/platform/Path"
 import * as KernelChanges from "@erp-client/kernel/Changes"
-import * as FileRules from "@erp-client/kernel/FileRules"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import {
+  type FileSystem,
+  getBytes,
+  KeyValueStore,
+  type KeyValueStoreError,
+  mapConcat,
+  type Path
+} from "./internal/edition.js"
+import * as StateFile from "./internal/stateFile.js"
 import type * as Paginate from "./Paginate.js"
 
 /**
@@ -316,16 +319,16 @@ export const make = <A, E, R, E2 = never, R2 = never>(
   options: RunOptions<E2, R2>
 ): Stream.Stream<
   Change<A>,
-  E | E2 | Refused | PlatformError.PlatformError,
-  R | R2 | KeyValueStore.KeyValueStore
+  E | E2 | Refused | KeyValueStoreError,
+  R | R2 | KeyValueStore
 > =>
   Stream.unwrap(Effect.gen(function*() {
-    const store = yield* KeyValueStore.KeyValueStore
-    const stored = yield* store.getUint8Array(options.key)
+    const store = yield* KeyValueStore
+    const stored = yield* getBytes(store, options.key)
     const init = options.init === true
     let before = KernelChanges.empty
-    if (Option.isSome(stored)) {
-      const decoded = KernelChanges.decode(stored.value)
+    if (stored !== undefined) {
+      const decoded = KernelChanges.decode(stored)
       if (!decoded.ok) {
         if (!(init && decoded.ours)) {
           return yield* new StateUnreadable({ key: options.key, reason: decoded.reason, ours: decoded.ours })
@@ -347,7 +350,7 @@ export const make = <A, E, R, E2 = never, R2 = never>(
     const idField = options.idField
     // Records of the last state not read would be reported removed: the end of the list is read again first.
     const confirmEnd = () => KernelChanges.notRead(before, seen) > 0
-    const judged = Stream.mapConcat(pages({ seen, confirmEnd }), (page): ReadonlyArray<Change<A>> => {
+    const judged = mapConcat(pages({ seen, confirmEnd }), (page): ReadonlyArray<Change<A>> => {
       const judged = KernelChanges.judgePage(comparison!, page, idField, !init)
       return judged.map(({ index, ...change }): Change<A> => ({ ...change, record: page.records[index] }))
     })
@@ -412,16 +415,17 @@ export const make = <A, E, R, E2 = never, R2 = never>(
 /**
  * A `KeyValueStore` of files in `directory`, one per key (named by it), each replaced atomically: written to a
  * temporary file beside it, then renamed over it, so a reader (or a run killed meanwhile) sees the old state or the
- * new one, never part of one. `@effect/platform`'s `layerFileSystem` writes the file in place, which a kill can leave
- * half written: hence this one.
+ * new one, never part of one. `KeyValueStore.layerFileSystem` writes the file in place, which a kill can leave half
+ * written: hence this one.
  *
  * A state that is a symbolic link is written through: the link is followed (once per write) and the file it leads to
  * is replaced beside itself, the link left as it was. A state this user may not write, or whose owner write bit is off
- * (`FileRules.isReadOnly`), is refused (`PermissionDenied`), never replaced; a replaced one keeps its mode. The
- * temporary file has a random name and is created exclusively (`wx`: never a file or a link already there); its mode
- * is set at its creation, and set again by name (where the process's umask narrowed it) only in a directory where no
- * one else may rename its entries (`FileRules.othersMayRename`): elsewhere a name this run just made may already stand
- * for another file, and `chmod` follows links.
+ * (`FileRules.isReadOnly`), is refused (Effect 3: a `PermissionDenied` `SystemError`; Effect 4: a
+ * `KeyValueStoreError`), never replaced; a replaced one keeps its mode. The temporary file has a random name and is
+ * created exclusively (`wx`: never a file or a link already there); its mode is set at its creation, and set again by
+ * name (where the process's umask narrowed it) only in a directory where no one else may rename its entries
+ * (`FileRules.othersMayRename`): elsewhere a name this run just made may already stand for another file, and `chmod`
+ * follows links.
  *
  * @example
  * ```ts
@@ -439,92 +443,5 @@ export const make = <A, E, R, E2 = never, R2 = never>(
  * @since 0.1.0
  * @category Layers
  */
-export const layerFile = (
-  directory: string
-): Layer.Layer<KeyValueStore.KeyValueStore, never, FileSystem.FileSystem | Path.Path> =>
-  Layer.effect(
-    KeyValueStore.KeyValueStore,
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const fileOf = (key: string) => path.join(directory, key)
-      const orNone = <A>(read: Effect.Effect<A, PlatformError.PlatformError>) =>
-        read.pipe(
-          Effect.map(Option.some),
-          Effect.catchIf(
-            (error) => error._tag === "SystemError" && error.reason === "NotFound",
-            () => Effect.succeed(Option.none<A>())
-          )
-        )
-      const uid = globalThis.process?.getuid?.()
-      // The file a state's name stands for: its links followed (readLink fails for what is not one), its directory's
-      // resolved.
-      const targetOf = (key: string) =>
-        Effect.gen(function*() {
-          let file = path.resolve(fileOf(key))
-          for (let hops = 0; hops < FileRules.MAX_LINKS; hops++) {
-            const link = yield* Effect.option(fs.readLink(file))
-            if (Option.isNone(link)) break
-            file = path.resolve(path.dirname(file), link.value)
-          }
-          return path.join(yield* fs.realPath(path.dirname(file)), path.basename(file))
-        })
-      const refused = (file: string, description: string) =>
-        new PlatformError.SystemError({
-          reason: "PermissionDenied",
-          module: "KeyValueStore",
-          method: "set",
-          pathOrDescriptor: file,
-          description
-        })
-      const set = (key: string, value: string | Uint8Array) =>
-        Effect.gen(function*() {
-          const file = yield* targetOf(key)
-          const existing = yield* orNone(fs.stat(file))
-          let mode = 0o666
-          if (Option.isSome(existing)) {
-            if (existing.value.type !== "File") return yield* refused(file, "not a regular file: it is not replaced")
-            const writable = yield* fs.access(file, { writable: true }).pipe(
-              Effect.as(true),
-              Effect.orElseSucceed(() => false)
-            )
-            const owner = Option.getOrUndefined(existing.value.uid)
-            if (FileRules.isReadOnly({ mode: existing.value.mode, uid: owner }, { uid, writable })) {
-              return yield* refused(file, `${FileRules.describeReadOnly(existing.value.mode)}: it is not replaced`)
-            }
-            mode = existing.value.mode & 0o777
-          }
-          const nonce = Array.from(
-            globalThis.crypto.getRandomValues(new Uint8Array(8)),
-            (b) => b.toString(16).padStart(2, "0")
-          ).join("")
-          const temporary = `${file}.${nonce}.tmp`
-          const bytes = typeof value === "string" ? new TextEncoder().encode(value) : value
-          // Removed on failure only once made here: a file already at the name is someone else's.
-          let made = false
-          const write = Effect.scoped(Effect.gen(function*() {
-            const handle = yield* fs.open(temporary, { flag: "wx", mode })
-            made = true
-            if (bytes.length > 0) yield* handle.writeAll(bytes)
-            yield* handle.sync
-            if (((yield* handle.stat).mode & 0o777) === mode) return
-            const parent = yield* fs.stat(path.dirname(file))
-            const others = FileRules.othersMayRename({ mode: parent.mode, uid: Option.getOrUndefined(parent.uid) }, {
-              uid
-            })
-            if (!others) yield* fs.chmod(temporary, mode)
-          }))
-          return yield* Effect.zipRight(write, fs.rename(temporary, file)).pipe(
-            Effect.onError(() => made ? Effect.ignore(fs.remove(temporary)) : Effect.void)
-          )
-        })
-      return KeyValueStore.make({
-        get: (key) => orNone(fs.readFileString(fileOf(key))),
-        getUint8Array: (key) => orNone(fs.readFile(fileOf(key))),
-        set,
-        remove: (key) => Effect.asVoid(orNone(fs.remove(fileOf(key)))),
-        clear: Effect.dieMessage("Changes.layerFile: clear is not supported (it would remove a whole directory)"),
-        size: Effect.dieMessage("Changes.layerFile: size is not supported")
-      })
-    })
-  )
+export const layerFile = (directory: string): Layer.Layer<KeyValueStore, never, FileSystem | Path> =>
+  StateFile.layer(directory)

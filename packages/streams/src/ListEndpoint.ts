@@ -12,12 +12,19 @@ import type * as Page from "@erp-client/core/Page"
 import * as ConditionCheck from "@erp-client/kernel/ConditionCheck"
 import * as PagingText from "@erp-client/kernel/PagingText"
 import { DRIFT_ATTRIBUTES, streamMetrics } from "@erp-client/kernel/Telemetry"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
-import type * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import {
+  type Counter,
+  counter,
+  type Decoder,
+  failureOption,
+  isInterruptedOnly,
+  onExit,
+  withAttributes
+} from "./internal/edition.js"
 import * as Paginate from "./Paginate.js"
 
 /**
@@ -55,36 +62,22 @@ export interface ListOptions extends Omit<Paginate.PagingOptions, "endpoint"> {
 }
 
 /**
- * Records streamed out of list endpoints, `erp.client.records.streamed`, unit `{record}`, monotonic, tagged
+ * Records streamed out of list endpoints, `erp.client.records.streamed`, unit `{record}`, monotonic, with the attribute
  * `erp.endpoint`.
  *
  * @since 0.1.0
  * @category Metrics
  */
-export const recordsStreamed = Metric.tagged(
-  Metric.counter(streamMetrics.recordsStreamed.name, {
-    description: streamMetrics.recordsStreamed.description,
-    incremental: true
-  }),
-  "unit",
-  streamMetrics.recordsStreamed.unit
-)
+export const recordsStreamed: Counter = counter(streamMetrics.recordsStreamed)
 
 /**
  * Shifts, recoveries and dropped records noticed by drift-safe paging, `erp.client.paging.drift`, unit `{event}`,
- * monotonic, tagged `erp.endpoint` and `erp.drift.kind` (`Shifted`, `Recovered`, `Dropped`).
+ * monotonic, with the attributes `erp.endpoint` and `erp.drift.kind` (`Shifted`, `Recovered`, `Dropped`).
  *
  * @since 0.1.0
  * @category Metrics
  */
-export const pagingDrift = Metric.tagged(
-  Metric.counter(streamMetrics.pagingDrift.name, {
-    description: streamMetrics.pagingDrift.description,
-    incremental: true
-  }),
-  "unit",
-  streamMetrics.pagingDrift.unit
-)
+export const pagingDrift: Counter = counter(streamMetrics.pagingDrift)
 
 // The line each event is logged with, at its level (`@erp-client/kernel/PagingText`).
 const logDrift = (endpoint: string, event: Paginate.DriftEvent) => {
@@ -100,33 +93,41 @@ const logDrift = (endpoint: string, event: Paginate.DriftEvent) => {
 }
 
 /**
- * `stream` with how it ended said on its span (the current one, `ListEndpoint.pages`) before the span ends: a failure's
+ * `stream` with how it ended said on its span (`span`, `ListEndpoint.pages`'s) before the span ends: a failure's
  * `error.type` (the error's tag, `PagingLoop`, `TimeoutError`, …), or `interrupted` for an export interrupted before its
  * end (Ctrl-C), by the conventions' error attribute.
  */
-const sayEnd = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
-  Stream.unwrapScoped(Effect.map(
-    Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
-      span._tag === "None" ?
-        Effect.void :
-        Effect.addFinalizer((exit) =>
-          Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => {
-            const failure = Cause.failureOption(exit.cause)
-            span.value.attribute(
-              "error.type",
-              failure._tag === "Some"
-                ? String((failure.value as { readonly _tag?: unknown })._tag ?? "_OTHER")
-                : Cause.isInterruptedOnly(exit.cause)
-                ? "interrupted"
-                : "_OTHER"
-            )
-          })
-        )),
-    () => stream
-  ))
+const sayEnd = <A, E, R>(
+  stream: Stream.Stream<A, E, R>,
+  span: Option.Option<{ readonly attribute: (key: string, value: unknown) => void }>
+): Stream.Stream<A, E, R> =>
+  Option.isNone(span) ?
+    stream :
+    onExit(stream, (exit) =>
+      exit._tag === "Success" ? Effect.void : Effect.sync(() => {
+        const failure = failureOption(exit.cause)
+        span.value.attribute(
+          "error.type",
+          Option.isSome(failure)
+            ? String((failure.value as { readonly _tag?: unknown })._tag ?? "_OTHER")
+            : isInterruptedOnly(exit.cause)
+            ? "interrupted"
+            : "_OTHER"
+        )
+      }))
 
-const logPageSize = (endpoint: string, change: Paginate.PageSizeChange) =>
-  Effect.logInfo(PagingText.pageSize(endpoint, change))
+/** `erp.client.paging.drift` of `endpoint` by kind, each counter made once (its attributes joined once). */
+const driftCounters = (endpoint: string) => {
+  const drifts = new Map<string, Counter>()
+  return (kind: Paginate.DriftEvent["_tag"]) => {
+    let metric = drifts.get(kind)
+    if (metric === undefined) {
+      metric = withAttributes(pagingDrift, { "erp.endpoint": endpoint, "erp.drift.kind": kind })
+      drifts.set(kind, metric)
+    }
+    return metric
+  }
+}
 
 const conditionIgnored = (endpoint: string, mismatch: ConditionCheck.PageMismatch): ConditionIgnored =>
   new ConditionIgnored({
@@ -159,13 +160,16 @@ const conditionIgnored = (endpoint: string, mismatch: ConditionCheck.PageMismatc
  * @since 0.1.0
  * @category Constructors
  */
-export const pages = <A, I>(
+export const pages = <A>(
   endpoint: string,
-  schema: Schema.Schema<A, I>,
+  schema: Decoder<A>,
   options: ListOptions = {}
 ): Stream.Stream<Paginate.ResumablePage<A>, ErpError.ErpError, ErpClient> =>
-  Stream.unwrap(Effect.map(ErpClient, (client) => {
-    const streamed = Metric.tagged(recordsStreamed, "erp.endpoint", endpoint)
+  Stream.unwrap(Effect.gen(function*() {
+    const client = yield* ErpClient
+    // Inside the span below: the export's own span, counted on as pages come.
+    const span = yield* Effect.option(Effect.currentSpan)
+    const streamed = withAttributes(recordsStreamed, { "erp.endpoint": endpoint })
     const onInvalid = options.onInvalidRecord
     const where = options.checkConditions === false ? undefined : options.where
     const list = (offset: number, count: number) =>
@@ -187,22 +191,22 @@ export const pages = <A, I>(
         })
     const safe = options.safe === true ? {} : options.safe
     // Pages, records and drift events, counted here as they happen (per page, never per record) for this run of the
-    // stream, each total then set on the stream's span (the current one, `ListEndpoint.pages`).
+    // stream, each total then set on the stream's span.
     const totals = new Map<string, number>()
     const count = (name: string, delta: number) =>
-      Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
-        Effect.sync(() => {
-          const total = (totals.get(name) ?? 0) + delta
-          totals.set(name, total)
-          if (span._tag === "Some") span.value.attribute(name, total)
-        }))
+      Option.isNone(span) ? Effect.void : Effect.sync(() => {
+        const total = (totals.get(name) ?? 0) + delta
+        totals.set(name, total)
+        span.value.attribute(name, total)
+      })
     const onPageSize = (change: Paginate.PageSizeChange) =>
       Effect.all([
-        logPageSize(endpoint, change),
+        Effect.logInfo(PagingText.pageSize(endpoint, change)),
         Effect.annotateCurrentSpan("erp.page_size.served", change.size),
         options.onPageSize?.(change) ?? Effect.void
       ], { discard: true })
     const paging = { ...options, endpoint, onPageSize }
+    const driftOf = driftCounters(endpoint)
     const source = safe === undefined
       ? Paginate.pages(fetch, paging)
       : Paginate.safePages(fetch, {
@@ -210,36 +214,34 @@ export const pages = <A, I>(
         ...safe,
         onDrift: (event) =>
           Effect.all([
-            Metric.increment(
-              Metric.tagged(Metric.tagged(pagingDrift, "erp.endpoint", endpoint), "erp.drift.kind", event._tag)
-            ),
+            Metric.update(driftOf(event._tag), 1),
             count(DRIFT_ATTRIBUTES[event._tag], 1),
             logDrift(endpoint, event),
             safe.onDrift?.(event) ?? Effect.void
           ], { discard: true })
       })
-    return source.pipe(
-      Stream.tap((page) =>
+    return sayEnd(
+      Stream.tap(source, (page) =>
         Effect.all([
-          Metric.incrementBy(streamed, page.records.length),
+          Metric.update(streamed, page.records.length),
           count("erp.pages", 1),
           count("erp.records", page.records.length),
           onInvalid === undefined ? Effect.void : Effect.forEach(page.invalid, onInvalid, { discard: true })
-        ], { discard: true })
-      ),
-      sayEnd,
-      Stream.withSpan("ListEndpoint.pages", {
-        attributes: {
-          "erp.endpoint": endpoint,
-          "erp.page_size": options.resume?.pageSize ?? options.pageSize ?? "auto",
-          "erp.concurrency": options.concurrency ?? 4,
-          "erp.start_offset": options.resume?.offset ?? options.startOffset ?? 0,
-          "erp.safe": safe !== undefined
-        },
-        captureStackTrace: false
-      })
+        ], { discard: true })),
+      span
     )
-  }))
+  })).pipe(
+    Stream.withSpan("ListEndpoint.pages", {
+      attributes: {
+        "erp.endpoint": endpoint,
+        "erp.page_size": options.resume?.pageSize ?? options.pageSize ?? "auto",
+        "erp.concurrency": options.concurrency ?? 4,
+        "erp.start_offset": options.resume?.offset ?? options.startOffset ?? 0,
+        "erp.safe": options.safe !== undefined
+      },
+      captureStackTrace: false
+    })
+  )
 
 /**
  * Every record of a list endpoint, in offset order: each exactly once while the list does not change (plain paging),
@@ -261,8 +263,8 @@ export const pages = <A, I>(
  * @since 0.1.0
  * @category Constructors
  */
-export const stream = <A, I>(
+export const stream = <A>(
   endpoint: string,
-  schema: Schema.Schema<A, I>,
+  schema: Decoder<A>,
   options: ListOptions = {}
 ): Stream.Stream<A, ErpError.ErpError, ErpClient> => Paginate.records(pages(endpoint, schema, options))

@@ -7,10 +7,10 @@
  * @since 0.1.0
  */
 import { ErpClient } from "@erp-client/client/ErpClient"
-import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { DurationInput } from "./internal/edition.js"
 import * as Internal from "./internal/lookups.js"
 import * as Resource from "./Resource.js"
 
@@ -25,7 +25,7 @@ export interface Options {
    * How long an answer is kept, counted from when its lookup was sent (default 1 minute). A failed lookup is never
    * kept.
    */
-  readonly timeToLive?: Duration.DurationInput | undefined
+  readonly timeToLive?: DurationInput | undefined
   /** How many answers are kept at most; past it, the least recently used go first (default 10,000). */
   readonly capacity?: number | undefined
 }
@@ -34,13 +34,13 @@ export interface Options {
  * The cache of lookups, when one was asked for. Without it, lookups share only what is in flight.
  *
  * @since 0.1.0
- * @category Tags
+ * @category Services
  */
-export const Lookups: Context.Tag<Lookups, Internal.Meeting> = Internal.Lookups
+export const Lookups = Internal.Lookups
 
 /**
  * @since 0.1.0
- * @category Tags
+ * @category Services
  */
 export type Lookups = Internal.Lookups
 

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import type * as Changes from "./Changes.js"
+import { mapConcat } from "./internal/edition.js"
 import * as Pager from "./internal/pager.js"
 
 /**
@@ -207,7 +208,7 @@ const withSettings = <E, A, E2, R>(
  * @example
  * ```ts
  * import { Paginate } from "@erp-client/streams"
- * import { Chunk, Effect, Stream } from "effect"
+ * import { Effect, Stream } from "effect"
  *
  * // Any offset-paged source: here 25 company names in memory, 10 a page
  * const names = Array.from({ length: 25 }, (_, i) => `Partner ${i + 1} Kft.`)
@@ -220,7 +221,7 @@ const withSettings = <E, A, E2, R>(
  *   Stream.runCollect
  * )
  * // The short page at 20 does not end the list: the empty one at 25 does
- * console.log(Chunk.toArray(Effect.runSync(pages))) // => [ '0+10', '10+10', '20+5', '25+0' ]
+ * console.log(Array.from(Effect.runSync(pages))) // => [ '0+10', '10+10', '20+5', '25+0' ]
  * ```
  *
  * @since 0.1.0
@@ -336,7 +337,7 @@ const safeRun = <A, E, R>(
           Effect.flatMap(Effect.sync(() => safe.step(page, plan)), (taken) =>
             taken._tag === "Failed"
               ? Effect.fail(failure(taken.failure))
-              : Effect.zipRight(
+              : Effect.andThen(
                 tell(taken.events),
                 taken._tag === "Taken" ? Effect.succeed(taken.step) : recover(taken.recovery)
               ))
@@ -363,4 +364,4 @@ const safeRun = <A, E, R>(
  * @category Combinators
  */
 export const records = <A, E, R>(self: Stream.Stream<Page.Page<A>, E, R>): Stream.Stream<A, E, R> =>
-  Stream.mapConcat(self, (page) => page.records)
+  mapConcat(self, (page) => page.records)

@@ -4,16 +4,14 @@
  *
  * @since 0.1.0
  */
-import type * as PlatformError from "@effect/platform/Error"
-import type * as KeyValueStore from "@effect/platform/KeyValueStore"
 import { type CallError, type ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
 import * as Partner from "@erp-client/core/Partner"
 import * as Readings from "@erp-client/kernel/Partner"
 import type * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
 import type * as Stream from "effect/Stream"
 import type * as Changes from "./Changes.js"
+import type { KeyValueStore, KeyValueStoreError, Result } from "./internal/edition.js"
 import type * as ListEndpoint from "./ListEndpoint.js"
 import type * as Paginate from "./Paginate.js"
 import * as Resource from "./Resource.js"
@@ -157,8 +155,8 @@ export const changes = <E2 = never, R2 = never>(
   options: Resource.ChangesOptions<E2, R2>
 ): Stream.Stream<
   Changes.Change<Partner.Partner>,
-  ErpError.ErpError | Changes.Refused | PlatformError.PlatformError | E2,
-  ErpClient | KeyValueStore.KeyValueStore | R2
+  ErpError.ErpError | Changes.Refused | KeyValueStoreError | E2,
+  ErpClient | KeyValueStore | R2
 > => Resource.changes(resource, options)
 
 /**
@@ -251,7 +249,7 @@ export const getMany = (
   ids: Iterable<number>,
   options: { readonly concurrency?: number | undefined } = {}
 ): Stream.Stream<
-  { readonly value: string | number; readonly result: Either.Either<Partner.Partner, CallError> },
+  { readonly value: string | number; readonly result: Result<Partner.Partner, CallError> },
   never,
   ErpClient
 > => Resource.getMany(resource, byId, ids, options)

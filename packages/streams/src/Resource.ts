@@ -6,8 +6,6 @@
  *
  * @since 0.1.0
  */
-import type * as PlatformError from "@effect/platform/Error"
-import type * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as ErpClientModule from "@erp-client/client/ErpClient"
 import { type CallError, ErpClient, type Params } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
@@ -15,12 +13,18 @@ import { InvalidRequest } from "@erp-client/core/ErpError"
 import type * as ListQuery from "@erp-client/core/ListQuery"
 import * as KernelChanges from "@erp-client/kernel/Changes"
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
-import type * as Schema from "effect/Schema"
-import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as Changes from "./Changes.js"
+import {
+  type AnyDecoder,
+  type Decoder,
+  fieldsOf,
+  type KeyValueStore,
+  type KeyValueStoreError,
+  locally,
+  type Result,
+  result
+} from "./internal/edition.js"
 import * as Lookups from "./internal/lookups.js"
 import * as ListEndpoint from "./ListEndpoint.js"
 import type * as Paginate from "./Paginate.js"
@@ -89,9 +93,9 @@ export interface Resource<A, S = A> {
   /** The single-record endpoint (`partner/get`), if there is one. */
   readonly get?: string | undefined
   /** Records as servers send them: what the library decodes (a record that strays from the contract is kept). */
-  readonly schema: Schema.Schema<A, any>
+  readonly schema: Decoder<A>
   /** The contract to the letter: records that stray are reported, and `--strict` fails at the first. */
-  readonly strict?: Schema.Schema<S, any> | undefined
+  readonly strict?: Decoder<S> | undefined
   /** What the contract asks, in a few words, for `--strict`'s help (`a tax number of hyphenated digit groups, …`). */
   readonly contract?: string | undefined
   /** The field that tells records apart (drift-safe paging). */
@@ -113,16 +117,16 @@ export interface Resource<A, S = A> {
 }
 
 /**
- * Any resource, whatever its records' types: what the command line's commands and `erp mcp`'s tools take. A schema is
- * invariant in its types, so a `Resource<Product>` is not a `Resource<unknown>`; this is the one type every
- * declaration is.
+ * Any resource, whatever its records' types: what the command line's commands and `erp mcp`'s tools take. An Effect 3
+ * schema is invariant in its types, so a `Resource<Product>` is not a `Resource<unknown>` there; this is the one type
+ * every declaration is, in either edition.
  *
  * @since 0.1.0
  * @category Models
  */
 export interface Any extends Omit<Resource<unknown, unknown>, "schema" | "strict"> {
-  readonly schema: Schema.Schema.AnyNoContext
-  readonly strict?: Schema.Schema.AnyNoContext | undefined
+  readonly schema: AnyDecoder
+  readonly strict?: AnyDecoder | undefined
 }
 
 /**
@@ -160,26 +164,12 @@ export const make = <A, S = A>(
   const idField = declaration.idField ?? "id"
   return {
     idField,
-    fields: fieldsOf(declaration.schema.ast),
+    fields: fieldsOf(declaration.schema),
     selectors: declaration.get === undefined ? [] : [idSelector(declaration.name, idField)],
     columns: [],
     filters: [],
     ...declaration
   }
-}
-
-// The fields a struct's schema names, in order (a transformation's decoded side, else its encoded side; through a
-// filter); none for any other schema.
-const fieldsOf = (ast: SchemaAST.AST): ReadonlyArray<string> => {
-  if (SchemaAST.isTypeLiteral(ast)) {
-    return ast.propertySignatures.flatMap((signature) => typeof signature.name === "string" ? [signature.name] : [])
-  }
-  if (SchemaAST.isRefinement(ast)) return fieldsOf(ast.from)
-  if (SchemaAST.isTransformation(ast)) {
-    const decoded = fieldsOf(ast.to)
-    return decoded.length > 0 ? decoded : fieldsOf(ast.from)
-  }
-  return []
 }
 
 // The get endpoint's default selector: the id field, a whole number (`--id N`).
@@ -282,8 +272,8 @@ export const changes = <A, S, E2 = never, R2 = never>(
   options: ChangesOptions<E2, R2>
 ): Stream.Stream<
   Changes.Change<A>,
-  ErpError.ErpError | Changes.Refused | PlatformError.PlatformError | E2,
-  ErpClient | KeyValueStore.KeyValueStore | R2
+  ErpError.ErpError | Changes.Refused | KeyValueStoreError | E2,
+  ErpClient | KeyValueStore | R2
 > => {
   const { allowDuplicateIds, beforeCommit, init, key, maxRemovedRatio, onSummary, safe, ...list } = options
   return Stream.unwrap(Effect.gen(function*() {
@@ -365,18 +355,16 @@ export const get = <A, S>(
     : Effect.flatMap(
       ErpClient,
       (client) =>
-        Effect.flatMap(FiberRef.get(ErpClientModule.currentMaxWait), (maxWaitMillis) =>
-          Lookups.run(
-            Lookups.make({
-              client,
-              endpoint,
-              schema: resource.schema,
-              param: selector.param,
-              value,
-              selector: query(selector, value).selector,
-              maxWaitMillis
-            })
-          ))
+        Lookups.run(
+          Lookups.make({
+            client,
+            endpoint,
+            schema: resource.schema,
+            param: selector.param,
+            value,
+            selector: query(selector, value).selector
+          })
+        )
     )
 }
 
@@ -426,7 +414,7 @@ export const getMany = <A, S>(
   values: Iterable<string | number>,
   options: { readonly concurrency?: number | undefined } = {}
 ): Stream.Stream<
-  { readonly value: string | number; readonly result: Either.Either<A, CallError> },
+  { readonly value: string | number; readonly result: Result<A, CallError> },
   never,
   ErpClient
 > =>
@@ -436,8 +424,8 @@ export const getMany = <A, S>(
     return Stream.mapEffect(
       Stream.fromIterable(values),
       (value) =>
-        Effect.map(Effect.either(get(resource, selector, value)), (result) => ({ value, result })).pipe(
-          Effect.locally(ErpClientModule.currentInFlight, inFlight)
+        Effect.map(result(get(resource, selector, value)), (result) => ({ value, result })).pipe(
+          locally(ErpClientModule.currentInFlight, inFlight)
         ),
       { concurrency: lookahead }
     )

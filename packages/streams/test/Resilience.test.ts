@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Fault, Sandbox } from "@erp-client/sandbox"
 import { Partners } from "@erp-client/streams"
-import { Chunk, Duration, Effect, Exit, Fiber, Layer, Stream } from "effect"
+import { Cause, Chunk, Duration, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { seeded, testLayer } from "./harness.js"
 import type { Open } from "./leaks.js"
 import { closed, leakChecked, watch } from "./leaks.js"
@@ -125,7 +125,7 @@ describe("fault matrix", () => {
         const millis = Date.now() - started
         figures.scenarios++
         if ("ok" in expected) {
-          expect(Exit.isSuccess(exit)).toBe(true)
+          expect(Exit.isSuccess(exit), Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "").toBe(true)
           if (Exit.isSuccess(exit)) {
             const got = Chunk.toReadonlyArray(exit.value)
             const want = seeded(sandbox)
@@ -146,7 +146,7 @@ describe("fault matrix", () => {
           }
         }
         expect(yield* drained(sandbox)).toBe(0)
-      }).pipe(Effect.provide(testLayer({ partners: 300 }, { timeout: "400 millis", retries: 3 })), leakFree(figures)))
+      }).pipe(Effect.provide(testLayer({ partners: 300 }, { timeout: "1500 millis", retries: 3 })), leakFree(figures)))
   }
 })
 
@@ -182,7 +182,7 @@ describe("releasing the client", () => {
             Effect.ensuring(Effect.sync(watched.stop))
           )
       ))
-      const layer = testLayer({ partners: 300 }, { timeout: "400 millis", retries: 3 }, probe)
+      const layer = testLayer({ partners: 300 }, { timeout: "1500 millis", retries: 3 }, probe)
       yield* Effect.gen(function*() {
         const sandbox = yield* Sandbox.Sandbox
         for (const [fault, times] of mixed) yield* sandbox.inject(fault, { ...list, times })

@@ -1,7 +1,7 @@
 /**
  * `erp api infer ENDPOINT`: a schema drafted from live samples. Pages through up to `--sample` records of a list
  * endpoint (the client, its limiter and paging, as `erp api list`), reads each as the server wrote it and lets it go,
- * and prints a TypeScript module: an Effect Schema and a `Resource` declaration for the command line.
+ * and prints a TypeScript module for the edition `--edition` names: an Effect Schema and a `Resource` declaration.
  *
  * The drafting is `schemaDraft.ts`'s (which says why not quicktype-core). It is imported
  * when this command runs: esbuild wraps a module reached by `import()` in a function of its own, so no other command
@@ -23,6 +23,13 @@ import { listOptions, parseWhere } from "./listOptions.js"
 
 /** The most records `--sample` may ask for. */
 const MAX_SAMPLE = 100_000
+
+const DEFAULT_SAMPLE = 1000
+
+/** The package of each edition whose `Resource` module the drafted declaration is made with. */
+const resourcePackages = { "3": "@erp-client/streams", "4": "@erp-client/effect4-streams" } as const
+
+const editions = ["3", "4"] as const
 
 /** The list served no record, or a record the drafting could not read: nothing to draft from. */
 export class DraftFailed extends Schema.TaggedError<DraftFailed>()("DraftFailed", { reason: Schema.String }) {
@@ -76,7 +83,14 @@ export const apiInfer = Command.make(
     sample: Options.integer("sample").pipe(
       Options.withPseudoName("N"),
       Options.withDescription(`Draft from the first N records of the list (1 to ${MAX_SAMPLE}).`),
-      shownDefault(1000)
+      shownDefault(DEFAULT_SAMPLE)
+    ),
+    edition: Options.choice("edition", editions).pipe(
+      Options.withDescription(
+        "The edition of the client the module is written for: 3, effect 3's Schema and Resource of " +
+          "@erp-client/streams; 4, effect 4's Schema and Resource of @erp-client/effect4-streams."
+      ),
+      shownDefault<(typeof editions)[number]>("3")
     ),
     redis,
     verbose
@@ -141,17 +155,27 @@ export const apiInfer = Command.make(
           const draft = drafting.result()
           const get = draft.shape._tag === "Struct" ? yield* probeGet(path, draft.idField, draft.firstId) : {}
           yield* Sink.writeStdout(
-            SchemaDraft.render(draft, { name, endpoint: path, params: args.params, where: args.where, ...get })
+            SchemaDraft.render(draft, {
+              name,
+              edition: args.edition === "4" ? 4 : 3,
+              resourcePackage: resourcePackages[args.edition],
+              endpoint: path,
+              params: args.params,
+              where: args.where,
+              sample: args.sample === DEFAULT_SAMPLE ? undefined : args.sample,
+              ...get
+            })
           )
         })
       )
     })
 ).pipe(Command.withDescription(
   "Draft an Effect Schema from the records a list endpoint serves: pages through up to --sample records (through " +
-    "the rate limit, as api list) and prints a TypeScript module: the schema (a field in every record required, " +
-    "others optional; null seen as NullOr; integers as Int; a small set of values seen many times as literals; " +
-    "nested objects and arrays; fields not seen kept on decode), and a Resource declaration (the get endpoint beside " +
-    "a …/list one is tried once with the first record's id): in an application, the library's streams and lookups " +
-    "of these records; in a clone of the client's repository, added to resources in packages/cli/src/Cli.ts, erp " +
-    "NAME list and get. A draft says what the samples held: read it before relying on it."
+    "the rate limit, as api list) and prints a TypeScript module for the client's Effect 3 edition (the default) or, " +
+    "with --edition 4, its Effect 4 edition: the schema (a field in every record required, others optional; null " +
+    "seen as NullOr; integers as Int; a small set of values seen many times as literals; nested objects and arrays; " +
+    "fields not seen kept on decode), and a Resource declaration (the get endpoint beside a …/list one is tried once " +
+    "with the first record's id) that gives an application the library's streams and lookups of these records. The " +
+    "module's header names its edition and the command that drafts it again. A draft says what the samples held: " +
+    "read it before relying on it."
 ))

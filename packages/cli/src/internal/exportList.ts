@@ -101,8 +101,8 @@ export const runExport = <E>(options: {
   let requests = 0
   const countRequests = (limiter: ErpRateLimiter.Service): ErpRateLimiter.Service => ({
     ...limiter,
-    acquire: (key, deadline, bound) =>
-      Effect.tap(limiter.acquire(key, deadline, bound), () => Effect.sync(() => void requests++))
+    acquire: (key, deadline, bound, timeoutMillis) =>
+      Effect.tap(limiter.acquire(key, deadline, bound, timeoutMillis), () => Effect.sync(() => void requests++))
   })
   // The ids a resumed drift-safe export starts from, keyed as drift-safe paging keys them (an id beyond a double by
   // the digits the server wrote: Changes.idOf).

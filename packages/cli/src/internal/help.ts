@@ -285,7 +285,16 @@ export const describeValidation = (
     const wrong = flags.find(({ name, value }) =>
       value !== undefined && !choices.includes(value) && named(options, name)?.value === choices.join(" | ")
     )
-    if (wrong !== undefined) return `${wrong.name}: expected ${either(choices)}, got ${shown(wrong.value!)}`
+    if (wrong !== undefined) {
+      // The choice meant: one an edit or two away (`--format nsjson`), or one behind a word (`--edition effect4`).
+      const value = wrong.value!
+      const near = nearest(value, choices)
+      const meant = near.length > 0
+        ? near
+        : choices.filter((choice) => value.replace(/^[A-Za-z]+[\s_-]*/, "") === choice)
+      return `${wrong.name}: expected ${either(choices)}, got ${shown(value)}` +
+        (meant.length > 0 ? `: did you mean ${either(meant)}?` : "")
+    }
   }
   if ((match = /^'(.*)' is not a (\w+)$/.exec(said)) !== null) {
     const [, value, kind] = match

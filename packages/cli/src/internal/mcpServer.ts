@@ -62,8 +62,8 @@ const makeLimitWatch = () => {
       limiter = service
       return {
         ...service,
-        acquire: (key, deadline, bound) =>
-          Effect.tap(service.acquire(key, deadline, bound), (acquired) =>
+        acquire: (key, deadline, bound, timeoutMillis) =>
+          Effect.tap(service.acquire(key, deadline, bound, timeoutMillis), (acquired) =>
             Effect.sync(() => {
               admitted.set(key, acquired)
             }))

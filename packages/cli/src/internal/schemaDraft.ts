@@ -691,7 +691,17 @@ export const draft = (
 }
 
 /**
- * What the module is to be called and where its records come from.
+ * The edition of the client a module is written for: `3`, Effect 3's Schema (`Schema.Struct({…}, record)`,
+ * `Schema.Literal(a, b)`, `Schema.Union(a, b)`); `4`, Effect 4's (`Schema.StructWithRest`, `Schema.Literals([a, b])`,
+ * `Schema.Union([a, b])`). Both import `effect/Schema`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Edition = 3 | 4
+
+/**
+ * What the module is to be called, where its records come from, and what it is written for.
  *
  * @since 0.1.0
  * @category Models
@@ -699,6 +709,15 @@ export const draft = (
 export interface RenderOptions {
   /** The schema's name, a TypeScript identifier (`Invoice`). */
   readonly name: string
+  /** The edition whose Schema API the module is written in. */
+  readonly edition: Edition
+  /**
+   * The package whose `Resource` module declares the records (`@erp-client/streams` for edition 3,
+   * `@erp-client/effect4-streams` for 4): the module imports `${resourcePackage}/Resource`.
+   */
+  readonly resourcePackage: string
+  /** The sample size asked (`--sample N`), said in the command that drafts the module again; absent for the default. */
+  readonly sample?: number | undefined
   /** The list endpoint the samples came from (`invoice/list`). */
   readonly endpoint: string
   /** The query parameters of the samples' list, as given (`-p NAME=VALUE`), said in the module's comment. */
@@ -828,8 +847,10 @@ const key = (name: string): string =>
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 
-// A shape as a Schema expression, nested objects indented under `indent`.
-const expression = (shape: Shape, indent: string): string => {
+// A shape as a Schema expression of the edition, nested objects indented under `indent`. The editions' Schema APIs
+// differ in three places: several literals (`Literal(a, b)` and `Literals([a, b])`), a union's members (arguments and
+// an array), and a struct that keeps its other fields (see `struct`).
+const expression = (shape: Shape, indent: string, edition: Edition): string => {
   switch (shape._tag) {
     case "Unknown":
       return "Schema.Unknown"
@@ -843,16 +864,36 @@ const expression = (shape: Shape, indent: string): string => {
       return "Schema.Int"
     case "Number":
       return "Schema.Number"
-    case "Literal":
-      return `Schema.Literal(${shape.values.map(literal).join(", ")})`
+    case "Literal": {
+      const values = shape.values.map(literal).join(", ")
+      return edition === 3 || shape.values.length === 1 ? `Schema.Literal(${values})` : `Schema.Literals([${values}])`
+    }
     case "Array":
-      return `Schema.Array(${expression(shape.item, indent)})`
+      return `Schema.Array(${expression(shape.item, indent, edition)})`
     case "NullOr":
-      return `Schema.NullOr(${expression(shape.shape, indent)})`
-    case "Union":
-      return `Schema.Union(${shape.members.map((member) => expression(member, indent)).join(", ")})`
+      return `Schema.NullOr(${expression(shape.shape, indent, edition)})`
+    case "Union": {
+      const members = shape.members.map((member) => expression(member, indent, edition)).join(", ")
+      return edition === 3 ? `Schema.Union(${members})` : `Schema.Union([${members}])`
+    }
     case "Struct":
-      return struct(shape, indent)
+      return struct(shape, indent, edition)
+  }
+}
+
+// Whether a shape holds a struct anywhere: then the module declares `otherFields`, which every struct uses.
+const hasStruct = (shape: Shape): boolean => {
+  switch (shape._tag) {
+    case "Struct":
+      return true
+    case "Array":
+      return hasStruct(shape.item)
+    case "NullOr":
+      return hasStruct(shape.shape)
+    case "Union":
+      return shape.members.some(hasStruct)
+    default:
+      return false
   }
 }
 
@@ -874,9 +915,8 @@ const noteOf = (field: Field): ReadonlyArray<string> => {
 
 const WIDTH = 120
 
-// A doc comment at `indent`, on one line when it fits, else wrapped at WIDTH.
-const docComment = (text: string, indent: string): string => {
-  if (indent.length + text.length + 7 <= WIDTH) return `${indent}/** ${text} */\n`
+// The lines of a comment's text at `indent` (` * ` before each), wrapped at WIDTH.
+const commentLines = (text: string, indent: string): ReadonlyArray<string> => {
   const lines: Array<string> = []
   let line = ""
   for (const word of text.split(" ")) {
@@ -888,8 +928,14 @@ const docComment = (text: string, indent: string): string => {
     }
   }
   lines.push(line)
-  return `${indent}/**\n${lines.map((l) => `${indent} * ${l}\n`).join("")}${indent} */\n`
+  return lines.map((l) => `${indent} * ${l}`)
 }
+
+// A doc comment at `indent`, on one line when it fits, else wrapped at WIDTH.
+const docComment = (text: string, indent: string): string =>
+  indent.length + text.length + 7 <= WIDTH
+    ? `${indent}/** ${text} */\n`
+    : `${indent}/**\n${commentLines(text, indent).map((l) => `${l}\n`).join("")}${indent} */\n`
 
 // What a struct says of the fields it does not declare.
 const undeclaredNote = (undeclared: Undeclared): string => {
@@ -903,30 +949,33 @@ const undeclaredNote = (undeclared: Undeclared): string => {
     "struct, TypeScript refuses its type as too complex, TS2859), and otherFields keeps the others on decode, as unknown"
 }
 
-// A struct whose fields the samples showed; every other field is kept (`otherFields`).
-const struct = (shape: Extract<Shape, { _tag: "Struct" }>, indent: string): string => {
+// A struct whose fields the samples showed; every other field is kept (`otherFields`): Effect 3 takes the index
+// signature as `Schema.Struct`'s second argument, Effect 4 as `Schema.StructWithRest`'s rest.
+const struct = (shape: Extract<Shape, { _tag: "Struct" }>, indent: string, edition: Edition): string => {
   const { fields, undeclared } = shape
   const inner = indent + INDENT
   const note = undeclared === undefined ? "" : docComment(undeclaredNote(undeclared), inner)
-  if (fields.length === 0) {
-    return note === ""
-      ? "Schema.Struct({}, otherFields)"
-      : `Schema.Struct({\n${note}${indent}}, otherFields)`
-  }
+  const wrap = (body: string) =>
+    edition === 3
+      ? `Schema.Struct(${body}, otherFields)`
+      : `Schema.StructWithRest(Schema.Struct(${body}), [otherFields])`
+  if (fields.length === 0) return wrap(note === "" ? "{}" : `{\n${note}${indent}}`)
   const lines = fields.map((field) => {
-    const value = expression(field.shape, inner)
+    const value = expression(field.shape, inner, edition)
     const notes = noteOf(field)
     const comment = notes.length === 0 ? "" : docComment(notes.join("; "), inner)
     return `${comment}${inner}${key(field.name)}: ${field.optional ? `Schema.optional(${value})` : value}`
   })
-  return `Schema.Struct({\n${lines.join(",\n")}\n${note}${indent}}, otherFields)`
+  return wrap(`{\n${lines.join(",\n")}\n${note}${indent}}`)
 }
 
 /**
- * The text of a TypeScript module (strict, NodeNext) for a draft: the schema (`export const NAME`, every field the
- * samples did not show kept on decode, as the hand-written schemas do), its type, and a `Resource` declaration
- * (`resource`: endpoint, id field, fields, a selector for `get`, table columns) that, added to the command line's
- * resources, gives `erp <name> list` and `get`.
+ * The text of a TypeScript module (strict, NodeNext) for a draft, in the Schema API of `options.edition`: the schema
+ * (`export const NAME`, every field the samples did not show kept on decode, as the hand-written schemas do), its
+ * type, and a `Resource` declaration of `options.resourcePackage` (`resource`: endpoint, id field, fields, a selector
+ * for `get`, table columns) that gives an application the library's streams and lookups of the records. Its header
+ * says the edition and the command that drafts it again. The module imports `effect/Schema` and
+ * `${resourcePackage}/Resource`, no other package.
  *
  * @example
  * ```ts
@@ -934,8 +983,14 @@ const struct = (shape: Extract<Shape, { _tag: "Struct" }>, indent: string): stri
  *
  * const read = SchemaDraft.draft([`{"id":1,"name":"Kovács Kft."}`, `{"id":2,"name":"Nagy Bt."}`])
  * if (read.ok) {
- *   const text = SchemaDraft.render(read.value, { name: "Customer", endpoint: "customer/list", get: "customer/get" })
- *   console.log(text.includes("export const Customer = Schema.Struct({")) // => true
+ *   const text = SchemaDraft.render(read.value, {
+ *     name: "Customer",
+ *     edition: 4,
+ *     resourcePackage: "@erp-client/effect4-streams",
+ *     endpoint: "customer/list",
+ *     get: "customer/get"
+ *   })
+ *   console.log(text.includes("export const Customer = Schema.StructWithRest(Schema.Struct({")) // => true
  * }
  * ```
  *
@@ -943,18 +998,30 @@ const struct = (shape: Extract<Shape, { _tag: "Struct" }>, indent: string): stri
  * @category Rendering
  */
 export const render = (draft: Draft, options: RenderOptions): string => {
-  const { name } = options
+  const { edition, name } = options
+  const resourcePackage = commentText(options.resourcePackage)
   const isStruct = draft.shape._tag === "Struct"
-  const query = [
+  // The command that drafts the module again: the edition always (the default edition may change), the name and the
+  // sample size when they are not the defaults.
+  const command = [
+    `erp api infer ${options.endpoint} --edition ${edition}`,
     ...(options.params ?? []).map((p) => ` -p ${commentText(literal(p))}`),
-    ...(options.where ?? []).map((w) => ` --where ${commentText(literal(w))}`)
+    ...(options.where ?? []).map((w) => ` --where ${commentText(literal(w))}`),
+    name === nameOf(options.endpoint) ? "" : ` --name ${name}`,
+    options.sample === undefined ? "" : ` --sample ${options.sample}`
   ].join("")
-  const body = expression(draft.shape, "")
-  const keepsOthers = body.includes("otherFields)")
+  const body = expression(draft.shape, "", edition)
+  const keepsOthers = hasStruct(draft.shape)
   const lines = [
     "/**",
-    ` * ${name}: the records of ${options.endpoint}, drafted by \`erp api infer ${options.endpoint}${query}\` from ` +
-    `${plural(draft.samples, "record")}.`,
+    ...commentLines(
+      `${name}: the records of ${options.endpoint}, drafted from ${plural(draft.samples, "record")} for the ` +
+        `client's Effect ${edition} edition: the Schema of \`effect\` ${edition}` +
+        (isStruct ? ` and the \`Resource\` module of ${resourcePackage}.` : ".") + " To draft it again, run:",
+      ""
+    ),
+    " *",
+    ` *   ${command}`,
     " *",
     " * A draft says what the samples held, not what the endpoint promises: a field every sample had is required, others",
     " * optional; a literal is a closed set of values seen many times. Read it, and loosen what the samples cannot show.",
@@ -964,14 +1031,16 @@ export const render = (draft: Draft, options: RenderOptions): string => {
       ]
       : []),
     " */",
-    ...(isStruct ? [`import * as Resource from "@erp-client/streams/Resource"`] : []),
+    ...(isStruct ? [`import * as Resource from ${literal(`${options.resourcePackage}/Resource`)}`] : []),
     `import * as Schema from "effect/Schema"`,
     "",
     // Declared where a struct uses it: a strict build refuses an unused declaration.
     ...(keepsOthers
       ? [
         "// Decoding keeps every field the samples did not show, as the server sent it.",
-        "const otherFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })",
+        edition === 3
+          ? "const otherFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })"
+          : "const otherFields = Schema.Record(Schema.String, Schema.Unknown)",
         ""
       ]
       : []),
@@ -986,18 +1055,17 @@ export const render = (draft: Draft, options: RenderOptions): string => {
     const idField = draft.idField
     const fields = shape.fields.filter((field) => !field.optional).map((field) => literal(field.name))
     const get = idField === undefined ? undefined : options.get
-    // What a reader can do with it: in an application, always; as commands of `erp`, only where `erp` is built from
-    // the repository's source (an installed `erp` is one bundle, its kinds of record built in).
+    // What a reader can do with it, in an application: the module may be read where no clone of the client's source is.
     lines.push(
       "",
       "/**",
-      " * In your application (`Resource` of @erp-client/streams), `Resource.stream(resource)` streams every record of",
-      ` * ${commentText(options.endpoint)}${
-        get === undefined ? "." : ", and `Resource.get(resource, resource.selectors[0]!, id)` looks one up."
-      }`,
-      " * An installed `erp` command has its kinds of record built in: it cannot take this one. In a clone of this client's",
-      " * repository, adding `resource` to `resources` in packages/cli/src/Cli.ts (then `pnpm build`) gives",
-      ` * \`erp ${resourceName} list\`${get === undefined ? "" : " and `get`"}.`,
+      ...commentLines(
+        `In your application (\`Resource\` of ${resourcePackage}), \`Resource.stream(resource)\` streams every ` +
+          `record of ${commentText(options.endpoint)}${
+            get === undefined ? "." : ", and `Resource.get(resource, resource.selectors[0]!, id)` looks one up."
+          }`,
+        ""
+      ),
       ...(idField === undefined
         ? [" * No field had a different value in every sample: `idField` is a guess, and there is no `get`."]
         : get === undefined && options.noGet !== undefined

@@ -1,11 +1,11 @@
 /**
- * The calls of `ErpClient`: a request built for an endpoint, run by the executor (which hands back the envelope it
- * checked, with the body it came in), the envelope judged (`Envelope`), the data decoded (`Decoder`, `Page`), each
- * call in its span (`Observe.observeCall`). In exact mode the data's text is also read from the body as written
+ * The calls of `ErpClient`: a request built for an endpoint (its path and query checked by
+ * `@erp-client/kernel/ListQuery`), run by the executor (which hands back the envelope it checked, with the body it came
+ * in), the envelope judged (`Envelope`), the data decoded (`Decoder`, `Page`), each call in its span
+ * (`Observe.observeCall`). In exact mode the data's text is also read from the body as written
  * (`JsonText`), only then: the default path pays nothing for it.
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as Decoder from "@erp-client/core/Decoder"
+import * as RecordDecoder from "@erp-client/core/Decoder"
 import * as Envelope from "@erp-client/core/Envelope"
 import { DecodeError, InvalidRequest } from "@erp-client/core/ErpError"
 import * as JsonText from "@erp-client/core/JsonText"
@@ -14,43 +14,42 @@ import * as Texts from "@erp-client/kernel/JsonText"
 import * as Query from "@erp-client/kernel/ListQuery"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import type * as Schema from "effect/Schema"
 import type { CallError, Exact, GetOptions, PageQuery, Params, PostOptions, Service } from "../ErpClient.js"
+import { type Decoder, HttpClientRequest, Result } from "./edition.js"
 import type * as Executor from "./executor.js"
 import * as Observe from "./observe.js"
 
 /** A refusal of the kernel's checks (`@erp-client/kernel/ListQuery`) as the `InvalidRequest` of `endpoint`. */
-const checked = <A>(endpoint: string, check: Query.Checked<A>): Either.Either<A, InvalidRequest> =>
-  check.ok ? Either.right(check.value) : Either.left(new InvalidRequest({ endpoint, reason: check.reason }))
+const checked = <A>(endpoint: string, check: Query.Checked<A>): Result<A, InvalidRequest> =>
+  check.ok ? Result.succeed(check.value) : Result.fail(new InvalidRequest({ endpoint, reason: check.reason }))
 
 /**
  * Checks an endpoint path (`partner/list`): relative, made of `[A-Za-z0-9_-]` segments, so it can never leave the
  * base URL or smuggle a query.
  */
-export const validateEndpoint = (endpoint: string): Either.Either<string, InvalidRequest> =>
+export const validateEndpoint = (endpoint: string): Result<string, InvalidRequest> =>
   checked(endpoint, Query.checkEndpoint(endpoint))
 
 // The paging parameters, then the caller's others: those may not set what paging sets.
-const listParams = (endpoint: string, query: PageQuery): Either.Either<Params, InvalidRequest> =>
+const listParams = (endpoint: string, query: PageQuery): Result<Params, InvalidRequest> =>
   checked(endpoint, Query.listParams(query, query.params))
 
 // The data's text as the server wrote it. The body was parsed already, so this fails only on a body `JSON.parse`
 // reads and the scanner does not, which is a fault of the scanner's worth naming rather than hiding.
-const dataText = (endpoint: string, body: string): Either.Either<JsonText.DataText, DecodeError> =>
-  Either.mapLeft(
+const dataText = (endpoint: string, body: string): Result<JsonText.DataText, DecodeError> =>
+  Result.mapError(
     JsonText.dataText(body),
     (error) => new DecodeError({ endpoint, path: "", reason: `the body cannot be read as written: ${error.message}` })
   )
 
-const withText = <A>(endpoint: string, body: string, value: A): Either.Either<Exact<A>, DecodeError> =>
-  Either.map(dataText(endpoint, body), (text) => ({ value, json: text.data }))
+const withText = <A>(endpoint: string, body: string, value: A): Result<Exact<A>, DecodeError> =>
+  Result.map(dataText(endpoint, body), (text) => ({ value, json: text.data }))
 
 // The body to send (`@erp-client/kernel/JsonText`): a value as JSON.stringify writes it, or JSON text as it is.
 const bodyOf = (
   endpoint: string,
   options: PostOptions | undefined
-): Either.Either<string | undefined, InvalidRequest> => checked(endpoint, Texts.requestBody(options))
+): Result<string | undefined, InvalidRequest> => checked(endpoint, Texts.requestBody(options))
 
 /** A list answer's data as a page, decoded record by record (with the records' texts in exact mode). */
 const pageOf = <A>(
@@ -71,7 +70,7 @@ const pageOf = <A>(
       mode
     })
   }
-  return Either.flatMap(
+  return Result.flatMap(
     dataText(endpoint, text),
     (exact) =>
       Page.decodePage({
@@ -95,9 +94,9 @@ const sendWith = (execute: Executor.Execute) =>
   body: string | undefined,
   maxWaitMillis?: number
 ): Effect.Effect<readonly [Envelope.RawEnvelope, string], Executor.ExecuteError | InvalidRequest> =>
-  Either.match(validateEndpoint(endpoint), {
-    onLeft: Effect.fail,
-    onRight: (path) => {
+  Result.match(validateEndpoint(endpoint), {
+    onFailure: Effect.fail,
+    onSuccess: (path) => {
       let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
       if (params.length > 0) request = HttpClientRequest.setUrlParams(request, params)
       if (method === "POST" && body !== undefined) {
@@ -115,30 +114,34 @@ const sendWith = (execute: Executor.Execute) =>
 export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | "post"> => {
   const call = sendWith(execute)
 
-  const get = (<A, I>(
+  const get = (<A>(
     endpoint: string,
-    schema: Schema.Schema<A, I>,
+    schema: Decoder<A>,
     options?: GetOptions & { readonly exact?: boolean | undefined }
   ) => {
-    const decode = Decoder.make(schema)
+    const decode = RecordDecoder.make(schema)
     const maxWait = options?.maxWait === undefined ? undefined : Duration.toMillis(options.maxWait)
     return call("GET", endpoint, options?.params ?? [], undefined, maxWait).pipe(
-      Effect.flatMap(([envelope, text]): Either.Either<A | Exact<A>, CallError> => {
+      Effect.flatMap(([envelope, text]) => {
         const decoded = Envelope.decodeEnvelope(endpoint, envelope, decode, options?.selector)
-        return options?.exact === true ? Either.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded
+        return Result.toEffect<A | Exact<A>, CallError>(
+          options?.exact === true ? Result.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded
+        )
       }),
       (effect) => Observe.observeCall(effect, "ErpClient.get", endpoint, { "erp.endpoint": endpoint })
     )
   }) as Service["get"]
 
   const list: Service["list"] = (endpoint, schema, query) => {
-    const decode = Decoder.make(schema)
-    return Either.match(listParams(endpoint, query), {
-      onLeft: Effect.fail,
-      onRight: (params) =>
+    const decode = RecordDecoder.make(schema)
+    return Result.match(listParams(endpoint, query), {
+      onFailure: Effect.fail,
+      onSuccess: (params) =>
         call("GET", endpoint, params, undefined).pipe(
           Effect.flatMap(([envelope, text]) =>
-            Either.flatMap(Envelope.toData(endpoint, envelope), (data) => pageOf(endpoint, decode, query, data, text))
+            Result.toEffect(
+              Result.flatMap(Envelope.toData(endpoint, envelope), (data) => pageOf(endpoint, decode, query, data, text))
+            )
           ),
           Effect.tap((page) => Effect.annotateCurrentSpan("erp.records", page.received)),
           (effect) =>
@@ -151,21 +154,21 @@ export const make = (execute: Executor.Execute): Pick<Service, "get" | "list" | 
     })
   }
 
-  const post = (<A, I>(
+  const post = (<A>(
     endpoint: string,
-    schema: Schema.Schema<A, I>,
+    schema: Decoder<A>,
     options?: PostOptions & { readonly exact?: boolean | undefined }
   ) => {
-    const decode = Decoder.make(schema)
-    return Either.match(bodyOf(endpoint, options), {
-      onLeft: Effect.fail,
-      onRight: (body) =>
+    const decode = RecordDecoder.make(schema)
+    return Result.match(bodyOf(endpoint, options), {
+      onFailure: Effect.fail,
+      onSuccess: (body) =>
         call("POST", endpoint, options?.params ?? [], body).pipe(
-          Effect.flatMap(([envelope, text]): Either.Either<A | Exact<A>, CallError> => {
+          Effect.flatMap(([envelope, text]) => {
             const decoded = Envelope.decodeEnvelope(endpoint, envelope, decode)
-            return options?.exact === true
-              ? Either.flatMap(decoded, (value) => withText(endpoint, text, value))
-              : decoded
+            return Result.toEffect<A | Exact<A>, CallError>(
+              options?.exact === true ? Result.flatMap(decoded, (value) => withText(endpoint, text, value)) : decoded
+            )
           }),
           (effect) => Observe.observeCall(effect, "ErpClient.post", endpoint, { "erp.endpoint": endpoint })
         )

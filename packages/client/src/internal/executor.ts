@@ -86,6 +86,8 @@ export interface Settings {
   readonly retryBaseDelayMillis: number
   readonly maxRetryDelayMillis: number
   readonly rateLimitBudgetMillis: number
+  /** An attempt's timeout: the longest it holds its slot in the limit when its end is never told (`acquire`). */
+  readonly timeoutMillis: number
   readonly maxServerWaitMillis: number
 }
 
@@ -264,7 +266,12 @@ const rateLimited = (
 /** A slot in the limit, within the rate-limit budget and the caller's `maxWait`. */
 const acquire = (call: Call): Effect.Effect<ErpRateLimiter.Acquired, RateLimited | RateLimiterUnavailable> =>
   Effect.catchTags(
-    call.settings.limiter.acquire(call.key, call.startMillis + call.settings.rateLimitBudgetMillis, call.bound),
+    call.settings.limiter.acquire(
+      call.key,
+      call.startMillis + call.settings.rateLimitBudgetMillis,
+      call.bound,
+      call.settings.timeoutMillis
+    ),
     {
       WaitBeyondBound: (beyond) =>
         Effect.flatMap(

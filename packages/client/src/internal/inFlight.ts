@@ -1,16 +1,18 @@
 /**
- * Places for requests in flight (`ErpClient.withMaxInFlight`), handed out oldest call first.
+ * Places for requests in flight (`ErpClient.withMaxInFlight`), handed out oldest call first
+ * (`@erp-client/kernel/PlaceQueue`).
  *
- * Written by hand rather than with `Effect.Semaphore`, whose waiters are served in the order they came: a call that
- * failed and tries again would queue behind every younger call already waiting (in a batch, up to
- * `Resource.lookahead` of them), and the answers queued in order behind it would wait with it. Here a waiting attempt
- * is served by its call's start, so a retry goes before the calls that started after it.
+ * Written by hand: Effect's `Semaphore` serves its waiters in the order they came (in both lines; Effect 4's
+ * `PartitionedSemaphore` and transactional semaphores take no priority either). A call that failed and tries again
+ * would queue behind every younger call already waiting (in a batch, up to `Resource.lookahead` of them), and the
+ * answers queued in order behind it would wait with it. Here a waiting attempt is served by its call's start, so a
+ * retry goes before the calls that started after it.
  */
 import * as PlaceQueue from "@erp-client/kernel/PlaceQueue"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
+import { completeDeferred, makeDeferred } from "./edition.js"
 
 interface Waiter extends PlaceQueue.Waiter {
   readonly granted: Deferred.Deferred<void>
@@ -38,7 +40,7 @@ export const make = (max: number): InFlight => {
       return
     }
     next.handed = true
-    Deferred.unsafeDone(next.granted, Exit.void)
+    completeDeferred(next.granted, Exit.void)
   }
 
   const take = (
@@ -50,7 +52,7 @@ export const make = (max: number): InFlight => {
         free -= 1
         return Effect.void
       }
-      const waiter: Waiter = { priority, seq: seq++, granted: Deferred.unsafeMake<void>(FiberId.none), handed: false }
+      const waiter: Waiter = { priority, seq: seq++, granted: makeDeferred<void>(), handed: false }
       PlaceQueue.insert(waiters, waiter)
       return restore(Deferred.await(waiter.granted)).pipe(
         Effect.onInterrupt(() =>
@@ -67,7 +69,7 @@ export const make = (max: number): InFlight => {
     max: places,
     withPlace: (priority, effect) =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.zipRight(take(priority, restore), Effect.ensuring(restore(effect), Effect.sync(release)))
+        Effect.andThen(take(priority, restore), Effect.ensuring(restore(effect), Effect.sync(release)))
       )
   }
 }

@@ -41,7 +41,7 @@ export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter
 
 /**
  * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
- * of its slots busy until a window after its last request ended; the limit learned from the server for an endpoint
+ * of its slots busy while its request is in flight and a window after it ended; the limit learned from the server for an endpoint
  * (`ServerLimit.learn`), and the log of the requests it counts (`Slots.logWindows`). In memory by default (`memory.ts`:
  * one process shares it across its fibers); in Redis for the shared limiter, so every process sees it.
  */
@@ -50,6 +50,20 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
   readonly get: (key: string) => Effect.Effect<number, StoreFailure>
   /** Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. */
   readonly extend: (key: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
+  /**
+   * Takes the slot `key` for a request that starts now, if its mark has lapsed: marks it in flight until `untilMillis`
+   * (`Slots.inFlightFrom`) and gives the claim, for `settle`; else changes nothing and gives when the mark that keeps
+   * it busy ends (epoch ms). Of two requests that find the slot free, one takes it.
+   */
+  readonly claim: (
+    key: string,
+    untilMillis: number
+  ) => Effect.Effect<{ readonly claim: string } | { readonly busyUntil: number }, StoreFailure>
+  /**
+   * The request that took the slot `key` with `claim` ended: the slot is busy until `untilMillis` (`Slots.busyFrom`),
+   * earlier or later than its in-flight mark. A mark that is another's is only lengthened.
+   */
+  readonly settle: (key: string, claim: string, untilMillis: number) => Effect.Effect<void, StoreFailure>
   /** The limit learned for `key` and not yet lapsed, if any. */
   readonly learned: (key: string) => Effect.Effect<Learned | undefined, StoreFailure>
   /**
@@ -82,7 +96,11 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
   /** How many requests the log of `key` counts in `windowMillis`. */
   readonly countLogged: (key: string, windowMillis: number) => Effect.Effect<number, StoreFailure>
   /** Starts the log of a limit just learned with the requests the limiter's own slots count. */
-  readonly seedLogged: (key: string, configured: Configured) => Effect.Effect<void, StoreFailure>
+  readonly seedLogged: (
+    key: string,
+    configured: Configured,
+    slotWindowMillis: number
+  ) => Effect.Effect<void, StoreFailure>
 }>() {}
 
 // Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts. The two times are sums over

@@ -12,6 +12,7 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import {
   admitLogged,
+  claimHold,
   countLogged,
   dropLogged,
   endLogged,
@@ -22,6 +23,7 @@ import {
   makeState,
   seedLogged,
   setLearned,
+  settleHold,
   type State,
   tokenBucket
 } from "@erp-client/kernel/MemoryStore"
@@ -73,6 +75,18 @@ export const context = (
           Effect.clockWith((clock) =>
             Effect.sync(() => extendHold(state, key, untilMillis, clock.unsafeCurrentTimeMillis()))
           ),
+        // A claim is its mark's end: the marks of one slot's claims differ (`MemoryStore.settleHold`).
+        claim: (key, untilMillis) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => {
+              const busyUntil = claimHold(state, key, untilMillis, clock.unsafeCurrentTimeMillis())
+              return busyUntil === 0 ? { claim: String(untilMillis) } : { busyUntil }
+            })
+          ),
+        settle: (key, claim, untilMillis) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => settleHold(state, key, Number(claim), untilMillis, clock.unsafeCurrentTimeMillis()))
+          ),
         learned: (key) =>
           Effect.clockWith((clock) => Effect.sync(() => learnedOf(state, key, clock.unsafeCurrentTimeMillis()))),
         setLearned: (key, expected, next) =>
@@ -89,9 +103,11 @@ export const context = (
           Effect.clockWith((clock) =>
             Effect.sync(() => countLogged(state, key, windowMillis, clock.unsafeCurrentTimeMillis()))
           ),
-        seedLogged: (key, configured) =>
+        seedLogged: (key, configured, slotWindowMillis) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => seedLogged(state, key, configured.windowMillis, clock.unsafeCurrentTimeMillis()))
+            Effect.sync(() =>
+              seedLogged(state, key, configured.windowMillis, clock.unsafeCurrentTimeMillis(), slotWindowMillis)
+            )
           )
       })
     )

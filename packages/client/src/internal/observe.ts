@@ -10,7 +10,7 @@
  *   `http.response.header.<name>`), and never the key.
  * - The metrics: `http.client.request.duration`, a histogram in seconds with the conventions' boundaries and
  *   attributes, for every attempt; the ERP's own counters, monotonic, named `erp.client.…`. The unit of each is its
- *   `unit` tag, which `@effect/opentelemetry` exports as the metric's unit.
+ *   `unit` attribute, which the OTLP exporters (`@effect/opentelemetry`, `effect/observability`) export as its unit.
  * - How an attempt or a call ended. Answered: by its status (a 4xx or 5xx is an error of the attempt; an error the ERP
  *   reports in an HTTP 200 is none of the attempt's, but the call's: `error.type` `NotFound`, counted in
  *   `erp.client.api_errors`). Failed without an answer: `error.type` the error's (`timeout`, `TransportError`).
@@ -19,110 +19,71 @@
  *   no error; the span ends with a success, marked `erp.cancelled` and `erp.cancel_reason`, and the attempt's duration
  *   is recorded with `error.type` `cancelled` (it did not complete).
  */
-import type * as Headers from "@effect/platform/Headers"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Telemetry from "@erp-client/kernel/Telemetry"
-import * as Cause from "effect/Cause"
+import type * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricKey from "effect/MetricKey"
-import type * as MetricKeyType from "effect/MetricKeyType"
-import * as MetricLabel from "effect/MetricLabel"
 import type * as Tracer from "effect/Tracer"
 import type * as ErpRateLimiter from "../ErpRateLimiter.js"
 import * as Cancel from "./cancel.js"
+import {
+  type AnyMetric,
+  counter,
+  failureOption,
+  histogram,
+  type HttpClientRequest,
+  isInterruptedOnly,
+  type MetricContext,
+  nowMillis,
+  nowNanos,
+  recording,
+  type SpanOptions,
+  updateUnsafe,
+  withAttributes,
+  withoutStackTrace
+} from "./edition.js"
 import type * as Transport from "./transport.js"
-
-// The metrics are made from their keys (`Metric.fromMetricKey`), their unit and other tags in the key, rather than by
-// `Metric.tagged`: a metric tagged that way joins its tags to the fiber's at every update, a new array each time, so
-// Effect's cache of the metric's hook misses and the tagged key is built and hashed again (about 4 µs an update
-// against 0.2 µs, several times a request: `pnpm bench cost`). The key, and so what an exporter reads, is the same.
-const keys = new WeakMap<Metric.Metric<any, any, any>, MetricKey.MetricKey<any>>()
-
-const fromKey = <Type extends MetricKeyType.MetricKeyType<any, any>>(key: MetricKey.MetricKey<Type>) => {
-  const metric = Metric.fromMetricKey(key)
-  keys.set(metric, key)
-  return metric
-}
-
-/** The metric of `key` with its unit (UCUM, or an annotation in braces: `{request}`), as the OTLP exporter reads it. */
-export const withUnit = <Type extends MetricKeyType.MetricKeyType<any, any>>(
-  key: MetricKey.MetricKey<Type>,
-  unit: string
-) => fromKey(MetricKey.tagged(key, "unit", unit))
-
-/** The boundaries the HTTP conventions advise for `http.client.request.duration`, in seconds. */
-export const DURATION_BOUNDARIES: ReadonlyArray<number> = Telemetry.DURATION_BOUNDARIES
 
 const { metrics } = Telemetry
 
-export const requestDuration = withUnit(
-  MetricKey.histogram(
-    metrics.requestDuration.name,
-    MetricBoundaries.fromIterable(DURATION_BOUNDARIES),
-    metrics.requestDuration.description
-  ),
-  metrics.requestDuration.unit
-)
-
-const counter = (info: Telemetry.MetricInfo) =>
-  withUnit(MetricKey.counter(info.name, { description: info.description, incremental: true }), info.unit)
-
-const waitHistogram = (info: Telemetry.MetricInfo) =>
-  withUnit(
-    MetricKey.histogram(info.name, MetricBoundaries.fromIterable(Telemetry.WAIT_BOUNDARIES), info.description),
-    info.unit
-  )
+export const requestDuration = histogram(metrics.requestDuration, Telemetry.DURATION_BOUNDARIES)
 
 export const requests = counter(metrics.requests)
 
 export const apiErrors = counter(metrics.apiErrors)
 
-export const rateLimitWait = waitHistogram(metrics.rateLimitWait)
+export const rateLimitWait = histogram(metrics.rateLimitWait, Telemetry.WAIT_BOUNDARIES)
 
-export const rateLimitWaitDuration = waitHistogram(metrics.rateLimitWaitDuration)
+export const rateLimitWaitDuration = histogram(metrics.rateLimitWaitDuration, Telemetry.WAIT_BOUNDARIES)
 
 export const retries = counter(metrics.retries)
 
 export const tooManyRequests = counter(metrics.tooManyRequests)
 
 /** One retry counted. */
-export const retried: Effect.Effect<void> = Metric.increment(retries)
+export const retried: Effect.Effect<void> = Metric.update(retries, 1)
 
 // Tagged metrics, made once for each set of tags: a tagged metric is a new key, and a key per request costs.
-const tagged = new Map<Metric.Metric<any, any, any>, Map<string, Metric.Metric<any, any, any>>>()
+const tagged = new Map<AnyMetric, Map<string, AnyMetric>>()
 
 /** `metric` with the `tags` (name, value), the same object for the same tags. */
-export const withTags = <Type, In, Out>(
-  metric: Metric.Metric<Type, In, Out>,
-  tags: ReadonlyArray<readonly [string, string]>
-): Metric.Metric<Type, In, Out> => {
+export const withTags = <M extends AnyMetric>(metric: M, tags: ReadonlyArray<readonly [string, string]>): M => {
   let byKey = tagged.get(metric)
   if (byKey === undefined) tagged.set(metric, byKey = new Map())
   const key = tags.map(([name, value]) => `${name}\u0001${value}`).join("\u0000")
   let found = byKey.get(key)
   if (found === undefined) {
-    const labels = tags.map(([name, value]) => MetricLabel.make(name, value))
-    const metricKey = keys.get(metric)
-    found = metricKey === undefined
-      ? Metric.taggedWithLabels(metric, labels)
-      : fromKey(MetricKey.taggedWithLabels(metricKey, labels))
+    found = withAttributes(metric, tags)
     byKey.set(key, found)
   }
-  return found as Metric.Metric<Type, In, Out>
+  return found as M
 }
 
 /** `metric` tagged with `erp.endpoint` (and `erp.outcome`), the same object for the same tags. */
-export const byEndpoint = <Type, In, Out>(
-  metric: Metric.Metric<Type, In, Out>,
-  endpoint: string,
-  outcome?: string
-): Metric.Metric<Type, In, Out> =>
+export const byEndpoint = <M extends AnyMetric>(metric: M, endpoint: string, outcome?: string): M =>
   withTags(
     metric,
     outcome === undefined ? [["erp.endpoint", endpoint]] : [
@@ -132,25 +93,16 @@ export const byEndpoint = <Type, In, Out>(
   )
 
 /**
- * Runs `record` with the fiber's metric tags (`Metric.update` reads them for each metric): several updates in one step.
- */
-export const recording = (record: (tags: ReadonlyArray<MetricLabel.MetricLabel>) => void): Effect.Effect<void> =>
-  Effect.withFiberRuntime((fiber) => {
-    record(fiber.getFiberRef(FiberRef.currentMetricLabels))
-    return Effect.void
-  })
-
-/**
  * The time one attempt waited for the limiter, in seconds: in all (`erp.client.rate_limit.wait`), and by reason, for
  * each reason it waited for (`erp.client.rate_limit.wait.duration`).
  */
 export const recordWait = (endpoint: string, acquired: ErpRateLimiter.Acquired): Effect.Effect<void> => {
   const metric = byEndpoint(rateLimitWait, endpoint)
   const { pausedMillis, spacedMillis } = acquired
-  return recording((tags) => {
-    metric.unsafeUpdate((spacedMillis + pausedMillis) / 1000, tags)
-    if (spacedMillis > 0) waitFor(endpoint, "client-limit").unsafeUpdate(spacedMillis / 1000, tags)
-    if (pausedMillis > 0) waitFor(endpoint, "server-pause").unsafeUpdate(pausedMillis / 1000, tags)
+  return recording((context) => {
+    updateUnsafe(metric, (spacedMillis + pausedMillis) / 1000, context)
+    if (spacedMillis > 0) updateUnsafe(waitFor(endpoint, "client-limit"), spacedMillis / 1000, context)
+    if (pausedMillis > 0) updateUnsafe(waitFor(endpoint, "server-pause"), pausedMillis / 1000, context)
   })
 }
 
@@ -163,8 +115,6 @@ export type HeaderNames = Telemetry.HeaderNames
 /** The names asked for, lower case, without the ones that never become attributes. */
 export const headerNames = Telemetry.headerNames
 
-const headerAttributes = Telemetry.headerAttributes
-
 /** The request headers asked for, as attributes of the current span (the attempt's). */
 export const annotateRequestHeaders = (
   names: HeaderNames,
@@ -172,14 +122,12 @@ export const annotateRequestHeaders = (
 ): Effect.Effect<void> =>
   names.request.length === 0
     ? Effect.void
-    : Effect.annotateCurrentSpan(
-      headerAttributes("http.request.header", names.request, request.headers as Headers.Headers)
-    )
+    : Effect.annotateCurrentSpan(Telemetry.headerAttributes("http.request.header", names.request, request.headers))
 
 /** The name and options of one attempt's span, and the attributes of its metrics. */
 export interface AttemptSpan {
   readonly name: string
-  readonly options: Tracer.SpanOptions
+  readonly options: SpanOptions
   /** The tags the attempt's duration is recorded with before its outcome is known. */
   readonly tags: ReadonlyArray<readonly [string, string]>
 }
@@ -189,7 +137,7 @@ export const attemptSpan = (target: Transport.Target, url: URL | undefined) => {
   const shape = Telemetry.attemptShape(target, url)
   return (resend: number): AttemptSpan => {
     const { attributes, name, tags } = shape(resend)
-    return { name, tags, options: { kind: "client", captureStackTrace: false, attributes } }
+    return { name, tags, options: withoutStackTrace({ kind: "client", attributes }) }
   }
 }
 
@@ -216,7 +164,7 @@ const endCancelled = (span: Tracer.Span, reason: string, nanos: bigint): void =>
 /** An attempt's end without an answer: failed, interrupted or cancelled (see `observeAttempt`). */
 const unanswered = (
   cause: Cause.Cause<Transport.AttemptError>,
-  labels: ReadonlyArray<MetricLabel.MetricLabel>,
+  context: MetricContext,
   attempt: {
     readonly target: Transport.Target
     readonly span: AttemptSpan
@@ -225,20 +173,20 @@ const unanswered = (
     readonly clock: Clock.Clock
   }
 ): void => {
-  const failure = Cause.failureOption(cause)
+  const failure = failureOption(cause)
   const reason = failure._tag === "Some" ? undefined : Cancel.reasonOf(cause)
   const { errorType, outcome } = Telemetry.unansweredType(
     failure._tag === "Some"
       ? { _tag: "Failure", tag: failure.value._tag }
       : reason !== undefined
       ? { _tag: "Cancelled" }
-      : Cause.isInterruptedOnly(cause)
+      : isInterruptedOnly(cause)
       ? { _tag: "Interrupted" }
       : { _tag: "Defect" }
   )
-  if (reason !== undefined) endCancelled(attempt.current, reason, attempt.clock.unsafeCurrentTimeNanos())
-  withTags(requestDuration, [...attempt.span.tags, ["error.type", errorType]]).unsafeUpdate(attempt.seconds, labels)
-  byEndpoint(requests, attempt.target.endpoint, outcome).unsafeUpdate(1, labels)
+  if (reason !== undefined) endCancelled(attempt.current, reason, nowNanos(attempt.clock))
+  updateUnsafe(withTags(requestDuration, [...attempt.span.tags, ["error.type", errorType]]), attempt.seconds, context)
+  updateUnsafe(byEndpoint(requests, attempt.target.endpoint, outcome), 1, context)
   if (errorType !== Telemetry.CANCELLED) attempt.current.attribute("error.type", errorType)
 }
 
@@ -256,28 +204,26 @@ export const observeAttempt = (
 ): Effect.Effect<Transport.Answer, Transport.AttemptError> =>
   Effect.useSpan(span.name, span.options, (current) =>
     Effect.clockWith((clock) => {
-      const started = clock.unsafeCurrentTimeMillis()
-      const seconds = () => (clock.unsafeCurrentTimeMillis() - started) / 1000
+      const started = nowMillis(clock)
+      const seconds = () => (nowMillis(clock) - started) / 1000
       return attempt(current).pipe(
         Effect.onExit((exit) =>
-          recording((labels) => {
+          recording((context) => {
             if (exit._tag === "Failure") {
-              return unanswered(exit.cause, labels, { target, span, current, seconds: seconds(), clock })
+              return unanswered(exit.cause, context, { target, span, current, seconds: seconds(), clock })
             }
             const answer = exit.value
             const status = String(answer.status)
-            withTags(
-              requestDuration,
-              answer.status >= 400
-                ? [...span.tags, ["http.response.status_code", status], ["error.type", status]]
-                : [...span.tags, ["http.response.status_code", status]]
-            ).unsafeUpdate(seconds(), labels)
-            byEndpoint(requests, target.endpoint, Telemetry.statusOutcome(answer.status)).unsafeUpdate(1, labels)
-            if (answer.status === 429) tooManyRequests.unsafeUpdate(1, labels)
+            const durationTags: ReadonlyArray<readonly [string, string]> = answer.status >= 400
+              ? [...span.tags, ["http.response.status_code", status], ["error.type", status]]
+              : [...span.tags, ["http.response.status_code", status]]
+            updateUnsafe(withTags(requestDuration, durationTags), seconds(), context)
+            updateUnsafe(byEndpoint(requests, target.endpoint, Telemetry.statusOutcome(answer.status)), 1, context)
+            if (answer.status === 429) updateUnsafe(tooManyRequests, 1, context)
             current.attribute("http.response.status_code", answer.status)
             if (answer.status >= 400) current.attribute("error.type", status)
             if (headers.response.length > 0) {
-              const attributes = headerAttributes("http.response.header", headers.response, answer.headers)
+              const attributes = Telemetry.headerAttributes("http.response.header", headers.response, answer.headers)
               for (const name in attributes) current.attribute(name, attributes[name])
             }
           })
@@ -303,7 +249,7 @@ export const observeCall = <A, E extends { readonly _tag: string }, R>(
   endpoint: string,
   attributes: Record<string, unknown>
 ): Effect.Effect<A, E, Exclude<R, Tracer.ParentSpan>> =>
-  Effect.useSpan(name, { attributes, captureStackTrace: false }, (span) =>
+  Effect.useSpan(name, withoutStackTrace({ attributes }), (span) =>
     Effect.onExit(
       Effect.withParentSpan(self, span),
       (exit) => exit._tag === "Success" ? Effect.void : callFailed(span, endpoint, exit.cause)
@@ -315,20 +261,23 @@ const callFailed = <E extends { readonly _tag: string }>(
   cause: Cause.Cause<E>
 ): Effect.Effect<void> =>
   Effect.clockWith((clock) =>
-    recording((labels) => {
-      const failure = Cause.failureOption(cause)
+    recording((context) => {
+      const failure = failureOption(cause)
       if (failure._tag === "Some") {
         const tag = failure.value._tag
         span.attribute("error.type", tag)
         const code = Telemetry.apiErrorCode(failure.value)
         if (code !== undefined) {
-          withTags(apiErrors, [["erp.endpoint", endpoint], ["erp.error.type", tag], ["erp.result.code", code]])
-            .unsafeUpdate(1, labels)
+          updateUnsafe(
+            withTags(apiErrors, [["erp.endpoint", endpoint], ["erp.error.type", tag], ["erp.result.code", code]]),
+            1,
+            context
+          )
         }
         return
       }
       const reason = Cancel.reasonOf(cause)
-      if (reason !== undefined) endCancelled(span, reason, clock.unsafeCurrentTimeNanos())
-      else span.attribute("error.type", Cause.isInterruptedOnly(cause) ? Telemetry.INTERRUPTED : Telemetry.OTHER)
+      if (reason !== undefined) endCancelled(span, reason, nowNanos(clock))
+      else span.attribute("error.type", isInterruptedOnly(cause) ? Telemetry.INTERRUPTED : Telemetry.OTHER)
     })
   )

@@ -20,6 +20,8 @@ import * as Limiter from "./limiter.js"
 interface RedisWithScripts extends Ioredis.Redis {
   erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
   erpExtendHold(key: string, ttlMillis: number, untilMillis: number): Promise<number>
+  erpClaimHold(key: string, ttlMillis: number, mark: string): Promise<number>
+  erpSettleHold(key: string, mark: string, ttlMillis: number, untilMillis: number): Promise<number>
   erpSetLearned(key: string, log: string, expected: string, next: string, ttlMillis: number): Promise<number>
   erpLogAdmit(
     key: string,
@@ -169,6 +171,8 @@ const open = (
   })
   redis.defineCommand("erpFixedWindow", { lua: Scripts.FIXED_WINDOW_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpExtendHold", { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpClaimHold", { lua: Scripts.CLAIM_HOLD_LUA, numberOfKeys: 1 })
+  redis.defineCommand("erpSettleHold", { lua: Scripts.SETTLE_HOLD_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpSetLearned", { lua: Scripts.SET_LEARNED_LUA, numberOfKeys: 2 })
   redis.defineCommand("erpLogAdmit", { lua: Scripts.LOG_ADMIT_LUA, numberOfKeys: 1 })
   redis.defineCommand("erpLogMark", { lua: Scripts.LOG_MARK_LUA, numberOfKeys: 1 })
@@ -259,6 +263,25 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
           ? Effect.void
           : connection.call("hold set", (redis) => redis.erpExtendHold(`${prefix}${key}:hold`, ttl, untilMillis))
       }),
+    // The marks' ends are times of ours, kept as times to live (Redis's clock never meets ours).
+    claim: (key, untilMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const mark = Scripts.inFlightMark(untilMillis)
+        return Effect.map(
+          connection.call(
+            "hold claim",
+            (redis) => redis.erpClaimHold(`${prefix}${key}:hold`, Math.max(1, Math.ceil(untilMillis - now)), mark)
+          ),
+          (busy) => Number(busy) > 0 ? { busyUntil: now + Number(busy) } : { claim: mark }
+        )
+      }),
+    settle: (key, claim, untilMillis) =>
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) =>
+          connection.call("hold settle", (redis) =>
+            redis.erpSettleHold(`${prefix}${key}:hold`, claim, Math.ceil(untilMillis - now), untilMillis))
+      ),
     learned: (key) =>
       Effect.map(
         connection.call("learned get", (redis) => redis.get(`${prefix}${key}:learned`)),
@@ -308,7 +331,8 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
         connection.call("log count", (redis) => redis.erpLogCount(`${prefix}${key}:log`, Math.ceil(windowMillis))),
         Number
       ),
-    seedLogged: (key, configured) =>
+    // A mark of a request in flight is read as one that started now (`MemoryStore.seedLogged`).
+    seedLogged: (key, configured, slotWindowMillis) =>
       Effect.flatMap(
         Effect.forEach(
           Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
@@ -320,7 +344,7 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
             redis.erpLogSeed(
               `${prefix}${key}:log`,
               Math.ceil(configured.windowMillis),
-              ...ttls.filter((ttl) => ttl > 0)
+              ...ttls.filter((ttl) => ttl > 0).map((ttl) => Math.min(ttl, Math.ceil(slotWindowMillis)))
             ))
       ).pipe(Effect.asVoid)
   })

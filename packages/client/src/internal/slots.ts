@@ -16,11 +16,12 @@
  * at once and the next L one window later. A reservation that is not used (interrupted fiber) only wastes a slot.
  *
  * The server counts arrivals, not our starts. The margin covers the usual gap between the two; for the rest, each
- * slot also carries a "busy until" mark (kept in the `HoldStore`, so it is shared like the counters): a request
- * marks its slot busy for `window + margin` from its actual start, and `release` extends that to `window` after
- * it ended (`busyFrom`). The next user of the slot waits for the mark. Since a request reaches the server between its
- * start and its end, two arrivals on one slot are at least `window` apart however late the first one left. It costs
- * nothing while requests end within the margin.
+ * slot also carries a "busy until" mark (kept in the `HoldStore`, so it is shared like the counters). A request takes
+ * its slot in flight (`HoldStore.claim`, the mark `inFlightFrom`: its timeout, the window and the margin, the bound
+ * for a holder that dies with it), and `release` sets the mark to `window + margin` after its start or `window` after
+ * it ended, whichever is later (`busyFrom`). The next user of the slot waits for the mark. Since a request reaches the
+ * server between its start and its end, two arrivals on one slot are at least `window` apart however late the first
+ * one arrived. It costs nothing while requests end within the margin.
  *
  * A limit learned from the server (`ServerLimit.learn`: its limit and the window it counts in) is kept beside this, by
  * a log of the requests it counts (`HoldStore.admitLogged`, `Slots.logWindows`): a request takes its place there
@@ -30,7 +31,17 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as ServerLimit from "@erp-client/kernel/ServerLimit"
-import { busyFrom, logWindows, slotIndexOf, slotKey, slotOf, ticketKey, waitFor } from "@erp-client/kernel/Slots"
+import {
+  busyFrom,
+  inFlightFrom,
+  logWindows,
+  lookAgainIn,
+  slotIndexOf,
+  slotKey,
+  slotOf,
+  ticketKey,
+  waitFor
+} from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -82,8 +93,8 @@ interface Slots {
 /**
  * The limiter on its stores. `acquire` takes these steps: `waitForPause` (a pause the server asked for), then its
  * place under a learned limit (`admitLearned`), a slot (`reserve`, or `reserveBounded` under the caller's bound),
- * `waitWhileBusy` (its previous request's mark), and `startOn` (the slot marked busy, unless a pause came meanwhile);
- * with the stores in memory, `fastAcquire` first.
+ * `waitWhileBusy` (its previous request's mark), and `startOn` (the slot taken in flight, unless a pause came
+ * meanwhile or another request took it first); with the stores in memory, `fastAcquire` first.
  */
 export const make = (
   options: Resolved
@@ -108,16 +119,21 @@ export const make = (
       learning: new Set()
     }
     const acquire = memory._tag === "None"
-      ? (key: string, deadline?: number, bound?: number) => acquireSteps(slots, key, deadline, bound)
+      ? (key: string, deadline?: number, bound?: number, timeoutMillis?: number) =>
+        acquireSteps(slots, key, deadline, bound, timeoutMillis)
       : (
         key: string,
         deadline?: number,
-        bound?: number
+        bound?: number,
+        timeoutMillis?: number
       ): Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure> =>
         Effect.clockWith((clock) =>
           Effect.suspend(() => {
-            const acquired = fastAcquire(slots, memory.value, key, clock.unsafeCurrentTimeMillis(), bound)
-            return acquired === undefined ? acquireSteps(slots, key, deadline, bound) : Effect.succeed(acquired)
+            const now = clock.unsafeCurrentTimeMillis()
+            const acquired = fastAcquire(slots, memory.value, key, now, bound, timeoutMillis)
+            return acquired === undefined
+              ? acquireSteps(slots, key, deadline, bound, timeoutMillis)
+              : Effect.succeed(acquired)
           })
         )
     const service: Service = {
@@ -176,7 +192,8 @@ const reserveBounded = (
     const slot = slotKey(key, slotOf(ticket, slots.limit))
     const now = yield* Clock.currentTimeMillis
     const busyUntil = yield* holds.get(slot)
-    if (busyUntil > now) return { slot, freeAt: busyUntil }
+    // A mark of a request in flight may end sooner than it says (`lookAgainIn`).
+    if (busyUntil > now) return { slot, freeAt: now + lookAgainIn(busyUntil - now, slots.slotWindowMillis) }
     const [count, ttl] = yield* Effect.mapError(
       store.fixedWindow({ key: slot, tokens: 1, refillRate: slotWindow, limit: 1 }),
       storeFailure
@@ -221,9 +238,16 @@ const waitForPause = (
 // With the stores in this process's memory, a request that need not wait takes its place in one synchronous step
 // (`MemoryStore.acquireNow`: the same places the steps below would take); anything else takes the steps below from
 // the start, having changed nothing.
-const fastAcquire = (slots: Slots, state: Memory.State, key: string, now: number, bound: number | undefined) => {
+const fastAcquire = (
+  slots: Slots,
+  state: Memory.State,
+  key: string,
+  now: number,
+  bound: number | undefined,
+  timeoutMillis: number | undefined
+) => {
   const windows = { windowMillis: slots.windowMillis, slotWindowMillis: slots.slotWindowMillis }
-  const taken = Memory.acquireNow(state, key, { limit: slots.limit, ...windows }, now, bound)
+  const taken = Memory.acquireNow(state, key, { limit: slots.limit, ...windows, timeoutMillis }, now, bound)
   if (taken === undefined) return undefined
   const { entry, learned } = taken
   noteLearning(slots, key, learned)
@@ -236,7 +260,8 @@ const fastAcquire = (slots: Slots, state: Memory.State, key: string, now: number
     learned,
     release: (endedMillis: number) =>
       Effect.sync(() => {
-        Memory.extendHold(state, taken.slot, busyFrom({ startedMillis: now, endedMillis }, windows), endedMillis)
+        const busy = busyFrom({ startedMillis: now, endedMillis }, windows)
+        Memory.settleHold(state, taken.slot, taken.heldUntil, busy, endedMillis)
         if (entry !== undefined) Memory.endLogged(state, key, entry, endedMillis)
       })
   }
@@ -309,11 +334,13 @@ const acquireSteps = (
   slots: Slots,
   key: string,
   deadline?: number,
-  bound?: number
+  bound?: number,
+  timeoutMillis?: number
 ): Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure> =>
   Effect.gen(function*() {
     let pausedMillis = 0
     let spacedMillis = 0
+    let skipped = 0
     const spaced = (delay: number, wake?: Deferred.Deferred<void>) =>
       Effect.map(space(slots, key, delay, wake), (waited) => {
         spacedMillis += waited
@@ -340,36 +367,49 @@ const acquireSteps = (
         }
         slot = reserved.slot
       }
-      yield* waitWhileBusy(slots, slot, spaced)
-      const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis }, logged)
+      // A slot held by a request still in flight may stay so until that request's timeout (or a window after it, for a
+      // holder that died): the next ticket's slot is taken instead, at most once for each other slot, then it is waited for.
+      if (!(yield* waitWhileBusy(slots, slot, spaced, skipped < slots.limit - 1))) {
+        skipped++
+        yield* dropLogged(slots, key, logged)
+        continue
+      }
+      const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis, timeoutMillis }, logged)
       if (acquired !== undefined) return acquired
       yield* dropLogged(slots, key, logged)
     }
   })
 
-// The slot's previous request may have ended (or started) late: it keeps the slot busy until a window after that.
+// The slot's previous request may still be in flight, or have ended (or started) late: it keeps the slot busy until a
+// window after that. A request in flight may end before its mark says: looked at again at most a slot window apart.
+// Whether the slot is free now; with `mayLeave`, a slot whose first look finds it held in flight (its mark more than a
+// slot window ahead: a request that ended is never marked further) is left at once instead (`false`).
 const waitWhileBusy = (
   slots: Slots,
   slot: string,
-  spaced: (delay: number) => Effect.Effect<void>
-): Effect.Effect<void, StoreFailure> =>
+  spaced: (delay: number) => Effect.Effect<void>,
+  mayLeave: boolean
+): Effect.Effect<boolean, StoreFailure> =>
   Effect.gen(function*() {
+    let first = mayLeave
     while (true) {
       const busy = waitFor(yield* slots.holds.get(slot), yield* Clock.currentTimeMillis)
-      if (busy === 0) return
-      yield* spaced(busy)
+      if (busy === 0) return true
+      if (first && busy > slots.slotWindowMillis) return false
+      first = false
+      yield* spaced(lookAgainIn(busy, slots.slotWindowMillis))
     }
   })
 
 // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window to that
-// slot's next use, so the reservation is dropped (a wasted slot is safe, `undefined`) and we queue again. Else the
-// slot is marked busy from now, the learned limit's entry counted from now if it was taken earlier, and the wait
-// counted.
+// slot's next use, so the reservation is dropped (a wasted slot is safe, `undefined`) and we queue again; so it is when
+// another request took the slot first (two waited for one mark). Else the slot is taken in flight from now, the
+// learned limit's entry counted from now if it was taken earlier, and the wait counted.
 const startOn = (
   slots: Slots,
   key: string,
   slot: string,
-  took: Pick<Acquired, "spacedMillis" | "pausedMillis">,
+  took: Pick<Acquired, "spacedMillis" | "pausedMillis"> & { readonly timeoutMillis: number | undefined },
   logged: Logged | undefined
 ): Effect.Effect<Acquired | undefined, StoreFailure> =>
   Effect.gen(function*() {
@@ -378,7 +418,11 @@ const startOn = (
     const now = yield* Clock.currentTimeMillis
     if (waitFor(until, now) !== 0) return undefined
     const windows = { windowMillis: slots.windowMillis, slotWindowMillis: slots.slotWindowMillis }
-    yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
+    const claimed = yield* holds.claim(
+      slot,
+      inFlightFrom({ startedMillis: now, timeoutMillis: took.timeoutMillis }, windows)
+    )
+    if (!("claim" in claimed)) return undefined
     const learned = logged?.learned
     const learnedWindow = learned === undefined ? undefined : logWindows(learned, slots.windowMillis)
     if (logged !== undefined && now > logged.atMillis) {
@@ -398,7 +442,7 @@ const startOn = (
       windowMillis: learned?.windowMillis ?? slots.windowMillis,
       learned,
       release: (endedMillis: number) => {
-        const busy = holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+        const busy = holds.settle(slot, claimed.claim, busyFrom({ startedMillis: now, endedMillis }, windows))
         return logged === undefined
           ? busy
           : Effect.zipRight(busy, holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, endedMillis))
@@ -406,8 +450,8 @@ const startOn = (
     }
   })
 
-// Under a learned limit, the requests its log counts in its window; else the slots held: until a window (and the
-// margin) after their request started, or a window after it ended. In memory the holds are read as they are (as many
+// Under a learned limit, the requests its log counts in its window; else the slots held: while their request is in
+// flight, then until a window (and the margin) after it started, or a window after it ended. In memory the holds are read as they are (as many
 // as one window holds), not slot by slot (as many as the limit).
 const inUse = (slots: Slots, key: string): Effect.Effect<number, StoreFailure> =>
   Effect.flatMap(slots.holds.learned(key), (learned) => {
@@ -467,7 +511,7 @@ const learn = (
       )
     const change = (before: ServerLimit.Learned | undefined, next: ServerLimit.Learned | null) =>
       Effect.zipRight(
-        before === undefined && next !== null ? holds.seedLogged(key, configured) : Effect.void,
+        before === undefined && next !== null ? holds.seedLogged(key, configured, slots.slotWindowMillis) : Effect.void,
         holds.setLearned(key, before, next)
       )
     let before = acquired.learned

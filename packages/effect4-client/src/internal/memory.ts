@@ -62,6 +62,20 @@ export const context = (
           Effect.clockWith((clock) =>
             Effect.sync(() => MemoryStore.extendHold(state, key, untilMillis, clock.currentTimeMillisUnsafe()))
           ),
+        // A claim is its mark's end: the marks of one slot's claims differ (`MemoryStore.settleHold`).
+        claim: (key, untilMillis) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => {
+              const busyUntil = MemoryStore.claimHold(state, key, untilMillis, clock.currentTimeMillisUnsafe())
+              return busyUntil === 0 ? { claim: String(untilMillis) } : { busyUntil }
+            })
+          ),
+        settle: (key, claim, untilMillis) =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() =>
+              MemoryStore.settleHold(state, key, Number(claim), untilMillis, clock.currentTimeMillisUnsafe())
+            )
+          ),
         learned: (key) =>
           Effect.clockWith((clock) =>
             Effect.sync(() => MemoryStore.learnedOf(state, key, clock.currentTimeMillisUnsafe()))
@@ -81,10 +95,16 @@ export const context = (
           Effect.clockWith((clock) =>
             Effect.sync(() => MemoryStore.countLogged(state, key, windowMillis, clock.currentTimeMillisUnsafe()))
           ),
-        seedLogged: (key, configured) =>
+        seedLogged: (key, configured, slotWindowMillis) =>
           Effect.clockWith((clock) =>
             Effect.sync(() =>
-              MemoryStore.seedLogged(state, key, configured.windowMillis, clock.currentTimeMillisUnsafe())
+              MemoryStore.seedLogged(
+                state,
+                key,
+                configured.windowMillis,
+                clock.currentTimeMillisUnsafe(),
+                slotWindowMillis
+              )
             )
           )
       })

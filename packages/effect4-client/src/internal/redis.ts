@@ -68,6 +68,16 @@ const extendHold = Redis.script(
   { lua: Scripts.EXTEND_HOLD_LUA, numberOfKeys: 1 }
 ).withReturnType<number>()
 
+const claimHold = Redis.script(
+  (key: string, ttlMillis: number, mark: string) => [key, ttlMillis, mark],
+  { lua: Scripts.CLAIM_HOLD_LUA, numberOfKeys: 1 }
+).withReturnType<number>()
+
+const settleHold = Redis.script(
+  (key: string, mark: string, ttlMillis: number, untilMillis: number) => [key, mark, ttlMillis, untilMillis],
+  { lua: Scripts.SETTLE_HOLD_LUA, numberOfKeys: 1 }
+).withReturnType<number>()
+
 const setLearned = Redis.script(
   (key: string, log: string, expected: string, next: string, ttlMillis: number) => [
     key,
@@ -354,6 +364,28 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
             connection.call("hold set", (open) => open.redis.eval(extendHold)(`${prefix}${key}:hold`, ttl, untilMillis))
           )
       }),
+    // The marks' ends are times of ours, kept as times to live (Redis's clock never meets ours).
+    claim: (key, untilMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const mark = Scripts.inFlightMark(untilMillis)
+        return Effect.map(
+          connection.call(
+            "hold claim",
+            (open) =>
+              open.redis.eval(claimHold)(`${prefix}${key}:hold`, Math.max(1, Math.ceil(untilMillis - now)), mark)
+          ),
+          (busy) => Number(busy) > 0 ? { busyUntil: now + Number(busy) } : { claim: mark }
+        )
+      }),
+    settle: (key, claim, untilMillis) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.asVoid(
+          connection.call(
+            "hold settle",
+            (open) =>
+              open.redis.eval(settleHold)(`${prefix}${key}:hold`, claim, Math.ceil(untilMillis - now), untilMillis)
+          )
+        )),
     learned: (key) =>
       Effect.map(
         connection.call("learned get", (open) => open.redis.send<string | null>("GET", `${prefix}${key}:learned`)),
@@ -408,7 +440,8 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
         ),
         Number
       ),
-    seedLogged: (key, configured) =>
+    // A mark of a request in flight is read as one that started now (`MemoryStore.seedLogged`).
+    seedLogged: (key, configured, slotWindowMillis) =>
       Effect.flatMap(
         Effect.forEach(
           Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
@@ -421,7 +454,7 @@ export const makeHoldStore = (connection: Connection, prefix: string): Limiter.H
               open.redis.eval(logSeed)(
                 `${prefix}${key}:log`,
                 Math.ceil(configured.windowMillis),
-                ...ttls.map(Number).filter((ttl) => ttl > 0)
+                ...ttls.map(Number).filter((ttl) => ttl > 0).map((ttl) => Math.min(ttl, Math.ceil(slotWindowMillis)))
               ))
           )
       )

@@ -14,8 +14,10 @@
  *
  * Any L + 1 starts put two on one slot, and those are more than `window` apart, so no interval of length `window` holds
  * more than L starts, wherever the server's window sits. Each slot also carries a "busy until" mark (in the
- * `HoldStore`): `window + margin` from its request's start, extended to a window after it ended (`busyFrom`), so a
- * request held up between the limiter and the wire cannot bring two arrivals on one slot within a window.
+ * `HoldStore`): taken in flight while its request may still reach the server (`HoldStore.claim`, `inFlightFrom`: its
+ * timeout, the window and the margin, the bound for a holder that dies with it), then `window + margin` from its start
+ * or a window after it ended, whichever is later (`busyFrom`), so a request held up between the limiter and the wire
+ * cannot bring two arrivals on one slot within a window.
  *
  * A limit learned from the server (`ServerLimit.learn`: its limit and the window it counts in) is kept beside this, by
  * a log of the requests it counts (`HoldStore.admitLogged`, `Slots.logWindows`): a request takes its place there
@@ -25,7 +27,17 @@
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as MemoryStore from "@erp-client/kernel/MemoryStore"
 import * as ServerLimit from "@erp-client/kernel/ServerLimit"
-import { busyFrom, logWindows, slotIndexOf, slotKey, slotOf, ticketKey, waitFor } from "@erp-client/kernel/Slots"
+import {
+  busyFrom,
+  inFlightFrom,
+  logWindows,
+  lookAgainIn,
+  slotIndexOf,
+  slotKey,
+  slotOf,
+  ticketKey,
+  waitFor
+} from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -76,8 +88,8 @@ interface Slots {
 /**
  * The limiter on its stores. `acquire` takes these steps: `waitForPause` (a pause the server asked for), then its
  * place under a learned limit (`admitLearned`), a slot (`reserve`, or `reserveBounded` under the caller's bound),
- * `waitWhileBusy` (its previous request's mark), and `startOn` (the slot marked busy, unless a pause came meanwhile);
- * with the stores in memory, `fastAcquire` first.
+ * `waitWhileBusy` (its previous request's mark), and `startOn` (the slot taken in flight, unless a pause came
+ * meanwhile or another request took it first); with the stores in memory, `fastAcquire` first.
  */
 export const make = (
   options: Resolved
@@ -101,12 +113,15 @@ export const make = (
       learning: new Set()
     }
     const acquire: Service["acquire"] = memory._tag === "None" ?
-      (key, deadline, bound) => acquireSteps(slots, key, deadline, bound) :
-      (key, deadline, bound) =>
+      (key, deadline, bound, timeoutMillis) => acquireSteps(slots, key, deadline, bound, timeoutMillis) :
+      (key, deadline, bound, timeoutMillis) =>
         Effect.clockWith((clock) =>
           Effect.suspend(() => {
-            const acquired = fastAcquire(slots, memory.value, key, clock.currentTimeMillisUnsafe(), bound)
-            return acquired === undefined ? acquireSteps(slots, key, deadline, bound) : Effect.succeed(acquired)
+            const now = clock.currentTimeMillisUnsafe()
+            const acquired = fastAcquire(slots, memory.value, key, now, bound, timeoutMillis)
+            return acquired === undefined
+              ? acquireSteps(slots, key, deadline, bound, timeoutMillis)
+              : Effect.succeed(acquired)
           })
         )
     const service: Service = {
@@ -158,7 +173,8 @@ const reserveBounded = Effect.fnUntraced(function*(slots: Slots, key: string, bo
   const slot = slotKey(key, slotOf(ticket, slots.limit))
   const now = yield* Clock.currentTimeMillis
   const busyUntil = yield* slots.holds.get(slot)
-  let freeAt = busyUntil
+  // A mark of a request in flight may end sooner than it says (`lookAgainIn`).
+  let freeAt = now + lookAgainIn(busyUntil - now, slots.windows.slotWindowMillis)
   if (busyUntil <= now) {
     const [count, ttl] = yield* Effect.mapError(
       slots.store.fixedWindow({ key: slot, tokens: 1, refillRate: slots.slotWindow, limit: 1 }),
@@ -201,10 +217,11 @@ const fastAcquire = (
   state: MemoryStore.State,
   key: string,
   now: number,
-  bound: number | undefined
+  bound: number | undefined,
+  timeoutMillis: number | undefined
 ): Acquired | undefined => {
   const { windows } = slots
-  const taken = MemoryStore.acquireNow(state, key, { limit: slots.limit, ...windows }, now, bound)
+  const taken = MemoryStore.acquireNow(state, key, { limit: slots.limit, ...windows, timeoutMillis }, now, bound)
   if (taken === undefined) return undefined
   const { entry, learned } = taken
   noteLearning(slots, key, learned)
@@ -217,7 +234,8 @@ const fastAcquire = (
     learned,
     release: (endedMillis: number) =>
       Effect.sync(() => {
-        MemoryStore.extendHold(state, taken.slot, busyFrom({ startedMillis: now, endedMillis }, windows), endedMillis)
+        const busy = busyFrom({ startedMillis: now, endedMillis }, windows)
+        MemoryStore.settleHold(state, taken.slot, taken.heldUntil, busy, endedMillis)
         if (entry !== undefined) MemoryStore.endLogged(state, key, entry, endedMillis)
       })
   }
@@ -274,9 +292,16 @@ const dropLogged = (slots: Slots, key: string, logged: Logged | undefined): Effe
   logged === undefined ? Effect.void : Effect.ignore(slots.holds.dropLogged(key, logged.entry))
 
 /** The acquire of stores outside this process (or a request that must wait): the steps, one store call each. */
-const acquireSteps = Effect.fnUntraced(function*(slots: Slots, key: string, deadline?: number, bound?: number) {
+const acquireSteps = Effect.fnUntraced(function*(
+  slots: Slots,
+  key: string,
+  deadline?: number,
+  bound?: number,
+  timeoutMillis?: number
+) {
   let pausedMillis = 0
   let spacedMillis = 0
+  let skipped = 0
   const spaced = (delay: number, wake?: Deferred.Deferred<void>) =>
     Effect.map(space(slots, key, delay, wake), (waited) => {
       spacedMillis += waited
@@ -300,42 +325,59 @@ const acquireSteps = Effect.fnUntraced(function*(slots: Slots, key: string, dead
       }
       slot = reserved.slot
     }
-    yield* waitWhileBusy(slots, slot, spaced)
-    const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis }, logged)
+    // A slot held by a request still in flight may stay so until that request's timeout (or a window after it, for a
+    // holder that died): the next ticket's slot is taken instead, at most once for each other slot, then it is waited for.
+    if (!(yield* waitWhileBusy(slots, slot, spaced, skipped < slots.limit - 1))) {
+      skipped++
+      yield* dropLogged(slots, key, logged)
+      continue
+    }
+    const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis, timeoutMillis }, logged)
     if (acquired !== undefined) return acquired
     yield* dropLogged(slots, key, logged)
   }
 })
 
-// The slot's previous request may have ended (or started) late: it keeps the slot busy until a window after that.
+// The slot's previous request may still be in flight, or have ended (or started) late: it keeps the slot busy until a
+// window after that. A request in flight may end before its mark says: looked at again at most a slot window apart.
+// Whether the slot is free now; with `mayLeave`, a slot whose first look finds it held in flight (its mark more than a
+// slot window ahead: a request that ended is never marked further) is left at once instead (`false`).
 const waitWhileBusy = Effect.fnUntraced(function*(
   slots: Slots,
   slot: string,
-  spaced: (delay: number) => Effect.Effect<void>
+  spaced: (delay: number) => Effect.Effect<void>,
+  mayLeave: boolean
 ) {
+  let first = mayLeave
   while (true) {
     const busy = waitFor(yield* slots.holds.get(slot), yield* Clock.currentTimeMillis)
-    if (busy === 0) return
-    yield* spaced(busy)
+    if (busy === 0) return true
+    if (first && busy > slots.windows.slotWindowMillis) return false
+    first = false
+    yield* spaced(lookAgainIn(busy, slots.windows.slotWindowMillis))
   }
 })
 
 // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window to that
-// slot's next use, so the reservation is dropped (a wasted slot is safe, `undefined`) and we queue again. Else the
-// slot is marked busy from now, the learned limit's entry counted from now if it was taken earlier, and the wait
-// counted.
+// slot's next use, so the reservation is dropped (a wasted slot is safe, `undefined`) and we queue again; so it is when
+// another request took the slot first (two waited for one mark). Else the slot is taken in flight from now, the
+// learned limit's entry counted from now if it was taken earlier, and the wait counted.
 const startOn = Effect.fnUntraced(function*(
   slots: Slots,
   key: string,
   slot: string,
-  took: Pick<Acquired, "spacedMillis" | "pausedMillis">,
+  took: Pick<Acquired, "spacedMillis" | "pausedMillis"> & { readonly timeoutMillis: number | undefined },
   logged: Logged | undefined
 ) {
   const { holds, windows } = slots
   const until = yield* holds.get(key)
   const now = yield* Clock.currentTimeMillis
   if (waitFor(until, now) !== 0) return undefined
-  yield* holds.extend(slot, busyFrom({ startedMillis: now }, windows))
+  const claimed = yield* holds.claim(
+    slot,
+    inFlightFrom({ startedMillis: now, timeoutMillis: took.timeoutMillis }, windows)
+  )
+  if (!("claim" in claimed)) return undefined
   const learned = logged?.learned
   const learnedWindow = learned === undefined ? undefined : logWindows(learned, windows.windowMillis)
   if (logged !== undefined && now > logged.atMillis) {
@@ -355,7 +397,7 @@ const startOn = Effect.fnUntraced(function*(
     windowMillis: learned?.windowMillis ?? windows.windowMillis,
     learned,
     release: (endedMillis: number) => {
-      const busy = holds.extend(slot, busyFrom({ startedMillis: now, endedMillis }, windows))
+      const busy = holds.settle(slot, claimed.claim, busyFrom({ startedMillis: now, endedMillis }, windows))
       return logged === undefined
         ? busy
         : Effect.andThen(busy, holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, endedMillis))
@@ -364,8 +406,8 @@ const startOn = Effect.fnUntraced(function*(
   return acquired
 })
 
-// Under a learned limit, the requests its log counts in its window; else the slots held: until a window (and the
-// margin) after their request started, or a window after it ended. In memory the holds are read as they are (as many
+// Under a learned limit, the requests its log counts in its window; else the slots held: while their request is in
+// flight, then until a window (and the margin) after it started, or a window after it ended. In memory the holds are read as they are (as many
 // as one window holds), not slot by slot (as many as the limit).
 const inUse = (slots: Slots, key: string): Effect.Effect<number, StoreFailure> =>
   Effect.flatMap(slots.holds.learned(key), (learned) => {
@@ -423,7 +465,9 @@ const learn = (
       )
     const change = (before: ServerLimit.Learned | undefined, next: ServerLimit.Learned | null) =>
       Effect.andThen(
-        before === undefined && next !== null ? holds.seedLogged(key, configured) : Effect.void,
+        before === undefined && next !== null
+          ? holds.seedLogged(key, configured, slots.windows.slotWindowMillis)
+          : Effect.void,
         holds.setLearned(key, before, next)
       )
     let before = acquired.learned

@@ -25,7 +25,9 @@ export type Target = CallState.Target
 
 /** The endpoint of a request is its URL after the base URL (the query is kept apart, in `urlParams`). */
 export const targetOf = (baseUrl: string) => (request: HttpClientRequest.HttpClientRequest): Target => ({
-  endpoint: request.url.startsWith(baseUrl) ? request.url.slice(baseUrl.length) : request.url,
+  // The path alone: the server counts its limit per endpoint, so a query string written into the URL
+  // (`partner/get?id=1`) must not make a limiter key of its own, which would let every id past the limit.
+  endpoint: (request.url.startsWith(baseUrl) ? request.url.slice(baseUrl.length) : request.url).replace(/[?#].*$/s, ""),
   method: request.method
 })
 

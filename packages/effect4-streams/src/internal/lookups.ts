@@ -1,3 +1,4 @@
+// Per edition: on Effect 4's Cache, which does what the Effect 3 edition's map of answers does by hand.
 /**
  * Lookups that spare the rate limit (README.md, "Lookups"): identical lookups in flight share one request, and with a
  * `Lookups.layer` an answer is kept for its time to live. A lookup is identical to another when it asks the same

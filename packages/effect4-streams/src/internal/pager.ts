@@ -1,3 +1,4 @@
+// Per edition: the fetches' fibers, scopes and the stream's pull are written in each edition's Stream and Fiber API.
 /**
  * The paging engine wired to fetches and a Stream of Effect 4 (docs/ARCHITECTURE.md, "Paging"), as the Effect 3
  * edition's `packages/streams/src/internal/pager.ts` wires it. The engine itself, which pages are in flight, how each is

@@ -1,3 +1,4 @@
+// Per edition: Effect 3's Cache runs lookups in its own context; this map of answers does what Effect 4's Cache does.
 /**
  * Lookups that spare the rate limit (README.md, "Lookups"): identical lookups in flight share one request, and with a
  * `Lookups.layer` an answer is kept for its time to live. A lookup is identical to another when it asks the same
@@ -12,6 +13,7 @@
  * parent), and interrupting the first caller interrupts everyone waiting with it.
  */
 import type { CallError, Params, Service } from "@erp-client/client/ErpClient"
+import * as ErpClient from "@erp-client/client/ErpClient"
 import * as Telemetry from "@erp-client/kernel/Telemetry"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -20,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import * as MetricKey from "effect/MetricKey"
 import * as Option from "effect/Option"
@@ -35,9 +38,11 @@ export interface Lookup<A> {
   readonly value: string
   /** How `NotFound` names what was looked up (`id=42`). */
   readonly selector: string
-  /** The caller's bound on waiting for the rate limit (`GetOptions.maxWait`), in milliseconds. */
+  /** The caller's bound on waiting for the rate limit (`ErpClient.withMaxWait`), in milliseconds. */
   readonly maxWaitMillis: number | undefined
-  /** What makes two lookups identical (see the module's comment). */
+  /** What the lookup asks, whatever its bound on waiting. */
+  readonly query: string
+  /** What makes two lookups identical: what they ask, and their bound on waiting (see the module's comment). */
   readonly key: string
 }
 
@@ -60,24 +65,33 @@ export interface LookupOptions<A> {
   readonly value: string | number
   /** How `NotFound` names what was looked up (`id=42`). */
   readonly selector: string
-  /** The caller's bound on waiting for the rate limit (`GetOptions.maxWait`), in milliseconds. */
-  readonly maxWaitMillis?: number | undefined
 }
 
-/** The lookup of `value` by the query parameter `param` of `endpoint`, for `client`; `NotFound` names it as `selector`. */
+/**
+ * The lookup of `value` by the query parameter `param` of `endpoint`, for `client`; `NotFound` names it as `selector`.
+ * Its bound on waiting is the caller's (`ErpClient.currentMaxWait`), read by `run`.
+ */
 export const make = <A>(options: LookupOptions<A>): Lookup<A> => {
-  const { client, endpoint, maxWaitMillis, param, schema, selector, value } = options
-  return {
+  const { client, endpoint, param, schema, selector, value } = options
+  const query = `${idOf(client)}\u0000${endpoint}\u0000${idOf(schema)}\u0000${param}\u0000${value}`
+  return withMaxWait({
     client,
     endpoint,
     schema,
     param,
     value: String(value),
     selector,
-    maxWaitMillis,
-    key: `${idOf(client)}\u0000${endpoint}\u0000${idOf(schema)}\u0000${param}\u0000${value}\u0000${maxWaitMillis ?? ""}`
-  }
+    maxWaitMillis: undefined,
+    query,
+    key: ""
+  }, undefined)
 }
+
+const withMaxWait = <A>(lookup: Lookup<A>, maxWaitMillis: number | undefined): Lookup<A> => ({
+  ...lookup,
+  maxWaitMillis,
+  key: `${lookup.query}\u0000${maxWaitMillis ?? ""}`
+})
 
 const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
 
@@ -146,10 +160,14 @@ const forget = (meeting: Meeting, key: string, entry: Entry): void => {
   if (meeting.entries.get(key) === entry) meeting.entries.delete(key)
 }
 
-/** Forgets the entry of `lookup`, answered or on its way (the next identical lookup asks the server). */
+/**
+ * Forgets the entries of `lookup`, answered or on their way, whatever the bound on waiting they were asked under (the
+ * next identical lookup asks the server).
+ */
 export const invalidate = (meeting: Meeting, lookup: Lookup<any>): Effect.Effect<void> =>
   Effect.sync(() => {
-    meeting.entries.delete(lookup.key)
+    const prefix = `${lookup.query}\u0000`
+    for (const key of [...meeting.entries.keys()]) if (key.startsWith(prefix)) meeting.entries.delete(key)
   })
 
 // The request, sent once for everyone waiting: in a fiber of its own (it outlives an interrupted caller while others
@@ -205,10 +223,11 @@ const wait = <A>(
  * Runs a lookup where identical ones meet: answered from a kept answer, or by one on its way, or sent. A failed
  * answer is shared by those waiting for it and kept by nobody.
  */
-export const run = <A>(lookup: Lookup<A>): Effect.Effect<A, CallError> =>
+export const run = <A>(asked: Lookup<A>): Effect.Effect<A, CallError> =>
   Effect.flatMap(
-    Effect.zip(meeting, Clock.currentTimeMillis),
-    ([meeting, now]) => {
+    Effect.all([meeting, Clock.currentTimeMillis, FiberRef.get(ErpClient.currentMaxWait)]),
+    ([meeting, now, maxWaitMillis]) => {
+      const lookup = maxWaitMillis === asked.maxWaitMillis ? asked : withMaxWait(asked, maxWaitMillis)
       const found = meeting.entries.get(lookup.key)
       if (found !== undefined && (!found.done || now - found.sentAtMillis < meeting.timeToLiveMillis)) {
         // Used again: last to go.

@@ -1,3 +1,4 @@
+// Per edition: the fetches' fibers, scopes and the stream's pull are written in each edition's Stream and Fiber API.
 /**
  * The paging engine wired to fetches and a Stream (docs/ARCHITECTURE.md, "Paging"). The engine itself, which pages are
  * in flight, how each is judged, where the grid goes on after a short page, what is emitted and where a resume starts,

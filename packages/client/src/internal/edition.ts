@@ -1,0 +1,145 @@
+// Per edition: the Effect APIs this package uses whose names or shapes differ between Effect 3 and Effect 4.
+/**
+ * The Effect 3 edition's side of the adapter the shared source imports (docs/editions.md): each name here has a twin
+ * of the same type in `packages/effect4-client/src/internal/edition.ts`, written with Effect 4's API. The shared
+ * modules import what differs from here and everything else from `effect` itself, so that one source compiles against
+ * either edition's `effect`.
+ */
+import type { MetricInfo } from "@erp-client/kernel/Telemetry"
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricKey from "effect/MetricKey"
+import type * as MetricKeyType from "effect/MetricKeyType"
+import * as MetricLabel from "effect/MetricLabel"
+import type * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
+import type * as Tracer from "effect/Tracer"
+
+export * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+
+/** A success or a failure: Effect 3's `Either`, Effect 4's `Result` (success first in both). */
+export type Result<A, E> = Either.Either<A, E>
+
+/** What the shared source does with a `Result`, under Effect 4's names. */
+export const Result = {
+  succeed: <A>(value: A): Result<A, never> => Either.right(value),
+  fail: <E>(error: E): Result<never, E> => Either.left(error),
+  map: <A, E, B>(self: Result<A, E>, f: (a: A) => B): Result<B, E> => Either.map(self, f),
+  mapError: <A, E, E2>(self: Result<A, E>, f: (e: E) => E2): Result<A, E2> => Either.mapLeft(self, f),
+  flatMap: <A, E, B, E2>(self: Result<A, E>, f: (a: A) => Result<B, E2>): Result<B, E | E2> => Either.flatMap(self, f),
+  match: <A, E, B, C>(
+    self: Result<A, E>,
+    cases: { readonly onFailure: (error: E) => B; readonly onSuccess: (value: A) => C }
+  ): B | C => Either.match(self, { onLeft: cases.onFailure, onRight: cases.onSuccess }),
+  /** The result as an effect that succeeds or fails with it (an Effect 3 `Either` is one already). */
+  toEffect: <A, E>(self: Result<A, E>): Effect.Effect<A, E> => self
+} as const
+
+/** A schema that decodes to `A`, from whatever it is encoded as and needing nothing. */
+export type Decoder<A> = Schema.Schema<A, any>
+
+/** A deferred made outside any fiber, completed by `completeDeferred`. */
+export const makeDeferred = <A, E = never>(): Deferred.Deferred<A, E> => Deferred.unsafeMake<A, E>(FiberId.none)
+
+/** Completes `self` with `exit` at once, outside any fiber. */
+export const completeDeferred = <A, E>(self: Deferred.Deferred<A, E>, exit: Exit.Exit<A, E>): void => {
+  Deferred.unsafeDone(self, exit)
+}
+
+/** Any metric. */
+export type AnyMetric = Metric.Metric<any, any, any>
+
+/** A counter of numbers. */
+export type Counter = Metric.Metric.Counter<number>
+
+/** A histogram of numbers. */
+export type Histogram = Metric.Metric.Histogram<number>
+
+// Effect 3's metrics are made from their keys (`Metric.fromMetricKey`), their unit and other tags in the key, rather
+// than by `Metric.tagged`: a metric tagged that way joins its tags to the fiber's at every update, a new array each
+// time, so Effect's cache of the metric's hook misses and the tagged key is built and hashed again (about 4 µs an
+// update against 0.2 µs, several times a request: `pnpm bench cost`). The key, and so what an exporter reads, is the
+// same.
+const keys = new WeakMap<AnyMetric, MetricKey.MetricKey<any>>()
+
+const fromKey = <Type extends MetricKeyType.MetricKeyType<any, any>>(key: MetricKey.MetricKey<Type>) => {
+  const metric = Metric.fromMetricKey(key)
+  keys.set(metric, key)
+  return metric
+}
+
+/** A monotonic counter named by `info`, its unit (UCUM, or an annotation in braces) an attribute. */
+export const counter = (info: MetricInfo): Counter =>
+  fromKey(
+    MetricKey.tagged(
+      MetricKey.counter(info.name, { description: info.description, incremental: true }),
+      "unit",
+      info.unit
+    )
+  )
+
+/** A histogram named by `info` with these boundaries, its unit an attribute. */
+export const histogram = (info: MetricInfo, boundaries: ReadonlyArray<number>): Histogram =>
+  fromKey(
+    MetricKey.tagged(
+      MetricKey.histogram(info.name, MetricBoundaries.fromIterable(boundaries), info.description),
+      "unit",
+      info.unit
+    )
+  )
+
+/** `metric` with these attributes (name, value) added: a new metric each time (cache it). */
+export const withAttributes = <M extends AnyMetric>(
+  metric: M,
+  attributes: ReadonlyArray<readonly [string, string]>
+): M => {
+  const labels = attributes.map(([name, value]) => MetricLabel.make(name, value))
+  const metricKey = keys.get(metric)
+  return (metricKey === undefined
+    ? Metric.taggedWithLabels(metric, labels)
+    : fromKey(MetricKey.taggedWithLabels(metricKey, labels))) as M
+}
+
+/** What a metric reads from the fiber that updates it: Effect 3's metric labels (Effect 4: the fiber's context). */
+export type MetricContext = ReadonlyArray<MetricLabel.MetricLabel>
+
+/** Runs `record` with the fiber's `MetricContext`: several updates in one step. */
+export const recording = (record: (context: MetricContext) => void): Effect.Effect<void> =>
+  Effect.withFiberRuntime((fiber) => {
+    record(fiber.getFiberRef(FiberRef.currentMetricLabels))
+    return Effect.void
+  })
+
+/** Updates `metric` by `value` at once (inside `recording`). */
+export const updateUnsafe = (metric: Counter | Histogram, value: number, context: MetricContext): void => {
+  metric.unsafeUpdate(value, context)
+}
+
+/** The clock's time now, in milliseconds, read at once. */
+export const nowMillis = (clock: Clock.Clock): number => clock.unsafeCurrentTimeMillis()
+
+/** The clock's time now, in nanoseconds, read at once. */
+export const nowNanos = (clock: Clock.Clock): bigint => clock.unsafeCurrentTimeNanos()
+
+/** The first failure of `cause`, if it has one (not a defect, not an interruption). */
+export const failureOption: <E>(cause: Cause.Cause<E>) => Option.Option<E> = Cause.failureOption
+
+/** Whether `cause` is interruptions only. */
+export const isInterruptedOnly: <E>(cause: Cause.Cause<E>) => boolean = Cause.isInterruptedOnly
+
+/** A span's options, as `Effect.useSpan` takes them. */
+export type SpanOptions = Tracer.SpanOptions
+
+/**
+ * `options` with no stack trace captured: a stack trace per span costs more than the rest of it, and its attributes
+ * say where it came from (Effect 4's `useSpan` captures none).
+ */
+export const withoutStackTrace = (options: SpanOptions): SpanOptions => ({ ...options, captureStackTrace: false })

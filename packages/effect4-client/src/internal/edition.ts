@@ -1,0 +1,114 @@
+// Per edition: the Effect APIs this package uses whose names or shapes differ between Effect 3 and Effect 4.
+/**
+ * The Effect 4 edition's side of the adapter the shared source imports (docs/editions.md): each name here has a twin
+ * of the same type in `packages/client/src/internal/edition.ts`, written with Effect 3's API. The shared modules,
+ * copied here from the Effect 3 package by `scripts/editions.ts`, import what differs from here and everything else
+ * from `effect` itself.
+ */
+import type { MetricInfo } from "@erp-client/kernel/Telemetry"
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import type * as Option from "effect/Option"
+import * as ResultModule from "effect/Result"
+import type * as Schema from "effect/Schema"
+import type * as Tracer from "effect/Tracer"
+
+export * as HttpClientRequest from "effect/http/HttpClientRequest"
+
+/** A success or a failure: Effect 3's `Either`, Effect 4's `Result` (success first in both). */
+export type Result<A, E> = ResultModule.Result<A, E>
+
+/** What the shared source does with a `Result`, under Effect 4's names. */
+export const Result = {
+  succeed: <A>(value: A): Result<A, never> => ResultModule.succeed(value),
+  fail: <E>(error: E): Result<never, E> => ResultModule.fail(error),
+  map: <A, E, B>(self: Result<A, E>, f: (a: A) => B): Result<B, E> => ResultModule.map(self, f),
+  mapError: <A, E, E2>(self: Result<A, E>, f: (e: E) => E2): Result<A, E2> => ResultModule.mapError(self, f),
+  flatMap: <A, E, B, E2>(self: Result<A, E>, f: (a: A) => Result<B, E2>): Result<B, E | E2> =>
+    ResultModule.flatMap(self, f),
+  match: <A, E, B, C>(
+    self: Result<A, E>,
+    cases: { readonly onFailure: (error: E) => B; readonly onSuccess: (value: A) => C }
+  ): B | C => ResultModule.match(self, cases),
+  /** The result as an effect that succeeds or fails with it. */
+  toEffect: <A, E>(self: Result<A, E>): Effect.Effect<A, E> => Effect.fromResult(self)
+} as const
+
+/** A schema that decodes to `A`, from whatever it is encoded as and needing nothing. */
+export type Decoder<A> = Schema.Decoder<A>
+
+/** A deferred made outside any fiber, completed by `completeDeferred`. */
+export const makeDeferred = <A, E = never>(): Deferred.Deferred<A, E> => Deferred.makeUnsafe<A, E>()
+
+/** Completes `self` with `exit` at once, outside any fiber. */
+export const completeDeferred = <A, E>(self: Deferred.Deferred<A, E>, exit: Exit.Exit<A, E>): void => {
+  Deferred.doneUnsafe(self, exit)
+}
+
+/** Any metric. */
+export type AnyMetric = Metric.Metric<any, any>
+
+/** A counter of numbers. */
+export type Counter = Metric.Counter<number>
+
+/** A histogram of numbers. */
+export type Histogram = Metric.Histogram<number>
+
+/** A monotonic counter named by `info`, its unit (UCUM, or an annotation in braces) an attribute. */
+export const counter = (info: MetricInfo): Counter =>
+  Metric.counter(info.name, { description: info.description, incremental: true, attributes: { unit: info.unit } })
+
+/** A histogram named by `info` with these boundaries, its unit an attribute. */
+export const histogram = (info: MetricInfo, boundaries: ReadonlyArray<number>): Histogram =>
+  Metric.histogram(info.name, {
+    description: info.description,
+    boundaries: Metric.boundariesFromIterable(boundaries),
+    attributes: { unit: info.unit }
+  })
+
+/**
+ * `metric` with these attributes (name, value) added: a new metric each time (cache it: `Metric.withAttributes` makes
+ * a new metric, whose series key is computed again for each new object).
+ */
+export const withAttributes = <M extends AnyMetric>(
+  metric: M,
+  attributes: ReadonlyArray<readonly [string, string]>
+): M => Metric.withAttributes(metric, Object.fromEntries(attributes)) as M
+
+/** What a metric reads from the fiber that updates it: Effect 4's context (its registry, extra attributes). */
+export type MetricContext = Context.Context<never>
+
+/** Runs `record` with the fiber's `MetricContext`: several updates in one step. */
+export const recording = (record: (context: MetricContext) => void): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    record(fiber.context)
+    return Effect.void
+  })
+
+/** Updates `metric` by `value` at once (inside `recording`). */
+export const updateUnsafe = (metric: Counter | Histogram, value: number, context: MetricContext): void => {
+  metric.updateUnsafe(value, context)
+}
+
+/** The clock's time now, in milliseconds, read at once. */
+export const nowMillis = (clock: Clock.Clock): number => clock.currentTimeMillisUnsafe()
+
+/** The clock's time now, in nanoseconds, read at once. */
+export const nowNanos = (clock: Clock.Clock): bigint => clock.currentTimeNanosUnsafe()
+
+/** The first failure of `cause`, if it has one (not a defect, not an interruption). */
+export const failureOption: <E>(cause: Cause.Cause<E>) => Option.Option<E> = Cause.findErrorOption
+
+/** Whether `cause` is interruptions only. */
+export const isInterruptedOnly: <E>(cause: Cause.Cause<E>) => boolean = Cause.hasInterruptsOnly
+
+/** A span's options, as `Effect.useSpan` takes them. */
+export type SpanOptions = Tracer.SpanOptionsNoTrace
+
+/** `options` with no stack trace captured: Effect 4's `useSpan` captures none (Effect 3's is told not to). */
+export const withoutStackTrace = (options: SpanOptions): SpanOptions => options
