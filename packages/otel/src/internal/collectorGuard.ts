@@ -5,8 +5,7 @@
  * a minute, its exports dropped rather than retried. Each edition's `ErpTelemetry` keeps one state per layer and wires
  * it to the HttpClient its exporters send on.
  *
- * Not one of the kernel's public modules: the OTLP shaping both editions' otel packages share, exported to them as
- * `@erp-client/kernel/internal/otel/*` (docs/ARCHITECTURE.md, "Two editions, one kernel", says why here).
+ * Plain functions over data, the same in both editions (the Effect 4 package's copy is generated from this file).
  *
  * @since 0.1.0
  */
@@ -67,7 +66,7 @@ export const EXPORT_TIMEOUT_MILLIS = 10_000
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * console.log(CollectorGuard.makeState()) // => { pausedUntil: 0, deadline: undefined }
  * ```
@@ -82,7 +81,7 @@ export const makeState = (): State => ({ pausedUntil: 0, deadline: undefined })
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * const state = CollectorGuard.makeState()
  * CollectorGuard.failed(state, 1_000)
@@ -100,7 +99,7 @@ export const paused = (state: State, now: number): boolean => now < state.paused
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * const state = CollectorGuard.makeState()
  * console.log(CollectorGuard.allowedMillis(state, 0, 10_000)) // => 10000
@@ -120,7 +119,7 @@ export const allowedMillis = (state: State, now: number, timeoutMillis: number):
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * const state = CollectorGuard.makeState()
  * console.log(CollectorGuard.failed(state, 1_000), CollectorGuard.failed(state, 2_000)) // => true false
@@ -141,7 +140,7 @@ export const failed = (state: State, now: number): boolean => {
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * const state = CollectorGuard.makeState()
  * CollectorGuard.shutdown(state, 5_000, CollectorGuard.SHUTDOWN_MILLIS)
@@ -176,7 +175,7 @@ const field = (value: unknown, name: string): unknown =>
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * const refused = new TypeError("fetch failed", { cause: Object.assign(new Error("connect"), { code: "ECONNREFUSED" }) })
  * console.log(CollectorGuard.describeTransport(refused)) // => connection refused
@@ -205,7 +204,7 @@ export const describeTransport = (error: unknown): string => {
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * console.log(CollectorGuard.noAnswer(10_000), CollectorGuard.noAnswer(1_234)) // => no answer within 10 s no answer within 1.2 s
  * ```
@@ -220,7 +219,7 @@ export const noAnswer = (millis: number): string => `no answer within ${Math.rou
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * console.log(CollectorGuard.statusReason(401)) // => HTTP 401
  * ```
@@ -251,7 +250,7 @@ export const PAUSED = "the collector failed a moment ago"
  *
  * @example
  * ```ts
- * import * as CollectorGuard from "@erp-client/kernel/internal/otel/collectorGuard"
+ * import * as CollectorGuard from "./collectorGuard.js"
  *
  * console.log(CollectorGuard.warning({ url: "http://127.0.0.1:4318/v1/traces", reason: "connection refused" }))
  * // => OpenTelemetry export to http://127.0.0.1:4318/v1/traces failed (connection refused); exports are dropped for a minute

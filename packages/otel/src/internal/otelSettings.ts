@@ -4,8 +4,7 @@
  * https://opentelemetry.io/docs/specs/otel/protocol/exporter/) read into what an OTLP/HTTP exporter needs, the options
  * given in code winning over them: both editions' `ErpTelemetry.layer` and `Variables`, and the `erp` command.
  *
- * Not one of the kernel's public modules: the OTLP shaping both editions' otel packages share, exported to them as
- * `@erp-client/kernel/internal/otel/*` (docs/ARCHITECTURE.md, "Two editions, one kernel", says why here).
+ * Plain functions over data, the same in both editions (the Effect 4 package's copy is generated from this file).
  *
  * @since 0.1.0
  */
@@ -167,7 +166,7 @@ const decode = (text: string): string => {
  *
  * @example
  * ```ts
- * import * as OtelSettings from "@erp-client/kernel/internal/otel/otelSettings"
+ * import * as OtelSettings from "./otelSettings.js"
  *
  * console.log(OtelSettings.parseList("api-key=a%2Cb, team = data%20sync,broken"))
  * // => { 'api-key': 'a,b', team: 'data sync' }
@@ -205,7 +204,7 @@ const upper = (signal: Signal) => signal.toUpperCase() as "TRACES" | "METRICS" |
  *
  * @example
  * ```ts
- * import * as OtelSettings from "@erp-client/kernel/internal/otel/otelSettings"
+ * import * as OtelSettings from "./otelSettings.js"
  *
  * console.log(OtelSettings.signalUrl("https://collector.example:4318/base/", "metrics"))
  * // => https://collector.example:4318/base/v1/metrics
@@ -225,7 +224,7 @@ export const signalUrl = (base: string, signal: Signal): string => `${base.repla
  *
  * @example
  * ```ts
- * import * as OtelSettings from "@erp-client/kernel/internal/otel/otelSettings"
+ * import * as OtelSettings from "./otelSettings.js"
  *
  * const settings = OtelSettings.resolve({
  *   OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
@@ -312,7 +311,7 @@ const isSet = (text: string | undefined): boolean => set(text) !== undefined
  *
  * @example
  * ```ts
- * import * as OtelSettings from "@erp-client/kernel/internal/otel/otelSettings"
+ * import * as OtelSettings from "./otelSettings.js"
  *
  * // A collector for every signal, but no log records
  * const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://localhost:4318", OTEL_LOGS_EXPORTER: "none" }
@@ -338,7 +337,7 @@ export const askedSignals = (env: Readonly<Record<string, string | undefined>>):
  *
  * @example
  * ```ts
- * import * as OtelSettings from "@erp-client/kernel/internal/otel/otelSettings"
+ * import * as OtelSettings from "./otelSettings.js"
  *
  * const env = { OTEL_RESOURCE_ATTRIBUTES: "service.name=partner-sync,deployment.environment=production" }
  * console.log(OtelSettings.namesService(env), OtelSettings.namesService({})) // => true false

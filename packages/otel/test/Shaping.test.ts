@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as CollectorGuard from "../src/internal/otel/collectorGuard.js"
-import * as OtelSettings from "../src/internal/otel/otelSettings.js"
-import * as OtlpShape from "../src/internal/otel/otlpShape.js"
+import * as CollectorGuard from "../src/internal/collectorGuard.js"
+import * as OtelSettings from "../src/internal/otelSettings.js"
+import * as OtlpShape from "../src/internal/otlpShape.js"
 
 // The telemetry export's decisions both editions' ErpTelemetry take: the OTEL_* settings, the collector kept out of the
 // program's way, and the OTLP data brought to the conventions.

@@ -21,12 +21,11 @@
  *   `http.response.status_code`, and `erp.result.code`) are sent as integers. Effect's fiber runtime metrics are left
  *   out unless asked for.
  *
- * Not one of the kernel's public modules: the OTLP shaping both editions' otel packages share, exported to them as
- * `@erp-client/kernel/internal/otel/*` (docs/ARCHITECTURE.md, "Two editions, one kernel", says why here).
+ * Plain functions over data, the same in both editions (the Effect 4 package's copy is generated from this file).
  *
  * @since 0.1.0
  */
-import * as Telemetry from "../../Telemetry.js"
+import * as Telemetry from "@erp-client/kernel/Telemetry"
 
 /**
  * An OTLP attribute value, as the exporters write it before encoding.
@@ -216,7 +215,7 @@ const withErrorType = (span: Span, attributes: ReadonlyArray<KeyValue>): Readonl
  *
  * @example
  * ```ts
- * import * as OtlpShape from "@erp-client/kernel/internal/otel/otlpShape"
+ * import * as OtlpShape from "./otlpShape.js"
  *
  * // Effect 4's exporter writes an interrupted span UNSET, with effect.fiber.interrupted
  * const dialect: OtlpShape.Dialect = {
@@ -312,7 +311,7 @@ const refile = <A>(
  *
  * @example
  * ```ts
- * import * as OtlpShape from "@erp-client/kernel/internal/otel/otlpShape"
+ * import * as OtlpShape from "./otlpShape.js"
  *
  * const dialect: OtlpShape.Dialect = {
  *   ending: (span) => (span.status.code === 1 ? "success" : span.status.code === 2 ? "failure" : "unset"),
@@ -347,7 +346,7 @@ export const traces = (data: TracesData, dialect: Dialect, scopes: Scopes): Trac
  *
  * @example
  * ```ts
- * import * as OtlpShape from "@erp-client/kernel/internal/otel/otlpShape"
+ * import * as OtlpShape from "./otlpShape.js"
  *
  * const data = { resourceLogs: [{ scopeLogs: [{ scope: { name: "effect" }, logRecords: [{ body: "3 set aside" }] }] }] }
  * const shaped = OtlpShape.logs(data, { client: "", streams: "", version: "0.1.0", program: { name: "crm-sync", version: "2.0.0" } })
@@ -395,7 +394,7 @@ const metric = (m: Metric): Metric => ({
  *
  * @example
  * ```ts
- * import * as OtlpShape from "@erp-client/kernel/internal/otel/otlpShape"
+ * import * as OtlpShape from "./otlpShape.js"
  *
  * const dialect: OtlpShape.Dialect = {
  *   ending: () => "unset",
