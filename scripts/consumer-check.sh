@@ -9,9 +9,10 @@
 # bin, checks that the app has one copy of each Effect package, and that an app on an older Effect 3 minor is refused
 # at install.
 #
-# `consumer-check.sh effect4` does the same for the Effect 4 edition (Node >= 22.19): the kernel, the effect4-*
-# packages and the command, in an app with README.md's Effect 4 install line (effect 4, @effect/platform-node 4,
-# @effect/vitest 4, vitest 5), its Effect 4 Use example, the effect4 packages' README examples and examples/*-effect4.
+# `consumer-check.sh effect4` does the same for the Effect 4 edition (Node >= 22.19): the kernel, the fake ERP, the
+# effect4-* packages and the command, in an app with README.md's Effect 4 install line (effect 4,
+# @effect/platform-node 4, @effect/vitest 4, vitest 5), its Effect 4 Use example, the effect4 packages' README examples
+# and examples/*-effect4.
 # Everything it makes is removed at the end; every step is bounded in time. The last line says passed or FAILED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,12 +23,13 @@ case "$EDITION" in
   *) echo "usage: consumer-check.sh [effect3|effect4]"; exit 2 ;;
 esac
 export EDITION
-# The packages of an edition (directories of packages/): the kernel and the command belong to both.
+# The packages of an edition (directories of packages/): the kernel, the fake ERP (which the sandbox and both test
+# kits serve) and the command belong to both.
 edition_packages() {
   for dir in packages/*/; do
     name=$(basename "$dir")
     case "$name" in
-      kernel | cli) echo "$name" ;;
+      kernel | fake-erp | cli) echo "$name" ;;
       effect4-*) [ "$EDITION" = effect4 ] && echo "$name" ;;
       *) [ "$EDITION" = effect3 ] && echo "$name" ;;
     esac

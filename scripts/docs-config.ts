@@ -6,19 +6,19 @@
  * - `settings`: every `ERP_*` variable, from the client's one list of them (`Environment.ts`, which `erp --help` names
  *   them from too), with its option and its default from the data the code fills defaults in from
  *   (`ErpConfig.defaults`, `ErpRateLimiter.defaults`, `ErpRateLimiterRedis.defaults`), and options without a variable.
- * - `otel`: every `OTEL_*` variable both editions' `ErpTelemetry` read (the kernel's `OtelSettings` list), with the
- *   default its reading of an empty environment gives.
+ * - `otel`: every `OTEL_*` variable both editions' `ErpTelemetry` read (the otel packages' shared
+ *   `internal/otelSettings.ts`), with the default its reading of an empty environment gives.
  *
  * What each setting means is said here, once per option. A variable or default added to the code without a meaning
  * here fails this script, and `--check` (run by `packages/client/test/docs-config.test.ts`) fails when the committed
  * page differs from what the code gives: run `pnpm run docs` (or `tsx scripts/docs-config.ts`) and commit the page.
  */
 import { Environment, ErpConfig, ErpRateLimiter, ErpRateLimiterRedis } from "@erp-client/client"
-import * as OtelSettings from "@erp-client/kernel/OtelSettings"
 import * as Duration from "effect/Duration"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
+import * as OtelSettings from "../packages/otel/src/internal/otelSettings.js"
 
 const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "..")
 const page = Path.join(root, "docs", "configuration.md")

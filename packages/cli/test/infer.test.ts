@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { afterAll, beforeAll, describe, expect, it, vi } from "@effect/vitest"
-import * as Seed from "@erp-client/kernel/Seed"
+import * as Seed from "@erp-client/fake-erp/Seed"
 import type * as Resource from "@erp-client/streams/Resource"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

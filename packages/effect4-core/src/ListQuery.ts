@@ -35,11 +35,11 @@ export type ListQuery = Kernel.ListQuery
  *
  * @example
  * ```ts
- * import { ListQuery as Checks } from "@erp-client/kernel"
  * import { ListQuery } from "@erp-client/effect4-core"
  * import { Result } from "effect"
  *
- * const endpoint = ListQuery.checked("../admin", Checks.checkEndpoint("../admin"))
+ * // A check answers `{ ok: true, value }` or `{ ok: false, reason }`
+ * const endpoint = ListQuery.checked("../admin", { ok: false, reason: "the path holds .." })
  * console.log(Result.isFailure(endpoint) && endpoint.failure._tag) // => InvalidRequest
  * ```
  *

@@ -5,8 +5,6 @@
  *
  * @since 0.1.0
  */
-import * as CollectorGuard from "@erp-client/kernel/CollectorGuard"
-import * as OtelSettings from "@erp-client/kernel/OtelSettings"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import type * as Context from "effect/Context"
@@ -27,6 +25,8 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 import * as Collector from "./internal/collector.js"
+import * as CollectorGuard from "./internal/collectorGuard.js"
+import * as OtelSettings from "./internal/otelSettings.js"
 import * as Shape from "./internal/shape.js"
 import * as Variables from "./Variables.js"
 

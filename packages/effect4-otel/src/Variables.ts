@@ -1,11 +1,11 @@
 /**
  * What the standard OpenTelemetry variables ask for, read without loading any exporter: for a program that exports
- * only when told, to decide before it loads `ErpTelemetry`. The reading is the kernel's (`@erp-client/kernel`), the
- * same as the Effect 3 edition's.
+ * only when told, to decide before it loads `ErpTelemetry`. The reading is `internal/otelSettings.ts`'s, a copy of
+ * the Effect 3 edition's.
  *
  * @since 0.1.0
  */
-import * as OtelSettings from "@erp-client/kernel/OtelSettings"
+import * as OtelSettings from "./internal/otelSettings.js"
 
 /**
  * One of the three signals.

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Partner } from "@erp-client/effect4-core"
 import { ListEndpoint, Partners, Resource } from "@erp-client/effect4-streams"
 import { ErpTest, Sandbox } from "@erp-client/effect4-testing"
-import * as Seed from "@erp-client/kernel/Seed"
+import * as Seed from "@erp-client/fake-erp/Seed"
 import { Effect, Layer, Result, Schema, Stream } from "effect"
 import { KeyValueStore } from "effect/persistence"
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Partner } from "@erp-client/effect4-core"
 import { ListEndpoint, Partners } from "@erp-client/effect4-streams"
+import * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as DriftSafe from "@erp-client/kernel/DriftSafe"
-import * as ErpRules from "@erp-client/kernel/ErpRules"
-import type * as PageOrder from "@erp-client/kernel/PageOrder"
+import type * as Pager from "@erp-client/kernel/Pager"
 import type { Sandbox, Serve } from "@erp-client/sandbox"
 import { Effect, Stream } from "effect"
 import { spawn } from "node:child_process"
@@ -64,7 +64,7 @@ const reference = (test: Case) => {
   const rules = ErpRules.make({ ...test.sandbox, rateLimit: false })
   let now = 1_700_000_000_000
   const asked: Array<string> = []
-  const fetch = (offset: number, count: number): PageOrder.Page<unknown> => {
+  const fetch = (offset: number, count: number): Pager.Page<unknown> => {
     asked.push(`${offset}+${count}`)
     const url = `/partner/list?list_offset=${offset}&list_count=${count}`
     const arrival = rules.arrive({ method: "GET", url, apiKey: rules.controls.apiKey }, now)
@@ -80,8 +80,8 @@ const reference = (test: Case) => {
   }
   const settings = settingsOf({ pageSize: test.pageSize, concurrency: test.concurrency, endpoint: "partner/list" })
   const mode = test.safe === true
-    ? safe(DriftSafe.make<PageOrder.Page<unknown>>({ endpoint: "partner/list" }, settings.start), fetch, [])
-    : plain<PageOrder.Page<unknown>>()
+    ? safe(DriftSafe.make<Pager.Page<unknown>>({ endpoint: "partner/list" }, settings.start), fetch, [])
+    : plain<Pager.Page<unknown>>()
   const driven = drive(fetch, settings, mode)
   if (driven.failure !== undefined) throw new Error(`the reference failed: ${JSON.stringify(driven.failure)}`)
   const cancelled = driven.cancelled.flatMap((cancel) => cancel.handles.map((page) => `${page.offset}+${page.count}`))

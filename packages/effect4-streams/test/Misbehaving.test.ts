@@ -3,7 +3,7 @@ import { ErpClient, ErpRateLimiter } from "@erp-client/effect4-client"
 import { Partner } from "@erp-client/effect4-core"
 import { ListEndpoint, type Paginate, Partners } from "@erp-client/effect4-streams"
 import { ErpTest, Fault, Sandbox } from "@erp-client/effect4-testing"
-import * as Seed from "@erp-client/kernel/Seed"
+import * as Seed from "@erp-client/fake-erp/Seed"
 import { Effect, Layer, Redacted, Result, Schema, Stream } from "effect"
 import { HttpClient, HttpClientResponse } from "effect/http"
 

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type * as ErpRules from "@erp-client/kernel/ErpRules"
+import type * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 
@@ -36,7 +36,7 @@ import type * as Duration from "effect/Duration"
  *   under way comes before the window and before every other fault. `inject`'s `times` counts outages: the next
  *   one starts at the first request after the previous one ended.
  *
- * The faults of the in-memory ERP's rules (`ErpRules.Fault` of `@erp-client/kernel`, the faults the Effect 3 sandbox
+ * The faults of the in-memory ERP's rules (`ErpRules.Fault` of `@erp-client/fake-erp`, the faults the Effect 3 sandbox
  * serves), their durations as Effect 4's `Duration.Input` (`"2 seconds"`, `Duration.seconds(2)`, `2000`).
  *
  * @since 0.1.0

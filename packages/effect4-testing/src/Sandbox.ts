@@ -1,13 +1,13 @@
 /**
  * The ERP served in memory for Effect 4 tests: the rules the Effect 3 sandbox serves (`ErpRules` of
- * `@erp-client/kernel`: seeded or given partners, auth, paging, rate limits, faults), answered to an Effect 4
+ * `@erp-client/fake-erp`: seeded or given partners, auth, paging, rate limits, faults), answered to an Effect 4
  * `HttpClient` without a socket, on Effect's clock, and the `Sandbox` service that steers and inspects it.
  *
  * @since 0.1.0
  */
-import * as ErpRules from "@erp-client/kernel/ErpRules"
-import type * as Seed from "@erp-client/kernel/Seed"
-import type * as SlidingWindow from "@erp-client/kernel/SlidingWindow"
+import * as ErpRules from "@erp-client/fake-erp/ErpRules"
+import type * as Seed from "@erp-client/fake-erp/Seed"
+import type * as SlidingWindow from "@erp-client/fake-erp/SlidingWindow"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -36,7 +36,7 @@ export type Endpoint = typeof endpoints[number]
 /**
  * A kind of record the sandbox serves besides partners and invoices (the `resources` option): its list and get
  * endpoints, its id field, and its records, given or made from a seed (`ErpRules.ResourceOptions` of
- * `@erp-client/kernel`), paged, filtered, rate limited and faulted as partners are.
+ * `@erp-client/fake-erp`), paged, filtered, rate limited and faulted as partners are.
  *
  * @since 0.1.0
  * @category Models
@@ -44,7 +44,7 @@ export type Endpoint = typeof endpoints[number]
 export type ResourceOptions = ErpRules.ResourceOptions
 
 /**
- * The ERP's options (`ErpRules.Options` of `@erp-client/kernel`, the Effect 3 sandbox's options without a port):
+ * The ERP's options (`ErpRules.Options` of `@erp-client/fake-erp`, the Effect 3 sandbox's options without a port):
  * `partners` (a seeded count, default 1,000, or your own records), `seed`, `invoices`, `resources`, `rateLimit`, `maxListCount`,
  * `apiKeys`, `inject`, `randomFaults`, `latency`, `oddRecords`, `hidden`, `drift`, `messages`, …, durations as Effect
  * 4's `Duration.Input`.
@@ -130,7 +130,7 @@ export interface Service {
   readonly hiddenAt: (index: number) => boolean
   /**
    * Every partner the list serves now, in list order: the list without its hidden partners. What an export that loses
-   * nothing writes (with `Seed.recordJson` of `@erp-client/kernel` for the text of each, exact numbers as written).
+   * nothing writes (with `Seed.recordJson` of `@erp-client/fake-erp` for the text of each, exact numbers as written).
    */
   readonly visiblePartners: Effect.Effect<ReadonlyArray<Seed.ServedRecord>>
   /** Queues `fault` for the next `times` matching requests (after the rate limit let them through). */

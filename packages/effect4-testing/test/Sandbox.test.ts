@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ErpClient } from "@erp-client/effect4-client"
 import { Partner } from "@erp-client/effect4-core"
-import type { ErpRules } from "@erp-client/kernel"
+import type { ErpRules } from "@erp-client/fake-erp"
 import { Fault as Fault3, Sandbox as Sandbox3 } from "@erp-client/sandbox"
 import { Duration, Effect, Fiber, Option, Stream } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
@@ -129,7 +129,7 @@ describe("Sandbox.layerHttpClient: what a client sees", () => {
 })
 
 describe("Fault: Effect 4's durations, on the TestClock", () => {
-  it("constructors give the kernel's plain faults", () => {
+  it("constructors give the fake ERP's plain faults", () => {
     expect({ ...Fault.Fault.TooManyRequests({ resetAfter: "1 second" }) }).toStrictEqual({
       _tag: "TooManyRequests",
       resetAfter: "1 second"

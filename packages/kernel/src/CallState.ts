@@ -7,8 +7,9 @@
  * @since 0.1.0
  */
 import type { RateLimitedFields } from "./ErrorText.js"
+import * as LimitHeaders from "./internal/limitHeaders.js"
 import type * as RetryPolicy from "./RetryPolicy.js"
-import * as ServerLimit from "./ServerLimit.js"
+import type * as ServerLimit from "./ServerLimit.js"
 
 /**
  * Which call a request belongs to: the endpoint path and the method.
@@ -194,7 +195,7 @@ export const answered = (
   nowMillis: number,
   maxServerWaitMillis: number
 ): RetryPolicy.Outcome & { readonly _tag: "Answer" } => {
-  const limit = ServerLimit.parse(answer.headers, nowMillis, maxServerWaitMillis)
+  const limit = LimitHeaders.parse(answer.headers, nowMillis, maxServerWaitMillis)
   call.lastLimit = limit
   call.lastRetryAfter = answer.status === 429 ? answer.headers["retry-after"] : undefined
   if (answer.status === 429) call.refused += 1
@@ -202,7 +203,7 @@ export const answered = (
     _tag: "Answer",
     status: answer.status,
     limit,
-    retryAfterMillis: ServerLimit.retryAfter(answer.headers, nowMillis),
+    retryAfterMillis: LimitHeaders.retryAfter(answer.headers, nowMillis),
     bodyOk
   }
 }
@@ -214,9 +215,10 @@ export const answered = (
  *
  * @example
  * ```ts
- * import { CallState, ServerLimit } from "@erp-client/kernel"
+ * import { CallState } from "@erp-client/kernel"
  *
- * const outcome = { _tag: "Answer" as const, status: 200, limit: ServerLimit.parse({ "x-ratelimit-limit": "10" }, 0, 60_000), retryAfterMillis: undefined, bodyOk: true }
+ * const call = CallState.make(0)
+ * const outcome = CallState.answered(call, { status: 200, headers: { "x-ratelimit-limit": "10" }, text: "" }, true, 0, 60_000)
  * console.log(CallState.heard(outcome, 5)) // => { serverLimit: 10, tooManyRequests: false, startedMillis: 5 }
  * ```
  *
@@ -387,27 +389,15 @@ export const statusError = (
   }
 }
 
-/**
- * What a 429 said of when to come back, for the log line: ` (Retry-After: 5, X-RateLimit-Reset: … (in 5 s))`.
- *
- * @example
- * ```ts
- * import { CallState } from "@erp-client/kernel"
- *
- * console.log(CallState.describeWait(undefined, "5", 0)) // =>  (Retry-After: 5)
- * ```
- *
- * @since 0.1.0
- * @category Notes
- */
-export const describeWait = (
+/** What a 429 said of when to come back, for the log line: ` (Retry-After: 5, X-RateLimit-Reset: … (in 5 s))`. */
+const describeWait = (
   limit: ServerLimit.ServerLimit | undefined,
   retryAfter: string | undefined,
   nowMillis: number
 ): string => {
   const said = [
     ...(retryAfter === undefined ? [] : [`Retry-After: ${retryAfter}`]),
-    ...(limit?.reset === undefined ? [] : [ServerLimit.describeReset(limit.reset, nowMillis)])
+    ...(limit?.reset === undefined ? [] : [LimitHeaders.describeReset(limit.reset, nowMillis)])
   ]
   return said.length === 0 ? "" : ` (${said.join(", ")})`
 }

@@ -18,6 +18,7 @@
  *
  * @since 0.1.0
  */
+import { digestLanes, lanes } from "./internal/digest.js"
 import * as JsonText from "./JsonText.js"
 import * as ListQuery from "./ListQuery.js"
 
@@ -105,56 +106,6 @@ export const idValue = (id: Id): Id => typeof id === "string" && id.startsWith(E
  */
 export const idJson = (id: Id): string =>
   typeof id === "string" && id.startsWith(EXACT) ? id.slice(EXACT.length) : JSON.stringify(id)
-
-/**
- * A 64-bit digest: its high and low 32 bits, unsigned.
- *
- * @since 0.1.0
- * @category Models
- */
-export type Digest = readonly [hi: number, lo: number]
-
-// The two 32-bit lanes of the last digest computed: `digestInto` writes here, so a run of a million records allocates
-// nothing per record.
-const lanes = new Uint32Array(2)
-
-/** The two lanes of `text`'s digest into `lanes` (cyrb53's lanes and finish, both kept whole: 64 bits). */
-const digestLanes = (text: string): void => {
-  let h1 = 0xdeadbeef
-  let h2 = 0x41c6ce57
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i)
-    h1 = Math.imul(h1 ^ ch, 2654435761)
-    h2 = Math.imul(h2 ^ ch, 1597334677)
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507)
-  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909)
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507)
-  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909)
-  lanes[0] = h2
-  lanes[1] = h1
-}
-
-/**
- * The 64-bit digest of a record's text exactly as the server wrote it (cyrb53's two 32-bit lanes, both kept whole):
- * any change of the text (a field, a digit, the order of fields) changes it.
- *
- * @example
- * ```ts
- * import { Changes } from "@erp-client/kernel"
- *
- * const [hi, lo] = Changes.digest('{"id":1,"credit_limit":1.10}')
- * const [hi2, lo2] = Changes.digest('{"id":1,"credit_limit":1.1}')
- * console.log(hi === hi2 && lo === lo2) // => false
- * ```
- *
- * @since 0.1.0
- * @category Digests
- */
-export const digest = (text: string): Digest => {
-  digestLanes(text)
-  return [lanes[0], lanes[1]]
-}
 
 /**
  * The ids read in one run, each with the digest of its record's text: what drift-safe paging asks ("was this id
@@ -747,32 +698,6 @@ const namedIds = (idsJson: ReadonlyArray<string>): string => {
 }
 
 /**
- * The line of a refusal (`Refusal`) of the state `key`, read with `idField`.
- *
- * @example
- * ```ts
- * import { Changes } from "@erp-client/kernel"
- *
- * const words = {
- *   startOver: "--init",
- *   otherState: "give another --since",
- *   allowDuplicateIds: "--allow-duplicate-ids",
- *   allowRemovals: "--allow-removals"
- * }
- * const refused = { _tag: "DuplicateIds", records: 1, ids: [3], read: 300 } as const
- * console.log(Changes.refusalText("partners.state", refused, "id", words))
- * // => 1 record has the id of another, distinct record (id 3): the state keeps one record per id, so it cannot be tracked (a change of it would go unreported); the state partners.state was left as it was and nothing was removed (--allow-duplicate-ids keeps the first record of each id and reports the others on stderr)
- * ```
- *
- * @since 0.1.0
- * @category Messages
- */
-export const refusalText = (key: string, refused: Refusal, idField: string, words: Words): string =>
-  refused._tag === "TooManyRemovals"
-    ? removalsText(key, refused, words)
-    : duplicateIdsText(key, { ...refused, idsJson: refused.ids.map(idJson) }, idField, words)
-
-/**
  * The line of a run refused for removing too many records (see `Refusal`).
  *
  * @example
@@ -944,19 +869,8 @@ const byPair = (a: readonly [string, string], b: readonly [string, string]): num
 /**
  * The server a base URL names, as a state records it: scheme, host, port (written even when it is the scheme's
  * default) and path; never credentials, a query or a fragment.
- *
- * @example
- * ```ts
- * import { Changes } from "@erp-client/kernel"
- *
- * console.log(Changes.serverOf("https://user:secret@erp.example.com/api/?x=1")) // => https://erp.example.com:443/api/
- * console.log(Changes.serverOf("http://127.0.0.1:8080/")) // => http://127.0.0.1:8080/
- * ```
- *
- * @since 0.1.0
- * @category Sources
  */
-export const serverOf = (baseUrl: string): string => {
+const serverOf = (baseUrl: string): string => {
   let url: URL
   try {
     url = new URL(baseUrl)

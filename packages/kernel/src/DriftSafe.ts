@@ -21,7 +21,6 @@
  */
 import type * as Changes from "./Changes.js"
 import * as Internal from "./internal/driftSafe.js"
-import type * as PageOrder from "./PageOrder.js"
 import type * as Pager from "./Pager.js"
 
 /**
@@ -181,13 +180,13 @@ export interface DriftSafe<P> {
  *
  * @example
  * ```ts
- * import { DriftSafe, type PageOrder } from "@erp-client/kernel"
+ * import { DriftSafe, type Pager } from "@erp-client/kernel"
  *
  * const page = (offset: number, ids: ReadonlyArray<number>) => {
  *   const records = ids.map((id) => ({ id }))
  *   return { offset, count: 4, received: records.length, records, raw: records, invalid: [] }
  * }
- * const safe = DriftSafe.make<PageOrder.Page<{ id: number }>>({ overlap: 1 }, 0)
+ * const safe = DriftSafe.make<Pager.Page<{ id: number }>>({ overlap: 1 }, 0)
  * console.log(safe.validate(4), safe.overlap(4)) // => undefined 1
  * const plan = { size: 4, served: 4 }
  * // The first page is anchored by the start of the list
@@ -204,5 +203,5 @@ export interface DriftSafe<P> {
  * @since 0.1.0
  * @category Constructors
  */
-export const make = <P extends PageOrder.Page>(options: Options, start: number): DriftSafe<P> =>
+export const make = <P extends Pager.Page>(options: Options, start: number): DriftSafe<P> =>
   new Internal.DriftSafe<P>(options, start)

@@ -5,44 +5,16 @@
  *
  * @since 0.1.0
  */
+import { seconds } from "./internal/text.js"
 
 /**
  * How many attempts a call made and over how long: ` (4 attempts over 122.4 s)`; nothing for a call that failed at its
  * first attempt.
- *
- * @example
- * ```ts
- * import { ErrorText } from "@erp-client/kernel"
- *
- * console.log(JSON.stringify(ErrorText.attemptsNote(4, 122_400))) // => " (4 attempts over 122.4 s)"
- * console.log(JSON.stringify(ErrorText.attemptsNote(1, 50))) // => ""
- * ```
- *
- * @since 0.1.0
- * @category Formatting
  */
-export const attemptsNote = (attempts: number | undefined, elapsedMillis: number | undefined): string =>
+const attemptsNote = (attempts: number | undefined, elapsedMillis: number | undefined): string =>
   attempts === undefined || attempts < 2
     ? ""
     : ` (${attempts} attempts${elapsedMillis === undefined ? "" : ` over ${(elapsedMillis / 1000).toFixed(1)} s`})`
-
-/**
- * A wait as people read it: whole seconds as such (`3600 s`), else to a tenth (`1.5 s`).
- *
- * @example
- * ```ts
- * import { ErrorText } from "@erp-client/kernel"
- *
- * console.log(ErrorText.seconds(3_600_000), ErrorText.seconds(1_480)) // => 3600 s 1.5 s
- * ```
- *
- * @since 0.1.0
- * @category Formatting
- */
-export const seconds = (millis: number): string => {
-  const tenths = Math.round(millis / 100)
-  return `${tenths % 10 === 0 ? tenths / 10 : (tenths / 10).toFixed(1)} s`
-}
 
 const plural = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`
 
@@ -127,21 +99,8 @@ export interface RateLimitedFields extends Attempts {
   readonly askedMillis?: number | undefined
 }
 
-/**
- * What the server said of its limit, only what it said: `the server said: limit 10, remaining 0, …`.
- *
- * @example
- * ```ts
- * import { ErrorText } from "@erp-client/kernel"
- *
- * console.log(ErrorText.serverSaid({ endpoint: "partner/list", waitedMillis: 0, limit: 10, remaining: 0 }))
- * // => the server said: limit 10, remaining 0
- * ```
- *
- * @since 0.1.0
- * @category Formatting
- */
-export const serverSaid = (error: RateLimitedFields): string => {
+/** What the server said of its limit, only what it said: `the server said: limit 10, remaining 0, …`. */
+const serverSaid = (error: RateLimitedFields): string => {
   const said = [
     ...(error.retryAfter === undefined ? [] : [`Retry-After: ${error.retryAfter}`]),
     ...(error.limit === undefined ? [] : [`limit ${error.limit}`]),

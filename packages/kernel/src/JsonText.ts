@@ -4,7 +4,7 @@
  * `JSON.parse` turns a number into a float, so text written back from the parsed value is not what the server sent:
  * `12345678901234567890` comes back as `12345678901234567000`, `9007199254740993` as `9007199254740992`, `1.10` as
  * `1.1`, `1e2` as `100`, `-0.0` as `0`; and an object's integer-like keys (`"10"`, `"2"`) move ahead of the others.
- * The functions here read the text itself (a scanner in `internal/jsonScan.ts`) and hand out pieces of it,
+ * The functions here read the text itself (the scanner of `JsonScan`) and hand out pieces of it,
  * compacted (whitespace outside strings removed, so a record fits one NDJSON line) but otherwise as written: number
  * tokens, key order, repeated keys and string escapes. The values they stand for are those `JSON.parse` gives.
  *
@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import * as Scan from "./internal/jsonScan.js"
+import * as Scan from "./JsonScan.js"
 
 /**
  * Where (a character index into the text) and why a text is not JSON, or not of the shape asked for.
@@ -66,6 +66,12 @@ export interface Member {
   readonly cell: string | null
 }
 
+// A string token (validated before this runs) or a run of whitespace: `$1` keeps the string, drops the whitespace.
+const STRING_OR_SPACE = /("[^"\\]*(?:\\.[^"\\]*)*")|[ \t\n\r]+/g
+
+// The text of a valid JSON value without whitespace outside its strings.
+const compactValid = (text: string): string => text.replace(STRING_OR_SPACE, "$1")
+
 const ok = <A>(value: A): Read<A> => ({ ok: true, value })
 
 const failed = (scanner: Scan.Scanner): Read<never> => ({ ok: false, failure: scanner.failure! })
@@ -87,7 +93,7 @@ const CLOSE_BRACE = 125
 // The text from `start` to the scanner's position, compacted when whitespace was skipped since `spaced` was reset.
 const taken = (scanner: Scan.Scanner, start: number): string => {
   const text = scanner.text.slice(start, scanner.pos)
-  return scanner.spaced ? Scan.compactValid(text) : text
+  return scanner.spaced ? compactValid(text) : text
 }
 
 /**

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { seconds } from "./ErrorText.js"
+import { seconds } from "./internal/text.js"
 import type { Learned } from "./ServerLimit.js"
 
 /**

@@ -8,12 +8,12 @@
  *
  * @since 0.1.0
  */
+import { logWait } from "./internal/logWait.js"
 import type { Learned } from "./ServerLimit.js"
 import {
   inFlightFrom,
   limiterKeyOfSlot,
   logInFlightAt,
-  logWait,
   type LogWindows,
   logWindows,
   slotIndexOf,
@@ -133,21 +133,8 @@ export const size = (state: State): number => {
  * and their logs, log entries no longer counted. None of them changes an answer: a lapsed counter counts as absent, a
  * past hold as none. Runs by itself as the maps grow (`maybeSweep`); bucket state is kept (a bucket's tokens outlive
  * any expiry).
- *
- * @example
- * ```ts
- * import { MemoryStore } from "@erp-client/kernel"
- *
- * const state = MemoryStore.makeState()
- * MemoryStore.extendHold(state, "erp:k:partner/list:slot:0", 1_000)
- * MemoryStore.sweep(state, 2_000)
- * console.log(MemoryStore.size(state)) // => 0
- * ```
- *
- * @since 0.1.0
- * @category Stores
  */
-export const sweep = (state: State, now: number): void => {
+const sweep = (state: State, now: number): void => {
   for (const [key, counter] of state.counters) if (counter.expiresAt <= now) state.counters.delete(key)
   for (const [key, until] of state.holds) if (until <= now) state.holds.delete(key)
   for (const key of state.learned.keys()) learnedOf(state, key, now)
@@ -231,23 +218,8 @@ export const nextCount = (state: State, key: string, now: number): number => {
   return counter === undefined || counter.expiresAt <= now ? 1 : counter.count + 1
 }
 
-/**
- * Whether `key`'s counter still counts at `now` (it has not lapsed).
- *
- * @example
- * ```ts
- * import { MemoryStore } from "@erp-client/kernel"
- *
- * const state = MemoryStore.makeState()
- * MemoryStore.fixedWindow(state, "slot:0", 1, 1_000, 1, 0)
- * console.log(MemoryStore.isCounting(state, "slot:0", 999), MemoryStore.isCounting(state, "slot:0", 1_000))
- * // => true false
- * ```
- *
- * @since 0.1.0
- * @category Stores
- */
-export const isCounting = (state: State, key: string, now: number): boolean => {
+/** Whether `key`'s counter still counts at `now` (it has not lapsed). */
+const isCounting = (state: State, key: string, now: number): boolean => {
   const counter = state.counters.get(key)
   return counter !== undefined && counter.expiresAt > now
 }

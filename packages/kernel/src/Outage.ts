@@ -24,6 +24,7 @@
  *
  * @since 0.1.0
  */
+import { fallback, graceEnds } from "./internal/outage.js"
 
 /**
  * What a request does while the store is unreachable or failing, past the grace.
@@ -78,13 +79,8 @@ export interface State {
   generation: number
 }
 
-/**
- * While the store is down, it is tried again at most this often.
- *
- * @since 0.1.0
- * @category Constants
- */
-export const PROBE_INTERVAL_MILLIS = 1_000
+/** While the store is down, it is tried again at most this often. */
+const PROBE_INTERVAL_MILLIS = 1_000
 
 /**
  * A request waiting for the store looks again at least this often, so it goes on soon after another one's call finds
@@ -297,45 +293,10 @@ const local: Admission = { _tag: "Local" }
 const ignore: Admission = { _tag: "Ignore" }
 
 /**
- * When the requests waiting for the store give up on it and the policy applies: the grace after the outage was
- * noticed, for a store that has answered before; at once otherwise.
- *
- * @example
- * ```ts
- * import { Outage } from "@erp-client/kernel"
- *
- * const policy = { onFailure: "fail", graceMillis: 10_000, slotWindowMillis: 1_050 } as const
- * const state = Outage.makeState()
- * Outage.answered(state, policy, 0, 100)
- * Outage.failed(state, 1_000, 2_000, "down")
- * console.log(Outage.graceEnds(state, policy)) // => 12000
- * ```
- *
- * @since 0.1.0
- * @category Decisions
- */
-export const graceEnds = (state: State, policy: Policy): number =>
-  state.answeredOnce ? state.since + policy.graceMillis : state.since
-
-/**
  * When the local fallback may admit its first request of this outage: a slot's window after the outage was noticed,
  * when the store has answered before (it may have counted a full window just before), at once otherwise.
- *
- * @example
- * ```ts
- * import { Outage } from "@erp-client/kernel"
- *
- * const policy = { onFailure: "local", graceMillis: 0, slotWindowMillis: 1_050 } as const
- * const state = Outage.makeState()
- * Outage.answered(state, policy, 0, 100)
- * Outage.failed(state, 1_000, 2_000, "down")
- * console.log(Outage.localFrom(state, policy)) // => 3050
- * ```
- *
- * @since 0.1.0
- * @category Decisions
  */
-export const localFrom = (state: State, policy: Policy): number =>
+const localFrom = (state: State, policy: Policy): number =>
   state.answeredOnce ? state.since + policy.slotWindowMillis : 0
 
 /**
@@ -433,35 +394,6 @@ return redis.call("GET", KEYS[1])
  * @category Constants
  */
 export const MARK_TTL_MILLIS = 7 * 24 * 3_600_000
-
-/**
- * What an operation does past the grace: `fail` (with the store's failure), `local` (this process's memory limiter
- * instead), or `ignore` (nothing: a limit not learned costs a 429 later, never the answer at hand; a slot not handed
- * back is only its busy mark; a pause under `local` is kept locally anyway).
- *
- * @example
- * ```ts
- * import { Outage } from "@erp-client/kernel"
- *
- * console.log(Outage.fallback("fail", "acquire"), Outage.fallback("local", "acquire"), Outage.fallback("fail", "learn"))
- * // => fail local ignore
- * ```
- *
- * @since 0.1.0
- * @category Decisions
- */
-export const fallback = (policy: FailurePolicy, operation: Operation): "fail" | "local" | "ignore" => {
-  switch (operation) {
-    case "learn":
-    case "release":
-      return "ignore"
-    case "pause":
-      return policy === "local" ? "ignore" : "fail"
-    case "acquire":
-    case "inUse":
-      return policy
-  }
-}
 
 /**
  * The local fallback admitted a request that started at `startedMillis`.

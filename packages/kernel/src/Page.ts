@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import * as JsonText from "./JsonText.js"
+import { recordIdOf } from "./internal/recordId.js"
 
 /**
  * What to do with a record that does not match the schema: fail the page with an error that names the record (the
@@ -86,32 +86,6 @@ export type Refusal<E> =
  */
 export const isShort = (page: { readonly received: number; readonly count: number }): boolean =>
   page.received < page.count
-
-/**
- * The id of a record that does not decode, to name it in the error: as sent, when the parsed number is not the number
- * sent (an id past 2^53 - 1 would otherwise be named by a neighbour's value) and the record's text is at hand.
- *
- * @example
- * ```ts
- * import { Page } from "@erp-client/kernel"
- *
- * const text = `{"id":12345678901234567890,"company_name":"Big"}`
- * console.log(Page.recordIdOf(JSON.parse(text), text)) // => 12345678901234567890
- * console.log(Page.recordIdOf({ id: 7 }, undefined)) // => 7
- * ```
- *
- * @since 0.1.0
- * @category Decoding
- */
-export const recordIdOf = (raw: unknown, json: string | undefined): unknown => {
-  const id = typeof raw === "object" && raw !== null && "id" in raw ? (raw as { readonly id: unknown }).id : undefined
-  if (typeof id !== "number" || Number.isSafeInteger(id) || json === undefined) return id
-  const members = JsonText.members(json)
-  if (!members.ok) return id
-  let sent: string | null | undefined
-  for (const member of members.value) if (member.key === "id") sent = member.cell
-  return sent ?? id
-}
 
 const kindOf = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : typeof u
 

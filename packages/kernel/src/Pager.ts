@@ -13,8 +13,44 @@
  * @since 0.1.0
  */
 import * as Engine from "./internal/pager.js"
-import type * as PageOrder from "./PageOrder.js"
-import type * as PagingJudge from "./PagingJudge.js"
+import type * as PagingJudge from "./internal/pagingJudge.js"
+
+/**
+ * A record that did not match the schema, as paging needs it: where it was and what the server sent. Each edition's
+ * `Page.InvalidRecord` carries more (its error, its exact text) and is one of these.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface InvalidRecord {
+  /** Position of the record in the whole list. */
+  readonly offset: number
+  /** The record as the server sent it, parsed. */
+  readonly raw: unknown
+}
+
+/**
+ * One page of an offset-paged list: the least paging's decisions need of it. Each edition's `Page.Page<A>` is one
+ * (the fields have the same names and meanings), so the decisions take and give back the edition's own pages.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Page<A = unknown> {
+  readonly offset: number
+  /** The `list_count` that was asked for. */
+  readonly count: number
+  /** How many records the server sent, valid or not. */
+  readonly received: number
+  /** The valid records, decoded. */
+  readonly records: ReadonlyArray<A>
+  /** The valid records as the server sent them, parsed, index for index with `records`. */
+  readonly raw: ReadonlyArray<unknown>
+  /** When asked for: the text of each valid record exactly as the server wrote it, index for index with `raw`. */
+  readonly json?: ReadonlyArray<string> | undefined
+  /** The records that did not match the schema. */
+  readonly invalid: ReadonlyArray<InvalidRecord>
+}
 
 /**
  * Where a resumed export starts, and what it had learned. Plain JSON: store it as is.
@@ -27,10 +63,10 @@ export interface ResumePoint {
   readonly pageSize: number
   readonly served: number
   readonly overlap?: number | undefined
-  /** The length of a short page not yet settled (see `PagingJudge.Plan.suspect`). */
+  /** The length of a short page not yet settled (see `Plan.suspect` in `internal/pagingJudge.ts`). */
   readonly suspect?: number | undefined
   /**
-   * After a short page: hashes (`PagingJudge.hash` of each record's JSON text) of the last records written, which a
+   * After a short page: hashes (`hash` of `internal/pagingJudge.ts`, of each record's JSON text) of the last records written, which a
    * server that filters after cutting may serve again right at `offset`.
    */
   readonly tail?: ReadonlyArray<number> | undefined
@@ -102,7 +138,7 @@ export interface InFlight<H> extends Ask {
 /**
  * What a mode learns from one page: the pages to emit, holding only records not emitted before; the page that
  * decides what comes next (the page itself, or the last one a drift-safe look back fetched); how many of its records
- * were not emitted before; how many it repeats beyond the overlap asked for (see `PagingJudge.Observation`); and
+ * were not emitted before; how many it repeats beyond the overlap asked for (see `Observation` in `internal/pagingJudge.ts`); and
  * whether the mode has seen the end of the list itself.
  *
  * @since 0.1.0
@@ -229,7 +265,7 @@ export interface Judged<P, H> {
  * @since 0.1.0
  * @category Models
  */
-export interface Pager<P extends PageOrder.Page, H> {
+export interface Pager<P extends Page, H> {
   /** The list has ended: nothing more to pull. */
   readonly done: boolean
   /** What paging knows of the server's pages now. */
@@ -349,21 +385,24 @@ export const plainMode: Mode = {
  *
  * @example
  * ```ts
- * import { PagingJudge, Pager } from "@erp-client/kernel"
+ * import { Pager } from "@erp-client/kernel"
  *
- * // After a short page ending in records "c" and "d", a filtering server serves them again before "e"
- * const texts = ["c", "d", "e"].map((name) => JSON.stringify({ name }))
- * const tail = texts.slice(0, 2).map(PagingJudge.hash)
- * const raw = texts.map((text) => JSON.parse(text))
- * const page = { offset: 4, count: 3, received: 3, records: raw, raw, invalid: [] }
- * const step = Pager.plainStep(page, tail, undefined)
- * console.log(step.emit[0]?.records, step.fresh, step.surplus) // => [ { name: 'e' } ] 1 2
+ * const page = (offset: number, names: ReadonlyArray<string>) => {
+ *   const raw = names.map((name) => ({ name }))
+ *   return { offset, count: 3, received: raw.length, records: raw, raw, invalid: [] }
+ * }
+ * // No short page before it: every record is emitted
+ * const first = Pager.plainStep(page(0, ["a", "b", "c"]), undefined, undefined)
+ * console.log(first.emit[0]?.records, first.fresh) // => [ { name: 'a' }, { name: 'b' }, { name: 'c' } ] 3
+ * // A server that ignores list_offset serves the same records at 3: nothing is emitted
+ * const again = Pager.plainStep(page(3, ["a", "b", "c"]), undefined, page(0, ["a", "b", "c"]))
+ * console.log(again.emit.length, again.fresh) // => 0 0
  * ```
  *
  * @since 0.1.0
  * @category Modes
  */
-export const plainStep = <P extends PageOrder.Page>(
+export const plainStep = <P extends Page>(
   page: P,
   tail: ReadonlyArray<number> | undefined,
   previous: P | undefined
@@ -375,19 +414,19 @@ export const plainStep = <P extends PageOrder.Page>(
  *
  * @example
  * ```ts
- * import { Pager, type PageOrder } from "@erp-client/kernel"
+ * import { Pager } from "@erp-client/kernel"
  *
  * // 25 records in memory, 10 a page, one in flight: fetched and judged by hand, the handles are the asks themselves
  * const records = Array.from({ length: 25 }, (_, i) => i + 1)
  * const settings = Pager.settings({ pageSize: 10, concurrency: 1 })
  * if (!settings.ok) throw new Error(settings.failure.reason)
- * const pager = Pager.make<PageOrder.Page<number>, Pager.Ask>(settings.value, Pager.plainMode)
+ * const pager = Pager.make<Pager.Page<number>, Pager.Ask>(settings.value, Pager.plainMode)
  * const emitted: Array<string> = []
  * while (!pager.done) {
  *   for (const ask of pager.launch()) pager.started(ask, ask)
  *   const { count, offset } = pager.take()
  *   const slice = records.slice(offset, offset + count)
- *   const page: PageOrder.Page<number> = { offset, count, received: slice.length, records: slice, raw: slice, invalid: [] }
+ *   const page: Pager.Page<number> = { offset, count, received: slice.length, records: slice, raw: slice, invalid: [] }
  *   const context = pager.context()
  *   const step = Pager.plainStep(page, context.tail, context.previous)
  *   const judged = pager.judge(step, undefined)
@@ -400,5 +439,5 @@ export const plainStep = <P extends PageOrder.Page>(
  * @since 0.1.0
  * @category Constructors
  */
-export const make = <P extends PageOrder.Page, H>(settings: Settings, mode: Mode): Pager<P, H> =>
+export const make = <P extends Page, H>(settings: Settings, mode: Mode): Pager<P, H> =>
   new Engine.Engine<P, H>(settings, mode)

@@ -20,20 +20,8 @@ export interface Waiter {
   readonly seq: number
 }
 
-/**
- * Whether `a` is served before `b`.
- *
- * @example
- * ```ts
- * import { PlaceQueue } from "@erp-client/kernel"
- *
- * console.log(PlaceQueue.before({ priority: 5, seq: 9 }, { priority: 20, seq: 1 })) // => true
- * ```
- *
- * @since 0.1.0
- * @category Order
- */
-export const before = (a: Waiter, b: Waiter): boolean =>
+/** Whether `a` is served before `b`. */
+const before = (a: Waiter, b: Waiter): boolean =>
   a.priority < b.priority || (a.priority === b.priority && a.seq < b.seq)
 
 /**

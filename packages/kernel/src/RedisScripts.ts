@@ -167,7 +167,7 @@ return 1
  * how long entries are kept, ARGV[5] the new entry's name, ARGV[6] the request's timeout. Entries older than that are
  * removed; with fewer than the limit counted in the window, the entry is added, in flight (scored now, the timeout and
  * the margin: `Slots.logInFlightAt`, until `LOG_MARK_LUA` tells its end) and 0 returned, else the wait until there
- * would be room, taking nothing (`Slots.logWait`'s answer).
+ * would be room, taking nothing (the memory store's `logWait`'s answer).
  *
  * @since 0.1.0
  * @category Scripts

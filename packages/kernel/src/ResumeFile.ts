@@ -11,21 +11,11 @@
  * @since 0.1.0
  */
 
-/**
- * What the first member of every resume file says.
- *
- * @since 0.1.0
- * @category Constants
- */
-export const FORMAT = "erp-resume"
+/** What the first member of every resume file says. */
+const FORMAT = "erp-resume"
 
-/**
- * The version of the layout this module writes and reads. Version 2 (no header, no checksum) is refused.
- *
- * @since 0.1.0
- * @category Constants
- */
-export const VERSION = 3
+/** The version of the layout this module writes and reads. Version 2 (no header, no checksum) is refused. */
+const VERSION = 3
 
 // Slicing-by-8: eight tables, eight bytes a step (about four times the speed of one table a byte).
 const TABLES = (() => {
@@ -219,19 +209,8 @@ const word = (value: string | number): string =>
 /**
  * A flag as a person typed it: `--page-size 20`, `--safe`, `no --safe`, `--where a=1 --where b=2`, `no --where`;
  * `command` reads as itself. A flag that is off, empty or absent reads the same (`no --safe`): they mean the same.
- *
- * @example
- * ```ts
- * import { ResumeFile } from "@erp-client/kernel"
- *
- * console.log(ResumeFile.describeFlag("--where", ["a=1", "b=2"])) // => --where a=1 --where b=2
- * console.log(ResumeFile.describeFlag("--safe", false)) // => no --safe
- * ```
- *
- * @since 0.1.0
- * @category Header
  */
-export const describeFlag = (name: string, value: FlagValue | undefined): string => {
+const describeFlag = (name: string, value: FlagValue | undefined): string => {
   if (name === "command") return typeof value === "string" ? value : "another command"
   if (value === undefined || value === false) return `no ${name}`
   if (value === true) return name

@@ -111,46 +111,12 @@ export type Verdict =
     readonly asked?: boolean | undefined
   }
 
-/**
- * HTTP statuses a proxy or gateway sends while the service is briefly away.
- *
- * @example
- * ```ts
- * import { RetryPolicy } from "@erp-client/kernel"
- *
- * console.log([503, 404, 429].map(RetryPolicy.isTransientStatus)) // => [ true, false, false ]
- * ```
- *
- * @since 0.1.0
- * @category Decisions
- */
-export const isTransientStatus = (status: number): boolean =>
+/** HTTP statuses a proxy or gateway sends while the service is briefly away. */
+const isTransientStatus = (status: number): boolean =>
   status === 408 || status === 500 || status === 502 || status === 503 || status === 504
 
-/**
- * The shortest pause after a 429: one request's share of the window, at least 100 ms.
- *
- * @example
- * ```ts
- * import { RetryPolicy } from "@erp-client/kernel"
- *
- * const policy = {
- *   idempotent: true,
- *   retries: 8,
- *   retryBudgetMillis: 60_000,
- *   retryBaseDelayMillis: 200,
- *   maxRetryDelayMillis: 10_000,
- *   rateLimitBudgetMillis: 300_000,
- *   windowMillis: 30_000,
- *   limit: 100
- * }
- * console.log(RetryPolicy.minPauseMillis(policy)) // => 300
- * ```
- *
- * @since 0.1.0
- * @category Decisions
- */
-export const minPauseMillis = (policy: Policy): number => Math.max(100, policy.windowMillis / policy.limit)
+/** The shortest pause after a 429: one request's share of the window, at least 100 ms. */
+const minPauseMillis = (policy: Policy): number => Math.max(100, policy.windowMillis / policy.limit)
 
 /**
  * The verdict on one attempt. `jitter` is a number in [0.5, 1) from the caller's random source, so the function stays
@@ -158,7 +124,7 @@ export const minPauseMillis = (policy: Policy): number => Math.max(100, policy.w
  *
  * @example
  * ```ts
- * import { RetryPolicy, ServerLimit } from "@erp-client/kernel"
+ * import { CallState, RetryPolicy } from "@erp-client/kernel"
  *
  * const policy = {
  *   idempotent: true,
@@ -172,14 +138,9 @@ export const minPauseMillis = (policy: Policy): number => Math.max(100, policy.w
  * }
  * const now = 1_700_000_000_000
  * const history = { startMillis: now, failures: 0, busy: 0 }
- * const headers = { "retry-after": "5" }
- * const outcome = {
- *   _tag: "Answer" as const,
- *   status: 503,
- *   limit: ServerLimit.parse(headers, now, 60_000),
- *   retryAfterMillis: ServerLimit.retryAfter(headers, now),
- *   bodyOk: true
- * }
+ * // A 503 saying Retry-After: 5, as the call's bookkeeping reads it
+ * const answer = { status: 503, headers: { "retry-after": "5" }, text: "" }
+ * const outcome = CallState.answered(CallState.make(now), answer, false, now, 60_000)
  * console.log(RetryPolicy.decide(policy, history, outcome, now, 1)) // => { _tag: 'Retry', afterMillis: 5000 }
  * ```
  *

@@ -64,21 +64,8 @@ export type Checked<A> =
 
 const ok = <A>(value: A): Checked<A> => ({ ok: true, value })
 
-/**
- * A failed check of `option`.
- *
- * @example
- * ```ts
- * import { Settings } from "@erp-client/kernel"
- *
- * console.log(Settings.invalid("timeout", "must be a positive, finite duration"))
- * // => { ok: false, option: 'timeout', message: 'must be a positive, finite duration' }
- * ```
- *
- * @since 0.1.0
- * @category Checks
- */
-export const invalid = (option: string, message: string): Checked<never> => ({ ok: false, option, message })
+/** A failed check of `option`. */
+const invalid = (option: string, message: string): Checked<never> => ({ ok: false, option, message })
 
 /**
  * Control characters (C0, DEL, C1): in a header value or a key they would let a value split or forge lines.
@@ -87,7 +74,7 @@ export const invalid = (option: string, message: string): Checked<never> => ({ o
  * @category Checks
  */
 // eslint-disable-next-line no-control-regex
-export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
@@ -153,11 +140,8 @@ export const checkApiKey = (value: string): Checked<void> => {
 /**
  * The headers the client sets on every request itself: an application's own headers may not name them (the key, the
  * body's and the answer's types, trace headers, which are never sent to a third party).
- *
- * @since 0.1.0
- * @category Checks
  */
-export const clientHeaders: ReadonlyArray<string> = [
+const clientHeaders: ReadonlyArray<string> = [
   "x-api-key",
   "content-type",
   "accept",

@@ -342,21 +342,8 @@ export const headerAttributes = (
 // says so.
 const SECRET_PARAM = /^(awsaccesskeyid|signature|sig|x-goog-signature)$|key|token|secret|passw|auth/i
 
-/**
- * `url` as `url.full` may carry it: credentials and secret query values written `REDACTED`.
- *
- * @example
- * ```ts
- * import { Telemetry } from "@erp-client/kernel"
- *
- * console.log(Telemetry.fullUrl(new URL("https://erp.example.com/api/partner/get?id=7&api_key=sk-1")))
- * // => https://erp.example.com/api/partner/get?id=7&api_key=REDACTED
- * ```
- *
- * @since 0.1.0
- * @category Spans
- */
-export const fullUrl = (url: URL): string => {
+/** `url` as `url.full` may carry it: credentials and secret query values written `REDACTED`. */
+const fullUrl = (url: URL): string => {
   const copy = new URL(url.toString())
   if (copy.username !== "") copy.username = "REDACTED"
   if (copy.password !== "") copy.password = "REDACTED"

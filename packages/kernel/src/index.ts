@@ -16,11 +16,6 @@ export * as Changes from "./Changes.js"
 /**
  * @since 0.1.0
  */
-export * as CollectorGuard from "./CollectorGuard.js"
-
-/**
- * @since 0.1.0
- */
 export * as ConditionCheck from "./ConditionCheck.js"
 
 /**
@@ -37,11 +32,6 @@ export * as Envelope from "./Envelope.js"
  * @since 0.1.0
  */
 export * as Environment from "./Environment.js"
-
-/**
- * @since 0.1.0
- */
-export * as ErpRules from "./ErpRules.js"
 
 /**
  * @since 0.1.0
@@ -81,16 +71,6 @@ export * as MemoryStore from "./MemoryStore.js"
 /**
  * @since 0.1.0
  */
-export * as OtelSettings from "./OtelSettings.js"
-
-/**
- * @since 0.1.0
- */
-export * as OtlpShape from "./OtlpShape.js"
-
-/**
- * @since 0.1.0
- */
 export * as Outage from "./Outage.js"
 
 /**
@@ -101,17 +81,7 @@ export * as Page from "./Page.js"
 /**
  * @since 0.1.0
  */
-export * as PageOrder from "./PageOrder.js"
-
-/**
- * @since 0.1.0
- */
 export * as Pager from "./Pager.js"
-
-/**
- * @since 0.1.0
- */
-export * as PagingJudge from "./PagingJudge.js"
 
 /**
  * @since 0.1.0
@@ -146,11 +116,6 @@ export * as RetryPolicy from "./RetryPolicy.js"
 /**
  * @since 0.1.0
  */
-export * as Seed from "./Seed.js"
-
-/**
- * @since 0.1.0
- */
 export * as ServerLimit from "./ServerLimit.js"
 
 /**
@@ -161,24 +126,9 @@ export * as Settings from "./Settings.js"
 /**
  * @since 0.1.0
  */
-export * as SlidingWindow from "./SlidingWindow.js"
-
-/**
- * @since 0.1.0
- */
 export * as Slots from "./Slots.js"
 
 /**
  * @since 0.1.0
  */
-export * as StallText from "./StallText.js"
-
-/**
- * @since 0.1.0
- */
 export * as Telemetry from "./Telemetry.js"
-
-/**
- * @since 0.1.0
- */
-export * as WebReply from "./WebReply.js"

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import * as Changes from "../src/Changes.js"
+import * as Digest from "../src/internal/digest.js"
 
 // The changes since the last export: digests, the table of ids read in a run, the state's encoding, the comparison.
 // Through paging and a store in packages/streams/test/Changes.test.ts; the command line's in packages/cli/test.
@@ -24,16 +25,16 @@ const plain = (state: Changes.State) => ({
 
 describe("Changes", () => {
   it("a digest tells any change of the exact text apart, numbers as written included", () => {
-    const a = Changes.digest("{\"id\":1,\"credit_limit\":1.10}")
-    expect(Changes.digest("{\"id\":1,\"credit_limit\":1.10}")).toStrictEqual(a)
-    expect(Changes.digest("{\"id\":1,\"credit_limit\":1.1}")).not.toStrictEqual(a)
-    expect(Changes.digest("{\"credit_limit\":1.10,\"id\":1}")).not.toStrictEqual(a)
-    expect(Changes.digest("{\"id\":12345678901234567890}")).not.toStrictEqual(
-      Changes.digest("{\"id\":12345678901234567891}")
+    const a = Digest.digest("{\"id\":1,\"credit_limit\":1.10}")
+    expect(Digest.digest("{\"id\":1,\"credit_limit\":1.10}")).toStrictEqual(a)
+    expect(Digest.digest("{\"id\":1,\"credit_limit\":1.1}")).not.toStrictEqual(a)
+    expect(Digest.digest("{\"credit_limit\":1.10,\"id\":1}")).not.toStrictEqual(a)
+    expect(Digest.digest("{\"id\":12345678901234567890}")).not.toStrictEqual(
+      Digest.digest("{\"id\":12345678901234567891}")
     )
     // No two of 100,000 near-identical texts share a digest (64 bits: a shared one would be a bug, not chance).
     const seen = new Set<string>()
-    for (let i = 0; i < 100_000; i++) seen.add(Changes.digest(text(i, "Acme")).join(":"))
+    for (let i = 0; i < 100_000; i++) seen.add(Digest.digest(text(i, "Acme")).join(":"))
     expect(seen.size).toBe(100_000)
   })
 
@@ -59,7 +60,7 @@ describe("Changes", () => {
       expect(state.strings).toStrictEqual(strings)
       numbers.forEach((n, i) =>
         expect([state.numberDigests[2 * i], state.numberDigests[2 * i + 1]]).toStrictEqual(
-          Changes.digest(model.get(n)!)
+          Digest.digest(model.get(n)!)
         )
       )
     }))
@@ -291,13 +292,18 @@ describe("Changes", () => {
       allowRemovals: "--allow-removals",
       idField: "--id-field"
     }
-    expect(Changes.refusalText("s", at({ read: 2, duplicates: twice })!, "is_customer", words)).toBe(
+    const duplicated = at({ read: 2, duplicates: twice })
+    if (duplicated?._tag !== "DuplicateIds") throw new Error("expected DuplicateIds")
+    const idsJson = duplicated.ids.map(Changes.idJson)
+    expect(Changes.duplicateIdsText("s", { ...duplicated, idsJson }, "is_customer", words)).toBe(
       "1,998 records have the id of another, distinct record (ids 1, 0): the state keeps one record per id, so they " +
         "cannot be tracked (a change of them would go unreported); 1,998 records of 2,000 share an id: is_customer " +
         "is probably not the field that tells these records apart (--id-field); the state s was left as it was and " +
         "nothing was removed (--allow-duplicate-ids keeps the first record of each id and reports the others on stderr)"
     )
-    expect(Changes.refusalText("s", at({ removed: 2000, read: 0 })!, "id", words)).toBe(
+    const removing = at({ removed: 2000, read: 0 })
+    if (removing?._tag !== "TooManyRemovals") throw new Error("expected TooManyRemovals")
+    expect(Changes.removalsText("s", removing, words)).toBe(
       "the run would remove 2,000 of the 2,000 records of the state s (more than half), as a list answering empty or " +
         "cut short for a while would: nothing was removed and the state was left as it was (--allow-removals commits " +
         "them, if the list really lost them)"

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as BodyCap from "../src/BodyCap.js"
 import * as Envelope from "../src/Envelope.js"
+import { fallback, graceEnds } from "../src/internal/outage.js"
+import { recordIdOf } from "../src/internal/recordId.js"
 import * as ListQuery from "../src/ListQuery.js"
 import * as Outage from "../src/Outage.js"
 import * as Page from "../src/Page.js"
@@ -56,7 +58,7 @@ describe("Outage", () => {
     expect(Outage.admit(state, failPolicy, "acquire", 5_500, 5_550)).toEqual({ _tag: "Wait", untilMillis: 5_550 })
     expect(Outage.admit(state, failPolicy, "acquire", 5_550, 5_550)).toEqual({ _tag: "Fail" })
     // The grace ends 10 s after the outage was noticed: then each operation by its policy (a probe a second still).
-    expect(Outage.graceEnds(state, failPolicy)).toBe(12_000)
+    expect(graceEnds(state, failPolicy)).toBe(12_000)
     Outage.failed(state, 11_000, 12_000, "no answer")
     expect(
       ["acquire", "inUse", "pause", "learn"].map((op) =>
@@ -136,8 +138,8 @@ describe("Outage", () => {
 
   it("what each operation does past the grace, by policy", () => {
     const operations = ["acquire", "release", "learn", "pause", "inUse"] as const
-    expect(operations.map((op) => Outage.fallback("fail", op))).toEqual(["fail", "ignore", "ignore", "fail", "fail"])
-    expect(operations.map((op) => Outage.fallback("local", op))).toEqual([
+    expect(operations.map((op) => fallback("fail", op))).toEqual(["fail", "ignore", "ignore", "fail", "fail"])
+    expect(operations.map((op) => fallback("local", op))).toEqual([
       "local",
       "ignore",
       "ignore",
@@ -201,8 +203,8 @@ describe("Page", () => {
 
   it("names a record by its id as sent when the parsed number is not it", () => {
     const text = `{"id":9007199254740993}`
-    expect(Page.recordIdOf(JSON.parse(text), text)).toBe("9007199254740993")
-    expect(Page.recordIdOf(JSON.parse(text), undefined)).toBe(9007199254740992)
+    expect(recordIdOf(JSON.parse(text), text)).toBe("9007199254740993")
+    expect(recordIdOf(JSON.parse(text), undefined)).toBe(9007199254740992)
   })
 })
 

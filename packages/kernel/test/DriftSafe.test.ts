@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import * as Changes from "../src/Changes.js"
 import * as DriftSafe from "../src/DriftSafe.js"
-import type * as PageOrder from "../src/PageOrder.js"
 import type * as Pager from "../src/Pager.js"
 import { drive, safe, settingsOf } from "./drive.js"
 
@@ -10,7 +9,7 @@ import { drive, safe, settingsOf } from "./drive.js"
 // Its behaviour through fibers and streams, and against the sandbox, is tested in packages/streams/test/Drift.test.ts.
 
 type Row = { readonly id: number }
-type P = PageOrder.Page<Row>
+type P = Pager.Page<Row>
 
 /** A plan of pages of 4, the server serving as many. */
 const full = { size: 4, served: 4 }
@@ -57,7 +56,7 @@ describe("DriftSafe", () => {
   })
 
   it("a record without an id is a failure naming where it is", () => {
-    const state = DriftSafe.make<PageOrder.Page<unknown>>({ endpoint: "partner/list", idField: "code" }, 0)
+    const state = DriftSafe.make<Pager.Page<unknown>>({ endpoint: "partner/list", idField: "code" }, 0)
     const records = [{ code: "A" }, { name: "no code" }]
     expect(state.step({ offset: 0, count: 2, received: 2, records, raw: records, invalid: [] }, { size: 2, served: 2 }))
       .toStrictEqual({
@@ -105,7 +104,7 @@ describe("DriftSafe", () => {
     ]
     const raw = texts.map((text) => JSON.parse(text) as { readonly id: number })
     expect(new Set(raw.map((record) => record.id)).size).toBe(2)
-    const state = DriftSafe.make<PageOrder.Page<unknown>>({ overlap: 1 }, 0)
+    const state = DriftSafe.make<Pager.Page<unknown>>({ overlap: 1 }, 0)
     const first = { offset: 0, count: 4, received: 4, records: raw, raw, invalid: [], json: texts }
     const taken = state.step(first, full)
     expect(taken).toMatchObject({ _tag: "Taken", events: [], step: { fresh: 4 } })
@@ -136,7 +135,7 @@ describe("DriftSafe", () => {
 
   it("records that share an id: twice in one answer, or away from where the id was read, a duplicate noted in the table; read again where the page before held it, an update", () => {
     const seen = Changes.makeTable()
-    const state = DriftSafe.make<PageOrder.Page<unknown>>({ overlap: 1, seen }, 0)
+    const state = DriftSafe.make<Pager.Page<unknown>>({ overlap: 1, seen }, 0)
     const pageOf = (offset: number, records: ReadonlyArray<{ readonly id: number; readonly v?: string }>) => ({
       offset,
       count: 5,

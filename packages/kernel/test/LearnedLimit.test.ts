@@ -1,14 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as SlidingWindow from "@erp-client/fake-erp/SlidingWindow"
 import { FastCheck as fc } from "effect"
 import * as CallState from "../src/CallState.js"
+import { logWait } from "../src/internal/logWait.js"
 import * as MemoryStore from "../src/MemoryStore.js"
 import * as Policy from "../src/RetryPolicy.js"
 import * as ServerLimit from "../src/ServerLimit.js"
 import * as Settings from "../src/Settings.js"
-import * as SlidingWindow from "../src/SlidingWindow.js"
 import * as Slots from "../src/Slots.js"
 
-// The limiter's decisions together, driven by hand against the kernel's own sliding-window server, a millisecond at a
+// The limiter's decisions together, driven by hand against the fake ERP's sliding-window server, a millisecond at a
 // time: the memory store's one-step admission (its slots and the learned limit's log), what each answer teaches
 // (`ServerLimit.learn`) and the pause a 429 brings (`RetryPolicy.decide`), as each edition wires them. Requests are
 // answered at once; the clock is the loop's.
@@ -144,7 +145,7 @@ const nextTry = (state: MemoryStore.State, limits: { readonly limit: number }, n
     MemoryStore.holdOf(state, key),
     MemoryStore.holdOf(state, slot),
     state.counters.get(slot)?.expiresAt ?? 0,
-    learned === undefined || entries === undefined ? 0 : now + Slots.logWait([...entries.values()], learned, now)
+    learned === undefined || entries === undefined ? 0 : now + logWait([...entries.values()], learned, now)
   )
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import * as PageOrder from "../src/PageOrder.js"
+import * as PageOrder from "../src/internal/pageOrder.js"
+import type * as Pager from "../src/Pager.js"
 
 // A page's records in server order: valid and invalid ones interleaved by their offsets.
 
@@ -10,7 +11,7 @@ const pageOf = (
   records: ReadonlyArray<{ readonly n: number }>,
   bad: ReadonlySet<number>,
   exact: boolean
-): PageOrder.Page<{ readonly n: number }> => {
+): Pager.Page<{ readonly n: number }> => {
   const valid = records.filter((_, i) => !bad.has(i))
   return {
     offset,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import type * as PageOrder from "../src/PageOrder.js"
 import * as Pager from "../src/Pager.js"
 import { drive, pageOf, plain, settingsOf } from "./drive.js"
 
@@ -9,7 +8,7 @@ import { drive, pageOf, plain, settingsOf } from "./drive.js"
 
 type Row = { readonly n: number }
 const rows = (length: number): ReadonlyArray<Row> => Array.from({ length }, (_, n) => ({ n }))
-const ids = (pages: ReadonlyArray<PageOrder.Page<Row>>) => pages.flatMap((page) => page.records.map((r) => r.n))
+const ids = (pages: ReadonlyArray<Pager.Page<Row>>) => pages.flatMap((page) => page.records.map((r) => r.n))
 
 describe("Pager.settings", () => {
   it("defaults, a resume point's plan, and options that are not what they must be", () => {
@@ -107,7 +106,7 @@ describe("Pager.make", () => {
 
   it("a response too large halves the page and pages again from the same offset", () => {
     const list = rows(1000)
-    const pager = Pager.make<PageOrder.Page<Row>, string>(
+    const pager = Pager.make<Pager.Page<Row>, string>(
       settingsOf({ pageSize: 100, concurrency: 4 }),
       Pager.plainMode
     )
@@ -135,7 +134,7 @@ describe("Pager.make", () => {
   })
 
   it("a response too large at a page of one record: nothing to halve", () => {
-    const pager = Pager.make<PageOrder.Page<Row>, number>(settingsOf({ pageSize: 1 }), Pager.plainMode)
+    const pager = Pager.make<Pager.Page<Row>, number>(settingsOf({ pageSize: 1 }), Pager.plainMode)
     for (const ask of pager.launch()) pager.started(ask, ask.offset)
     expect(pager.tooLarge(pager.take().offset)).toBeUndefined()
   })
@@ -143,16 +142,16 @@ describe("Pager.make", () => {
   it("a server that ignores list_offset is a Loop, not an endless list", () => {
     const list = rows(25)
     const { emitted, failure } = drive(
-      (offset, count): PageOrder.Page<Row> => ({ ...pageOf(list, 0, count), offset }),
+      (offset, count): Pager.Page<Row> => ({ ...pageOf(list, 0, count), offset }),
       settingsOf({ pageSize: 10, concurrency: 1, endpoint: "partner/list" }),
-      plain<PageOrder.Page<Row>>()
+      plain<Pager.Page<Row>>()
     )
     expect(ids(emitted)).toStrictEqual(list.slice(0, 10).map((r) => r.n))
     expect(failure).toMatchObject({ _tag: "Loop", endpoint: "partner/list", offset: 10 })
   })
 
   it("stop hands every page in flight, once", () => {
-    const pager = Pager.make<PageOrder.Page<Row>, number>(settingsOf({ pageSize: 10 }), Pager.plainMode)
+    const pager = Pager.make<Pager.Page<Row>, number>(settingsOf({ pageSize: 10 }), Pager.plainMode)
     for (const ask of pager.launch()) pager.started(ask, ask.offset)
     expect(pager.stop("stream-ended")).toStrictEqual({ reason: "stream-ended", handles: [0] })
     expect(pager.stop("stream-failed")).toStrictEqual({ reason: "stream-failed", handles: [] })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import * as Judge from "../src/PagingJudge.js"
+import * as Judge from "../src/internal/pagingJudge.js"
 
 // Paging's judgement on its own: plain data in, a decision out (no Effect, no fetch).
 

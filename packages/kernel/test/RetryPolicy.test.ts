@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import * as ErrorText from "../src/ErrorText.js"
+import * as LimitHeaders from "../src/internal/limitHeaders.js"
 import * as Policy from "../src/RetryPolicy.js"
-import * as ServerLimit from "../src/ServerLimit.js"
 
 // The decisions of a call after each attempt, on their own: plain data in, a verdict out.
 
@@ -21,8 +21,8 @@ const fresh: Policy.History = { startMillis: now, failures: 0, busy: 0 }
 const answer = (status: number, headers: Record<string, string> = {}, bodyOk = true): Policy.Outcome => ({
   _tag: "Answer",
   status,
-  limit: ServerLimit.parse(headers, now, 60_000),
-  retryAfterMillis: ServerLimit.retryAfter(headers, now),
+  limit: LimitHeaders.parse(headers, now, 60_000),
+  retryAfterMillis: LimitHeaders.retryAfter(headers, now),
   bodyOk
 })
 
@@ -196,14 +196,15 @@ describe("Policy.decide", () => {
           const outcome: Policy.Outcome = {
             _tag: "Answer",
             status,
-            limit: ServerLimit.parse(headers, at, 60_000),
+            limit: LimitHeaders.parse(headers, at, 60_000),
             retryAfterMillis: undefined,
             bodyOk
           }
           const verdict = Policy.decide(policy, { startMillis: now, failures, busy }, outcome, at, jitter)
           switch (verdict._tag) {
             case "Pause":
-              expect(verdict.untilMillis - at).toBeGreaterThanOrEqual(Policy.minPauseMillis(policy))
+              // At least one request's share of the window, and 100 ms
+              expect(verdict.untilMillis - at).toBeGreaterThanOrEqual(Math.max(100, policy.windowMillis / policy.limit))
               expect(verdict.untilMillis - at).toBeLessThanOrEqual(60_000)
               expect(verdict.untilMillis - now).toBeLessThanOrEqual(policy.rateLimitBudgetMillis)
               break

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
+import * as LimitHeaders from "../src/internal/limitHeaders.js"
+import * as Learning from "../src/internal/limitLearning.js"
 import * as ServerLimit from "../src/ServerLimit.js"
 
-describe("ServerLimit.parse", () => {
+describe("LimitHeaders.parse", () => {
   const now = 1_700_000_000_000
   const max = 60_000
-  const reset = (value: string) => ServerLimit.parse({ "x-ratelimit-reset": value }, now, max).reset
+  const reset = (value: string) => LimitHeaders.parse({ "x-ratelimit-reset": value }, now, max).reset
 
   it("accepts epoch seconds, epoch milliseconds and seconds from now", () => {
     expect(reset(String(now / 1000 + 12))).toEqual({ raw: String(now / 1000 + 12), at: now + 12_000, usable: true })
@@ -23,13 +25,13 @@ describe("ServerLimit.parse", () => {
     expect(reset(String(now / 1000 - 5))).toMatchObject({ at: now - 5_000, usable: false })
     // Epoch seconds rounded up by the server: a reset within the current second is still usable.
     expect(reset(String(Math.ceil(now / 1000)))).toMatchObject({ usable: true })
-    expect(ServerLimit.describeReset(reset(String(now / 1000 + 3600))!, now)).toBe(
+    expect(LimitHeaders.describeReset(reset(String(now / 1000 + 3600))!, now)).toBe(
       `X-RateLimit-Reset: ${now / 1000 + 3600} (in 3600 s, not waited for)`
     )
   })
 
   it("ignores garbage", () => {
-    const garbage = ServerLimit.parse(
+    const garbage = LimitHeaders.parse(
       { "x-ratelimit-reset": "soon", "x-ratelimit-remaining": "", "x-ratelimit-limit": "100" },
       now,
       max
@@ -47,13 +49,13 @@ describe("ServerLimit.parse", () => {
     expect(reset(new Date(at + 3_600_000).toISOString().replace("Z", "+01:00"))).toMatchObject({ at })
     expect(reset(new Date(at).toUTCString())).toMatchObject({ at, usable: true })
     // RFC 850 and asctime, the obsolete forms RFC 9110 still asks recipients to read.
-    expect(ServerLimit.parseDate("Sunday, 06-Nov-94 08:49:37 GMT")).toBe(Date.UTC(1994, 10, 6, 8, 49, 37))
-    expect(ServerLimit.parseDate("Sun Nov  6 08:49:37 1994")).toBe(Date.parse("Sun Nov  6 08:49:37 1994"))
+    expect(LimitHeaders.parseDate("Sunday, 06-Nov-94 08:49:37 GMT")).toBe(Date.UTC(1994, 10, 6, 8, 49, 37))
+    expect(LimitHeaders.parseDate("Sun Nov  6 08:49:37 1994")).toBe(Date.parse("Sun Nov  6 08:49:37 1994"))
     // An ISO date an hour ahead: read, and kept from being waited for like any other.
     expect(reset(new Date(now + 3_600_000).toISOString())).toMatchObject({ usable: false })
     // Neither numbers nor dates: garbage, a date without a time (no end of a window), words.
     for (const text of ["soon", "2026-11-26", "5 x", "tomorrow 10:00", "Thursday"]) {
-      expect(ServerLimit.parse({ "x-ratelimit-reset": text }, now, max)).toMatchObject({
+      expect(LimitHeaders.parse({ "x-ratelimit-reset": text }, now, max)).toMatchObject({
         reset: undefined,
         unreadableReset: text
       })
@@ -61,14 +63,14 @@ describe("ServerLimit.parse", () => {
   })
 })
 
-describe("ServerLimit.retryAfter", () => {
+describe("LimitHeaders.retryAfter", () => {
   const now = Date.UTC(2026, 10, 23, 12, 0, 0)
   it("reads seconds and HTTP dates, nothing else", () => {
-    expect(ServerLimit.retryAfter({ "retry-after": "5" }, now)).toBe(5_000)
-    expect(ServerLimit.retryAfter({ "retry-after": new Date(now + 7_000).toUTCString() }, now)).toBe(7_000)
-    expect(ServerLimit.retryAfter({ "retry-after": new Date(now - 7_000).toUTCString() }, now)).toBe(0)
-    expect(ServerLimit.retryAfter({ "retry-after": "later" }, now)).toBeUndefined()
-    expect(ServerLimit.retryAfter({}, now)).toBeUndefined()
+    expect(LimitHeaders.retryAfter({ "retry-after": "5" }, now)).toBe(5_000)
+    expect(LimitHeaders.retryAfter({ "retry-after": new Date(now + 7_000).toUTCString() }, now)).toBe(7_000)
+    expect(LimitHeaders.retryAfter({ "retry-after": new Date(now - 7_000).toUTCString() }, now)).toBe(0)
+    expect(LimitHeaders.retryAfter({ "retry-after": "later" }, now)).toBeUndefined()
+    expect(LimitHeaders.retryAfter({}, now)).toBeUndefined()
   })
 })
 
@@ -98,7 +100,7 @@ describe("ServerLimit.learn", () => {
       limit: 20,
       windowMillis: 3_000,
       sinceMillis: now,
-      ttlMillis: ServerLimit.headerLimitTtlMillis,
+      ttlMillis: Learning.headerLimitTtlMillis,
       from: "header",
       sampleMillis: 3_000,
       freshMillis: 3_000,
@@ -107,7 +109,7 @@ describe("ServerLimit.learn", () => {
     // Every answer repeats it: nothing to change, until half its time has gone.
     expect(ServerLimit.learn(configured, learned!, heard(20, { reset: now + 1_000, remaining: 3 }), now + 5))
       .toBeUndefined()
-    const half = now + ServerLimit.headerLimitTtlMillis / 2
+    const half = now + Learning.headerLimitTtlMillis / 2
     expect(ServerLimit.learn(configured, learned!, heard(20), half)).toEqual({ ...learned, sinceMillis: half })
     // In whole seconds, rounded up: a request counted alone tells the window to within a second of rounding, and
     // another, whose reset came sooner after its start, tells it closer.
@@ -212,7 +214,7 @@ describe("ServerLimit.learn", () => {
           }
           if (learned === undefined) {
             // Forgotten or never kept: only when the limiter's own keeps the server's limit.
-            expect(ServerLimit.implied({ limit: serverLimit, windowMillis: serverWindow }, configured)).toBe(true)
+            expect(Learning.implied({ limit: serverLimit, windowMillis: serverWindow }, configured)).toBe(true)
           } else if (answers.some((answer) => answer.counted === 0)) {
             // A request counted alone tells the whole window, to within the reset's rounding: never shorter than the
             // server's (unless it is the limiter's own, which that rounding allowed).
@@ -236,7 +238,7 @@ describe("ServerLimit.learn", () => {
       limit: 1,
       windowMillis: 300,
       sinceMillis: now,
-      ttlMillis: ServerLimit.guessedLimitWindows * 30_000,
+      ttlMillis: Learning.guessedLimitWindows * 30_000,
       from: "refusals",
       refusedMillis: now - 10,
       ceiling: 24
@@ -259,7 +261,7 @@ describe("ServerLimit.learn", () => {
       limit: 12,
       windowMillis: 3_200,
       sinceMillis: now + 3_200,
-      ttlMillis: ServerLimit.guessedLimitWindows * 30_000,
+      ttlMillis: Learning.guessedLimitWindows * 30_000,
       from: "refusals",
       ceiling: 24
     })
@@ -321,7 +323,7 @@ describe("ServerLimit.learn", () => {
         expect(learned).toBeNull()
         // By halves up to the ceiling (waiting a few windows just under it), then steps that double: a few dozen
         // windows at most from anywhere.
-        expect(windows).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(101)) + 2 + ServerLimit.climbPatience)
+        expect(windows).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(101)) + 2 + Learning.climbPatience)
       })
     ))
 })
@@ -329,7 +331,7 @@ describe("ServerLimit.learn", () => {
 describe("ServerLimit.pausesOnEmpty", () => {
   const now = 1_700_000_000_000
   const limit = (remaining: number, serverLimit?: number) =>
-    ServerLimit.parse(
+    LimitHeaders.parse(
       {
         "x-ratelimit-remaining": String(remaining),
         "x-ratelimit-reset": "5",

@@ -1,5 +1,4 @@
 import type * as DriftSafe from "../src/DriftSafe.js"
-import type * as PageOrder from "../src/PageOrder.js"
 import * as Pager from "../src/Pager.js"
 
 // The paging engine driven by hand, synchronously, as an edition drives it with fibers: each page is fetched when the
@@ -20,13 +19,13 @@ export interface Driven<P> {
 type StepOf<P> = (page: P, context: Pager.StepContext<P>) => Pager.Step<P> | Failure
 
 /** Plain paging's step. */
-export const plain = <P extends PageOrder.Page>(): Pager.Mode & { readonly step: StepOf<P> } => ({
+export const plain = <P extends Pager.Page>(): Pager.Mode & { readonly step: StepOf<P> } => ({
   ...Pager.plainMode,
   step: (page, { previous, tail }) => Pager.plainStep(page, tail, previous)
 })
 
 /** Drift-safe paging's step, its recoveries driven with `fetch`; its events pushed to `events`. */
-export const safe = <P extends PageOrder.Page>(
+export const safe = <P extends Pager.Page>(
   state: DriftSafe.DriftSafe<P>,
   fetch: Fetch<P>,
   events: Array<DriftSafe.DriftEvent>
@@ -54,7 +53,7 @@ export const safe = <P extends PageOrder.Page>(
 })
 
 /** Runs an export to its end (or its failure, or `take` pages emitted). */
-export const drive = <P extends PageOrder.Page>(
+export const drive = <P extends Pager.Page>(
   fetch: Fetch<P>,
   settings: Pager.Settings,
   mode: Pager.Mode & { readonly step: StepOf<P> },
@@ -96,7 +95,7 @@ export const pageOf = <A>(
   offset: number,
   count: number,
   max = Infinity
-): PageOrder.Page<A> => {
+): Pager.Page<A> => {
   const served = records.slice(offset, offset + Math.min(count, max))
   return { offset, count, received: served.length, records: served, raw: served, invalid: [] }
 }

@@ -1,11 +1,11 @@
 /**
  * What the standard OpenTelemetry variables ask for, read without loading any exporter: for a program that exports
- * only when told (the `erp` command), to decide before it loads `ErpTelemetry`. The reading is the kernel's
- * (`@erp-client/kernel/OtelSettings`), the same in both editions.
+ * only when told (the `erp` command), to decide before it loads `ErpTelemetry`. The reading is
+ * `internal/otelSettings.ts`'s, one source for both editions.
  *
  * @since 0.1.0
  */
-import * as OtelSettings from "@erp-client/kernel/OtelSettings"
+import * as OtelSettings from "./internal/otelSettings.js"
 
 /**
  * One of the three signals.

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type * as ErpRules from "@erp-client/kernel/ErpRules"
+import type * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 
@@ -35,7 +35,7 @@ import type * as Duration from "effect/Duration"
  *   under way comes before the window and before every other fault. `inject`'s `times` counts outages: the next
  *   one starts at the first request after the previous one ended.
  *
- * The faults of the in-memory ERP's rules (`ErpRules.Fault` of `@erp-client/kernel`), their durations as Effect's
+ * The faults of the in-memory ERP's rules (`ErpRules.Fault` of `@erp-client/fake-erp`), their durations as Effect's
  * `Duration.DurationInput`.
  *
  * @since 0.1.0

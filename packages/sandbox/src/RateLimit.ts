@@ -1,10 +1,10 @@
 /**
  * The server's rate limit: a strict sliding window log per (API key, endpoint), and its response headers. The
- * in-memory ERP's rules (`SlidingWindow` of `@erp-client/kernel`), durations written as Effect's.
+ * in-memory ERP's rules (`SlidingWindow` of `@erp-client/fake-erp`), durations written as Effect's.
  *
  * @since 0.1.0
  */
-import * as SlidingWindow from "@erp-client/kernel/SlidingWindow"
+import * as SlidingWindow from "@erp-client/fake-erp/SlidingWindow"
 import type * as Duration from "effect/Duration"
 import { toMillis } from "./internal/duration.js"
 
@@ -19,7 +19,7 @@ import { toMillis } from "./internal/duration.js"
 export type ResetUnit = SlidingWindow.ResetUnit
 
 /**
- * The rate limit's settings (see `SlidingWindow.Options` of `@erp-client/kernel` for each), durations as Effect's
+ * The rate limit's settings (see `SlidingWindow.Options` of `@erp-client/fake-erp` for each), durations as Effect's
  * `Duration.DurationInput`: `limit` (default 100), `window` (default 30 seconds), `resetUnit` (default
  * `"epoch-seconds"`), `headers` (default true), `resetSkew` (default 0; negative puts the reset early) and
  * `retryAfter` (default false).

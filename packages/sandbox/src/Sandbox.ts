@@ -8,7 +8,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
-import * as ErpRules from "@erp-client/kernel/ErpRules"
+import * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -40,7 +40,7 @@ export type Endpoint = typeof endpoints[number]
 /**
  * A kind of record the sandbox serves besides partners and invoices (the `resources` option): its list and get
  * endpoints, its id field, and its records, given or made from a seed (`ErpRules.ResourceOptions` of
- * `@erp-client/kernel`), paged, filtered, rate limited and faulted as partners are.
+ * `@erp-client/fake-erp`), paged, filtered, rate limited and faulted as partners are.
  *
  * @since 0.1.0
  * @category Models
@@ -48,7 +48,7 @@ export type Endpoint = typeof endpoints[number]
 export type ResourceOptions = ErpRules.ResourceOptions
 
 /**
- * The sandbox's options: the in-memory ERP's (`ErpRules.Options` of `@erp-client/kernel`: the partners, invoices and
+ * The sandbox's options: the in-memory ERP's (`ErpRules.Options` of `@erp-client/fake-erp`: the partners, invoices and
  * declared `resources`, paging, the rate limit, faults, drift, the request log), durations as Effect's `Duration.DurationInput`, and where
  * to listen.
  *

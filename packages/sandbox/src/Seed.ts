@@ -1,10 +1,10 @@
 /**
  * Deterministic seeded partners, generated on the fly: partner `i` of a seed is a pure function of `(seed, i)`. The
- * in-memory ERP's data (`Seed` of `@erp-client/kernel`), with `Option` where the kernel answers `undefined`.
+ * in-memory ERP's data (`Seed` of `@erp-client/fake-erp`), with `Option` where that answers `undefined`.
  *
  * @since 0.1.0
  */
-import * as Kernel from "@erp-client/kernel/Seed"
+import * as Kernel from "@erp-client/fake-erp/Seed"
 import * as Option from "effect/Option"
 
 /**

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import type * as HttpServerError from "@effect/platform/HttpServerError"
-import * as ErpRules from "@erp-client/kernel/ErpRules"
+import * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

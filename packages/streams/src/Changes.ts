@@ -32,6 +32,33 @@ import type * as Paginate from "./Paginate.js"
 export type Id = KernelChanges.Id
 
 /**
+ * The ids read in one run, each with the digest of its record's text: what drift-safe paging keeps of the records it
+ * emitted (`Paginate.SafeOptions.seen`), and what `make` compares with the last state.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Table = KernelChanges.Table
+
+/**
+ * An empty table (`expected`: about how many ids it will hold, to size it once). Given to drift-safe paging as
+ * `Paginate.SafeOptions.seen`, it says after the run which ids were emitted, each with the digest of its text.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/streams"
+ *
+ * const seen = Changes.makeTable()
+ * seen.add(7, `{"id":7,"company_name":"Kovács Kft."}`)
+ * console.log(seen.has(7), seen.has(8), seen.size) // => true false 1
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeTable: (expected?: number) => Table = KernelChanges.makeTable
+
+/**
  * A record that was not in the last state.
  *
  * @since 0.1.0

@@ -8,13 +8,13 @@
 import { DecodeError, InvalidRequest, PagingDrift } from "@erp-client/core/ErpError"
 import type { PagingLoop } from "@erp-client/core/ErpError"
 import type * as Page from "@erp-client/core/Page"
-import type * as KernelChanges from "@erp-client/kernel/Changes"
 import * as DriftSafe from "@erp-client/kernel/DriftSafe"
 import * as KernelPager from "@erp-client/kernel/Pager"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
+import type * as Changes from "./Changes.js"
 import { mapConcat } from "./internal/edition.js"
 import * as Pager from "./internal/pager.js"
 
@@ -110,9 +110,9 @@ export interface SafeOptions {
   readonly onDrift?: ((event: DriftEvent) => Effect.Effect<void>) | undefined
   /**
    * Where the ids emitted are kept, each with a digest of its record's text (default: a fresh table per run). Pass a
-   * `Changes.makeTable()` of `@erp-client/kernel` to read it after the run (what `Changes.make` does).
+   * `Changes.makeTable()` to read it after the run (what `Changes.make` does).
    */
-  readonly seen?: KernelChanges.Table | undefined
+  readonly seen?: Changes.Table | undefined
   /**
    * Asked once, when the list seems to have ended: `true` reads the page that ended it once more, and the end is taken
    * only from that second answer (`Changes.make` asks it when its last state holds records not read: one empty or
@@ -124,8 +124,7 @@ export interface SafeOptions {
 /**
  * What drift-safe paging noticed: `Shifted` (the list moved under the export; nothing lost), `Recovered` (it moved
  * past the overlap; paging looked back and found its place) and `Dropped` (a record with the id of one already
- * emitted but other content, not emitted: updated meanwhile, or a duplicate id). See `DriftSafe.DriftEvent` of
- * `@erp-client/kernel`.
+ * emitted but other content, not emitted: updated meanwhile, or a duplicate id).
  *
  * @since 0.1.0
  * @category Models

@@ -28,7 +28,7 @@ export const sandbox = Command.make(
           import("@erp-client/sandbox/Fault"),
           import("@erp-client/sandbox/Serve"),
           import("@erp-client/sandbox/Sandbox"),
-          import("@erp-client/kernel/Seed")
+          import("@erp-client/fake-erp/Seed")
         ])
       )
       // The command line's declared resources the sandbox has no records of its own for, from their samples.

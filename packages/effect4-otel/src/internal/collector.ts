@@ -1,12 +1,11 @@
 /**
- * The HttpClient the exporters send on, kept out of the program's way by the kernel's `CollectorGuard` (as the Effect 3
+ * The HttpClient the exporters send on, kept out of the program's way by `internal/collectorGuard.ts` (as the Effect 3
  * edition's): every request bounded, its answer's body included (the export timeout, and once the program ends, what
  * is left of the shutdown budget); a collector that failed (refused, silent, or answering with an error status) is
  * left alone for a minute, the exporters told at once with an error `effect/observability`'s exporter does not retry
  * (an `EncodeError`: it then drops its data for that minute, and sends nothing more at shutdown), and the failure said
  * once.
  */
-import * as Guard from "@erp-client/kernel/CollectorGuard"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
@@ -14,6 +13,7 @@ import * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Option from "effect/Option"
+import * as Guard from "./collectorGuard.js"
 
 /** A collector that could not take an export. */
 export type ExportFailure = Guard.ExportFailure

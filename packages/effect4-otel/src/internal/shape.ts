@@ -1,6 +1,6 @@
 /**
  * What `effect/observability`'s OTLP exporters send, brought to the conventions before it is encoded (they hand their
- * OTLP data to the `OtlpSerialization` service, which this wraps): the kernel's `OtlpShape`, the same steps as the
+ * OTLP data to the `OtlpSerialization` service, which this wraps): `internal/otlpShape.ts`, the same steps as the
  * Effect 3 edition's (what each corrects is said there), told how Effect 4's exporter writes a span's end:
  *
  * - a success is OK; a failure is ERROR, its message the first error's, with an `exception` event for each;
@@ -9,11 +9,11 @@
  * - Effect's fiber runtime metrics (`Metric.enableRuntimeMetrics`) are `child_fibers_active`, `child_fibers_started`,
  *   `child_fiber_successes` and `child_fiber_failures`.
  */
-import * as OtlpShape from "@erp-client/kernel/OtlpShape"
 import type * as HttpBody from "effect/http/HttpBody"
 import type * as OtlpLogger from "effect/observability/OtlpLogger"
 import type * as OtlpMetrics from "effect/observability/OtlpMetrics"
 import type * as OtlpTracer from "effect/observability/OtlpTracer"
+import * as OtlpShape from "./otlpShape.js"
 
 /** The scopes the data is filed under. */
 export type Scopes = OtlpShape.Scopes
@@ -44,8 +44,8 @@ export interface Serialization {
   readonly logs: (data: OtlpLogger.LogsData) => HttpBody.HttpBody
 }
 
-// The kernel's steps give back the exporter's own data, shaped: every field they do not read (the resource, a span's
-// ids and times, a point's values) is kept as it is.
+// The shaping steps keep every field they do not read (the resource, a span's ids and times, a point's values): the
+// data they give back is the exporter's, shaped.
 export const serialization = (
   encode: Serialization,
   options: { readonly runtimeMetrics: boolean; readonly scopes: Scopes }

@@ -1,12 +1,12 @@
 /**
- * The in-memory ERP without a transport: the kernel's rules (`@erp-client/kernel`'s `ErpRules`: a request arrives,
+ * The in-memory ERP without a transport: the fake ERP's rules (`@erp-client/fake-erp`'s `ErpRules`: a request arrives,
  * the rate limit and the fault queue give their verdict, and the answer comes out as a plan) wired to Effect 4, as the
  * Effect 3 sandbox's `internal/core.ts` wires them to Effect 3: the time of each step is the Effect `Clock` of the
  * fiber handling the request, so under `TestClock` the windows, latency, outages and `Delay` follow the test's clock;
  * the plan's waits are slept on it; and the request is in flight for the scope of its handling. The in-memory
  * HttpClient (`memoryClient.ts`) carries the reply out.
  */
-import * as ErpRules from "@erp-client/kernel/ErpRules"
+import * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import type * as Sandbox from "../Sandbox.js"
 
 /**
- * An Effect 4 `Duration.Input` in milliseconds: how the kernel's rules read the options and faults, which are written
+ * An Effect 4 `Duration.Input` in milliseconds: how the fake ERP's rules read the options and faults, which are written
  * with Effect 4's durations.
  */
 export const toMillis = (input: Duration.Input): number => Duration.toMillis(input)

@@ -1,14 +1,14 @@
 /**
  * The in-memory ERP served to an Effect 4 `HttpClient` without a socket: each request is handled in the calling fiber,
  * on its Effect `Clock` (so `TestClock` drives the windows, latency, outages and `Delay`), and each reply becomes what a
- * client on a real connection would see (`@erp-client/kernel`'s `WebReply`, as the Effect 3 sandbox's in-memory client
+ * client on a real connection would see (`@erp-client/fake-erp`'s `WebReply`, as the Effect 3 sandbox's in-memory client
  * has it): a response; an `HttpClientError` whose reason is a `TransportError` for a connection dropped before a
  * response; a response whose body fails after its first bytes for a body cut mid-way (reading it is an
  * `HttpClientError` whose reason is a `DecodeError`); and no answer at all for a hang, until the caller gives up or
  * the sandbox closes.
  */
-import type * as ErpRules from "@erp-client/kernel/ErpRules"
-import * as WebReply from "@erp-client/kernel/WebReply"
+import type * as ErpRules from "@erp-client/fake-erp/ErpRules"
+import * as WebReply from "@erp-client/fake-erp/WebReply"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"

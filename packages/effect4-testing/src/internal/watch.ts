@@ -5,7 +5,7 @@
  * once, the first time a test sleeps before it ever moved the clock, without naming the call or how far to move it,
  * and never again after the test's first `adjust`. So the kit watches its calls, as `@erp-client/testing` does for
  * Effect 3: when one has been in flight for `stallAfter` of real time while the clock, the in-memory ERP and the calls
- * all stood still, it writes one line on the console (stderr; the line is the kernel's `StallText`) saying what the
+ * all stood still, it writes one line on the console (stderr; the line is `StallText` of `@erp-client/fake-erp`) saying what the
  * call waits for and how far to move the clock.
  *
  * Effect 4's `TestClock` keeps the times its sleepers wake up to itself, so the watch runs each call on a clock that
@@ -13,7 +13,7 @@
  */
 import type * as ErpClient from "@erp-client/effect4-client/ErpClient"
 import type * as ErpRateLimiter from "@erp-client/effect4-client/ErpRateLimiter"
-import * as StallText from "@erp-client/kernel/StallText"
+import * as StallText from "@erp-client/fake-erp/StallText"
 import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"

@@ -12,9 +12,9 @@
  */
 import * as Changes from "../Changes.js"
 import type * as Api from "../DriftSafe.js"
-import * as PageOrder from "../PageOrder.js"
 import type * as Pager from "../Pager.js"
-import * as Judge from "../PagingJudge.js"
+import * as PageOrder from "./pageOrder.js"
+import * as Judge from "./pagingJudge.js"
 
 type Id = string | number
 
@@ -27,7 +27,7 @@ type Took<P> =
   }
   | Api.MissingId
 
-export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
+export class DriftSafe<P extends Pager.Page> implements Api.DriftSafe<P> {
   readonly endpoint: string
   readonly idField: string
   /** Records shared by consecutive pages, or `undefined` for a tenth of the page. */
@@ -345,7 +345,7 @@ export class DriftSafe<P extends PageOrder.Page> implements Api.DriftSafe<P> {
  * page answers, it makes paging follow pages one at a time while they keep that length (`DriftSafe.servesNow`). A page
  * that overlaps nothing read means the list moved meanwhile: a `Recovery` from it.
  */
-export class Retreat<P extends PageOrder.Page> implements Api.Recovery<P> {
+export class Retreat<P extends Pager.Page> implements Api.Recovery<P> {
   private answer: Api.Next<P> | undefined = undefined
   private recovery: Recovery<P> | undefined = undefined
 
@@ -394,7 +394,7 @@ export class Retreat<P extends PageOrder.Page> implements Api.Recovery<P> {
  * The page at `lost.offset` overlapped nothing read: step back along the grid until a fresh page overlaps, then walk
  * forward to `lost.offset` (trying its first answer again before asking anew). Driven by `next()` and `feed(page)`.
  */
-export class Recovery<P extends PageOrder.Page> implements Api.Recovery<P> {
+export class Recovery<P extends Pager.Page> implements Api.Recovery<P> {
   private readonly target: number
   private readonly stride: number
   private readonly taken: Array<P> = []

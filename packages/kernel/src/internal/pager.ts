@@ -3,12 +3,12 @@
  * order by `PagingJudge`; which pages are in flight, where the grid goes on after a short page, what is emitted and
  * where a resume starts. Nothing here waits or fetches: the edition does, and tells the engine.
  */
-import * as PageOrder from "../PageOrder.js"
 import type * as Pager from "../Pager.js"
-import * as Judge from "../PagingJudge.js"
+import * as PageOrder from "./pageOrder.js"
+import * as Judge from "./pagingJudge.js"
 
 /** The text of the valid record at `index` (not a position in server order: see `PageOrder.textAt`). */
-const validText = (page: PageOrder.Page, index: number): string => page.json?.[index] ?? JSON.stringify(page.raw[index])
+const validText = (page: Pager.Page, index: number): string => page.json?.[index] ?? JSON.stringify(page.raw[index])
 
 /**
  * The latest records emitted, as a server that filters after cutting may serve them again after a short page: the
@@ -16,11 +16,11 @@ const validText = (page: PageOrder.Page, index: number): string => page.json?.[i
  * handed, at least `keep` records of them.
  */
 class Recent {
-  private pages: Array<PageOrder.Page> = []
+  private pages: Array<Pager.Page> = []
   private records = 0
   constructor(private resumed: ReadonlyArray<number>) {}
 
-  add(emitted: ReadonlyArray<PageOrder.Page>, keep: number): void {
+  add(emitted: ReadonlyArray<Pager.Page>, keep: number): void {
     for (const page of emitted) {
       if (page.raw.length === 0) continue
       this.pages.push(page)
@@ -48,7 +48,7 @@ interface Slot<H> {
   handle: H | undefined
 }
 
-export class Engine<P extends PageOrder.Page, H> implements Pager.Pager<P, H> {
+export class Engine<P extends Pager.Page, H> implements Pager.Pager<P, H> {
   // The engine's whole state: the plan, the next offset to ask, the window of pages in flight and the pages in it,
   // the last page judged, and the records the next page may repeat.
   plan: Judge.Plan
@@ -237,7 +237,7 @@ export class Engine<P extends PageOrder.Page, H> implements Pager.Pager<P, H> {
 }
 
 /** See `Pager.plainStep`. */
-export const plainStep = <P extends PageOrder.Page>(
+export const plainStep = <P extends Pager.Page>(
   page: P,
   tail: ReadonlyArray<number> | undefined,
   previous: P | undefined

@@ -1,5 +1,5 @@
 /**
- * The HttpClient the exporters send on, kept out of the program's way by the kernel's `CollectorGuard` (the same in
+ * The HttpClient the exporters send on, kept out of the program's way by `internal/collectorGuard.ts` (the same in
  * both editions): every request bounded (the export timeout, and once the program ends, what is left of the shutdown
  * budget), a collector that failed (refused, silent, or answering with an error status) is left alone for a minute,
  * the exporters told at once and not retried (@effect/opentelemetry's exporter then drops its data for that minute,
@@ -8,9 +8,9 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as Guard from "@erp-client/kernel/CollectorGuard"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Guard from "./collectorGuard.js"
 
 /** A collector that could not take an export. */
 export type ExportFailure = Guard.ExportFailure

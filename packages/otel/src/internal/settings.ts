@@ -1,9 +1,9 @@
 /**
- * The standard OpenTelemetry settings, read into what the exporters need: the kernel's (`@erp-client/kernel/OtelSettings`,
- * which the Effect 4 edition reads too), under the names this package's code and tests use. The layer reads the
+ * The standard OpenTelemetry settings, read into what the exporters need: `otelSettings.ts` (which the Effect 4
+ * edition reads too, from its copy), under the names this package's code and tests use. The layer reads the
  * variables through Effect's `Config`, so a `ConfigProvider` can stand in for the environment.
  */
-import type * as OtelSettings from "@erp-client/kernel/OtelSettings"
+import type * as OtelSettings from "./otelSettings.js"
 
 export {
   DEFAULT_ENDPOINT,
@@ -17,7 +17,7 @@ export {
   signalUrl,
   type Variable,
   VARIABLES
-} from "@erp-client/kernel/OtelSettings"
+} from "./otelSettings.js"
 
 /** The variables' values, by name. */
 export type Environment = OtelSettings.Variables

@@ -1,6 +1,6 @@
 /**
  * What @effect/opentelemetry's OTLP exporters send, brought to the conventions before it is encoded (it hands its
- * OTLP data to the `OtlpSerialization` service, which this wraps): the kernel's `OtlpShape` (the same steps in both
+ * OTLP data to the `OtlpSerialization` service, which this wraps): `internal/otlpShape.ts` (the same steps in both
  * editions; what each corrects is said there), told how this exporter writes a span's end:
  *
  * - a success is OK without a message; an interruption is OK with a message (Effect's "All fibers interrupted without
@@ -10,7 +10,7 @@
  * - Effect's fiber runtime metrics are `effect_fiber_*`.
  */
 import type * as HttpBody from "@effect/platform/HttpBody"
-import * as OtlpShape from "@erp-client/kernel/OtlpShape"
+import * as OtlpShape from "./otlpShape.js"
 
 /** The scopes the data is filed under. */
 export type Scopes = OtlpShape.Scopes

@@ -1,12 +1,12 @@
 /**
- * The sandbox without a transport: the in-memory ERP's rules (`@erp-client/kernel`'s `ErpRules`: a request arrives,
+ * The sandbox without a transport: the in-memory ERP's rules (`@erp-client/fake-erp`'s `ErpRules`: a request arrives,
  * the rate limit and the fault queue give their verdict, and the answer comes out as a plan) wired to Effect: the
  * time of each step is the Effect `Clock` of the fiber handling the request, so under `TestClock` the windows,
  * latency, outages and `Delay` follow the test's clock; the plan's waits are slept on it; and the request is in flight
  * for the scope of its handling. An adapter carries the reply out: the Node HTTP server (`internal/nodeServer.ts`) or
  * the in-memory HttpClient (`internal/memoryClient.ts`).
  */
-import * as ErpRules from "@erp-client/kernel/ErpRules"
+import * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

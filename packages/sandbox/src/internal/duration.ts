@@ -1,7 +1,7 @@
 import * as Duration from "effect/Duration"
 
 /**
- * An Effect `DurationInput` in milliseconds: how the rules of `@erp-client/kernel` read the sandbox's options and
+ * An Effect `DurationInput` in milliseconds: how the rules of `@erp-client/fake-erp` read the sandbox's options and
  * faults, which are written with Effect's durations.
  *
  * @internal

@@ -1,7 +1,7 @@
 /**
  * The sandbox's core served to an `HttpClient` without a socket: each request is handled in the calling fiber, on its
  * Effect `Clock` (so `TestClock` drives the windows, latency, outages and `Delay`), and each reply becomes what a
- * client on a real connection would see (`@erp-client/kernel`'s `WebReply`, shared with the Effect 4 test kit): a
+ * client on a real connection would see (`@erp-client/fake-erp`'s `WebReply`, shared with the Effect 4 test kit): a
  * response, a `RequestError` ("Transport") for a connection dropped before a response, a response whose body fails
  * after its first bytes for a body cut mid-way (reading it is a `ResponseError`), and no answer at all for a hang,
  * until the caller gives up or the sandbox closes.
@@ -10,8 +10,8 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import type * as ErpRules from "@erp-client/kernel/ErpRules"
-import * as WebReply from "@erp-client/kernel/WebReply"
+import type * as ErpRules from "@erp-client/fake-erp/ErpRules"
+import * as WebReply from "@erp-client/fake-erp/WebReply"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"

@@ -6,7 +6,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as ErpRules from "@erp-client/kernel/ErpRules"
+import * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Http from "node:http"

@@ -4,13 +4,13 @@
  * test calls `TestClock.adjust`, and a test that does not hangs until its timeout. Effect's own warning for this
  * goes to the logger, which `@effect/vitest` removes in `it.effect`. So the kit watches its calls: when one has been
  * in flight for `stallAfter` of real time while the clock, the sandbox and the calls all stood still, it writes one
- * line on the console (stderr) saying what the call waits for and how to move the clock (the line is the kernel's
- * `StallText`, which the Effect 4 kit writes too).
+ * line on the console (stderr) saying what the call waits for and how to move the clock (the line is `StallText`
+ * of `@erp-client/fake-erp`, which the Effect 4 kit writes too).
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
-import * as StallText from "@erp-client/kernel/StallText"
+import * as StallText from "@erp-client/fake-erp/StallText"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
 import * as Chunk from "effect/Chunk"
 import type * as Clock from "effect/Clock"

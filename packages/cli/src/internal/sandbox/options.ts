@@ -1,7 +1,7 @@
 /**
  * `erp sandbox`'s flags, checked, as the options of the sandbox server.
  */
-import type * as SeedModule from "@erp-client/kernel/Seed"
+import type * as SeedModule from "@erp-client/fake-erp/Seed"
 import type * as FaultModule from "@erp-client/sandbox/Fault"
 import type * as RateLimit from "@erp-client/sandbox/RateLimit"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
