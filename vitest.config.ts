@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "scripts/test/*.test.ts"],
     // The Effect 4 edition runs on its own vitest 5 (scripts/test.ts runs it after this one).
     exclude: ["packages/effect4-*/**", "**/node_modules/**"],
     // Tests start real loopback servers and child processes: keep them bounded, never hanging.

@@ -1,0 +1,294 @@
+/**
+ * `pnpm run docs`: the API reference from the JSDoc. docgen for each package (its exports checked for `@since`, its
+ * `@example`s type-checked and run, its pages written to `packages/<name>/docs/modules/`), then the pages each package
+ * ships and the site (scripts/docs-site.ts), then docs/configuration.md's tables (scripts/docs-config.ts).
+ *
+ * Fast two ways, both kept:
+ *
+ * - In parallel: docgen runs for two packages at a time (`--jobs N`), the largest first, in the pool of
+ *   scripts/tasks.ts, with a line of progress at least every 10 s and docgen's output appended to `build/docs.log` as it
+ *   comes.
+ * - Made once, reused while unchanged: each package's pages are kept in a cache under a hash of everything docgen reads
+ *   for it (its sources and settings, those of the workspace packages it imports, the lockfile, docgen's and Node's
+ *   versions; `docsKey`), and copied from there while that hash is the same. The cache lives outside the clone,
+ *   `${XDG_CACHE_HOME:-~/.cache}/erp-client/docs` (or `ERP_DOCS_CACHE`), so a second clone reuses it too; `--no-cache`
+ *   runs docgen for every package (and refreshes the cache). A page in the cache was made by a docgen run whose
+ *   examples compiled and ran.
+ *
+ * `--edition 3|4` writes one edition's reference only (scripts/workspace.ts says which packages), without the site's
+ * other packages and without docs/configuration.md. `pnpm release-tarballs` runs the same tasks in its own pool.
+ */
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Url from "node:url"
+import { writeSite } from "./docs-site.js"
+import {
+  clock,
+  closeLogs,
+  command,
+  freshLog,
+  interruption,
+  PROGRESS_EVERY,
+  runTasks,
+  type Task,
+  TaskFailed
+} from "./tasks.js"
+import { closure, editionArgument, editionPackages, type Package, packages, ROOT } from "./workspace.js"
+
+/** Raised whenever what docgen is given or how it is run changes in a way the hashed files do not show. */
+const CACHE_FORMAT = "erp-client docs cache 1"
+/** Entries kept per package: the newest few, so that switching branches back and forth stays fast. */
+const KEEP = 3
+
+export const DOCS_LOG = Path.join(ROOT, "build", "docs.log")
+
+/** Where the cache lives: `ERP_DOCS_CACHE`, else under `XDG_CACHE_HOME` or `~/.cache`. */
+export const docsCacheDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.ERP_DOCS_CACHE ?? Path.join(env.XDG_CACHE_HOME ?? Path.join(Os.homedir(), ".cache"), "erp-client", "docs")
+
+const walk = (dir: string): Array<string> =>
+  Fs.existsSync(dir)
+    ? Fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .flatMap((entry) => {
+        const at = Path.join(dir, entry.name)
+        return entry.isDirectory() ? walk(at) : entry.isFile() ? [at] : []
+      })
+    : []
+
+/**
+ * The hash a package's pages are kept under: the package's and every workspace package's it imports (dependencies,
+ * dev dependencies: its examples may import the sandbox) sources and settings, the root's TypeScript settings and
+ * lockfile (every dependency's version), docgen's version and Node's major version (the examples run on it).
+ */
+export const docsKey = (root: string, all: ReadonlyArray<Package>, dir: string): string => {
+  const hash = Crypto.createHash("sha256")
+  const text = (value: string) => hash.update(`${value}\0`)
+  const file = (at: string) => {
+    text(Path.relative(root, at))
+    hash.update(Fs.existsSync(at) ? Fs.readFileSync(at) : "(none)")
+    text("")
+  }
+  text(CACHE_FORMAT)
+  const docgen = Path.join(root, "node_modules", "@effect", "docgen", "package.json")
+  text(`docgen ${Fs.existsSync(docgen) ? JSON.parse(Fs.readFileSync(docgen, "utf8")).version : "none"}`)
+  text(`node ${process.versions.node.split(".")[0]}`)
+  file(Path.join(root, "pnpm-lock.yaml"))
+  file(Path.join(root, "tsconfig.base.json"))
+  for (const used of closure(all, [dir], (p) => p.imports)) {
+    const base = Path.join(root, "packages", used)
+    for (const name of ["package.json", "docgen.json", "tsconfig.json", "tsconfig.src.json"]) {
+      file(Path.join(base, name))
+    }
+    for (const source of walk(Path.join(base, "src"))) file(source)
+  }
+  return hash.digest("hex").slice(0, 32)
+}
+
+export interface DocgenOptions {
+  readonly root: string
+  readonly all: ReadonlyArray<Package>
+  /** The cache's directory; undefined: docgen runs and nothing is kept. */
+  readonly cache: string | undefined
+  /** `--no-cache`: docgen runs, and what it writes replaces the cache's entry. */
+  readonly refresh: boolean
+  readonly log: string
+}
+
+const replaceDir = (from: string, to: string) => {
+  Fs.rmSync(to, { recursive: true, force: true })
+  Fs.mkdirSync(Path.dirname(to), { recursive: true })
+  Fs.cpSync(from, to, { recursive: true })
+}
+
+/** Keeps the newest `KEEP` entries of one package's cache (by when they were last used). */
+const prune = (packageCache: string) => {
+  const entries = Fs.readdirSync(packageCache, { withFileTypes: true }).filter((e) => e.isDirectory())
+    .map((e) => ({ at: Path.join(packageCache, e.name), used: Fs.statSync(Path.join(packageCache, e.name)).mtimeMs }))
+    .sort((a, b) => b.used - a.used)
+  for (const old of entries.slice(KEEP)) Fs.rmSync(old.at, { recursive: true, force: true })
+}
+
+/** The task writing one package's pages: from the cache when its hash is there, else by docgen (then kept). */
+export const docgenTask = (dir: string, options: DocgenOptions): Task => ({
+  name: `docgen ${dir}`,
+  run: async (signal, say) => {
+    const packageDir = Path.join(options.root, "packages", dir)
+    const modules = Path.join(packageDir, "docs", "modules")
+    const key = options.cache === undefined ? undefined : docsKey(options.root, options.all, dir)
+    const entry = key === undefined ? undefined : Path.join(options.cache!, dir, key)
+    if (entry !== undefined && !options.refresh && Fs.existsSync(Path.join(entry, "modules"))) {
+      replaceDir(Path.join(entry, "modules"), modules)
+      const now = new Date()
+      Fs.utimesSync(entry, now, now)
+      return "from the cache"
+    }
+    // docgen leaves the pages of a module since removed: start from none.
+    Fs.rmSync(Path.join(packageDir, "docs", "modules"), { recursive: true, force: true })
+    Fs.rmSync(Path.join(packageDir, "docs", "examples"), { recursive: true, force: true })
+    const bin = (at: string) => Path.join(at, "node_modules", ".bin")
+    const started = Date.now()
+    await command(process.execPath, [Path.join(options.root, "node_modules", "@effect", "docgen", "bin.cjs")], {
+      cwd: packageDir,
+      log: options.log,
+      prefix: dir,
+      // docgen runs `tsc` and `tsx` from PATH, as `pnpm exec` gives them.
+      env: { ...process.env, PATH: [bin(packageDir), bin(options.root), process.env.PATH ?? ""].join(Path.delimiter) },
+      // docgen's steps ("Parsing modules...", "Typechecking examples...") as what the task is doing.
+      onLine: (line) => {
+        const step = / INFO \(#\d+\): (.*?)\.*$/.exec(line)
+        if (step !== null) say(step[1]!.toLowerCase())
+      }
+    })(signal)
+    if (entry === undefined) return undefined
+    recordTiming(options.cache!, dir, Math.round((Date.now() - started) / 1000))
+    // Kept whole or not at all: written beside, then renamed into place.
+    const partial = `${entry}.partial-${process.pid}`
+    replaceDir(modules, Path.join(partial, "modules"))
+    Fs.rmSync(entry, { recursive: true, force: true })
+    Fs.renameSync(partial, entry)
+    prune(Path.dirname(entry))
+    return "kept in the cache"
+  }
+})
+
+/** How long docgen took for each package last time (seconds), kept beside the cache to order the next run. */
+const timingsFile = (cache: string) => Path.join(cache, "timings.json")
+
+const readTimings = (cache: string | undefined): Record<string, number> => {
+  try {
+    return cache === undefined ? {} : JSON.parse(Fs.readFileSync(timingsFile(cache), "utf8"))
+  } catch {
+    return {}
+  }
+}
+
+const recordTiming = (cache: string, dir: string, seconds: number) => {
+  Fs.mkdirSync(cache, { recursive: true })
+  Fs.writeFileSync(timingsFile(cache), JSON.stringify({ ...readTimings(cache), [dir]: seconds }, null, 2) + "\n")
+}
+
+/**
+ * docgen's tasks, the longest first, so that the two at a time end together: by the time docgen took last time when
+ * every package has one, else by the size of what it reads: its own sources twice (parsed for the pages, then
+ * type-checked with its examples) and those of the packages it imports once (the examples' type-check reads them).
+ */
+export const docgenTasks = (dirs: ReadonlyArray<string>, options: DocgenOptions): ReadonlyArray<Task> => {
+  const size = (dir: string) =>
+    walk(Path.join(options.root, "packages", dir, "src")).reduce((sum, file) => sum + Fs.statSync(file).size, 0)
+  const docgen = new Set(options.all.filter((p) => p.docgen).map((p) => p.dir))
+  const chosen = dirs.filter((dir) => docgen.has(dir))
+  const timings = readTimings(options.cache)
+  const cost = chosen.every((dir) => typeof timings[dir] === "number")
+    ? (dir: string) => timings[dir]!
+    : (dir: string) => size(dir) + closure(options.all, [dir], (p) => p.imports).reduce((sum, d) => sum + size(d), 0)
+  return chosen.map((dir) => ({ dir, cost: cost(dir) })).sort((a, b) => b.cost - a.cost)
+    .map(({ dir }) => docgenTask(dir, options))
+}
+
+/** The task writing each package's shipped pages and the site from docgen's pages, after all of docgen's tasks. */
+export const siteTask = (
+  root: string,
+  all: ReadonlyArray<Package>,
+  dirs: ReadonlyArray<string>,
+  after: ReadonlyArray<Task>
+): Task => ({
+  name: "reference pages",
+  after: after.map((task) => task.name),
+  run: async () => {
+    const written = writeSite(root, all.filter((p) => dirs.includes(p.dir) && p.docgen && p.modules).map((p) => p.dir))
+    return `${written} packages: packages/*/docs/reference and build/site`
+  }
+})
+
+export interface DocsArguments {
+  readonly edition: "3" | "4" | undefined
+  readonly cache: boolean
+  readonly jobs: number
+}
+
+/** `--jobs N`: at most N commands at a time (2 by default). */
+export const jobsArgument = (args: ReadonlyArray<string>): number => {
+  const at = args.indexOf("--jobs")
+  if (at === -1) return 2
+  const value = Number(args[at + 1])
+  if (!Number.isInteger(value) || value < 1) {
+    throw new Error(`--jobs takes a whole number of 1 or more, not ${args[at + 1] ?? "nothing"}`)
+  }
+  return value
+}
+
+/** The arguments `pnpm run docs` and `pnpm release-tarballs` share; `usage` ends an unknown argument's error. */
+export const docsArguments = (
+  args: ReadonlyArray<string>,
+  usage = "pnpm run docs [--edition 3|4] [--no-cache] [--jobs N]"
+): DocsArguments => {
+  const edition = editionArgument(args)
+  const jobs = jobsArgument(args)
+  for (const [i, arg] of args.entries()) {
+    const value = args[i - 1] === "--edition" || args[i - 1] === "--jobs"
+    if (!value && !["--edition", "--no-cache", "--jobs"].includes(arg) && !arg.startsWith("--edition=")) {
+      throw new Error(`unknown argument ${arg} (${usage})`)
+    }
+  }
+  return { edition, cache: !args.includes("--no-cache"), jobs }
+}
+
+const main = async () => {
+  const args = docsArguments(process.argv.slice(2))
+  const all = packages(ROOT)
+  const dirs = editionPackages(all, args.edition)
+  freshLog(DOCS_LOG)
+  const options: DocgenOptions = { root: ROOT, all, cache: docsCacheDir(), refresh: !args.cache, log: DOCS_LOG }
+  const docgen = docgenTasks(dirs, options)
+  const tasks: Array<Task> = [...docgen, siteTask(ROOT, all, dirs, docgen)]
+  if (args.edition === undefined) {
+    tasks.push({
+      name: "docs/configuration.md",
+      run: command(process.execPath, [
+        Path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"),
+        "scripts/docs-config.ts"
+      ], {
+        cwd: ROOT,
+        log: DOCS_LOG,
+        prefix: "docs-config"
+      })
+    })
+  }
+  console.log(
+    `docs: ${docgen.length} packages, ${args.jobs} at a time; docgen's output in ${Path.relative(ROOT, DOCS_LOG)}` +
+      `, its pages cached in ${options.cache}`
+  )
+  const started = Date.now()
+  try {
+    await runTasks(tasks, {
+      label: "docs",
+      concurrency: args.jobs,
+      every: PROGRESS_EVERY,
+      print: (line) => console.log(line),
+      signal: interruption()
+    })
+  } catch (error) {
+    await closeLogs()
+    report(error)
+    process.exit(1)
+  }
+  await closeLogs()
+  console.log(`docs: done in ${clock(Date.now() - started)}`)
+}
+
+/** A failure as the person reading the terminal needs it: which task, the end of its output without docgen's INFO lines. */
+export const report = (error: unknown): void => {
+  if (error instanceof TaskFailed) {
+    const tail = error.tail.filter((line) => !line.includes(" INFO ")).slice(-30)
+    if (tail.length > 0) console.error(tail.join("\n"))
+    console.error(`failed: ${error.message}`)
+  } else {
+    console.error(`failed: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === Url.pathToFileURL(Path.resolve(process.argv[1])).href) {
+  await main()
+}
