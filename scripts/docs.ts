@@ -133,11 +133,12 @@ export const docgenTask = (dir: string, options: DocgenOptions): Task => ({
       cwd: packageDir,
       log: options.log,
       prefix: dir,
+      label: "docgen",
       // docgen runs `tsc` and `tsx` from PATH, as `pnpm exec` gives them.
       env: { ...process.env, PATH: [bin(packageDir), bin(options.root), process.env.PATH ?? ""].join(Path.delimiter) },
-      // docgen's steps ("Parsing modules...", "Typechecking examples...") as what the task is doing.
+      // docgen's steps ("Parsing modules...", "Typechecking examples...", its lines ending "...") as what it is doing.
       onLine: (line) => {
-        const step = / INFO \(#\d+\): (.*?)\.*$/.exec(line)
+        const step = / INFO \(#\d+\): (.*?)\.\.\.$/.exec(line)
         if (step !== null) say(step[1]!.toLowerCase())
       }
     })(signal)

@@ -67,14 +67,20 @@ const build: Task = {
   run: command(process.execPath, [tsc, "-b", ...libraries.map((dir) => `packages/${dir}/tsconfig.src.json`)], {
     cwd: ROOT,
     log: BUILD_LOG,
-    prefix: "tsc"
+    prefix: "tsc",
+    label: "tsc -b (the libraries' build)"
   })
 }
 const bundle: Task = {
   name: "build the command",
   run: async (signal) => {
     if (commandIsFresh()) return "up to date since pnpm install"
-    await command(process.execPath, [tsx, "scripts/build-cli.ts"], { cwd: ROOT, log: BUILD_LOG, prefix: "build-cli" })(
+    await command(process.execPath, [tsx, "scripts/build-cli.ts"], {
+      cwd: ROOT,
+      log: BUILD_LOG,
+      prefix: "build-cli",
+      label: "scripts/build-cli.ts"
+    })(
       signal
     )
     return undefined
@@ -89,7 +95,8 @@ const packs: ReadonlyArray<Task> = shipped.map((dir) => ({
   run: command("pnpm", ["pack", "--pack-destination", out], {
     cwd: Path.join(ROOT, "packages", dir),
     log: PACK_LOG,
-    prefix: dir
+    prefix: dir,
+    label: "pnpm pack"
   })
 }))
 // The builds first (every pack waits for them), then docgen, the longest part, the largest package first.

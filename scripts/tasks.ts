@@ -168,6 +168,8 @@ export interface CommandOptions {
   readonly log: string
   readonly prefix: string
   readonly env?: NodeJS.ProcessEnv
+  /** What to call it in an error (`docgen`); its command line by default. */
+  readonly label?: string
   /** Each line of its output as it comes (to tell the pool what it is doing). */
   readonly onLine?: (line: string) => void
 }
@@ -230,7 +232,9 @@ export const command =
           reject(
             new TaskFailed(
               options.prefix,
-              `${[file, ...args].join(" ")} exited with ${code ?? killed} (its output: ${options.log})`,
+              `${options.label ?? [file, ...args].join(" ")} exited with ${code ?? killed} (its output: ${
+                Path.relative(process.cwd(), options.log)
+              })`,
               tail
             )
           )
