@@ -23,7 +23,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Url from "node:url"
-import { writeSite } from "./docs-site.js"
+import { writeReference, writeSite } from "./docs-site.js"
 import {
   clock,
   closeLogs,
@@ -170,36 +170,66 @@ const recordTiming = (cache: string, dir: string, seconds: number) => {
   Fs.writeFileSync(timingsFile(cache), JSON.stringify({ ...readTimings(cache), [dir]: seconds }, null, 2) + "\n")
 }
 
+/** Whether a package's pages are in the cache under its current hash (and will be copied, not made). */
+export const isCached = (dir: string, options: DocgenOptions): boolean =>
+  options.cache !== undefined && !options.refresh &&
+  Fs.existsSync(Path.join(options.cache, dir, docsKey(options.root, options.all, dir), "modules"))
+
 /**
- * docgen's tasks, the longest first, so that the two at a time end together: by the time docgen took last time when
- * every package has one, else by the size of what it reads: its own sources twice (parsed for the pages, then
- * type-checked with its examples) and those of the packages it imports once (the examples' type-check reads them).
+ * docgen's tasks of the packages among `dirs` that have a `docgen.json`: `cached`, those whose pages the cache holds
+ * (a moment each), and `made`, the others, the longest first so that the two at a time end together. The longest by
+ * the time docgen took last time when each has one, else by the size of what it reads: its own sources twice (parsed
+ * for the pages, then type-checked with its examples) and those of the packages it imports once (the examples'
+ * type-check reads them).
  */
-export const docgenTasks = (dirs: ReadonlyArray<string>, options: DocgenOptions): ReadonlyArray<Task> => {
+export const docgenTasks = (
+  dirs: ReadonlyArray<string>,
+  options: DocgenOptions
+): { readonly cached: ReadonlyArray<Task>; readonly made: ReadonlyArray<Task> } => {
   const size = (dir: string) =>
     walk(Path.join(options.root, "packages", dir, "src")).reduce((sum, file) => sum + Fs.statSync(file).size, 0)
   const docgen = new Set(options.all.filter((p) => p.docgen).map((p) => p.dir))
   const chosen = dirs.filter((dir) => docgen.has(dir))
+  const cached = chosen.filter((dir) => isCached(dir, options))
+  const made = chosen.filter((dir) => !cached.includes(dir))
   const timings = readTimings(options.cache)
-  const cost = chosen.every((dir) => typeof timings[dir] === "number")
+  const cost = made.every((dir) => typeof timings[dir] === "number")
     ? (dir: string) => timings[dir]!
     : (dir: string) => size(dir) + closure(options.all, [dir], (p) => p.imports).reduce((sum, d) => sum + size(d), 0)
-  return chosen.map((dir) => ({ dir, cost: cost(dir) })).sort((a, b) => b.cost - a.cost)
-    .map(({ dir }) => docgenTask(dir, options))
+  return {
+    cached: cached.map((dir) => docgenTask(dir, options)),
+    made: made.map((dir) => ({ dir, cost: cost(dir) })).sort((a, b) => b.cost - a.cost)
+      .map(({ dir }) => docgenTask(dir, options))
+  }
 }
 
-/** The task writing each package's shipped pages and the site from docgen's pages, after all of docgen's tasks. */
-export const siteTask = (
+/** The task writing the pages a package ships from docgen's (scripts/docs-site.ts), after its docgen task. */
+export const referenceTask = (root: string, dir: string): Task => ({
+  name: `reference ${dir}`,
+  after: [`docgen ${dir}`],
+  quiet: true,
+  run: async () => {
+    writeReference(root, dir)
+    return undefined
+  }
+})
+
+/** The reference tasks of the packages among `dirs` that have one (docgen's pages and modules). */
+export const referenceTasks = (
   root: string,
   all: ReadonlyArray<Package>,
-  dirs: ReadonlyArray<string>,
-  after: ReadonlyArray<Task>
-): Task => ({
-  name: "reference pages",
-  after: after.map((task) => task.name),
+  dirs: ReadonlyArray<string>
+): ReadonlyArray<Task> =>
+  all.filter((p) => dirs.includes(p.dir) && p.docgen && p.modules).map((p) => referenceTask(root, p.dir))
+
+/** The task writing the site, `build/site/`, after every reference task. */
+export const siteTask = (root: string, references: ReadonlyArray<Task>): Task => ({
+  name: "site",
+  after: references.map((task) => task.name),
   run: async () => {
-    const written = writeSite(root, all.filter((p) => dirs.includes(p.dir) && p.docgen && p.modules).map((p) => p.dir))
-    return `${written} packages: packages/*/docs/reference and build/site`
+    const dirs = references.map((task) => task.name.slice("reference ".length))
+    writeSite(root, dirs)
+    return `${dirs.length} packages in build/site`
   }
 })
 
@@ -243,7 +273,9 @@ const main = async () => {
   freshLog(DOCS_LOG)
   const options: DocgenOptions = { root: ROOT, all, cache: docsCacheDir(), refresh: !args.cache, log: DOCS_LOG }
   const docgen = docgenTasks(dirs, options)
-  const tasks: Array<Task> = [...docgen, siteTask(ROOT, all, dirs, docgen)]
+  const references = referenceTasks(ROOT, all, dirs)
+  // The pages from the cache first, and a package's shipped pages as soon as they can be written: they take a moment.
+  const tasks: Array<Task> = [...docgen.cached, ...references, siteTask(ROOT, references), ...docgen.made]
   if (args.edition === undefined) {
     tasks.push({
       name: "docs/configuration.md",
@@ -258,7 +290,8 @@ const main = async () => {
     })
   }
   console.log(
-    `docs: ${docgen.length} packages, ${args.jobs} at a time; docgen's output in ${Path.relative(ROOT, DOCS_LOG)}` +
+    `docs: ${docgen.cached.length + docgen.made.length} packages, ${docgen.cached.length} from the cache, docgen for ` +
+      `${docgen.made.length}, ${args.jobs} at a time; docgen's output in ${Path.relative(ROOT, DOCS_LOG)}` +
       `, its pages cached in ${options.cache}`
   )
   const started = Date.now()

@@ -17,7 +17,7 @@
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { docgenTasks, DOCS_LOG, docsArguments, docsCacheDir, report, siteTask } from "./docs.js"
+import { docgenTasks, DOCS_LOG, docsArguments, docsCacheDir, referenceTasks, report } from "./docs.js"
 import { clock, closeLogs, command, freshLog, interruption, PROGRESS_EVERY, runTasks, type Task } from "./tasks.js"
 import { closure, editionPackages, packages, ROOT } from "./workspace.js"
 
@@ -74,7 +74,7 @@ const build: Task = {
 const bundle: Task = {
   name: "build the command",
   run: async (signal) => {
-    if (commandIsFresh()) return "up to date since pnpm install"
+    if (commandIsFresh()) return "up to date"
     await command(process.execPath, [tsx, "scripts/build-cli.ts"], {
       cwd: ROOT,
       log: BUILD_LOG,
@@ -87,11 +87,16 @@ const bundle: Task = {
   }
 }
 const cache = docsCacheDir()
-const docgen = docgenTasks(shipped, { root: ROOT, all, cache, refresh: !args.cache, log: DOCS_LOG })
-const site = siteTask(ROOT, all, shipped, docgen)
+// The reference of the packages whose tarball holds one (not the command's: its README links the site).
+const documented = shipped.filter((dir) => all.find((p) => p.dir === dir)!.shipsReference)
+const docgen = docgenTasks(documented, { root: ROOT, all, cache, refresh: !args.cache, log: DOCS_LOG })
+const references = referenceTasks(ROOT, all, documented)
 const packs: ReadonlyArray<Task> = shipped.map((dir) => ({
   name: `pack ${dir}`,
-  after: [site.name, dir === "cli" ? bundle.name : build.name],
+  after: [
+    ...(references.some((task) => task.name === `reference ${dir}`) ? [`reference ${dir}`] : []),
+    dir === "cli" ? bundle.name : build.name
+  ],
   run: command("pnpm", ["pack", "--pack-destination", out], {
     cwd: Path.join(ROOT, "packages", dir),
     log: PACK_LOG,
@@ -99,16 +104,26 @@ const packs: ReadonlyArray<Task> = shipped.map((dir) => ({
     label: "pnpm pack"
   })
 }))
-// The builds first (every pack waits for them), then docgen, the longest part, the largest package first.
-const tasks: ReadonlyArray<Task> = [build, ...(shipped.includes("cli") ? [bundle] : []), ...docgen, site, ...packs]
+// The pool starts the first ready task in this order: the builds (every pack waits for them), the pages the cache
+// holds, then a package's shipped pages and its pack as soon as they can (they take seconds), then docgen, the longest
+// part, the longest package first.
+const tasks: ReadonlyArray<Task> = [
+  build,
+  ...(shipped.includes("cli") ? [bundle] : []),
+  ...docgen.cached,
+  ...references,
+  ...packs,
+  ...docgen.made
+]
 
 console.log(
   `release tarballs: ${shipped.length} packages${args.edition === undefined ? "" : ` (edition ${args.edition})`}: ` +
     `${shipped.join(", ")}; ${args.jobs} commands at a time`
 )
 console.log(
-  `release tarballs: logs in build/build.log, ${Path.relative(ROOT, DOCS_LOG)} and build/pack.log (written as they ` +
-    `go); API reference pages ${args.cache ? "reused from" : "written anew into"} the cache in ${cache}`
+  `release tarballs: the API reference of ${docgen.cached.length + docgen.made.length} packages, ` +
+    `${docgen.cached.length} from the cache (${cache}), docgen for ${docgen.made.length}; logs in build/build.log, ` +
+    `${Path.relative(ROOT, DOCS_LOG)} and build/pack.log, written as they go`
 )
 if (dryRun) {
   for (const task of tasks) {

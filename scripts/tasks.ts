@@ -20,6 +20,8 @@ export interface Task {
   readonly name: string
   readonly after?: ReadonlyArray<string>
   readonly run: (signal: AbortSignal, say: (doing: string) => void) => Promise<string | void>
+  /** No "done" line for it (a step of a moment, as copying pages). */
+  readonly quiet?: boolean
 }
 
 /** A timer that calls `tick` every `ms` until stopped: `setInterval` in use, driven by hand in the tests. */
@@ -119,7 +121,9 @@ export const runTasks = (tasks: ReadonlyArray<Task>, options: PoolOptions): Prom
         }
         Promise.resolve().then(() => task.run(abort.signal, say)).then(
           (note) => {
-            line(`${task.name} done in ${clock(now() - running.get(task.name)!)}${note ? ` (${note})` : ""}`)
+            if (task.quiet !== true) {
+              line(`${task.name} done in ${clock(now() - running.get(task.name)!)}${note ? ` (${note})` : ""}`)
+            }
             running.delete(task.name)
             doing.delete(task.name)
             done.add(task.name)

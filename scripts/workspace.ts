@@ -33,6 +33,8 @@ export interface Package {
   readonly docgen: boolean
   /** Its index exports modules: the reference lists it (scripts/docs-site.ts). */
   readonly modules: boolean
+  /** Its tarball holds its API reference (`docs/reference/` in its `files`). */
+  readonly shipsReference: boolean
 }
 
 const workspaceNames = (record: Record<string, string> | undefined): ReadonlyArray<string> =>
@@ -68,7 +70,8 @@ export const packages = (root: string = ROOT): ReadonlyArray<Package> => {
         )
         : [],
       docgen: Fs.existsSync(Path.join(base, dir, "docgen.json")),
-      modules: Fs.existsSync(index) && /^export \* as /m.test(Fs.readFileSync(index, "utf8"))
+      modules: Fs.existsSync(index) && /^export \* as /m.test(Fs.readFileSync(index, "utf8")),
+      shipsReference: (manifest.files ?? []).some((pattern: string) => pattern.startsWith("docs/reference"))
     }
   })
 }
