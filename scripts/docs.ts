@@ -5,18 +5,19 @@
  *
  * Fast two ways, both kept:
  *
- * - In parallel: docgen runs for two packages at a time (`--jobs N`), the largest first, in the pool of
+ * - In parallel: docgen runs for two packages at a time (`--jobs N`), the longest first, in the pool of
  *   scripts/tasks.ts, with a line of progress at least every 10 s and docgen's output appended to `build/docs.log` as it
  *   comes.
  * - Made once, reused while unchanged: each package's pages are kept in a cache under a hash of everything docgen reads
  *   for it (its sources and settings, those of the workspace packages it imports, the lockfile, docgen's and Node's
  *   versions; `docsKey`), and copied from there while that hash is the same. The cache lives outside the clone,
  *   `${XDG_CACHE_HOME:-~/.cache}/erp-client/docs` (or `ERP_DOCS_CACHE`), so a second clone reuses it too; `--no-cache`
- *   runs docgen for every package (and refreshes the cache). A page in the cache was made by a docgen run whose
- *   examples compiled and ran.
+ *   runs docgen for every package (and refreshes the cache). `pnpm run docs` takes from it only pages made by a docgen
+ *   run that type-checked and ran their examples.
  *
  * `--edition 3|4` writes one edition's reference only (scripts/workspace.ts says which packages), without the site's
- * other packages and without docs/configuration.md. `pnpm release-tarballs` runs the same tasks in its own pool.
+ * other packages and without docs/configuration.md. `pnpm release-tarballs` runs the same tasks in its own pool,
+ * without checking the examples unless asked (`checkExamples`).
  */
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
@@ -38,7 +39,7 @@ import {
 import { closure, editionArgument, editionPackages, type Package, packages, ROOT } from "./workspace.js"
 
 /** Raised whenever what docgen is given or how it is run changes in a way the hashed files do not show. */
-const CACHE_FORMAT = "erp-client docs cache 1"
+const CACHE_FORMAT = "erp-client docs cache 2"
 /** Entries kept per package: the newest few, so that switching branches back and forth stays fast. */
 const KEEP = 3
 
@@ -93,7 +94,24 @@ export interface DocgenOptions {
   readonly cache: string | undefined
   /** `--no-cache`: docgen runs, and what it writes replaces the cache's entry. */
   readonly refresh: boolean
+  /**
+   * docgen type-checks and runs the `@example`s (`pnpm run docs`, CI). Without it (`pnpm release-tarballs`; the pages are
+   * the same) it does not, and takes less than half the time; pages from either serve it, while a run checking the
+   * examples takes from the cache only pages made by one that checked them.
+   */
+  readonly checkExamples: boolean
   readonly log: string
+}
+
+/** Beside an entry's pages when docgen checked the examples of the sources they were made from. */
+const CHECKED = "examples-checked"
+
+/** The cache's entry for a package's pages under its current hash, when it holds what `options` asks for. */
+const cachedEntry = (dir: string, options: DocgenOptions): string | undefined => {
+  if (options.cache === undefined || options.refresh) return undefined
+  const entry = Path.join(options.cache, dir, docsKey(options.root, options.all, dir))
+  if (!Fs.existsSync(Path.join(entry, "modules"))) return undefined
+  return options.checkExamples && !Fs.existsSync(Path.join(entry, CHECKED)) ? undefined : entry
 }
 
 const replaceDir = (from: string, to: string) => {
@@ -116,20 +134,23 @@ export const docgenTask = (dir: string, options: DocgenOptions): Task => ({
   run: async (signal, say) => {
     const packageDir = Path.join(options.root, "packages", dir)
     const modules = Path.join(packageDir, "docs", "modules")
-    const key = options.cache === undefined ? undefined : docsKey(options.root, options.all, dir)
-    const entry = key === undefined ? undefined : Path.join(options.cache!, dir, key)
-    if (entry !== undefined && !options.refresh && Fs.existsSync(Path.join(entry, "modules"))) {
-      replaceDir(Path.join(entry, "modules"), modules)
+    const hit = cachedEntry(dir, options)
+    if (hit !== undefined) {
+      replaceDir(Path.join(hit, "modules"), modules)
       const now = new Date()
-      Fs.utimesSync(entry, now, now)
+      Fs.utimesSync(hit, now, now)
       return "from the cache"
     }
+    const entry = options.cache === undefined
+      ? undefined
+      : Path.join(options.cache, dir, docsKey(options.root, options.all, dir))
     // docgen leaves the pages of a module since removed: start from none.
     Fs.rmSync(Path.join(packageDir, "docs", "modules"), { recursive: true, force: true })
     Fs.rmSync(Path.join(packageDir, "docs", "examples"), { recursive: true, force: true })
     const bin = (at: string) => Path.join(at, "node_modules", ".bin")
     const started = Date.now()
-    await command(process.execPath, [Path.join(options.root, "node_modules", "@effect", "docgen", "bin.cjs")], {
+    const docgen = Path.join(options.root, "node_modules", "@effect", "docgen", "bin.cjs")
+    await command(process.execPath, options.checkExamples ? [docgen] : [docgen, "--no-run-examples"], {
       cwd: packageDir,
       log: options.log,
       prefix: dir,
@@ -143,14 +164,15 @@ export const docgenTask = (dir: string, options: DocgenOptions): Task => ({
       }
     })(signal)
     if (entry === undefined) return undefined
-    recordTiming(options.cache!, dir, Math.round((Date.now() - started) / 1000))
+    if (options.checkExamples) recordTiming(options.cache!, dir, Math.round((Date.now() - started) / 1000))
     // Kept whole or not at all: written beside, then renamed into place.
     const partial = `${entry}.partial-${process.pid}`
     replaceDir(modules, Path.join(partial, "modules"))
+    if (options.checkExamples) Fs.writeFileSync(Path.join(partial, CHECKED), "")
     Fs.rmSync(entry, { recursive: true, force: true })
     Fs.renameSync(partial, entry)
     prune(Path.dirname(entry))
-    return "kept in the cache"
+    return options.checkExamples ? "kept in the cache" : "examples not checked; kept in the cache"
   }
 })
 
@@ -171,9 +193,7 @@ const recordTiming = (cache: string, dir: string, seconds: number) => {
 }
 
 /** Whether a package's pages are in the cache under its current hash (and will be copied, not made). */
-export const isCached = (dir: string, options: DocgenOptions): boolean =>
-  options.cache !== undefined && !options.refresh &&
-  Fs.existsSync(Path.join(options.cache, dir, docsKey(options.root, options.all, dir), "modules"))
+export const isCached = (dir: string, options: DocgenOptions): boolean => cachedEntry(dir, options) !== undefined
 
 /**
  * docgen's tasks of the packages among `dirs` that have a `docgen.json`: `cached`, those whose pages the cache holds
@@ -253,13 +273,14 @@ export const jobsArgument = (args: ReadonlyArray<string>): number => {
 /** The arguments `pnpm run docs` and `pnpm release-tarballs` share; `usage` ends an unknown argument's error. */
 export const docsArguments = (
   args: ReadonlyArray<string>,
-  usage = "pnpm run docs [--edition 3|4] [--no-cache] [--jobs N]"
+  usage = "pnpm run docs [--edition 3|4] [--no-cache] [--jobs N]",
+  flags: ReadonlyArray<string> = []
 ): DocsArguments => {
   const edition = editionArgument(args)
   const jobs = jobsArgument(args)
   for (const [i, arg] of args.entries()) {
     const value = args[i - 1] === "--edition" || args[i - 1] === "--jobs"
-    if (!value && !["--edition", "--no-cache", "--jobs"].includes(arg) && !arg.startsWith("--edition=")) {
+    if (!value && !["--edition", "--no-cache", "--jobs", ...flags].includes(arg) && !arg.startsWith("--edition=")) {
       throw new Error(`unknown argument ${arg} (${usage})`)
     }
   }
@@ -271,7 +292,14 @@ const main = async () => {
   const all = packages(ROOT)
   const dirs = editionPackages(all, args.edition)
   freshLog(DOCS_LOG)
-  const options: DocgenOptions = { root: ROOT, all, cache: docsCacheDir(), refresh: !args.cache, log: DOCS_LOG }
+  const options: DocgenOptions = {
+    root: ROOT,
+    all,
+    cache: docsCacheDir(),
+    refresh: !args.cache,
+    checkExamples: true,
+    log: DOCS_LOG
+  }
   const docgen = docgenTasks(dirs, options)
   const references = referenceTasks(ROOT, all, dirs)
   // The pages from the cache first, and a package's shipped pages as soon as they can be written: they take a moment.

@@ -1,15 +1,19 @@
 /**
- * `pnpm release-tarballs [--edition 3|4] [--no-cache] [--jobs N] [--dry-run]`: the packages as npm would get them,
- * from a clone after `pnpm install`, in `build/tarballs/` (emptied first). Until the packages are published, an
- * application installs them from these files (README, "Install").
+ * `pnpm release-tarballs [--edition 3|4] [--check-examples] [--no-cache] [--jobs N] [--dry-run]`: the packages as npm
+ * would get them, from a clone after `pnpm install`, in `build/tarballs/` (emptied first). Until the packages are
+ * published, an application installs them from these files (README, "Install").
  *
  * One pool of commands, two at a time (scripts/tasks.ts): the libraries' build (`tsc -b` of their
  * `tsconfig.src.json`), the command's bundle (scripts/build-cli.ts, skipped while it is newer than its sources, as
- * `pnpm install` leaves it), each package's API reference (docgen, the largest package first, each package's pages
- * reused from the cache while its sources are unchanged: scripts/docs.ts; its output in `build/docs.log`, written as
- * it comes), the pages each package ships (scripts/docs-site.ts), then each package packed (`pnpm pack`, whose
- * `prepack` refuses a package without its reference or its build: scripts/check-pack.ts). A line of progress at least
- * every 10 s. Last, each tarball is checked to hold the reference its README links.
+ * `pnpm install` leaves it), the API reference of each package that ships one (docgen, the longest first, each
+ * package's pages reused from the cache while its sources are unchanged: scripts/docs.ts; its output in
+ * `build/docs.log`, written as it comes), the pages each package ships (scripts/docs-site.ts), and each package packed
+ * as soon as its build and pages are there (`pnpm pack`, whose `prepack` refuses a package without its reference or its
+ * build: scripts/check-pack.ts). A line of progress at least every 10 s. Last, each tarball is checked to hold the
+ * reference its README links.
+ *
+ * Fast by both the pool and the cache; and docgen here does not type-check and run the `@example`s (more than half of
+ * its time; the pages are the same): `pnpm run docs` does, on every change in CI. `--check-examples` does it here too.
  *
  * `--edition 3` makes the Effect 3 edition's tarballs, `--edition 4` the Effect 4 edition's; the kernel and the
  * command go with either (scripts/workspace.ts). `--dry-run` prints what would run and changes nothing.
@@ -44,11 +48,13 @@ const commandIsFresh = (): boolean => {
 
 const rawArgs = process.argv.slice(2)
 const dryRun = rawArgs.includes("--dry-run")
+const checkExamples = rawArgs.includes("--check-examples")
 let args: ReturnType<typeof docsArguments>
 try {
   args = docsArguments(
     rawArgs.filter((arg) => arg !== "--dry-run"),
-    "pnpm release-tarballs [--edition 3|4] [--no-cache] [--jobs N] [--dry-run]"
+    "pnpm release-tarballs [--edition 3|4] [--check-examples] [--no-cache] [--jobs N] [--dry-run]",
+    ["--check-examples"]
   )
 } catch (error) {
   console.error(`release tarballs: ${error instanceof Error ? error.message : String(error)}`)
@@ -89,7 +95,14 @@ const bundle: Task = {
 const cache = docsCacheDir()
 // The reference of the packages whose tarball holds one (not the command's: its README links the site).
 const documented = shipped.filter((dir) => all.find((p) => p.dir === dir)!.shipsReference)
-const docgen = docgenTasks(documented, { root: ROOT, all, cache, refresh: !args.cache, log: DOCS_LOG })
+const docgen = docgenTasks(documented, {
+  root: ROOT,
+  all,
+  cache,
+  refresh: !args.cache,
+  checkExamples,
+  log: DOCS_LOG
+})
 const references = referenceTasks(ROOT, all, documented)
 const packs: ReadonlyArray<Task> = shipped.map((dir) => ({
   name: `pack ${dir}`,
@@ -122,8 +135,9 @@ console.log(
 )
 console.log(
   `release tarballs: the API reference of ${docgen.cached.length + docgen.made.length} packages, ` +
-    `${docgen.cached.length} from the cache (${cache}), docgen for ${docgen.made.length}; logs in build/build.log, ` +
-    `${Path.relative(ROOT, DOCS_LOG)} and build/pack.log, written as they go`
+    `${docgen.cached.length} from the cache (${cache}), docgen for ${docgen.made.length}${
+      checkExamples ? ", its examples type-checked and run" : " (its examples not checked: --check-examples)"
+    }; logs in build/build.log, ${Path.relative(ROOT, DOCS_LOG)} and build/pack.log, written as they go`
 )
 if (dryRun) {
   for (const task of tasks) {

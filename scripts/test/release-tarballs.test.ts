@@ -6,7 +6,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { docgenTask, docsKey } from "../docs.js"
+import { docgenTask, docsKey, isCached } from "../docs.js"
 import { type Every, PROGRESS_EVERY, runTasks, type Task, TaskFailed } from "../tasks.js"
 import { editionPackages, packages, ROOT } from "../workspace.js"
 
@@ -30,6 +30,10 @@ describe("pnpm release-tarballs --dry-run", () => {
     expect(plan.filter((line) => line.startsWith("- pack "))).toHaveLength(7)
     expect(plan).not.toContain("- pack core")
     expect(run.stdout).toContain("(edition 4)")
+    expect(run.stdout).toContain("its examples not checked: --check-examples")
+    const checked = releaseTarballs("--edition", "4", "--check-examples", "--dry-run")
+    expect(checked.status, checked.stderr).toBe(0)
+    expect(checked.stdout).toContain("its examples type-checked and run")
   })
 
   it("--edition 3: no Effect 4 package", () => {
@@ -206,8 +210,29 @@ describe("the docs cache", () => {
     Fs.mkdirSync(entry, { recursive: true })
     Fs.writeFileSync(Path.join(entry, "A.ts.md"), "## A overview\n")
     // No docgen in this workspace: running it would fail the task.
-    const task = docgenTask("a", { root, all, cache, refresh: false, log: Path.join(root, "docs.log") })
+    const task = docgenTask("a", {
+      root,
+      all,
+      cache,
+      refresh: false,
+      checkExamples: false,
+      log: Path.join(root, "docs.log")
+    })
     await expect(task.run(new AbortController().signal, () => {})).resolves.toBe("from the cache")
     expect(Fs.readFileSync(Path.join(root, "packages/a/docs/modules/A.ts.md"), "utf8")).toBe("## A overview\n")
+  })
+
+  it("serves pages made without checking the examples to the tarballs, not to `pnpm run docs`", () => {
+    const { root } = workspace()
+    const all = packages(root)
+    const cache = Path.join(root, "cache")
+    const entry = Path.join(cache, "a", docsKey(root, all, "a"))
+    Fs.mkdirSync(Path.join(entry, "modules"), { recursive: true })
+    const options = { root, all, cache, refresh: false, log: Path.join(root, "docs.log") }
+    expect(isCached("a", { ...options, checkExamples: false })).toBe(true)
+    expect(isCached("a", { ...options, checkExamples: true })).toBe(false)
+    Fs.writeFileSync(Path.join(entry, "examples-checked"), "")
+    expect(isCached("a", { ...options, checkExamples: true })).toBe(true)
+    expect(isCached("a", { ...options, checkExamples: true, refresh: true })).toBe(false)
   })
 })
