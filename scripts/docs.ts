@@ -150,13 +150,18 @@ export const docgenTask = (dir: string, options: DocgenOptions): Task => ({
     const bin = (at: string) => Path.join(at, "node_modules", ".bin")
     const started = Date.now()
     const docgen = Path.join(options.root, "node_modules", "@effect", "docgen", "bin.cjs")
-    await command(process.execPath, options.checkExamples ? [docgen] : [docgen, "--no-run-examples"], {
+    await command(process.execPath, [docgen], {
       cwd: packageDir,
       log: options.log,
       prefix: dir,
       label: "docgen",
-      // docgen runs `tsc` and `tsx` from PATH, as `pnpm exec` gives them.
-      env: { ...process.env, PATH: [bin(packageDir), bin(options.root), process.env.PATH ?? ""].join(Path.delimiter) },
+      // docgen runs `tsc` and `tsx` from PATH, as `pnpm exec` gives them. Settings go to docgen through DOCGEN_*
+      // variables: it drops its first two arguments.
+      env: {
+        ...process.env,
+        PATH: [bin(packageDir), bin(options.root), process.env.PATH ?? ""].join(Path.delimiter),
+        DOCGEN_RUN_EXAMPLES: String(options.checkExamples)
+      },
       // docgen's steps ("Parsing modules...", "Typechecking examples...", its lines ending "...") as what it is doing.
       onLine: (line) => {
         const step = / INFO \(#\d+\): (.*?)\.\.\.$/.exec(line)
