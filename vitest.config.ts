@@ -2,8 +2,8 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    // The packages' tests, and the repository's own (test/: the editions' shared source and their names).
-    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    // The packages' tests, and the repository's own (test/: the editions' shared source and their names; scripts/test/: the release scripts).
+    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "scripts/test/*.test.ts"],
     // The Effect 4 edition runs on its own vitest 5 (scripts/test.ts runs it after this one).
     exclude: ["packages/effect4-*/**", "**/node_modules/**"],
     // Tests start real loopback servers and child processes: keep them bounded, never hanging.
