@@ -5,8 +5,10 @@ const include = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"]
 // The Effect 4 edition runs on its own vitest 5 (scripts/test.ts runs it after this one).
 const exclude = ["packages/effect4-*/**", "**/node_modules/**"]
 // Files that need a fresh process state, each run in a worker thread of its own: the OpenTelemetry test's exporter
-// sends every metric of the process's registry (Effect 3's is global), where other files would have left theirs.
-const ownWorker = ["packages/otel/test/**/*.test.ts"]
+// sends every metric of the process's registry (Effect 3's is global), where other files would have left theirs; the
+// streams' Telemetry test checks a line said once per endpoint and process (PagingText.pageSizeLine), which another
+// file's export could have said first.
+const ownWorker = ["packages/otel/test/**/*.test.ts", "packages/streams/test/Telemetry.test.ts"]
 
 export default defineConfig({
   test: {
