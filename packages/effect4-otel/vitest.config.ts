@@ -10,8 +10,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // Files share their worker's modules (see the root vitest.config.ts).
-    isolate: false,
+    // A worker of its own, unlike the other packages' files: the exporter sends every metric of the registry it is
+    // given, by default the process's, where another file's would be (see the root vitest.config.ts).
+    isolate: true,
     maxWorkers: 2,
     passWithNoTests: true
   }

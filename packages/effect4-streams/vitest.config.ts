@@ -10,8 +10,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // Files share their worker's modules (see the root vitest.config.ts).
-    isolate: false,
+    // A worker for each file, unlike the other packages' files (see the root vitest.config.ts): Telemetry.test.ts
+    // checks a line said once per endpoint and process (PagingText.pageSizeLine), which another file's export in the
+    // same worker could have said first.
+    isolate: true,
     maxWorkers: 2,
     passWithNoTests: true
   }
