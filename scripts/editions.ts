@@ -34,7 +34,14 @@ const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
  */
 export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   streams: "all",
-  client: ["Environment.ts", "index.ts", "internal/calls.ts", "internal/inFlight.ts", "internal/observe.ts"]
+  client: [
+    "Environment.ts",
+    "index.ts",
+    "internal/calls.ts",
+    "internal/executor.ts",
+    "internal/inFlight.ts",
+    "internal/observe.ts"
+  ]
 }
 
 /** The packages both editions publish, by their Effect 3 name: their imports are rewritten in a copy. */
