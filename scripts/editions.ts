@@ -40,6 +40,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/calls.ts",
     "internal/executor.ts",
     "internal/inFlight.ts",
+    "internal/limiter.ts",
     "internal/observe.ts"
   ]
 }

@@ -8,6 +8,7 @@
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -63,6 +64,12 @@ export const makeLocal = <A>(_key: string, initial: A): Local<A> => FiberRef.uns
 export const withLocals = <X, E, R>(
   f: (get: <A>(local: Local<A>) => A) => Effect.Effect<X, E, R>
 ): Effect.Effect<X, E, R> => Effect.withFiberRuntime((fiber) => f((local) => fiber.getFiberRef(local)))
+
+/**
+ * The base of a service's class, `class X extends Service<X, Shape>()(key) {}`: Effect 3's `Context.Tag(key)<X, Shape>()`.
+ */
+export const Service = <Self, Shape>() => <const Key extends string>(key: Key): Context.TagClass<Self, Key, Shape> =>
+  Context.Tag(key)<Self, Shape>()
 
 /** A random number in [min, max): Effect 3's `Random.nextRange`. */
 export const randomBetween = (min: number, max: number): Effect.Effect<number> => Random.nextRange(min, max)

@@ -62,6 +62,11 @@ export const withLocals = <X, E, R>(
   f: (get: <A>(local: Local<A>) => A) => Effect.Effect<X, E, R>
 ): Effect.Effect<X, E, R> => Effect.withFiber((fiber) => f((local) => fiber.getRef(local)))
 
+/** The base of a service's class, `class X extends Service<X, Shape>()(key) {}`: Effect 4's `Context.Service`. */
+export const Service =
+  <Self, Shape>() => <const Key extends string>(key: Key): Context.ServiceClass<Self, Key, Shape> =>
+    Context.Service<Self, Shape>()(key)
+
 /** A random number in [min, max): Effect 4's `Random.nextBetween`. */
 export const randomBetween = (min: number, max: number): Effect.Effect<number> => Random.nextBetween(min, max)
 
