@@ -34,7 +34,15 @@ const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
  */
 export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   streams: "all",
-  client: ["Environment.ts", "index.ts", "internal/calls.ts", "internal/inFlight.ts", "internal/observe.ts"],
+  client: [
+    "Environment.ts",
+    "index.ts",
+    "internal/calls.ts",
+    "internal/executor.ts",
+    "internal/inFlight.ts",
+    "internal/limiter.ts",
+    "internal/observe.ts"
+  ],
   otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"]
 }
 

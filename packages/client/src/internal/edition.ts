@@ -8,6 +8,7 @@
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -20,6 +21,7 @@ import * as MetricKey from "effect/MetricKey"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import type * as Schema from "effect/Schema"
 import type * as Tracer from "effect/Tracer"
 
@@ -39,9 +41,38 @@ export const Result = {
     self: Result<A, E>,
     cases: { readonly onFailure: (error: E) => B; readonly onSuccess: (value: A) => C }
   ): B | C => Either.match(self, { onLeft: cases.onFailure, onRight: cases.onSuccess }),
+  /** Whether `self` is a success. */
+  isSuccess: <A, E>(self: Result<A, E>): boolean => Either.isRight(self),
+  /** The success of `self`, or `undefined` for a failure. */
+  getOrUndefined: <A, E>(self: Result<A, E>): A | undefined => Either.getOrUndefined(self),
+  /** The failure of `self`, or `undefined` for a success. */
+  failureOrUndefined: <A, E>(self: Result<A, E>): E | undefined => Either.isLeft(self) ? self.left : undefined,
   /** The result as an effect that succeeds or fails with it (an Effect 3 `Either` is one already). */
   toEffect: <A, E>(self: Result<A, E>): Effect.Effect<A, E> => self
 } as const
+
+/** `self`'s success or failure as a result, never failing: Effect 3's `Effect.either`. */
+export const result: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Result<A, E>, never, R> = Effect.either
+
+/** A value of the fiber that runs an effect, set for one effect: Effect 3's `FiberRef`. */
+export type Local<A> = FiberRef.FiberRef<A>
+
+/** A `Local` holding `initial` until set; `key` names it in Effect 4 (Effect 3's `FiberRef` has no name). */
+export const makeLocal = <A>(_key: string, initial: A): Local<A> => FiberRef.unsafeMake<A>(initial)
+
+/** Runs `f` with a reader of the running fiber's `Local`s, read at once rather than an effect each. */
+export const withLocals = <X, E, R>(
+  f: (get: <A>(local: Local<A>) => A) => Effect.Effect<X, E, R>
+): Effect.Effect<X, E, R> => Effect.withFiberRuntime((fiber) => f((local) => fiber.getFiberRef(local)))
+
+/**
+ * The base of a service's class, `class X extends Service<X, Shape>()(key) {}`: Effect 3's `Context.Tag(key)<X, Shape>()`.
+ */
+export const Service = <Self, Shape>() => <const Key extends string>(key: Key): Context.TagClass<Self, Key, Shape> =>
+  Context.Tag(key)<Self, Shape>()
+
+/** A random number in [min, max): Effect 3's `Random.nextRange`. */
+export const randomBetween = (min: number, max: number): Effect.Effect<number> => Random.nextRange(min, max)
 
 /** A schema that decodes to `A`, from whatever it is encoded as and needing nothing. */
 export type Decoder<A> = Schema.Schema<A, any>

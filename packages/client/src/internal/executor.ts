@@ -1,10 +1,10 @@
 /**
  * The executor: one call from its first attempt to its answer or its error, and the one place that owns the call's
  * budgets (docs/ARCHITECTURE.md, "The data path"). Each attempt waits for the limiter, goes on the wire in its own
- * span, hands the slot back, and is judged by `policy.ts`; the executor only wires those decisions to the clock, the
- * limiter and the wire, and counts the attempts where they happen.
+ * span, hands the slot back, and is judged by `@erp-client/kernel/RetryPolicy`; the call's bookkeeping, its errors'
+ * fields and its log lines are `@erp-client/kernel/CallState`'s. The executor only wires those decisions to the
+ * clock, the limiter and the wire, and counts the attempts where they happen.
  */
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Envelope from "@erp-client/core/Envelope"
 import {
   DecodeError,
@@ -22,12 +22,18 @@ import * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
-import * as Random from "effect/Random"
 import type * as Tracer from "effect/Tracer"
 import type { RequestError } from "../ErpClient.js"
 import type * as ErpRateLimiter from "../ErpRateLimiter.js"
+import {
+  type HttpClientRequest,
+  type Local,
+  makeLocal,
+  randomBetween,
+  Result,
+  result as resultOf,
+  withLocals
+} from "./edition.js"
 import type * as InFlight from "./inFlight.js"
 import * as Observe from "./observe.js"
 import type * as Transport from "./transport.js"
@@ -97,23 +103,27 @@ type Last =
   | {
     readonly _tag: "Answer"
     readonly answer: Transport.Answer
-    readonly envelope: Either.Either<Envelope.RawEnvelope | undefined, DecodeError>
+    readonly envelope: Result<Envelope.RawEnvelope | undefined, DecodeError>
   }
 
 /**
  * The bound on waiting for the rate limit of the calls in its scope, in milliseconds (`ErpClient.withMaxWait`); a
  * call's own `maxWait` wins.
  */
-export const currentMaxWait: FiberRef.FiberRef<number | undefined> = FiberRef.unsafeMake<number | undefined>(undefined)
+export const currentMaxWait: Local<number | undefined> = makeLocal<number | undefined>(
+  "@erp-client/client/ErpClient/currentMaxWait",
+  undefined
+)
 
 /**
  * The places for attempts in flight of the calls in its scope (`ErpClient.withMaxInFlight`): an attempt holds one
  * while it waits for the limiter and while it is on the wire, never while its call waits to try again, so a call that
  * keeps failing does not hold up the others.
  */
-export const currentInFlight: FiberRef.FiberRef<InFlight.InFlight | undefined> = FiberRef.unsafeMake<
-  InFlight.InFlight | undefined
->(undefined)
+export const currentInFlight: Local<InFlight.InFlight | undefined> = makeLocal<InFlight.InFlight | undefined>(
+  "@erp-client/client/ErpClient/currentInFlight",
+  undefined
+)
 
 /**
  * The executor of a client: `execute(request, options)` runs one call. A GET is retried after a transient failure
@@ -134,9 +144,9 @@ export const make = (settings: Settings): { readonly execute: Execute } => {
     options: CallOptions
   ): Effect.Effect<Exchange, ExecuteError> =>
     // The caller's bounds, read from its fiber at once rather than an effect each.
-    Effect.withFiberRuntime((fiber) => {
-      const maxWaitMillis = options.maxWaitMillis ?? fiber.getFiberRef(currentMaxWait)
-      const inFlight = fiber.getFiberRef(currentInFlight)
+    withLocals((get) => {
+      const maxWaitMillis = options.maxWaitMillis ?? get(currentMaxWait)
+      const inFlight = get(currentInFlight)
       return Effect.flatMap(Clock.currentTimeMillis, (startMillis) =>
         loop(begin(settings, { request, options, windowMillis, unreadableSaid, maxWaitMillis, inFlight, startMillis })))
     })
@@ -293,7 +303,7 @@ const acquire = (call: Call): Effect.Effect<ErpRateLimiter.Acquired, RateLimited
 /** One attempt: the slot, the wire (in the attempt's span), the slot handed back with the time it ended. */
 const attemptOnce = (
   call: Call
-): Effect.Effect<Either.Either<Transport.Answer, Transport.AttemptError>, ExecuteError> => {
+): Effect.Effect<Result<Transport.Answer, Transport.AttemptError>, ExecuteError> => {
   const { request, settings, target } = call
   return Effect.uninterruptibleMask((restore) =>
     Effect.flatMap(restore(acquire(call)), (acquired) => {
@@ -301,7 +311,7 @@ const attemptOnce = (
       const resend = CallState.admitted(call.state, acquired.spacedMillis + acquired.pausedMillis)
       return restore(
         Observe.recordWait(target.endpoint, acquired).pipe(
-          Effect.zipRight(
+          Effect.andThen(
             Observe.observeAttempt(
               target,
               call.span(resend),
@@ -309,7 +319,7 @@ const attemptOnce = (
               settings.headers
             )
           ),
-          Effect.either
+          resultOf
         )
       ).pipe(
         Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(acquired.release(now))))
@@ -321,23 +331,22 @@ const attemptOnce = (
 /** The attempt's answer or failure, kept for the error, and as the policy's outcome. */
 const judge = (
   call: Call,
-  result: Either.Either<Transport.Answer, Transport.AttemptError>,
+  result: Result<Transport.Answer, Transport.AttemptError>,
   nowMillis: number
 ): { readonly last: Last; readonly outcome: Policy.Outcome } => {
-  if (Either.isLeft(result)) {
-    return { last: { _tag: "Error", error: result.left }, outcome: CallState.noAnswer(result.left._tag) }
-  }
-  const answer = result.right
+  const error = Result.failureOrUndefined(result)
+  if (error !== undefined) return { last: { _tag: "Error", error }, outcome: CallState.noAnswer(error._tag) }
+  const answer = Result.getOrUndefined(result)!
   const ok = answer.status >= 200 && answer.status < 300
-  const envelope: Either.Either<Envelope.RawEnvelope | undefined, DecodeError> = ok && call.options.envelope
+  const envelope: Result<Envelope.RawEnvelope | undefined, DecodeError> = ok && call.options.envelope
     ? Envelope.parseBody(call.target.endpoint, answer.text)
-    : Either.right(undefined)
+    : Result.succeed(undefined)
   return {
     last: { _tag: "Answer", answer, envelope },
     outcome: CallState.answered(
       call.state,
       answer,
-      Either.isRight(envelope),
+      Result.isSuccess(envelope),
       nowMillis,
       call.settings.maxServerWaitMillis
     )
@@ -365,8 +374,8 @@ const tellLimiter = (call: Call, outcome: Policy.Outcome): Effect.Effect<number>
     })
   // A failing store costs what the limiter learns, never the answer at hand.
   return heard === Effect.void && said === Effect.void
-    ? Random.nextRange(0.5, 1)
-    : Effect.zipRight(Effect.zipRight(Effect.ignore(heard), said), Random.nextRange(0.5, 1))
+    ? randomBetween(0.5, 1)
+    : Effect.andThen(Effect.andThen(Effect.ignore(heard), said), randomBetween(0.5, 1))
 }
 
 /** The policy's verdict carried out. */
@@ -410,7 +419,7 @@ const accept = (
 ): Effect.Effect<Exchange, RateLimiterUnavailable> =>
   Effect.as(
     pauseIfServerCountsMore(call, call.state.lastLimit!),
-    { answer: answered.answer, envelope: Either.getOrUndefined(answered.envelope) }
+    { answer: answered.answer, envelope: Result.getOrUndefined(answered.envelope) }
   )
 
 /** A 429: the endpoint paused until the server's window allows, then the call tried again. */
@@ -420,13 +429,13 @@ const pause = (call: Call, untilMillis: number, nowMillis: number): Effect.Effec
   // A call bounded by `maxWait` that cannot meet the server's pause fails now (the pause still holds the endpoint for
   // every other call), saying what it sent and what came back.
   if (call.bound !== undefined && untilMillis > call.bound) {
-    return Effect.zipRight(
+    return Effect.andThen(
       paused,
       Effect.fail(rateLimited(call, nowMillis, untilMillis - nowMillis, { maxWaitMillis: call.maxWaitMillis }))
     )
   }
-  return Effect.zipRight(
-    Effect.zipRight(Effect.logInfo(CallState.pauseNote(call.state, call.target, untilMillis, nowMillis)), paused),
+  return Effect.andThen(
+    Effect.andThen(Effect.logInfo(CallState.pauseNote(call.state, call.target, untilMillis, nowMillis)), paused),
     loop(call)
   )
 }
@@ -440,9 +449,9 @@ const retry = (
 ): Effect.Effect<Exchange, ExecuteError> => {
   CallState.retried(call.state, outcome)
   return Observe.retried.pipe(
-    Effect.zipRight(Effect.logWarning(CallState.retryNote(call.state, describeLast(call.target, last), afterMillis))),
-    Effect.zipRight(Effect.sleep(Duration.millis(afterMillis))),
-    Effect.zipRight(loop(call))
+    Effect.andThen(Effect.logWarning(CallState.retryNote(call.state, describeLast(call.target, last), afterMillis))),
+    Effect.andThen(Effect.sleep(Duration.millis(afterMillis))),
+    Effect.andThen(loop(call))
   )
 }
 
@@ -452,8 +461,9 @@ const giveUp = (call: Call, last: Last, nowMillis: number, verdict: Policy.Verdi
   const tally = CallState.tally(state, nowMillis)
   if (last._tag === "Answer") {
     const { answer } = last
-    if (answer.status >= 200 && answer.status < 300 && Either.isLeft(last.envelope)) {
-      return new DecodeError({ ...last.envelope.left, ...tally })
+    const undecoded = Result.failureOrUndefined(last.envelope)
+    if (answer.status >= 200 && answer.status < 300 && undecoded !== undefined) {
+      return new DecodeError({ ...undecoded, ...tally })
     }
     const error = CallState.statusError(
       state,
@@ -496,7 +506,8 @@ const pauseIfServerCountsMore = (
 
 const describeLast = (target: Transport.Target, last: Last): string => {
   if (last._tag === "Error") return last.error.message
-  if (Either.isLeft(last.envelope)) return last.envelope.left.message
+  const undecoded = Result.failureOrUndefined(last.envelope)
+  if (undecoded !== undefined) return undecoded.message
   return CallState.describeAnswer(target, last.answer, messageOf(target, last.answer))
 }
 
@@ -504,5 +515,5 @@ const describeLast = (target: Transport.Target, last: Last): string => {
 const messageOf = (target: Transport.Target, answer: Transport.Answer): string | undefined => {
   if (answer.status >= 200 && answer.status < 300) return undefined
   const parsed = Envelope.parseBody(target.endpoint, answer.text)
-  return Rules.serverMessage(answer.status, Either.isRight(parsed) ? parsed.right.result : undefined)
+  return Rules.serverMessage(answer.status, Result.getOrUndefined(parsed)?.result)
 }

@@ -1,15 +1,14 @@
 /**
- * What the limiter's algorithm (`slots.ts`) and its stores (`redis.ts`) share with the public modules: its errors, the
- * wait observer, the hold store and the limiter's metrics. Defined here so internal modules never import the public
- * ones; `ErpRateLimiter` re-exports what users see.
+ * What the limiter's algorithm (`slots.ts`) and its stores (`memory.ts`, `redis.ts`) share with the public modules: its
+ * errors, the wait observer, the hold store and the limiter's metrics. Defined here so internal modules never import
+ * the public ones; `ErpRateLimiter` re-exports what users see.
  */
 import type { Configured, Learned } from "@erp-client/kernel/ServerLimit"
 import type { LogWindows } from "@erp-client/kernel/Slots"
 import { metrics } from "@erp-client/kernel/Telemetry"
-import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
+import { counter, Service } from "./edition.js"
 
 /** `acquire` would have to wait past the caller's deadline for a pause the server asked for. */
 export class PauseBeyondDeadline extends Data.TaggedError("PauseBeyondDeadline")<{
@@ -33,11 +32,11 @@ export class StoreFailure extends Data.TaggedError("StoreFailure")<{
 export type WaitReason = "client-limit" | "server-pause"
 
 /** Told about every wait before it starts, e.g. to show progress. */
-export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter/WaitObserver")<WaitObserver, {
+export class WaitObserver extends Service<WaitObserver, {
   readonly onWait: (
     wait: { readonly key: string; readonly reason: WaitReason; readonly untilMillis: number }
   ) => Effect.Effect<void>
-}>() {}
+}>()("@erp-client/client/ErpRateLimiter/WaitObserver") {}
 
 /**
  * Until when each key is held: an endpoint paused at the server's request (429, `X-RateLimit-Remaining: 0`), or one
@@ -45,7 +44,7 @@ export class WaitObserver extends Context.Tag("@erp-client/client/ErpRateLimiter
  * (`ServerLimit.learn`), and the log of the requests it counts (`Slots.logWindows`). In memory by default (`memory.ts`:
  * one process shares it across its fibers); in Redis for the shared limiter, so every process sees it.
  */
-export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/HoldStore")<HoldStore, {
+export class HoldStore extends Service<HoldStore, {
   /** Epoch ms until which `key` is held, 0 when it is not. */
   readonly get: (key: string) => Effect.Effect<number, StoreFailure>
   /** Holds `key` until `untilMillis`; a later hold wins over an earlier one, never the reverse. */
@@ -114,13 +113,11 @@ export class HoldStore extends Context.Tag("@erp-client/client/ErpRateLimiter/Ho
   readonly countLogged: (key: string, windowMillis: number) => Effect.Effect<number, StoreFailure>
   /** Starts the log of a limit just learned with the requests the limiter's own slots count. */
   readonly seedLogged: (key: string, configured: Configured) => Effect.Effect<void, StoreFailure>
-}>() {}
+}>()("@erp-client/client/ErpRateLimiter/HoldStore") {}
 
-// Units as @effect/opentelemetry's OTLP exporter reads them (a `unit` tag); see observe.ts. The two times are sums over
+// Each counter's unit is an attribute, as the OTLP exporters read it (observe.ts). The two times are sums over
 // requests: each request that waits adds its own wait, so requests waiting side by side add up to more than the time
 // that passed. Each request's wait, by reason, is `erp.client.rate_limit.wait.duration` (observe.ts).
-const counter = (info: { readonly name: string; readonly description: string; readonly unit: string }) =>
-  Metric.tagged(Metric.counter(info.name, { description: info.description, incremental: true }), "unit", info.unit)
 
 export const spacingWait = counter(metrics.spacingWait)
 

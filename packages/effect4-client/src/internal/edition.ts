@@ -8,12 +8,13 @@
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import * as ResultModule from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type * as Tracer from "effect/Tracer"
@@ -35,9 +36,39 @@ export const Result = {
     self: Result<A, E>,
     cases: { readonly onFailure: (error: E) => B; readonly onSuccess: (value: A) => C }
   ): B | C => ResultModule.match(self, cases),
+  /** Whether `self` is a success. */
+  isSuccess: <A, E>(self: Result<A, E>): boolean => ResultModule.isSuccess(self),
+  /** The success of `self`, or `undefined` for a failure. */
+  getOrUndefined: <A, E>(self: Result<A, E>): A | undefined => ResultModule.getOrUndefined(self),
+  /** The failure of `self`, or `undefined` for a success. */
+  failureOrUndefined: <A, E>(self: Result<A, E>): E | undefined =>
+    ResultModule.isFailure(self) ? self.failure : undefined,
   /** The result as an effect that succeeds or fails with it. */
   toEffect: <A, E>(self: Result<A, E>): Effect.Effect<A, E> => Effect.fromResult(self)
 } as const
+
+/** `self`'s success or failure as a result, never failing: Effect 4's `Effect.result`. */
+export const result: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<Result<A, E>, never, R> = Effect.result
+
+/** A value of the fiber that runs an effect, set for one effect: Effect 4's `Context.Reference`. */
+export type Local<A> = Context.Reference<A>
+
+/** A `Local` holding `initial` until set, named by `key` (a service key). */
+export const makeLocal = <A>(key: string, initial: A): Local<A> =>
+  Context.Reference<A>(key, { defaultValue: () => initial })
+
+/** Runs `f` with a reader of the running fiber's `Local`s, read at once rather than an effect each. */
+export const withLocals = <X, E, R>(
+  f: (get: <A>(local: Local<A>) => A) => Effect.Effect<X, E, R>
+): Effect.Effect<X, E, R> => Effect.withFiber((fiber) => f((local) => fiber.getRef(local)))
+
+/** The base of a service's class, `class X extends Service<X, Shape>()(key) {}`: Effect 4's `Context.Service`. */
+export const Service =
+  <Self, Shape>() => <const Key extends string>(key: Key): Context.ServiceClass<Self, Key, Shape> =>
+    Context.Service<Self, Shape>()(key)
+
+/** A random number in [min, max): Effect 4's `Random.nextBetween`. */
+export const randomBetween = (min: number, max: number): Effect.Effect<number> => Random.nextBetween(min, max)
 
 /** A schema that decodes to `A`, from whatever it is encoded as and needing nothing. */
 export type Decoder<A> = Schema.Decoder<A>
