@@ -21,13 +21,13 @@ describe("pnpm release-tarballs --dry-run", () => {
     expect(run.status, run.stderr).toBe(0)
     const plan = run.stdout.split("\n").filter((line) => line.startsWith("- ")).map((line) => line.split(" (")[0])
     const effect4 = ["effect4-client", "effect4-core", "effect4-otel", "effect4-streams", "effect4-testing"]
-    for (const dir of [...effect4, "kernel", "cli"]) {
+    for (const dir of [...effect4, "kernel", "fake-erp", "cli"]) {
       expect(plan).toContain(`- pack ${dir}`)
     }
     // The API reference of each package whose tarball holds one: not the command's.
-    for (const dir of [...effect4, "kernel"]) expect(plan).toContain(`- docgen ${dir}`)
+    for (const dir of [...effect4, "kernel", "fake-erp"]) expect(plan).toContain(`- docgen ${dir}`)
     expect(plan).not.toContain("- docgen cli")
-    expect(plan.filter((line) => line.startsWith("- pack "))).toHaveLength(7)
+    expect(plan.filter((line) => line.startsWith("- pack "))).toHaveLength(8)
     expect(plan).not.toContain("- pack core")
     expect(run.stdout).toContain("(edition 4)")
     expect(run.stdout).toContain("its examples not checked: --check-examples")
@@ -40,7 +40,17 @@ describe("pnpm release-tarballs --dry-run", () => {
     const run = releaseTarballs("--edition=3", "--dry-run")
     expect(run.status, run.stderr).toBe(0)
     const packs = run.stdout.split("\n").filter((line) => line.startsWith("- pack ")).map((line) => line.split(" ")[2])
-    expect(packs.sort()).toEqual(["cli", "client", "core", "kernel", "otel", "sandbox", "streams", "testing"])
+    expect(packs.sort()).toEqual([
+      "cli",
+      "client",
+      "core",
+      "fake-erp",
+      "kernel",
+      "otel",
+      "sandbox",
+      "streams",
+      "testing"
+    ])
   })
 
   it("an edition other than 3 or 4, or an unknown argument, is refused with what it takes", () => {

@@ -99,6 +99,7 @@ describe("erp --help", () => {
       "ERP_PRINT_SPANS",
       "ERP_TEST_EXIT_SPY",
       "ERP_NODE24_DIR",
+      "ERP_DOCS_CACHE",
       "ERP_REDIS_",
       "ERP_RATE_"
     ])
