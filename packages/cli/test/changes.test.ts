@@ -381,12 +381,13 @@ describe("erp partners changes under a list that grows every request", () => {
           )
           expect(result.code, result.stderr).toBe(0)
           expect(Fs.existsSync(state)).toBe(true)
-          // 2,000 records at 450 a page (the sandbox serves 500), or 90 (pages of 100): the pages, pages asked ahead
-          // (4 in flight) that a short page or the end made useless, and a few more at the end (the end found again,
-          // afresh, when the state holds records not read), however the list grows meanwhile.
+          // 2,000 records at 450 a page (the sandbox serves 500), or 90 (pages of 100): each page, and at most the 3
+          // pages asked ahead of it (4 in flight) that its being short made useless, and a few more at the end (the
+          // end found again, afresh, when the state holds records not read), however the list grows meanwhile. How
+          // many of the pages ahead were already asked depends on how fast the answers came; the bound does not.
           const requests = (await growing.run(growing.sandbox.stats)).byEndpoint["/partner/list"] ?? 0
           const pages = Math.ceil(2100 / (pageSize === "auto" ? 450 : 90))
-          expect(requests, `${inserts}:${deletes} at ${pageSize}, run ${run}`).toBeLessThanOrEqual(2 * pages + 12)
+          expect(requests, `${inserts}:${deletes} at ${pageSize}, run ${run}`).toBeLessThanOrEqual(4 * pages + 12)
         }
       } finally {
         await growing.close()
