@@ -58,6 +58,25 @@ const FIELD = /^[A-Za-z0-9_]+$/
 const ENDPOINT = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
 
 /**
+ * The endpoint a request's URL reaches, as the rate limit counts it: the URL after the base URL, without its query or
+ * fragment. The server counts its limit per endpoint, so a query written into the URL (`partner/get?id=1`) must not
+ * make a limiter key of its own, which would let every id past the limit.
+ *
+ * @example
+ * ```ts
+ * import { ListQuery } from "@erp-client/kernel"
+ *
+ * console.log(ListQuery.endpointOfUrl("https://erp.example/api/v2/partner/get?id=1", "https://erp.example/api/v2/"))
+ * // => partner/get
+ * ```
+ *
+ * @since 0.1.0
+ * @category Validation
+ */
+export const endpointOfUrl = (url: string, baseUrl: string): string =>
+  (url.startsWith(baseUrl) ? url.slice(baseUrl.length) : url).replace(/[?#].*$/s, "")
+
+/**
  * Checks an endpoint path (`partner/list`): relative, made of `[A-Za-z0-9_-]` segments, so it can never leave the base
  * URL or smuggle a query.
  *

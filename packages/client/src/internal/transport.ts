@@ -11,6 +11,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { InvalidRequest, ResponseTooLarge, TimeoutError, TransportError } from "@erp-client/core/ErpError"
 import * as BodyCap from "@erp-client/kernel/BodyCap"
+import * as ListQuery from "@erp-client/kernel/ListQuery"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -29,9 +30,7 @@ export interface Target {
 
 /** The endpoint of a request is its URL after the base URL (the query is kept apart, in `urlParams`). */
 export const targetOf = (baseUrl: string) => (request: HttpClientRequest.HttpClientRequest): Target => ({
-  // The path alone: the server counts its limit per endpoint, so a query string written into the URL
-  // (`partner/get?id=1`) must not make a limiter key of its own, which would let every id past the limit.
-  endpoint: (request.url.startsWith(baseUrl) ? request.url.slice(baseUrl.length) : request.url).replace(/[?#].*$/s, ""),
+  endpoint: ListQuery.endpointOfUrl(request.url, baseUrl),
   method: request.method
 })
 
