@@ -29,8 +29,22 @@ interface Totals {
   numFailedTests: number
   numPendingTests: number
   numRuntimeErrorTestSuites: number
+  /** The files that failed, with their failed tests only (so CI can name them after a long log). */
+  testResults: Array<SuiteResult>
 }
-const totals: Totals = { numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, numRuntimeErrorTestSuites: 0 }
+interface SuiteResult {
+  name: string
+  status: string
+  message?: string
+  assertionResults: ReadonlyArray<{ status: string; fullName?: string; failureMessages?: ReadonlyArray<string> }>
+}
+const totals: Totals = {
+  numPassedTests: 0,
+  numFailedTests: 0,
+  numPendingTests: 0,
+  numRuntimeErrorTestSuites: 0,
+  testResults: []
+}
 let failed = false
 
 const add = (report: string): void => {
@@ -40,9 +54,7 @@ const add = (report: string): void => {
     failed = true
     return
   }
-  const r = JSON.parse(Fs.readFileSync(report, "utf8")) as Partial<Totals> & {
-    testResults?: ReadonlyArray<{ status: string; assertionResults: ReadonlyArray<{ status: string }> }>
-  }
+  const r = JSON.parse(Fs.readFileSync(report, "utf8")) as Partial<Totals>
   totals.numPassedTests += r.numPassedTests ?? 0
   totals.numFailedTests += r.numFailedTests ?? 0
   totals.numPendingTests += r.numPendingTests ?? 0
@@ -52,6 +64,13 @@ const add = (report: string): void => {
     file.status === "failed" && !file.assertionResults.some((test) => test.status === "failed")
   )
   totals.numRuntimeErrorTestSuites += (r.numRuntimeErrorTestSuites ?? 0) + failedFiles.length
+  for (const file of r.testResults ?? []) {
+    if (file.status !== "failed") continue
+    totals.testResults.push({
+      ...file,
+      assertionResults: file.assertionResults.filter((test) => test.status === "failed")
+    })
+  }
 }
 
 const run = (command: string, commandArgs: ReadonlyArray<string>, cwd: string): number =>
