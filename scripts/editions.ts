@@ -46,6 +46,16 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"]
 }
 
+/**
+ * The tests both editions run, by their Effect 3 package's name: files under `test/`, copied like the sources into the
+ * Effect 4 package's `test/`. A shared test takes what differs between the editions' kits (the sandbox's package, the
+ * store's module) from the package's `test/kit.ts`, one per edition, and the Effect APIs that differ from the
+ * package's own adapter, `src/internal/edition.ts`: one behavioural suite, run against each edition's build.
+ */
+export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  streams: ["Conditions.test.ts"]
+}
+
 /** The packages both editions publish, by their Effect 3 name: their imports are rewritten in a copy. */
 const EDITION_PACKAGES = ["core", "client", "streams", "otel", "testing"]
 
@@ -117,71 +127,98 @@ interface Plan {
   readonly problems: Array<string>
 }
 
+/** The directories a package shares (`src` by `PAIRS`, `test` by `TEST_PAIRS`), each with what of it is shared. */
+const sharedDirs = (pkg: string): Array<readonly [dir: "src" | "test", scope: "all" | ReadonlyArray<string>]> => [
+  ...(PAIRS[pkg] === undefined ? [] : [["src", PAIRS[pkg]] as const]),
+  ...(TEST_PAIRS[pkg] === undefined ? [] : [["test", TEST_PAIRS[pkg]] as const])
+]
+
 const plan = (root: string): Plan => {
   const copies = new Map<string, string>()
   const gitignores = new Map<string, string>()
   const problems: Array<string> = []
-  for (const [pkg, scope] of Object.entries(PAIRS)) {
-    const inScope = (relative: string) => scope === "all" || scope.includes(relative)
-    const from = Path.join(root, "packages", pkg, "src")
+  for (const pkg of [...new Set([...Object.keys(PAIRS), ...Object.keys(TEST_PAIRS)])]) {
     const toPackage = Path.join(root, "packages", `effect4-${pkg}`)
-    const to = Path.join(toPackage, "src")
     const generated: Array<string> = []
-    // A tree without the package (a test's) has nothing of it to copy.
-    if (!Fs.existsSync(from)) continue
-    if (scope !== "all") {
-      for (const relative of scope) {
-        if (!Fs.existsSync(Path.join(from, relative))) problems.push(`PAIRS.${pkg} names ${relative}: no such file`)
-      }
+    for (const [dir, scope] of sharedDirs(pkg)) {
+      planDir(root, pkg, dir, scope, copies, generated, problems)
     }
-    for (const file of walk(from)) {
-      const relative = toPosix(Path.relative(from, file))
-      if (!inScope(relative)) continue
-      const text = Fs.readFileSync(file, "utf8")
-      const line = firstLine(text)
-      const twin = Path.join(to, relative)
-      const source = toPosix(Path.relative(root, file))
-      const twinName = toPosix(Path.relative(root, twin))
-      if (line.startsWith(MARKERS.perEdition)) {
-        if (!Fs.existsSync(twin)) problems.push(`${source} is per edition, but ${twinName} does not exist`)
-        else if (!firstLine(Fs.readFileSync(twin, "utf8")).startsWith(MARKERS.perEdition)) {
-          problems.push(`${source} is per edition, but ${twinName}'s first line does not say "${MARKERS.perEdition}…"`)
-        }
-        continue
-      }
-      if (line.startsWith(MARKERS.effect3Only)) {
-        if (Fs.existsSync(twin)) problems.push(`${source} is Effect 3 only, but ${twinName} exists`)
-        continue
-      }
-      if (line.startsWith(MARKERS.effect4Only)) {
-        problems.push(`${source}: "${MARKERS.effect4Only}…" in the Effect 3 edition`)
-      }
-      copies.set(twin, copyOf(text, source))
-      generated.push(`/src/${relative}`)
+    // A tree without the package (a test's) has no copies of it to list.
+    if (Fs.existsSync(Path.join(root, "packages", pkg, "src"))) {
+      gitignores.set(Path.join(toPackage, ".gitignore"), [...GITIGNORE_HEADER, ...generated, ""].join("\n"))
     }
-    // Every file of the Effect 4 package that is not a copy says why it is its own.
-    for (const file of walk(to)) {
-      const relative = toPosix(Path.relative(to, file))
-      if (copies.has(file) || !inScope(relative)) continue
-      const name = toPosix(Path.relative(root, file))
-      const line = firstLine(Fs.readFileSync(file, "utf8"))
-      if (Fs.existsSync(Path.join(from, relative))) {
-        if (!line.startsWith(MARKERS.perEdition)) {
-          problems.push(`${name}: its first line must say "${MARKERS.perEdition}…"`)
-        }
-      } else if (!line.startsWith(MARKERS.effect4Only) && !listed(Path.join(toPackage, ".gitignore")).includes(file)) {
-        problems.push(`${name} has no Effect 3 twin: its first line must say "${MARKERS.effect4Only}…"`)
-      }
-    }
-    gitignores.set(Path.join(toPackage, ".gitignore"), [...GITIGNORE_HEADER, ...generated, ""].join("\n"))
   }
   return { copies, gitignores, problems }
+}
+
+/** The copies of one shared directory of `pkg` (its `src` or `test`), and what is wrong with its markers. */
+const planDir = (
+  root: string,
+  pkg: string,
+  dir: "src" | "test",
+  scope: "all" | ReadonlyArray<string>,
+  copies: Map<string, string>,
+  generated: Array<string>,
+  problems: Array<string>
+): void => {
+  const inScope = (relative: string) => scope === "all" || scope.includes(relative)
+  const from = Path.join(root, "packages", pkg, dir)
+  const toPackage = Path.join(root, "packages", `effect4-${pkg}`)
+  const to = Path.join(toPackage, dir)
+  const listName = dir === "src" ? "PAIRS" : "TEST_PAIRS"
+  if (!Fs.existsSync(from)) return
+  if (scope !== "all") {
+    for (const relative of scope) {
+      if (!Fs.existsSync(Path.join(from, relative))) {
+        problems.push(`${listName}.${pkg} names ${relative}: no such file`)
+      }
+    }
+  }
+  for (const file of walk(from)) {
+    const relative = toPosix(Path.relative(from, file))
+    if (!inScope(relative)) continue
+    const text = Fs.readFileSync(file, "utf8")
+    const line = firstLine(text)
+    const twin = Path.join(to, relative)
+    const source = toPosix(Path.relative(root, file))
+    const twinName = toPosix(Path.relative(root, twin))
+    if (line.startsWith(MARKERS.perEdition)) {
+      if (!Fs.existsSync(twin)) problems.push(`${source} is per edition, but ${twinName} does not exist`)
+      else if (!firstLine(Fs.readFileSync(twin, "utf8")).startsWith(MARKERS.perEdition)) {
+        problems.push(`${source} is per edition, but ${twinName}'s first line does not say "${MARKERS.perEdition}…"`)
+      }
+      continue
+    }
+    if (line.startsWith(MARKERS.effect3Only)) {
+      if (Fs.existsSync(twin)) problems.push(`${source} is Effect 3 only, but ${twinName} exists`)
+      continue
+    }
+    if (line.startsWith(MARKERS.effect4Only)) {
+      problems.push(`${source}: "${MARKERS.effect4Only}…" in the Effect 3 edition`)
+    }
+    copies.set(twin, copyOf(text, source))
+    generated.push(`/${dir}/${relative}`)
+  }
+  // Every file of the Effect 4 package that is not a copy says why it is its own.
+  for (const file of walk(to)) {
+    const relative = toPosix(Path.relative(to, file))
+    if (copies.has(file) || !inScope(relative)) continue
+    const name = toPosix(Path.relative(root, file))
+    const line = firstLine(Fs.readFileSync(file, "utf8"))
+    if (Fs.existsSync(Path.join(from, relative))) {
+      if (!line.startsWith(MARKERS.perEdition)) {
+        problems.push(`${name}: its first line must say "${MARKERS.perEdition}…"`)
+      }
+    } else if (!line.startsWith(MARKERS.effect4Only) && !listed(Path.join(toPackage, ".gitignore")).includes(file)) {
+      problems.push(`${name} has no Effect 3 twin: its first line must say "${MARKERS.effect4Only}…"`)
+    }
+  }
 }
 
 /** The copies a `.gitignore` lists, by absolute path (none when there is no such file). */
 const listed = (gitignore: string): Array<string> =>
   Fs.existsSync(gitignore)
-    ? Fs.readFileSync(gitignore, "utf8").split("\n").filter((line) => line.startsWith("/src/")).map((line) =>
+    ? Fs.readFileSync(gitignore, "utf8").split("\n").filter((line) => /^\/(src|test)\//.test(line)).map((line) =>
       Path.join(Path.dirname(gitignore), line.slice(1))
     )
     : []
