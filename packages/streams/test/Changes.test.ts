@@ -1,16 +1,15 @@
-import { KeyValueStore } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
 import { Changes, Partners, type Resource } from "@erp-client/streams"
 import { ErpTest } from "@erp-client/testing"
-import { Cause, Chunk, Effect, Exit, Layer, Option, Random, Stream } from "effect"
+import { Cause, Effect, Exit, Layer, Random, Stream } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { Fault, KeyValueStore, platformLayer, Sandbox, Seed, storedBytes } from "./kit.js"
 
 // Partners.changes on the in-memory ERP (ErpTest.layer), the state in a memory KeyValueStore: each change reported
-// exactly once, across runs and under drift, nothing committed and no removal reported by a run cut short.
+// exactly once, across runs and under drift, nothing committed and no removal reported by a run cut short. One suite,
+// run against both editions (TEST_PAIRS in scripts/editions.ts).
 
 const erp = (partners = 120) =>
   Layer.merge(
@@ -21,7 +20,7 @@ const erp = (partners = 120) =>
 const collect = (options: Partial<Resource.ChangesOptions> = {}) =>
   Partners.changes({ key: "partners", pageSize: 25, ...options }).pipe(
     Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
+    Effect.map((changes) => Array.from(changes)),
     ErpTest.advancing
   )
 
@@ -100,7 +99,7 @@ describe("Partners.changes", () => {
       const sandbox = yield* Sandbox.Sandbox
       const store = yield* KeyValueStore.KeyValueStore
       yield* collect({ init: true })
-      const before = Option.getOrThrow(yield* store.getUint8Array("partners"))
+      const before = yield* storedBytes(store, "partners")
       yield* sandbox.deletePartners([1, 2, 3])
       yield* sandbox.renamePartners([60])
 
@@ -117,7 +116,7 @@ describe("Partners.changes", () => {
         Effect.exit
       )
       expect(Exit.isFailure(refused)).toBe(true)
-      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(before)
+      expect(yield* storedBytes(store, "partners")).toStrictEqual(before)
       yield* sandbox.setKeys([sandbox.apiKey])
 
       // The reader stops after one change: interrupted, no removal seen, nothing committed.
@@ -126,8 +125,8 @@ describe("Partners.changes", () => {
         Stream.runCollect,
         ErpTest.advancing
       )
-      expect(Chunk.toReadonlyArray(taken).map((change) => change._tag)).toStrictEqual(["Changed"])
-      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(before)
+      expect(Array.from(taken).map((change) => change._tag)).toStrictEqual(["Changed"])
+      expect(yield* storedBytes(store, "partners")).toStrictEqual(before)
 
       // The next complete run reports all of it, once.
       expect(tags(yield* collect())).toStrictEqual(["Changed 60", "Removed 1", "Removed 2", "Removed 3"])
@@ -153,7 +152,7 @@ describe("Partners.changes", () => {
             })
           ),
           Stream.runCollect,
-          Effect.map(Chunk.toReadonlyArray),
+          Effect.map((changes) => Array.from(changes)),
           ErpTest.advancing
         )
         const now = yield* served
@@ -180,14 +179,14 @@ describe("Partners.changes", () => {
       )
       // Not even init overwrites what is not a state.
       expect(Exit.isFailure(yield* Effect.exit(collect({ init: true })))).toBe(true)
-      expect(yield* store.get("partners")).toStrictEqual(Option.some("id,company_name\n"))
+      expect(new TextDecoder().decode(yield* storedBytes(store, "partners"))).toBe("id,company_name\n")
     }).pipe(Effect.provide(erp(10))))
 
   it.effect("a state of another list (filters, endpoint, server), damaged or of an earlier format is refused and left as it was; init starts over there", () =>
     Effect.gen(function*() {
       const store = yield* KeyValueStore.KeyValueStore
       yield* collect({ where: { is_customer: 1 } })
-      const customers = Option.getOrThrow(yield* store.getUint8Array("partners"))
+      const customers = (yield* storedBytes(store, "partners"))!
       const all = yield* Effect.exit(collect())
       expect(all).toStrictEqual(Exit.fail(
         new Changes.StateMismatch({
@@ -195,7 +194,7 @@ describe("Partners.changes", () => {
           differences: ["the conditions: list_condition[is_customer]=1 in the state, none now"]
         })
       ))
-      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(customers)
+      expect(yield* storedBytes(store, "partners")).toStrictEqual(customers)
       // Another server with the same partners (its base URL another port): refused too.
       const elsewhere = yield* collect({ where: { is_customer: 1 } }).pipe(
         Effect.provide(
@@ -238,7 +237,7 @@ describe("Partners.changes", () => {
       expect(duplicates.length).toBeGreaterThan(5)
       expect(error.records).toBe(duplicates.length)
       expect(error.message).toMatch(/^\d+ records have the id of another, distinct record \(ids /)
-      expect(Option.isNone(yield* store.getUint8Array("partners"))).toBe(true)
+      expect(yield* storedBytes(store, "partners")).toBeUndefined()
 
       let summary: Changes.Summary | undefined
       const allowed = yield* collect({
@@ -247,7 +246,7 @@ describe("Partners.changes", () => {
       })
       expect(allowed.length).toBe(120 - duplicates.length)
       expect(summary?.duplicates.records).toBe(duplicates.length)
-      expect(Option.isSome(yield* store.getUint8Array("partners"))).toBe(true)
+      expect(yield* storedBytes(store, "partners")).toBeInstanceOf(Uint8Array)
     }).pipe(
       Effect.provide(Layer.merge(
         ErpTest.layer({
@@ -262,18 +261,18 @@ describe("Partners.changes", () => {
       const sandbox = yield* Sandbox.Sandbox
       const store = yield* KeyValueStore.KeyValueStore
       yield* collect({ init: true })
-      const before = Option.getOrThrow(yield* store.getUint8Array("partners"))
+      const before = yield* storedBytes(store, "partners")
       // The first list request of the run answers `data: []`.
       yield* sandbox.inject(Fault.Fault.EmptyPage())
       expect(yield* collect()).toStrictEqual([])
-      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(before)
+      expect(yield* storedBytes(store, "partners")).toStrictEqual(before)
       // Empty for every request: more than half the state would go, refused, nothing removed.
       yield* sandbox.inject(Fault.Fault.EmptyPage(), { times: Infinity })
       const emptied = yield* Effect.exit(collect())
       expect(emptied).toStrictEqual(
         Exit.fail(new Changes.TooManyRemovals({ key: "partners", removed: 120, held: 120, maxRemovedRatio: 0.5 }))
       )
-      expect(Option.getOrThrow(yield* store.getUint8Array("partners"))).toStrictEqual(before)
+      expect(yield* storedBytes(store, "partners")).toStrictEqual(before)
       // The list really is empty: allowed, it commits.
       const removed = yield* collect({ maxRemovedRatio: 1 })
       expect(removed.length).toBe(120)
@@ -289,11 +288,11 @@ describe("Partners.changes", () => {
         const run = Partners.changes({ key: "partners.state", pageSize: 25 }).pipe(
           Stream.runCollect,
           ErpTest.advancing,
-          Effect.provide(Changes.layerFile(dir).pipe(Layer.provide(NodeContext.layer)))
+          Effect.provide(Changes.layerFile(dir).pipe(Layer.provide(platformLayer)))
         )
-        expect(Chunk.size(yield* run)).toBe(10)
+        expect(Array.from(yield* run)).toHaveLength(10)
         expect(Fs.readdirSync(dir)).toStrictEqual(["partners.state"])
-        expect(Chunk.size(yield* run)).toBe(0)
+        expect(Array.from(yield* run)).toHaveLength(0)
       } finally {
         Fs.rmSync(dir, { recursive: true, force: true })
       }
@@ -306,9 +305,9 @@ describe("Changes.layerFile", () => {
     Effect.gen(function*() {
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "erp-layer-file-"))
       try {
-        const store = yield* KeyValueStore.KeyValueStore.pipe(
-          Effect.provide(Changes.layerFile(dir).pipe(Layer.provide(NodeContext.layer)))
-        )
+        const store = yield* Effect.gen(function*() {
+          return yield* KeyValueStore.KeyValueStore
+        }).pipe(Effect.provide(Changes.layerFile(dir).pipe(Layer.provide(platformLayer))))
         return yield* f(dir, store)
       } finally {
         Fs.rmSync(dir, { recursive: true, force: true })
@@ -361,9 +360,7 @@ describe("Changes.layerFile", () => {
         expect(new Uint8Array(Fs.readFileSync(real))).toStrictEqual(bytes)
         expect(new Uint8Array(Fs.readFileSync(Path.join(dir, "real", "new.state")))).toStrictEqual(bytes)
         expect(Fs.readdirSync(Path.join(dir, "real")).sort()).toStrictEqual(["new.state", "partners.state"])
-        expect(Option.map(yield* store.getUint8Array("partners.state"), (read) => [...read])).toStrictEqual(
-          Option.some([1, 2, 3])
-        )
+        expect([...(yield* storedBytes(store, "partners.state"))!]).toStrictEqual([1, 2, 3])
       })
     ))
 })
