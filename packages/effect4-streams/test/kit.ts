@@ -2,15 +2,16 @@
 /**
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
  * in-memory ERP (in the Effect 4 test kit), the key-value store's module, the Schema of any record, the
- * platform's layer, a store's bytes.
+ * platform's layer, a store's bytes, the TestClock and forking.
  */
 import { NodeServices } from "@effect/platform-node"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { KeyValueStore as Store } from "effect/persistence"
 
 export { Fault, Sandbox } from "@erp-client/effect4-testing"
 export * as Seed from "@erp-client/fake-erp/Seed"
 export { KeyValueStore } from "effect/persistence"
+export { TestClock } from "effect/testing"
 
 /** The platform's services on Node (file system, paths...). */
 export const platformLayer = NodeServices.layer
@@ -20,3 +21,6 @@ export const storedBytes = (store: Store.KeyValueStore, key: string) => store.ge
 
 /** Any JSON object: `Schema.Record`'s Effect 4 form. */
 export const AnyRecord = Schema.Record(Schema.String, Schema.Unknown)
+
+/** Runs `self` in a fiber of its own, supervised by the running one: Effect 4's `Effect.forkChild`. */
+export const fork = Effect.forkChild

@@ -2,11 +2,13 @@
 /**
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
  * in-memory ERP's package, the key-value store's module, the Schema of any record, the
- * platform's layer, a store's bytes.
+ * platform's layer, a store's bytes, the TestClock and forking.
  */
 import type { KeyValueStore as Store } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Option, Schema } from "effect"
+
+export { TestClock } from "effect"
 
 export { KeyValueStore } from "@effect/platform"
 export { Fault, Sandbox, Seed } from "@erp-client/sandbox"
@@ -20,3 +22,6 @@ export const storedBytes = (store: Store.KeyValueStore, key: string) =>
 
 /** Any JSON object: `Schema.Record`'s Effect 3 form. */
 export const AnyRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** Runs `self` in a fiber of its own, supervised by the running one: Effect 3's `Effect.fork`. */
+export const fork = Effect.fork
