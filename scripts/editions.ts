@@ -53,7 +53,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
  * package's own adapter, `src/internal/edition.ts`: one behavioural suite, run against each edition's build.
  */
 export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  streams: ["Changes.test.ts", "Conditions.test.ts", "Drift.test.ts", "Paginate.test.ts"]
+  streams: ["Changes.test.ts", "Conditions.test.ts", "Drift.test.ts", "Misbehaving.test.ts", "Paginate.test.ts"]
 }
 
 /** The packages both editions publish, by their Effect 3 name: their imports are rewritten in a copy. */

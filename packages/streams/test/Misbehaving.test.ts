@@ -1,23 +1,25 @@
 import { describe, expect, it } from "@effect/vitest"
+import { ErpClient, ErpRateLimiter } from "@erp-client/client"
 import { Partner } from "@erp-client/core"
-import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
 import type { Paginate } from "@erp-client/streams"
 import { ListEndpoint, Partners } from "@erp-client/streams"
 import { ErpTest } from "@erp-client/testing"
-import { Chunk, Effect, Either, Stream } from "effect"
-import { testLayer } from "./harness.js"
+import { Effect, Layer, Redacted, Schema, Stream } from "effect"
+import { Fault, HttpClient, HttpClientResponse, Sandbox, Seed } from "./kit.js"
 
 // The library against the sandbox's own core, where the contract is silent and the server misbehaves: records
 // filtered after the cut, a page size that drops, a clamp, an ignored list_offset, outages with Retry-After, cut
 // bodies, numbers beyond a double, ids repeated by distinct records, a reset in the past. In memory, on the TestClock
 // (ErpTest.advancing moves it), so outages of tens of seconds cost milliseconds. The truth is what the sandbox says it
-// serves (`visiblePartners`): every record of it exactly once, or a typed error.
+// serves (`visiblePartners`): every record of it exactly once, or a typed error. And records that do not match the
+// schema. One suite, run against both editions (TEST_PAIRS in scripts/editions.ts); MisbehavingSandbox.test.ts cuts
+// bodies on the Effect 3 edition's socket sandbox.
 
 const noLimit = { rateLimit: false } as const
 const ids = (records: ReadonlyArray<{ readonly id: unknown }>) => records.map((record) => Number(record.id))
 
 const collect = <A, E, R>(stream: Stream.Stream<A, E, R>) =>
-  Effect.map(ErpTest.advancing(Stream.runCollect(stream), { step: "1 second" }), Chunk.toReadonlyArray)
+  Effect.map(ErpTest.advancing(Stream.runCollect(stream), { step: "1 second" }), (records) => Array.from(records))
 
 const served = (where?: (record: Seed.ServedRecord) => boolean) =>
   Effect.map(
@@ -131,10 +133,12 @@ describe("a server that ignores list_offset", () => {
           Stream.runForEach(
             Partners.stream({ pageSize: 50, concurrency: 4, safe: mode.safe }),
             (partner) => Effect.sync(() => emitted.push(partner.id))
-          ).pipe(Effect.either)
+          ).pipe(
+            Effect.match({ onFailure: (error) => error, onSuccess: () => undefined })
+          )
         )
-        expect(Either.isLeft(result) && result.left._tag).toBe("PagingLoop")
-        const error = Either.isLeft(result) && result.left._tag === "PagingLoop" ? result.left : undefined
+        expect(result?._tag).toBe("PagingLoop")
+        const error = result?._tag === "PagingLoop" ? result : undefined
         const log = yield* listRequests
         // The offset named is one the client asked for past the first page, and answered with the first page again.
         expect(error?.message).toContain(`partner/list: paging stopped at offset ${error?.offset}: `)
@@ -185,11 +189,13 @@ describe("outages and broken bodies", () => {
           Stream.runForEach(
             Partners.stream({ pageSize: 100, concurrency: 1, safe: mode.safe }),
             (partner) => Effect.sync(() => emitted.push(partner.id))
-          ).pipe(Effect.either),
+          ).pipe(
+            Effect.match({ onFailure: (error) => error, onSuccess: () => undefined })
+          ),
           { step: "1 second" }
         )
-        expect(Either.isLeft(result) && result.left._tag).toBe("HttpStatusError")
-        const error = Either.isLeft(result) && result.left._tag === "HttpStatusError" ? result.left : undefined
+        expect(result?._tag).toBe("HttpStatusError")
+        const error = result?._tag === "HttpStatusError" ? result : undefined
         const log = yield* listRequests
         const outage = log.filter((entry) => entry.status === 503)
         // Tried at 0, 5, 10, 15 and 20 s of the 20 s budget; the next wait would end past it.
@@ -207,21 +213,6 @@ describe("outages and broken bodies", () => {
           ErpTest.layer({ sandbox: { partners: 600, ...noLimit }, client: { retryBudget: "20 seconds" } })
         )
       ))
-  }
-
-  for (const mode of modes) {
-    it.live(`${mode.name}, on a real socket: bodies cut mid-stream on a filtering server are retried, each record once`, () =>
-      Effect.gen(function*() {
-        const sandbox = yield* Sandbox.Sandbox
-        const list = { endpoint: "/partner/list" }
-        // The connection closed after part of the body was sent, twice in a row, then a page that is not JSON.
-        yield* sandbox.inject(Fault.Fault.DropMidBody({ fraction: 0.5 }), { ...list, times: 2, after: 1 })
-        yield* sandbox.inject(Fault.Fault.MalformedJson(), { ...list, after: 3 })
-        const got = yield* Stream.runCollect(Partners.stream({ pageSize: 50, concurrency: 2, safe: mode.safe }))
-        expect(ids(Chunk.toReadonlyArray(got))).toEqual(yield* served())
-        const faults = (yield* sandbox.requests).flatMap((entry) => entry.fault === undefined ? [] : [entry.fault])
-        expect(faults.sort()).toEqual(["DropMidBody", "DropMidBody", "MalformedJson"])
-      }).pipe(Effect.provide(testLayer({ partners: 300, hidden: { rate: 0.05, seed: 5 }, ...noLimit }))))
   }
 
   it.effect("bodies cut short or not JSON are retried: every partner once", () =>
@@ -255,6 +246,23 @@ describe("records as the server wrote them", () => {
         ...noLimit
       }
     }))))
+
+  it.effect("fields the schema does not own are kept, in the order sent; strays from the contract are streamed", () => {
+    return Effect.gen(function*() {
+      const partners = yield* collect(Partners.stream({ concurrency: 4 }))
+      const sent = yield* Effect.flatMap(Sandbox.Sandbox, (sandbox) => sandbox.visiblePartners)
+      expect(partners).toEqual(sent)
+      // Key order as sent, the extra nested fields too.
+      expect(partners.map((p) => Object.keys(p).join())).toEqual(sent.map((p) => Object.keys(p).join()))
+      expect(partners.some((p) => "custom_fields" in p)).toBe(true)
+      const strays = partners.filter((p) => !Schema.is(Partner.StrictPartner)(p))
+      expect(strays.length).toBeGreaterThan(20)
+    }).pipe(
+      Effect.provide(
+        ErpTest.layer({ sandbox: { partners: 320, maxListCount: 30, oddRecords: { rate: 0.2 }, ...noLimit } })
+      )
+    )
+  })
 
   it.effect("drift-safe paging reports each distinct record it drops for an id already written, and keeps the rest", () =>
     Effect.gen(function*() {
@@ -332,4 +340,54 @@ describe("a reset the server sends in the past or absurdly far ahead (clock skew
         }))))
     }
   }
+})
+
+describe("records that do not match the schema", () => {
+  const good = (id: number): Record<string, unknown> => ({
+    id,
+    company_name: `P${id}`,
+    tax_number: "1-2",
+    is_customer: 1,
+    extra: id
+  })
+  const pageBody = (offset: number, count: number) => {
+    const data = Array.from({ length: Math.max(0, Math.min(count, 7 - offset)) }, (_, i) => good(offset + i + 1))
+    if (offset === 3) data[1] = { ...good(5), company_name: 42 }
+    return JSON.stringify({ result: { code: 1, message: null }, data })
+  }
+  // An ERP whose record at offset 4 (id 5) has a company name that is a number: no server means that.
+  const client = ErpClient.layer({ baseUrl: "https://erp.example.com/", apiKey: Redacted.make("k") }).pipe(
+    Layer.provide(ErpRateLimiter.layer()),
+    Layer.provide(Layer.succeed(
+      HttpClient.HttpClient,
+      HttpClient.make((request, url) => {
+        const offset = Number(url.searchParams.get("list_offset"))
+        const count = Number(url.searchParams.get("list_count"))
+        return Effect.succeed(HttpClientResponse.fromWeb(request, new Response(pageBody(offset, count))))
+      })
+    ))
+  )
+
+  it.effect("by default the stream fails with a DecodeError that names the record", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Stream.runDrain(Partners.stream({ pageSize: 3 })))
+      expect(error).toMatchObject({ _tag: "DecodeError", path: "data[1].company_name", offset: 4, recordId: 5 })
+    }).pipe(Effect.provide(client)))
+
+  it.effect("onInvalidRecord reports the record whole and the sync goes on", () =>
+    Effect.gen(function*() {
+      const invalid: Array<unknown> = []
+      const partners = yield* Stream.runCollect(
+        Partners.stream({ pageSize: 3, onInvalidRecord: (r) => Effect.sync(() => invalid.push(r)) })
+      )
+      expect(Array.from(partners, (p) => p.id)).toEqual([1, 2, 3, 4, 6, 7])
+      expect(invalid).toMatchObject([{ offset: 4, raw: { id: 5, company_name: 42 }, error: { _tag: "DecodeError" } }])
+    }).pipe(Effect.provide(client)))
+
+  it.effect("any list endpoint pages with the user's own schema", () =>
+    Effect.gen(function*() {
+      const Row = Schema.Struct({ id: Schema.Number, extra: Schema.Number })
+      const rows = yield* Stream.runCollect(ListEndpoint.stream("product/list", Row, { pageSize: 2, concurrency: 3 }))
+      expect(Array.from(rows, (r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7])
+    }).pipe(Effect.provide(client)))
 })

@@ -2,7 +2,8 @@
 /**
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
  * in-memory ERP's package, the key-value store's module, the Schema of any record, the
- * platform's layer, a store's bytes, the TestClock and forking.
+ * platform's layer, a store's bytes, the TestClock and forking, the
+ * HTTP client's modules.
  */
 import type { KeyValueStore as Store } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
@@ -10,7 +11,7 @@ import { Effect, Option, Schema } from "effect"
 
 export { TestClock } from "effect"
 
-export { KeyValueStore } from "@effect/platform"
+export { HttpClient, HttpClientResponse, KeyValueStore } from "@effect/platform"
 export { Fault, Sandbox, Seed } from "@erp-client/sandbox"
 
 /** The platform's services on Node (file system, paths...). */
