@@ -34,7 +34,15 @@ const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
  */
 export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   streams: "all",
-  core: ["ErpError.ts"],
+  core: [
+    "Decoder.ts",
+    "Envelope.ts",
+    "ErpError.ts",
+    "JsonText.ts",
+    "ListQuery.ts",
+    "Page.ts",
+    "internal/edition.ts"
+  ],
   client: [
     "Environment.ts",
     "index.ts",
