@@ -41,6 +41,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "JsonText.ts",
     "ListQuery.ts",
     "Page.ts",
+    "Partner.ts",
     "internal/edition.ts"
   ],
   client: [

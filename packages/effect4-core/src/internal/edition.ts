@@ -84,3 +84,46 @@ export const isCheckOnly = (ast: SchemaAST.AST): boolean => {
 
 /** A check equal to `Schema.is(schema)`, for a check-only schema: Effect 4 compiles `Schema.is` itself. */
 export const checkOf = (schema: DecodableSchema): (u: unknown) => boolean => Schema.is(schema)
+
+// The schema constructors whose signatures differ: Effect 3 takes members and literals as arguments, a record's key
+// and value as an object, a struct's index signatures after its fields; Effect 4 takes arrays, two arguments and a
+// struct with rest.
+
+/** The union of `members` (two or more): Effect 3's `Schema.Union(a, b)`, Effect 4's `Schema.Union([a, b])`. */
+export const Union = <const Members extends readonly [Schema.Top, Schema.Top, ...Array<Schema.Top>]>(
+  ...members: Members
+): Schema.Union<Members> => Schema.Union(members)
+
+/** One of these literals: Effect 3's `Schema.Literal(0, 1)`, Effect 4's `Schema.Literals([0, 1])`. */
+export const Literals = <const Literals extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
+  ...literals: Literals
+): Schema.Literals<Literals> => Schema.Literals(literals)
+
+/** A record of `value`s by `key`: Effect 3's `Schema.Record({ key, value })`, Effect 4's `Schema.Record(key, value)`. */
+export const Record = <K extends Schema.Record.Key, V extends Schema.Top>(key: K, value: V): Schema.$Record<K, V> =>
+  Schema.Record(key, value)
+
+/**
+ * A struct of `fields` that holds every other key as `rest` says, named `identifier`: Effect 3's
+ * `Schema.Struct(fields, rest)`, Effect 4's `Schema.StructWithRest(Schema.Struct(fields), [rest])`.
+ */
+export const StructWithRest = <Fields extends Schema.Struct.Fields, K extends Schema.Record.Key, V extends Schema.Top>(
+  fields: Fields,
+  rest: Schema.$Record<K, V>,
+  identifier: string
+): Schema.StructWithRest<Schema.Struct<Fields>, readonly [Schema.$Record<K, V>]> =>
+  Schema.StructWithRest(Schema.Struct(fields), [rest]).annotate({ identifier })
+
+/**
+ * A number that is a safe integer (at most 2^53 - 1 away from 0) and positive; `message` says what is wrong with a
+ * value that is not a safe integer.
+ */
+export const PositiveSafeInteger = (message: (actual: unknown) => string) =>
+  Schema.Number.check(
+    Schema.makeFilter((n: number) => Number.isSafeInteger(n) ? undefined : message(n)),
+    Schema.isGreaterThan(0)
+  )
+
+/** A string matching `pattern`, `message` the failure's. */
+export const Matching = (pattern: RegExp, message: string) =>
+  Schema.String.check(Schema.isPattern(pattern, { message }))
