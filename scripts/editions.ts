@@ -34,16 +34,7 @@ const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
  */
 export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   streams: "all",
-  core: [
-    "Decoder.ts",
-    "Envelope.ts",
-    "ErpError.ts",
-    "JsonText.ts",
-    "ListQuery.ts",
-    "Page.ts",
-    "Partner.ts",
-    "internal/edition.ts"
-  ],
+  core: "all",
   client: [
     "Environment.ts",
     "index.ts",
