@@ -183,8 +183,8 @@ const decodeRawEnvelope = Edition.decodeUnknownResult(RawEnvelope)
  *
  * // A step that overflows the stack (as writing the error of a value nested 100,000 arrays deep can):
  * // a DecodeError all the same, not an exception
- * const overflow = (depth: number): number => overflow(depth + 1) + 1
- * const result = Envelope.catchThrows("partner/get", "data", () => Either.right(overflow(0)))
+ * const overflow = (depth: number): never => overflow(depth + 1)
+ * const result = Envelope.catchThrows("partner/get", "data", () => overflow(0))
  * if (Either.isLeft(result)) console.log(result.left.message)
  * // => partner/get: cannot decode data: the value cannot be checked (Maximum call stack size exceeded)
  * ```
