@@ -34,6 +34,7 @@ const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
  */
 export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   streams: "all",
+  core: "all",
   client: [
     "Environment.ts",
     "index.ts",

@@ -3,21 +3,18 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import type * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
-import * as SchemaAST from "effect/SchemaAST"
-import * as TypeCheck from "./internal/typeCheck.js"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as Edition from "./internal/edition.js"
 
 /**
  * @since 0.1.0
  * @category Models
  */
-export type Decoder<A> = (u: unknown) => Either.Either<A, ParseResult.ParseError>
+export type Decoder<A> = (u: unknown) => Edition.Result<A, Edition.SchemaError>
 
 /**
- * Whether decoding with this AST can only check, never change, its input: no transformation, declaration or
- * recursion anywhere in it (those are treated as "may transform", to be safe).
+ * Whether decoding with this AST can only check, never change, its input: no transformation (an encoding), declaration
+ * or recursion anywhere in it (those are treated as "may transform", to be safe).
  *
  * @example
  * ```ts
@@ -32,35 +29,19 @@ export type Decoder<A> = (u: unknown) => Either.Either<A, ParseResult.ParseError
  * @since 0.1.0
  * @category Decoding
  */
-export const isCheckOnly = (ast: SchemaAST.AST): boolean => {
-  switch (ast._tag) {
-    case "Transformation":
-    case "Declaration":
-    case "Suspend":
-      return false
-    case "Refinement":
-      return isCheckOnly(ast.from)
-    case "Union":
-      return ast.types.every(isCheckOnly)
-    case "TupleType":
-      return ast.elements.every((e) => isCheckOnly(e.type)) && ast.rest.every((r) => isCheckOnly(r.type))
-    case "TypeLiteral":
-      return ast.propertySignatures.every((p) => isCheckOnly(p.type)) &&
-        ast.indexSignatures.every((i) => isCheckOnly(i.type))
-    default:
-      return true
-  }
-}
+export const isCheckOnly: (ast: SchemaAST.AST) => boolean = Edition.isCheckOnly
 
-const cache = new WeakMap<Schema.Schema.Any, Decoder<any>>()
+const cache = new WeakMap<Edition.DecodableSchema, Decoder<any>>()
 
 /**
- * The decoder of a schema, built once and cached. Unknown fields are kept (`onExcessProperty: "preserve"`).
+ * The decoder of a schema, built once and cached. Fields the schema does not name are kept: the Effect 3 edition keeps
+ * every one (`onExcessProperty: "preserve"`), the Effect 4 edition those an index signature holds (the partner
+ * schemas have one for them).
  *
- * When the schema only checks (see `isCheckOnly`: e.g. `Partner`, whose refinements and brands do not change a
- * value), a valid input is returned as it is: same object, same key order, no copy per record, and it is checked by
- * a check compiled from the schema (equal to `Schema.is`, several times faster). Only an invalid input pays for the
- * full decoder, which builds the error.
+ * When the schema only checks (see `isCheckOnly`: e.g. `Partner`, whose checks and brands do not change a value), a
+ * valid input is returned as it is: same object, same key order, no copy per record, checked by a check equal to
+ * `Schema.is` (Effect 4 compiles `Schema.is`; the Effect 3 edition compiles its own, as Effect 3's interprets the
+ * schema for every value). Only an invalid input pays for the full decoder, which builds the error.
  *
  * @example
  * ```ts
@@ -77,15 +58,14 @@ const cache = new WeakMap<Schema.Schema.Any, Decoder<any>>()
  * @since 0.1.0
  * @category Constructors
  */
-export const make = <A, I>(schema: Schema.Schema<A, I>): Decoder<A> => {
+export const make = <S extends Edition.DecodableSchema>(schema: S): Decoder<S["Type"]> => {
   const cached = cache.get(schema)
   if (cached !== undefined) return cached
-  const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
-  let decoder: Decoder<A> = decode
+  const decode: Decoder<S["Type"]> = Edition.decodeKeepingFields(schema)
+  let decoder = decode
   if (isCheckOnly(schema.ast)) {
-    // A compiled check where the schema allows it (see internal/typeCheck.ts), `Schema.is` otherwise.
-    const is = TypeCheck.compile(SchemaAST.typeAST(schema.ast)) ?? Schema.is(schema)
-    decoder = (u) => is(u) ? Either.right(u as A) : decode(u)
+    const is = Edition.checkOf(schema)
+    decoder = (u) => is(u) ? Edition.Result.succeed(u as S["Type"]) : decode(u)
   }
   cache.set(schema, decoder)
   return decoder

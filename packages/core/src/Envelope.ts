@@ -1,13 +1,14 @@
 /**
- * The response envelope shared by every endpoint, and the one place where a body becomes data or a typed error.
+ * The response envelope shared by every endpoint, and the one place where a body becomes data or a typed error. The
+ * rules (what `result.code` and `result.message` mean, how paths read) are `@erp-client/kernel/Envelope`'s; this module
+ * decodes with the edition's `Schema`.
  *
  * @since 0.1.0
  */
 import * as Rules from "@erp-client/kernel/Envelope"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { ApiError, DecodeError, NotFound, Unauthorized } from "./ErpError.js"
+import * as Edition from "./internal/edition.js"
 
 /**
  * `result` of the envelope: `code` 1 is success, 0 is an error described by `message`.
@@ -45,7 +46,7 @@ export type Result = typeof Result.Type
  * @since 0.1.0
  * @category Schemas
  */
-export const Envelope = <A, I, R>(data: Schema.Schema<A, I, R>) =>
+export const Envelope = <S extends Edition.AnySchema>(data: S) =>
   Schema.Struct({
     result: Result,
     data
@@ -103,22 +104,22 @@ export const toData = (
   endpoint: string,
   envelope: RawEnvelope,
   selector?: string
-): Either.Either<unknown, Unauthorized | NotFound | ApiError> => {
+): Edition.Result<unknown, Unauthorized | NotFound | ApiError> => {
   const { code, message } = envelope.result
   switch (Rules.verdict(code, message)) {
     case "Data":
-      return Either.right(envelope.data)
+      return Edition.Result.succeed(envelope.data)
     case "Unauthorized":
-      return Either.left(new Unauthorized({ endpoint }))
+      return Edition.Result.fail(new Unauthorized({ endpoint }))
     case "NotFound":
-      return Either.left(new NotFound(selector === undefined ? { endpoint } : { endpoint, selector }))
+      return Edition.Result.fail(new NotFound(selector === undefined ? { endpoint } : { endpoint, selector }))
     case "ApiError":
-      return Either.left(new ApiError({ endpoint, code, serverMessage: message }))
+      return Edition.Result.fail(new ApiError({ endpoint, code, serverMessage: message }))
   }
 }
 
 /**
- * Formats the path of a parse issue the way a reader finds it in the body: `data[3].tax_number`.
+ * Formats the path of a schema issue the way a reader finds it in the body: `data[3].tax_number`.
  *
  * @example
  * ```ts
@@ -134,16 +135,16 @@ export const toData = (
 export const formatPath: (prefix: string, path: ReadonlyArray<PropertyKey>) => string = Rules.formatPath
 
 /**
- * Builds a `DecodeError` from a parse error: the first issue's path (under `prefix`) and message.
+ * Builds a `DecodeError` from a schema error: the first issue's path (under `prefix`) and message.
  *
  * @example
  * ```ts
- * import { Envelope, Partner } from "@erp-client/core"
- * import { Either, Schema } from "effect"
+ * import { Decoder, Envelope, Partner } from "@erp-client/core"
+ * import { Either } from "effect"
  *
  * // A partner/get record that strays from the contract, named by its path in the body
  * const record = { id: 7, company_name: "Kovács Kft.", tax_number: "HU12345678" }
- * const checked = Schema.decodeUnknownEither(Partner.StrictPartner)(record)
+ * const checked = Decoder.make(Partner.StrictPartner)(record)
  * if (Either.isLeft(checked)) {
  *   const error = Envelope.decodeErrorFrom("partner/get", "data", checked.left)
  *   console.log(error.path) // => data.tax_number
@@ -156,41 +157,34 @@ export const formatPath: (prefix: string, path: ReadonlyArray<PropertyKey>) => s
 export const decodeErrorFrom = (
   endpoint: string,
   prefix: string,
-  error: ParseResult.ParseError,
+  error: Edition.SchemaError,
   extra?: { readonly offset?: number; readonly recordId?: unknown }
 ): DecodeError => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const first = issues[0]
+  const first = Edition.firstIssue(error)
   return new DecodeError({
     endpoint,
-    path: formatPath(prefix, first?.path ?? []),
-    reason: first?.message ?? error.message,
+    path: formatPath(prefix, first.path),
+    reason: first.message,
     ...extra
   })
 }
 
-const decodeRawEnvelope = Schema.decodeUnknownEither(RawEnvelope, { onExcessProperty: "ignore" })
+const decodeRawEnvelope = Edition.decodeUnknownResult(RawEnvelope)
 
 /**
- * Runs a decoding step and turns anything it throws into a `DecodeError`. Schema's messages print the offending
- * value, and a hostile body nested a hundred thousand levels deep overflows the stack there: that must end as a
- * typed error like any other bad body, not as an exception.
+ * Runs a decoding step and turns anything it throws into a `DecodeError`: a hostile body nested a hundred thousand
+ * levels deep can overflow the stack while its error is written, and that must end as a typed error like any other
+ * bad body, not as an exception.
  *
  * @example
  * ```ts
- * import { Envelope, Partner } from "@erp-client/core"
- * import { Either, Schema } from "effect"
+ * import { Envelope } from "@erp-client/core"
+ * import { Either } from "effect"
  *
- * // A company name nested 100,000 arrays deep overflows the stack while the error is written:
+ * // A step that overflows the stack (as writing the error of a value nested 100,000 arrays deep can):
  * // a DecodeError all the same, not an exception
- * let companyName: unknown = "Kovács Kft."
- * for (let i = 0; i < 100_000; i++) companyName = [companyName]
- * const decodePartner = Schema.decodeUnknownEither(Partner.Partner)
- * const result = Envelope.catchThrows("partner/get", "data", () =>
- *   Either.mapLeft(
- *     decodePartner({ id: 7, company_name: companyName }),
- *     (error) => Envelope.decodeErrorFrom("partner/get", "data", error)
- *   ))
+ * const overflow = (depth: number): never => overflow(depth + 1)
+ * const result = Envelope.catchThrows("partner/get", "data", () => overflow(0))
  * if (Either.isLeft(result)) console.log(result.left.message)
  * // => partner/get: cannot decode data: the value cannot be checked (Maximum call stack size exceeded)
  * ```
@@ -201,12 +195,12 @@ const decodeRawEnvelope = Schema.decodeUnknownEither(RawEnvelope, { onExcessProp
 export const catchThrows = <A>(
   endpoint: string,
   path: string,
-  step: () => Either.Either<A, DecodeError>
-): Either.Either<A, DecodeError> => {
+  step: () => Edition.Result<A, DecodeError>
+): Edition.Result<A, DecodeError> => {
   try {
     return step()
   } catch (cause) {
-    return Either.left(new DecodeError({ endpoint, path, reason: Rules.uncheckable(cause) }))
+    return Edition.Result.fail(new DecodeError({ endpoint, path, reason: Rules.uncheckable(cause) }))
   }
 }
 
@@ -232,13 +226,13 @@ export const catchThrows = <A>(
  * @since 0.1.0
  * @category Decoding
  */
-export const parseBody = (endpoint: string, body: string): Either.Either<RawEnvelope, DecodeError> => {
+export const parseBody = (endpoint: string, body: string): Edition.Result<RawEnvelope, DecodeError> => {
   const json = Rules.parseJson(body)
-  if (!json.ok) return Either.left(new DecodeError({ endpoint, path: "", reason: json.reason }))
+  if (!json.ok) return Edition.Result.fail(new DecodeError({ endpoint, path: "", reason: json.reason }))
   return catchThrows(
     endpoint,
     "",
-    () => Either.mapLeft(decodeRawEnvelope(json.value), (error) => decodeErrorFrom(endpoint, "", error))
+    () => Edition.Result.mapError(decodeRawEnvelope(json.value), (error) => decodeErrorFrom(endpoint, "", error))
   )
 }
 
@@ -265,21 +259,21 @@ export const parseBody = (endpoint: string, body: string): Either.Either<RawEnve
 export const decodeEnvelope = <A>(
   endpoint: string,
   envelope: RawEnvelope,
-  decodeData: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
+  decodeData: (u: unknown) => Edition.Result<A, Edition.SchemaError>,
   selector?: string
-): Either.Either<A, DecodeError | Unauthorized | NotFound | ApiError> =>
-  Either.flatMap(
+): Edition.Result<A, DecodeError | Unauthorized | NotFound | ApiError> =>
+  Edition.Result.flatMap(
     toData(endpoint, envelope, selector),
     (data) =>
       catchThrows(
         endpoint,
         "data",
-        () => Either.mapLeft(decodeData(data), (error) => decodeErrorFrom(endpoint, "data", error))
+        () => Edition.Result.mapError(decodeData(data), (error) => decodeErrorFrom(endpoint, "data", error))
       )
   )
 
 /**
- * A body decoded all the way: JSON, envelope, error report, then `data` against `schema`.
+ * A body decoded all the way: JSON, envelope, error report, then `data` against the decoder.
  *
  * @example
  * ```ts
@@ -305,7 +299,10 @@ export const decodeEnvelope = <A>(
 export const decodeBody = <A>(
   endpoint: string,
   body: string,
-  decodeData: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
+  decodeData: (u: unknown) => Edition.Result<A, Edition.SchemaError>,
   selector?: string
-): Either.Either<A, DecodeError | Unauthorized | NotFound | ApiError> =>
-  Either.flatMap(parseBody(endpoint, body), (envelope) => decodeEnvelope(endpoint, envelope, decodeData, selector))
+): Edition.Result<A, DecodeError | Unauthorized | NotFound | ApiError> =>
+  Edition.Result.flatMap(
+    parseBody(endpoint, body),
+    (envelope) => decodeEnvelope(endpoint, envelope, decodeData, selector)
+  )

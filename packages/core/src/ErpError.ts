@@ -1,7 +1,8 @@
 /**
  * The typed failures of the ERP API v2 client: every way a call can fail is one of these values.
  *
- * None of them carries the request, its headers or the API key: only the endpoint and what went wrong.
+ * None of them carries the request, its headers or the API key: only the endpoint and what went wrong. The messages
+ * are `@erp-client/kernel/ErrorText`'s, so both editions word them alike.
  *
  * @since 0.1.0
  */

@@ -15,7 +15,7 @@
  */
 import * as Kernel from "@erp-client/kernel/JsonText"
 import * as Data from "effect/Data"
-import * as Either from "effect/Either"
+import * as Edition from "./internal/edition.js"
 
 /**
  * A text that is not JSON, or not of the shape asked for: where (a character index into the text) and why.
@@ -53,8 +53,8 @@ export type DataText = Kernel.DataText
  */
 export type Member = Kernel.Member
 
-const either = <A>(read: Kernel.Read<A>): Either.Either<A, JsonTextError> =>
-  read.ok ? Either.right(read.value) : Either.left(new JsonTextError(read.failure))
+const result = <A>(read: Kernel.Read<A>): Edition.Result<A, JsonTextError> =>
+  read.ok ? Edition.Result.succeed(read.value) : Edition.Result.fail(new JsonTextError(read.failure))
 
 /**
  * The text of one JSON value, compact (whitespace outside strings removed), otherwise as written; or why it is not
@@ -73,7 +73,7 @@ const either = <A>(read: Kernel.Read<A>): Either.Either<A, JsonTextError> =>
  * @since 0.1.0
  * @category Reading
  */
-export const compact = (text: string): Either.Either<string, JsonTextError> => either(Kernel.compact(text))
+export const compact = (text: string): Edition.Result<string, JsonTextError> => result(Kernel.compact(text))
 
 /**
  * The members of one object, from its text, in the order written (a repeated key appears each time; `JSON.parse`
@@ -96,8 +96,8 @@ export const compact = (text: string): Either.Either<string, JsonTextError> => e
  * @since 0.1.0
  * @category Reading
  */
-export const members = (text: string): Either.Either<ReadonlyArray<Member>, JsonTextError> =>
-  either(Kernel.members(text))
+export const members = (text: string): Edition.Result<ReadonlyArray<Member>, JsonTextError> =>
+  result(Kernel.members(text))
 
 /**
  * Whether `JSON.stringify(JSON.parse(text))` writes every number token, key order and string of `text` as written,
@@ -144,4 +144,4 @@ export const isPlain: (text: string) => boolean = Kernel.isPlain
  * @since 0.1.0
  * @category Reading
  */
-export const dataText = (body: string): Either.Either<DataText, JsonTextError> => either(Kernel.dataText(body))
+export const dataText = (body: string): Edition.Result<DataText, JsonTextError> => result(Kernel.dataText(body))

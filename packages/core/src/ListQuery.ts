@@ -4,8 +4,8 @@
  * @since 0.1.0
  */
 import * as Kernel from "@erp-client/kernel/ListQuery"
-import * as Either from "effect/Either"
 import { InvalidRequest } from "./ErpError.js"
+import * as Edition from "./internal/edition.js"
 
 /**
  * A value a condition can compare with. Booleans are sent as `1` / `0`, the form the contract shows.
@@ -30,7 +30,7 @@ export type Conditions = Kernel.Conditions
 export type ListQuery = Kernel.ListQuery
 
 /**
- * A kernel check's answer as an `Either`, its refusal the `InvalidRequest` of `endpoint`.
+ * A kernel check's answer as a `Result` (Effect 3's `Either`), its refusal the `InvalidRequest` of `endpoint`.
  *
  * @example
  * ```ts
@@ -45,8 +45,10 @@ export type ListQuery = Kernel.ListQuery
  * @since 0.1.0
  * @category Validation
  */
-export const checked = <A>(endpoint: string, check: Kernel.Checked<A>): Either.Either<A, InvalidRequest> =>
-  check.ok ? Either.right(check.value) : Either.left(new InvalidRequest({ endpoint, reason: check.reason }))
+export const checked = <A>(endpoint: string, check: Kernel.Checked<A>): Edition.Result<A, InvalidRequest> =>
+  check.ok
+    ? Edition.Result.succeed(check.value)
+    : Edition.Result.fail(new InvalidRequest({ endpoint, reason: check.reason }))
 
 /**
  * Encodes a condition value the way the server compares it.
@@ -90,7 +92,7 @@ export const conditionValue: (value: ConditionValue) => string = Kernel.conditio
 export const validateConditions = (
   endpoint: string,
   where: Conditions | undefined
-): Either.Either<ReadonlyArray<readonly [string, string]>, InvalidRequest> =>
+): Edition.Result<ReadonlyArray<readonly [string, string]>, InvalidRequest> =>
   checked(endpoint, Kernel.checkConditions(where))
 
 /**
@@ -113,7 +115,7 @@ export const validatePaging = (
   endpoint: string,
   offset: number,
   count: number
-): Either.Either<void, InvalidRequest> => checked(endpoint, Kernel.checkPaging(offset, count))
+): Edition.Result<void, InvalidRequest> => checked(endpoint, Kernel.checkPaging(offset, count))
 
 /**
  * The query parameters of one page, in the order the contract lists them. `list_offset` and `list_count` are
@@ -140,4 +142,4 @@ export const validatePaging = (
 export const toParams = (
   endpoint: string,
   query: ListQuery
-): Either.Either<ReadonlyArray<readonly [string, string]>, InvalidRequest> => checked(endpoint, Kernel.toParams(query))
+): Edition.Result<ReadonlyArray<readonly [string, string]>, InvalidRequest> => checked(endpoint, Kernel.toParams(query))

@@ -6,10 +6,9 @@
  * @since 0.1.0
  */
 import * as Kernel from "@erp-client/kernel/Page"
-import * as Either from "effect/Either"
-import type * as ParseResult from "effect/ParseResult"
 import { catchThrows, decodeErrorFrom } from "./Envelope.js"
 import { DecodeError } from "./ErpError.js"
+import * as Edition from "./internal/edition.js"
 
 /**
  * A record that did not match the schema, kept whole so a sync can report it and lose nothing.
@@ -71,7 +70,7 @@ export interface DecodePageOptions<A> {
   /** The list endpoint the page came from, named in a `DecodeError`. */
   readonly endpoint: string
   /** Decodes one record: built once per schema (`Decoder.make(schema)`), not per call, as it runs for every record. */
-  readonly decodeRecord: (u: unknown) => Either.Either<A, ParseResult.ParseError>
+  readonly decodeRecord: (u: unknown) => Edition.Result<A, Edition.SchemaError>
   /** The `data` of the list response. */
   readonly data: unknown
   /** The offset the page was asked at (`list_offset`): each record is named by its own offset. */
@@ -89,7 +88,7 @@ export interface DecodePageOptions<A> {
 
 /**
  * Decodes the `data` of a list response into a page. `decodeRecord` should be built once per schema
- * (`Schema.decodeUnknownEither(schema)`), not per call: this runs for every record. `json`, when given, is the text of
+ * (`Decoder.make(schema)`), not per call: this runs for every record. `json`, when given, is the text of
  * each element of `data` as the server wrote it (`JsonText.dataText`): the page then carries the valid records' texts
  * (`Page.json`) and each invalid record's (`InvalidRecord.json`).
  *
@@ -114,15 +113,14 @@ export interface DecodePageOptions<A> {
  * })
  * if (Either.isRight(page)) {
  *   console.log(page.right.records.length) // => 2
- *   console.log(page.right.invalid[0]?.error.message)
- *   // => partner/list: cannot decode data[1].id (record at offset 51): is missing
+ *   console.log(page.right.invalid[0]?.error.path) // => data[1].id
  * }
  * ```
  *
  * @since 0.1.0
  * @category Decoding
  */
-export const decodePage = <A>(options: DecodePageOptions<A>): Either.Either<Page<A>, DecodeError> => {
+export const decodePage = <A>(options: DecodePageOptions<A>): Edition.Result<Page<A>, DecodeError> => {
   const { count, data, decodeRecord, endpoint, json, mode, offset } = options
   const page = Kernel.decodePage<A, DecodeError>({
     data,
@@ -135,17 +133,20 @@ export const decodePage = <A>(options: DecodePageOptions<A>): Either.Either<Page
         endpoint,
         `data[${i}]`,
         () =>
-          Either.mapLeft(
+          Edition.Result.mapError(
             decodeRecord(raw),
             (error) => decodeErrorFrom(endpoint, `data[${i}]`, error, { offset: offset + i, recordId: recordId() })
           )
       )
-      return Either.isRight(decoded) ? { ok: true, value: decoded.right } : { ok: false, error: decoded.left }
+      return Edition.Result.match(decoded, {
+        onSuccess: (value) => ({ ok: true as const, value }),
+        onFailure: (error) => ({ ok: false as const, error })
+      })
     }
   })
-  if (page.ok) return Either.right(page.value)
+  if (page.ok) return Edition.Result.succeed(page.value)
   const { refusal } = page
-  return Either.left(
+  return Edition.Result.fail(
     refusal._tag === "Record"
       ? refusal.error
       : new DecodeError({

@@ -24,6 +24,7 @@
 import * as Readings from "@erp-client/kernel/Partner"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Edition from "./internal/edition.js"
 
 /**
  * Identifier of a partner: a positive integer, exact as a number: at most `Number.MAX_SAFE_INTEGER` (2^53 - 1). A
@@ -33,17 +34,12 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category Schemas
  */
-export const PartnerId = Schema.Number.pipe(
-  Schema.int({
-    message: (issue) =>
-      Number.isInteger(issue.actual)
-        ? `an id past 2^53 - 1 (${Number.MAX_SAFE_INTEGER}) cannot be held exactly as a number, and is not read as ` +
-          "one that may name another partner"
-        : `expected an integer, got ${String(issue.actual)}`
-  }),
-  Schema.positive(),
-  Schema.brand("PartnerId")
-)
+export const PartnerId = Edition.PositiveSafeInteger((actual) =>
+  Number.isInteger(actual)
+    ? `an id past 2^53 - 1 (${Number.MAX_SAFE_INTEGER}) cannot be held exactly as a number, and is not read as ` +
+      "one that may name another partner"
+    : `expected an integer, got ${String(actual)}`
+).pipe(Schema.brand("PartnerId"))
 
 /**
  * @since 0.1.0
@@ -57,10 +53,7 @@ export type PartnerId = typeof PartnerId.Type
  * @since 0.1.0
  * @category Schemas
  */
-export const TaxNumber = Schema.String.pipe(
-  Schema.pattern(/^\d+(?:-\d+)*$/, {
-    message: () => "a tax number is groups of digits joined by hyphens"
-  }),
+export const TaxNumber = Edition.Matching(/^\d+(?:-\d+)*$/, "a tax number is groups of digits joined by hyphens").pipe(
   Schema.brand("TaxNumber")
 )
 
@@ -78,7 +71,7 @@ export type TaxNumber = typeof TaxNumber.Type
  * @since 0.1.0
  * @category Schemas
  */
-export const SentTaxNumber = Schema.NullOr(Schema.Union(Schema.String, Schema.Number))
+export const SentTaxNumber = Schema.NullOr(Edition.Union(Schema.String, Schema.Number))
 
 /**
  * The customer flag. The contract shows it only as a filter (`list_condition[is_customer]=1`), not its type in the
@@ -87,7 +80,12 @@ export const SentTaxNumber = Schema.NullOr(Schema.Union(Schema.String, Schema.Nu
  * @since 0.1.0
  * @category Schemas
  */
-export const CustomerFlag = Schema.Union(Schema.Literal(0, 1), Schema.Boolean, Schema.Literal("0", "1"), Schema.Null)
+export const CustomerFlag = Edition.Union(
+  Edition.Literals(0, 1),
+  Schema.Boolean,
+  Edition.Literals("0", "1"),
+  Schema.Null
+)
 
 /**
  * @since 0.1.0
@@ -96,7 +94,7 @@ export const CustomerFlag = Schema.Union(Schema.Literal(0, 1), Schema.Boolean, S
 export type CustomerFlag = typeof CustomerFlag.Type
 
 // Decoding never strips or rewrites what the server sent: every field the contract does not show is kept.
-const otherFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const otherFields = Edition.Record(Schema.String, Schema.Unknown)
 
 /**
  * A partner record as servers send it (see the module's description): only a positive integer `id` is required to
@@ -105,15 +103,16 @@ const otherFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })
  * @since 0.1.0
  * @category Schemas
  */
-export const Partner = Schema.Struct(
+export const Partner = Edition.StructWithRest(
   {
     id: PartnerId,
     company_name: Schema.NullOr(Schema.String),
     tax_number: Schema.optional(SentTaxNumber),
     is_customer: Schema.optional(CustomerFlag)
   },
-  otherFields
-).annotations({ identifier: "Partner" })
+  otherFields,
+  "Partner"
+)
 
 /**
  * @since 0.1.0
@@ -127,15 +126,16 @@ export type Partner = typeof Partner.Type
  * @since 0.1.0
  * @category Schemas
  */
-export const StrictPartner = Schema.Struct(
+export const StrictPartner = Edition.StructWithRest(
   {
     id: PartnerId,
     company_name: Schema.NonEmptyString,
     tax_number: TaxNumber,
-    is_customer: Schema.optional(Schema.Union(Schema.Literal(0, 1), Schema.Boolean, Schema.Literal("0", "1")))
+    is_customer: Schema.optional(Edition.Union(Edition.Literals(0, 1), Schema.Boolean, Edition.Literals("0", "1")))
   },
-  otherFields
-).annotations({ identifier: "StrictPartner" })
+  otherFields,
+  "StrictPartner"
+)
 
 /**
  * @since 0.1.0
@@ -183,5 +183,7 @@ export const isCustomer = (partner: Partner): boolean => Readings.isCustomerFlag
  * @since 0.1.0
  * @category Accessors
  */
-export const taxNumberOf = (partner: Partner): Option.Option<string> =>
-  Option.fromNullable(Readings.taxNumberText(partner.tax_number))
+export const taxNumberOf = (partner: Partner): Option.Option<string> => {
+  const text = Readings.taxNumberText(partner.tax_number)
+  return text === undefined ? Option.none() : Option.some(text)
+}

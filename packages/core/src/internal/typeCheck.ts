@@ -1,3 +1,4 @@
+// Effect 3 only: a compiled `Schema.is` for Effect 3's schemas (Effect 4 compiles its own).
 /**
  * A compiled type check for the schemas that only check their input, equal to `Schema.is` (a property test holds the
  * two side by side: packages/core/test/Decoder.test.ts).
