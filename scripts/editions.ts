@@ -41,7 +41,8 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/executor.ts",
     "internal/inFlight.ts",
     "internal/limiter.ts",
-    "internal/observe.ts"
+    "internal/observe.ts",
+    "internal/transport.ts"
   ],
   otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"]
 }
