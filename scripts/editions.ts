@@ -47,7 +47,15 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/observe.ts",
     "internal/transport.ts"
   ],
-  otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"]
+  otel: [
+    "ErpTelemetry.ts",
+    "Variables.ts",
+    "internal/collector.ts",
+    "internal/collectorGuard.ts",
+    "internal/otelSettings.ts",
+    "internal/otlpShape.ts",
+    "internal/shape.ts"
+  ]
 }
 
 /**
