@@ -446,9 +446,8 @@ export const layer = (
  * The client with its options read through `Config`: from the environment by default (`ErpConfig.fromEnv`, the
  * variables in `Environment.client`), or from any structure of `Config` values, e.g.
  * `{ baseUrl: Config.string("CRM_ERP_URL"), apiKey: Config.redacted("CRM_ERP_KEY") }` (Effect 4: `Config.String`,
- * `Config.Redacted`). Like `layer`, it needs the
- * limiter and the HttpClient: for everything from the environment, the limit in memory,
- * `ErpClient.layerConfig().pipe(Layer.provide(ErpRateLimiter.layerConfig()))`.
+ * `Config.Redacted`). Like `layer`, it needs the limiter and the HttpClient: for everything from the environment, the
+ * limit in memory, `ErpClient.layerConfig().pipe(Layer.provide(ErpRateLimiter.layerConfig()))`.
  *
  * @example
  * ```ts

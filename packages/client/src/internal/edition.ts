@@ -227,7 +227,10 @@ export const literals = <const L extends readonly [string, ...Array<string>]>(va
 export const requestUrl = (request: HttpClientRequest.HttpClientRequest, baseUrl: string): URL | undefined =>
   Option.getOrUndefined(HttpClientRequest.toUrl(HttpClientRequest.prependUrl(request, baseUrl)))
 
-/** What an `HttpClientError` was: the request could not be built (`reason` says why), the connection failed, or the body broke off. */
+/**
+ * What an `HttpClientError` was: the request could not be built (`reason` says why), the connection failed, or the
+ * body broke off.
+ */
 export type HttpFailure =
   | { readonly _tag: "Build"; readonly reason: string }
   | { readonly _tag: "Connection"; readonly description: string | undefined }

@@ -197,7 +197,10 @@ export const requestUrl = (request: HttpClientRequest.HttpClientRequest, baseUrl
     Url.make(request.url.startsWith(baseUrl) ? request.url : baseUrl + request.url, request.urlParams, undefined)
   )
 
-/** What an `HttpClientError` was: the request could not be built (`reason` says why), the connection failed, or the body broke off. */
+/**
+ * What an `HttpClientError` was: the request could not be built (`reason` says why), the connection failed, or the
+ * body broke off.
+ */
 export type HttpFailure =
   | { readonly _tag: "Build"; readonly reason: string }
   | { readonly _tag: "Connection"; readonly description: string | undefined }
