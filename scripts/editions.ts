@@ -52,6 +52,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "Variables.ts",
     "internal/collector.ts",
     "internal/collectorGuard.ts",
+    "internal/exporting.ts",
     "internal/otelSettings.ts",
     "internal/otlpShape.ts",
     "internal/shape.ts"

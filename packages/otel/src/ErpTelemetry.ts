@@ -15,6 +15,7 @@ import * as Collector from "./internal/collector.js"
 import * as CollectorGuard from "./internal/collectorGuard.js"
 import { configString, type DurationInput, type LogLevelName, toMillis, unwrapScoped } from "./internal/edition.js"
 import * as Exporters from "./internal/exporters.js"
+import * as Exporting from "./internal/exporting.js"
 import * as OtelSettings from "./internal/otelSettings.js"
 import type * as Shape from "./internal/shape.js"
 import * as Variables from "./Variables.js"
@@ -210,15 +211,14 @@ export const layer = (options: Options = {}): Layer.Layer<never> =>
       program: options.scope ?? { name: settings.serviceName, version: settings.serviceVersion }
     }
     const collector = Collector.make({ onFailure })
-    const layers = yield* Exporters.make({
-      settings,
+    const layers = yield* Exporters.make(Exporting.plan(settings, {
       resource,
-      scopes,
-      runtimeMetrics: options.runtimeMetrics === true,
-      logLevel: options.logLevel,
       shutdownMillis,
+      logLevel: options.logLevel,
+      runtimeMetrics: options.runtimeMetrics === true,
+      scopes,
       collector
-    })
+    }))
     // Added last, run first when the program ends: from then on the last exports share the shutdown budget.
     yield* Effect.addFinalizer(() => collector.shutdown(shutdownMillis))
     return layers.length === 0 ? Layer.empty : Layer.mergeAll(layers[0]!, ...layers.slice(1))

@@ -1,12 +1,11 @@
 // Per edition: the OTLP exporters, effect/observability's here, @effect/opentelemetry's in the Effect 3 edition.
 /**
- * The exporters `ErpTelemetry.layer` starts, as its settings say: each sends on the collector's guarded HttpClient
- * and encodes through the shaping serialization (`shape.ts`), reading no variables of its own. The Effect 4 edition's
- * are `effect/observability`'s, riding on `effect/http`'s fetch client.
+ * The exporters `ErpTelemetry.layer` starts, as its plan says (`exporting.ts`): each sends on the collector's guarded
+ * HttpClient and encodes through the shaping serialization (`shape.ts`), reading no variables of its own. The Effect 4
+ * edition's are `effect/observability`'s, riding on `effect/http`'s fetch client.
  */
 import * as ConfigProvider from "effect/ConfigProvider"
 import type * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
@@ -21,26 +20,9 @@ import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
 import type * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
-import type * as Collector from "./collector.js"
-import type { LogLevelName } from "./edition.js"
+import type * as Exporting from "./exporting.js"
 import type * as OtelSettings from "./otelSettings.js"
 import * as Shape from "./shape.js"
-
-/** What the exporters are started with. */
-export interface Input {
-  readonly settings: OtelSettings.Resolved
-  readonly resource: {
-    readonly serviceName: string
-    readonly serviceVersion: string | undefined
-    readonly attributes: Readonly<Record<string, unknown>>
-  }
-  readonly scopes: Shape.Scopes
-  readonly runtimeMetrics: boolean
-  /** The least level of the log records sent (default `Warn`). */
-  readonly logLevel: LogLevelName | undefined
-  readonly shutdownMillis: number
-  readonly collector: Collector.Collector
-}
 
 // Each exporter reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME itself: they are given the resolved resource, and
 // no variables.
@@ -53,23 +35,17 @@ const serviceOf = <I, S>(key: Context.Key<I, S>, layer: Layer.Layer<I>): Effect.
  * The exporters' layers (a logger, the runtime metrics, a tracer), their exporters started in the layer's scope. Made
  * in this order, they flush at the end in the reverse: spans first, then metrics, then log records.
  */
-export const make = (
-  { collector, logLevel, resource, runtimeMetrics, scopes, settings, shutdownMillis }: Input
-): Effect.Effect<Array<Layer.Layer<never>>, never, Scope.Scope> =>
+export const make = (plan: Exporting.Plan): Effect.Effect<Array<Layer.Layer<never>>, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const { collector, runtimeMetrics, scopes } = plan
     const fetch = yield* serviceOf(HttpClient.HttpClient, FetchHttpClient.layer)
     const encodings = {
       "http/protobuf": yield* serviceOf(OtlpSerialization.OtlpSerialization, OtlpSerialization.layerProtobuf),
       "http/json": yield* serviceOf(OtlpSerialization.OtlpSerialization, OtlpSerialization.layerJson)
     }
-    // The exporters need a registry of their flushes; the layer keeps it to itself and provides nothing, as the Effect 3
-    // edition's (a `flush` of the program's would wait out each export's timeout, not the shutdown budget).
+    // The exporters need a registry of their flushes; the layer keeps it to itself and provides nothing, as the
+    // Effect 3 edition's (a `flush` of the program's would wait out each export's timeout, not the shutdown budget).
     const flusher = yield* serviceOf(OtlpExporter.Flusher, OtlpExporter.layerFlusher)
-    const common = {
-      resource,
-      // A backstop: the collector's guard gives up within the budget.
-      shutdownTimeout: Duration.millis(shutdownMillis + 500)
-    }
     const build = <A>(
       destination: OtelSettings.Destination,
       make: Effect.Effect<
@@ -89,45 +65,20 @@ export const make = (
       )
 
     const layers: Array<Layer.Layer<never>> = []
-    if (settings.logs !== undefined) {
-      const minimum = logLevel ?? "Warn"
-      const otlp = yield* build(
-        settings.logs,
-        OtlpLogger.make({
-          ...common,
-          url: settings.logs.url,
-          headers: settings.logs.headers,
-          exportInterval: Duration.millis(settings.logIntervalMillis)
-        })
-      )
+    if (plan.logs !== undefined) {
+      const minimum = plan.logLevel ?? "Warn"
+      const otlp = yield* build(plan.logs.destination, OtlpLogger.make(plan.logs.options))
       const logger = Logger.make<unknown, void>((entry) => {
         if (LogLevel.isGreaterThanOrEqualTo(entry.logLevel, minimum)) otlp.log(entry)
       })
       layers.push(Logger.layer([logger], { mergeWithExisting: true }))
     }
-    if (settings.metrics !== undefined) {
-      yield* build(
-        settings.metrics,
-        OtlpMetrics.make({
-          ...common,
-          url: settings.metrics.url,
-          headers: settings.metrics.headers,
-          exportInterval: Duration.millis(settings.metricIntervalMillis)
-        })
-      )
+    if (plan.metrics !== undefined) {
+      yield* build(plan.metrics.destination, OtlpMetrics.make(plan.metrics.options))
       if (runtimeMetrics) layers.push(Metric.enableRuntimeMetricsLayer)
     }
-    if (settings.traces !== undefined) {
-      const tracer = yield* build(
-        settings.traces,
-        OtlpTracer.make({
-          ...common,
-          url: settings.traces.url,
-          headers: settings.traces.headers,
-          exportInterval: Duration.millis(settings.traceIntervalMillis),
-          maxBatchSize: settings.traceBatchSize
-        })
-      )
+    if (plan.traces !== undefined) {
+      const tracer = yield* build(plan.traces.destination, OtlpTracer.make(plan.traces.options))
       layers.push(Layer.succeed(Tracer.Tracer, tracer))
     }
     return layers

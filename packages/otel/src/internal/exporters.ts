@@ -1,8 +1,8 @@
 // Per edition: the OTLP exporters, @effect/opentelemetry's here, effect/observability's in the Effect 4 edition.
 /**
- * The exporters `ErpTelemetry.layer` starts, as its settings say: each sends on the collector's guarded HttpClient
- * and encodes through the shaping serialization (`shape.ts`), reading no variables of its own. The Effect 3 edition's
- * are `@effect/opentelemetry`'s, riding on `@effect/platform`'s fetch client.
+ * The exporters `ErpTelemetry.layer` starts, as its plan says (`exporting.ts`): each sends on the collector's guarded
+ * HttpClient and encodes through the shaping serialization (`shape.ts`), reading no variables of its own. The Effect 3
+ * edition's are `@effect/opentelemetry`'s, riding on `@effect/platform`'s fetch client.
  */
 import * as OtlpLogger from "@effect/opentelemetry/OtlpLogger"
 import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
@@ -11,33 +11,15 @@ import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as ConfigProvider from "effect/ConfigProvider"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as RuntimeFlags from "effect/RuntimeFlags"
 import type * as Scope from "effect/Scope"
-import type * as Collector from "./collector.js"
-import type { LogLevelName } from "./edition.js"
+import type * as Exporting from "./exporting.js"
 import type * as OtelSettings from "./otelSettings.js"
 import * as Shape from "./shape.js"
-
-/** What the exporters are started with. */
-export interface Input {
-  readonly settings: OtelSettings.Resolved
-  readonly resource: {
-    readonly serviceName: string
-    readonly serviceVersion: string | undefined
-    readonly attributes: Readonly<Record<string, unknown>>
-  }
-  readonly scopes: Shape.Scopes
-  readonly runtimeMetrics: boolean
-  /** The least level of the log records sent (default `Warning`). */
-  readonly logLevel: LogLevelName | undefined
-  readonly shutdownMillis: number
-  readonly collector: Collector.Collector
-}
 
 const serializationOf = (protocol: OtelSettings.Protocol) =>
   Effect.provide(
@@ -53,10 +35,9 @@ const noVariables = ConfigProvider.fromMap(new Map())
  * The exporters' layers (a logger, the runtime metrics, a tracer), their exporters started in the layer's scope. Made
  * in this order, they flush at the end in the reverse: spans first, then metrics, then log records.
  */
-export const make = (
-  { collector, logLevel, resource, runtimeMetrics, scopes, settings, shutdownMillis }: Input
-): Effect.Effect<Array<Layer.Layer<never>>, never, Scope.Scope> =>
+export const make = (plan: Exporting.Plan): Effect.Effect<Array<Layer.Layer<never>>, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const { collector, runtimeMetrics, scopes } = plan
     const fetch = yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
     const serving = (destination: OtelSettings.Destination) =>
       Effect.map(serializationOf(destination.protocol), (encode) =>
@@ -64,11 +45,6 @@ export const make = (
           Layer.succeed(HttpClient.HttpClient, collector.guard(fetch, destination.timeoutMillis)),
           Layer.succeed(OtlpSerialization.OtlpSerialization, Shape.serialization(encode, { runtimeMetrics, scopes }))
         ))
-    const common = {
-      resource,
-      // A backstop: the collector's guard gives up within the budget.
-      shutdownTimeout: Duration.millis(shutdownMillis + 500)
-    }
     const build = <A>(
       destination: OtelSettings.Destination,
       make: Effect.Effect<A, never, HttpClient.HttpClient | OtlpSerialization.OtlpSerialization | Scope.Scope>
@@ -79,42 +55,17 @@ export const make = (
       )
 
     const layers: Array<Layer.Layer<never>> = []
-    if (settings.logs !== undefined) {
-      const minimum = LogLevel.fromLiteral(logLevel ?? "Warning")
-      const logger = yield* build(
-        settings.logs,
-        OtlpLogger.make({
-          ...common,
-          url: settings.logs.url,
-          headers: settings.logs.headers,
-          exportInterval: Duration.millis(settings.logIntervalMillis)
-        })
-      )
+    if (plan.logs !== undefined) {
+      const minimum = LogLevel.fromLiteral(plan.logLevel ?? "Warning")
+      const logger = yield* build(plan.logs.destination, OtlpLogger.make(plan.logs.options))
       layers.push(Logger.add(Logger.filterLogLevel(logger, LogLevel.greaterThanEqual(minimum))))
     }
-    if (settings.metrics !== undefined) {
-      yield* build(
-        settings.metrics,
-        OtlpMetrics.make({
-          ...common,
-          url: settings.metrics.url,
-          headers: settings.metrics.headers,
-          exportInterval: Duration.millis(settings.metricIntervalMillis)
-        })
-      )
+    if (plan.metrics !== undefined) {
+      yield* build(plan.metrics.destination, OtlpMetrics.make(plan.metrics.options))
       if (runtimeMetrics) layers.push(RuntimeFlags.enableRuntimeMetrics)
     }
-    if (settings.traces !== undefined) {
-      const tracer = yield* build(
-        settings.traces,
-        OtlpTracer.make({
-          ...common,
-          url: settings.traces.url,
-          headers: settings.traces.headers,
-          exportInterval: Duration.millis(settings.traceIntervalMillis),
-          maxBatchSize: settings.traceBatchSize
-        })
-      )
+    if (plan.traces !== undefined) {
+      const tracer = yield* build(plan.traces.destination, OtlpTracer.make(plan.traces.options))
       layers.push(Layer.setTracer(tracer))
     }
     return layers
