@@ -37,14 +37,27 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   core: "all",
   client: [
     "Environment.ts",
+    "ErpClient.ts",
+    "ErpConfig.ts",
     "index.ts",
     "internal/calls.ts",
+    "internal/cancel.ts",
     "internal/executor.ts",
     "internal/inFlight.ts",
     "internal/limiter.ts",
-    "internal/observe.ts"
+    "internal/observe.ts",
+    "internal/transport.ts"
   ],
-  otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"]
+  otel: [
+    "ErpTelemetry.ts",
+    "Variables.ts",
+    "internal/collector.ts",
+    "internal/collectorGuard.ts",
+    "internal/exporting.ts",
+    "internal/otelSettings.ts",
+    "internal/otlpShape.ts",
+    "internal/shape.ts"
+  ]
 }
 
 /**
@@ -79,7 +92,12 @@ export const EXAMPLE_RENAMES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\.left\b/g, ".failure"],
   // The platform's services and the in-memory store, in examples that provide them.
   [/\bNodeContext\b/g, "NodeServices"],
-  [/import \{ KeyValueStore \} from "@effect\/platform"/g, "import { KeyValueStore } from \"effect/persistence\""]
+  [/import \{ KeyValueStore \} from "@effect\/platform"/g, "import { KeyValueStore } from \"effect/persistence\""],
+  [/import \{ FetchHttpClient \} from "@effect\/platform"/g, "import { FetchHttpClient } from \"effect/http\""],
+  // A fiber's value set for one effect, and the settings read from the environment, under Effect 4's names.
+  [/\bEffect\.locally\b/g, "Effect.provideService"],
+  [/\bConfig\.string\b/g, "Config.String"],
+  [/\bConfig\.redacted\b/g, "Config.Redacted"]
 ]
 
 const banner = (source: string): string => `// Generated from ${source} by scripts/editions.ts: edit that file.`

@@ -5,9 +5,6 @@
  *
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type {
   ApiError,
   DecodeError,
@@ -26,22 +23,30 @@ import type * as Page from "@erp-client/core/Page"
 import * as Slots from "@erp-client/kernel/Slots"
 import type * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
-import type * as FiberRef from "effect/FiberRef"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type * as Schema from "effect/Schema"
 import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
 import * as Calls from "./internal/calls.js"
 import * as Cancel from "./internal/cancel.js"
+import {
+  type ConfigError,
+  type ConfigWrap,
+  type Decoder,
+  type DurationInput,
+  HttpClient,
+  HttpClientResponse,
+  type Local,
+  locally,
+  requestUrl,
+  Result,
+  Service as Tag,
+  toMillis
+} from "./internal/edition.js"
 import * as Executor from "./internal/executor.js"
 import * as InFlightInternal from "./internal/inFlight.js"
 import * as Observe from "./internal/observe.js"
@@ -115,7 +120,7 @@ export interface GetOptions {
    * `neededMillis` the wait it would have needed), taking no place in the limit. Without it, a call waits as long as
    * the limit needs (within `rateLimitBudget` for the server's pauses).
    */
-  readonly maxWait?: Duration.DurationInput | undefined
+  readonly maxWait?: DurationInput | undefined
 }
 
 /**
@@ -165,21 +170,21 @@ export interface Service {
    * With `exact: true`, also `data`'s text as the server wrote it (`Exact`).
    */
   readonly get: {
-    <A, I>(
+    <A>(
       endpoint: string,
-      schema: Schema.Schema<A, I>,
+      schema: Decoder<A>,
       options: GetOptions & { readonly exact: true }
     ): Effect.Effect<Exact<A>, CallError>
-    <A, I>(
+    <A>(
       endpoint: string,
-      schema: Schema.Schema<A, I>,
+      schema: Decoder<A>,
       options?: GetOptions & { readonly exact?: false | undefined }
     ): Effect.Effect<A, CallError>
   }
   /** One page of a list endpoint, each record decoded with `schema` (and its text as sent, with `exact`). */
-  readonly list: <A, I>(
+  readonly list: <A>(
     endpoint: string,
-    schema: Schema.Schema<A, I>,
+    schema: Decoder<A>,
     query: PageQuery
   ) => Effect.Effect<Page.Page<A>, CallError>
   /**
@@ -188,14 +193,14 @@ export interface Service {
    * server refused it before acting. With `exact: true`, also `data`'s text as the server wrote it (`Exact`).
    */
   readonly post: {
-    <A, I>(
+    <A>(
       endpoint: string,
-      schema: Schema.Schema<A, I>,
+      schema: Decoder<A>,
       options: PostOptions & { readonly exact: true }
     ): Effect.Effect<Exact<A>, CallError>
-    <A, I>(
+    <A>(
       endpoint: string,
-      schema: Schema.Schema<A, I>,
+      schema: Decoder<A>,
       options?: PostOptions & { readonly exact?: false | undefined }
     ): Effect.Effect<A, CallError>
   }
@@ -203,9 +208,9 @@ export interface Service {
 
 /**
  * @since 0.1.0
- * @category Tags
+ * @category Services
  */
-export class ErpClient extends Context.Tag("@erp-client/client/ErpClient")<ErpClient, Service>() {}
+export class ErpClient extends Tag<ErpClient, Service>()("@erp-client/client/ErpClient") {}
 
 /**
  * Requests sent (every attempt), `erp.client.requests`, unit `{request}`, monotonic, tagged `erp.endpoint` and
@@ -295,7 +300,7 @@ export const tooManyRequests = Observe.tooManyRequests
  * @since 0.1.0
  * @category Validation
  */
-export const validateEndpoint: (endpoint: string) => Either.Either<string, InvalidRequest> = Calls.validateEndpoint
+export const validateEndpoint: (endpoint: string) => Result<string, InvalidRequest> = Calls.validateEndpoint
 
 /**
  * The client's options: its settings (`ErpConfig.Options`), and a seam for the HttpClient of every attempt.
@@ -331,7 +336,7 @@ export interface Options extends ErpConfig.Options {
  * import { FetchHttpClient } from "@effect/platform"
  * import { ErpClient, ErpRateLimiter } from "@erp-client/client"
  * import { Partner } from "@erp-client/core"
- * import { Effect, Redacted } from "effect"
+ * import { Effect, Layer, Redacted } from "effect"
  *
  * // The service as a value, for a one-off job: partner 7
  * const program = Effect.gen(function*() {
@@ -340,7 +345,7 @@ export interface Options extends ErpConfig.Options {
  *     apiKey: Redacted.make("sk-live-4f9a2c")
  *   })
  *   return yield* erp.get("partner/get", Partner.Partner, { params: [["id", "7"]], selector: "id=7" })
- * }).pipe(Effect.provide([ErpRateLimiter.layer(), FetchHttpClient.layer]))
+ * }).pipe(Effect.provide(Layer.mergeAll(ErpRateLimiter.layer(), FetchHttpClient.layer)))
  * ```
  *
  * @since 0.1.0
@@ -353,10 +358,10 @@ export const make = (
 
 const build = (
   options: Options
-): Effect.Effect<Service, ConfigError.ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
+): Effect.Effect<Service, ConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const limiter = yield* ErpRateLimiter.ErpRateLimiter
-    const config = yield* ErpConfig.resolve(options, limiter)
+    const config = yield* Result.toEffect(ErpConfig.resolve(options, limiter))
     const keyId = yield* Effect.promise(() => Slots.keyIdOf(Redacted.value(config.apiKey)))
     const transform = options.transformClient ?? identity
     const headers = Observe.headerNames(options.spanHeaders)
@@ -371,8 +376,7 @@ const build = (
       limiter,
       keyOf: (target) => Slots.limiterKey(keyId, target.endpoint),
       targetOf: Transport.targetOf(config.baseUrl),
-      urlOf: (request) =>
-        Option.getOrUndefined(HttpClientRequest.toUrl(HttpClientRequest.prependUrl(request, config.baseUrl))),
+      urlOf: (request) => requestUrl(request, config.baseUrl),
       headers,
       attempt: Transport.attempt(client, { maxBytes: config.maxBodyBytes, timeout: config.timeout }),
       retries: config.retries,
@@ -441,9 +445,9 @@ export const layer = (
 /**
  * The client with its options read through `Config`: from the environment by default (`ErpConfig.fromEnv`, the
  * variables in `Environment.client`), or from any structure of `Config` values, e.g.
- * `{ baseUrl: Config.string("CRM_ERP_URL"), apiKey: Config.redacted("CRM_ERP_KEY") }`. Like `layer`, it needs the
- * limiter and the HttpClient: for everything from the environment, the limit in memory,
- * `ErpClient.layerConfig().pipe(Layer.provide(ErpRateLimiter.layerConfig()))`.
+ * `{ baseUrl: Config.string("CRM_ERP_URL"), apiKey: Config.redacted("CRM_ERP_KEY") }` (Effect 4: `Config.String`,
+ * `Config.Redacted`). Like `layer`, it needs the limiter and the HttpClient: for everything from the environment, the
+ * limit in memory, `ErpClient.layerConfig().pipe(Layer.provide(ErpRateLimiter.layerConfig()))`.
  *
  * @example
  * ```ts
@@ -468,7 +472,7 @@ export const layer = (
  * @category Layers
  */
 export const layerConfig = (
-  config: Config.Config.Wrap<Options> = ErpConfig.fromEnv
+  config: ConfigWrap<Options> = ErpConfig.fromEnv
 ): Layer.Layer<ErpClient, ErpConfig.ErpConfigError, ErpRateLimiter.ErpRateLimiter | HttpClient.HttpClient> =>
   Layer.effect(
     ErpClient,
@@ -494,7 +498,7 @@ export const layerConfig = (
  *
  * // A page fetched ahead, no longer wanted: its spans end as cancelled, not as errors
  * const program = Effect.gen(function*() {
- *   const ahead = yield* Effect.fork(Effect.never)
+ *   const ahead = Effect.runFork(Effect.never)
  *   yield* ErpClient.cancel(ahead, "list-ended")
  *   const exit = yield* Fiber.await(ahead)
  *   console.log(exit._tag === "Failure" && ErpClient.cancelReason(exit.cause)) // => list-ended
@@ -513,10 +517,10 @@ export const cancel: <A, E>(fiber: Fiber.Fiber<A, E>, reason: string) => Effect.
  * @example
  * ```ts
  * import { ErpClient } from "@erp-client/client"
- * import { Cause, FiberId } from "effect"
+ * import { Cause } from "effect"
  *
- * // An interruption by anyone but the client (here: the runtime's, as on Ctrl-C) is no cancellation
- * console.log(ErpClient.cancelReason(Cause.interrupt(FiberId.none))) // => undefined
+ * // A failure is no cancellation (nor is an interruption by anyone but the client, as on Ctrl-C)
+ * console.log(ErpClient.cancelReason(Cause.fail("refused"))) // => undefined
  * ```
  *
  * @since 0.1.0
@@ -530,7 +534,7 @@ export const cancelReason: (cause: Cause.Cause<unknown>) => string | undefined =
  * @since 0.1.0
  * @category References
  */
-export const currentMaxWait: FiberRef.FiberRef<number | undefined> = Executor.currentMaxWait
+export const currentMaxWait: Local<number | undefined> = Executor.currentMaxWait
 
 /**
  * Bounds how long every call in `effect` may wait for the rate limit, ours and the server's pauses together (say, a
@@ -541,23 +545,26 @@ export const currentMaxWait: FiberRef.FiberRef<number | undefined> = Executor.cu
  * @example
  * ```ts
  * import { ErpClient } from "@erp-client/client"
- * import { Partners } from "@erp-client/streams"
+ * import { Partner } from "@erp-client/core"
  * import { Effect } from "effect"
  *
  * // At checkout: the partner within a second, or a RateLimited to answer with "try again".
- * const partner = Partners.get(7).pipe(ErpClient.withMaxWait("1 second"))
+ * const partner = Effect.flatMap(ErpClient.ErpClient, (erp) =>
+ *   erp.get("partner/get", Partner.Partner, { params: [["id", "7"]], selector: "id=7" })).pipe(
+ *     ErpClient.withMaxWait("1 second")
+ *   )
  * ```
  *
  * @since 0.1.0
  * @category Combinators
  */
 export const withMaxWait: {
-  (maxWait: Duration.DurationInput): <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  <A, E, R>(effect: Effect.Effect<A, E, R>, maxWait: Duration.DurationInput): Effect.Effect<A, E, R>
+  (maxWait: DurationInput): <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(effect: Effect.Effect<A, E, R>, maxWait: DurationInput): Effect.Effect<A, E, R>
 } = dual(
   2,
-  <A, E, R>(effect: Effect.Effect<A, E, R>, maxWait: Duration.DurationInput): Effect.Effect<A, E, R> =>
-    Effect.locally(effect, Executor.currentMaxWait, Duration.toMillis(maxWait))
+  <A, E, R>(effect: Effect.Effect<A, E, R>, maxWait: DurationInput): Effect.Effect<A, E, R> =>
+    locally(effect, Executor.currentMaxWait, toMillis(maxWait))
 )
 
 /**
@@ -572,18 +579,20 @@ export type InFlight = InFlightInternal.InFlight
 
 /**
  * `max` places for requests in flight, to share among calls with `currentInFlight` (a batch whose lookups run as
- * separate effects: `Effect.locally(ErpClient.currentInFlight, places)` on each).
+ * separate effects: `Effect.locally(ErpClient.currentInFlight, places)` on each, `Effect.provideService` in Effect 4).
  *
  * @example
  * ```ts
  * import { ErpClient } from "@erp-client/client"
- * import { Partners } from "@erp-client/streams"
+ * import { Partner } from "@erp-client/core"
  * import { Effect, Stream } from "effect"
  *
  * // A stream of lookups, 64 under way, 4 requests in flight
  * const places = ErpClient.makeInFlight(4)
+ * const lookup = (id: number) =>
+ *   Effect.flatMap(ErpClient.ErpClient, (erp) => erp.get("partner/get", Partner.Partner, { params: [["id", `${id}`]] }))
  * const partners = Stream.fromIterable([1, 2, 3]).pipe(
- *   Stream.mapEffect((id) => Partners.get(id).pipe(Effect.locally(ErpClient.currentInFlight, places)), {
+ *   Stream.mapEffect((id) => lookup(id).pipe(Effect.locally(ErpClient.currentInFlight, places)), {
  *     concurrency: 64
  *   })
  * )
@@ -600,7 +609,7 @@ export const makeInFlight = (max: number): InFlight => InFlightInternal.make(max
  * @since 0.1.0
  * @category References
  */
-export const currentInFlight: FiberRef.FiberRef<InFlight | undefined> = Executor.currentInFlight
+export const currentInFlight: Local<InFlight | undefined> = Executor.currentInFlight
 
 /**
  * At most `max` requests of the calls in `effect` in flight at once (waiting for the rate limit or on the wire), all
@@ -613,12 +622,14 @@ export const currentInFlight: FiberRef.FiberRef<InFlight | undefined> = Executor
  * @example
  * ```ts
  * import { ErpClient } from "@erp-client/client"
- * import { Partners } from "@erp-client/streams"
+ * import { Partner } from "@erp-client/core"
  * import { Effect } from "effect"
  *
  * // 500 lookups side by side, 8 requests in flight at a time
  * const ids = Array.from({ length: 500 }, (_, i) => i + 1)
- * const partners = Effect.forEach(ids, (id) => Effect.either(Partners.get(id)), { concurrency: 500 }).pipe(
+ * const lookup = (id: number) =>
+ *   Effect.flatMap(ErpClient.ErpClient, (erp) => erp.get("partner/get", Partner.Partner, { params: [["id", `${id}`]] }))
+ * const partners = Effect.forEach(ids, (id) => Effect.exit(lookup(id)), { concurrency: 500 }).pipe(
  *   ErpClient.withMaxInFlight(8)
  * )
  * ```
@@ -632,5 +643,5 @@ export const withMaxInFlight: {
 } = dual(
   2,
   <A, E, R>(effect: Effect.Effect<A, E, R>, max: number): Effect.Effect<A, E, R> =>
-    Effect.suspend(() => Effect.locally(effect, Executor.currentInFlight, InFlightInternal.make(max)))
+    Effect.suspend(() => locally(effect, Executor.currentInFlight, InFlightInternal.make(max)))
 )

@@ -9,14 +9,22 @@
 import * as ErrorText from "@erp-client/kernel/ErrorText"
 import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
 import { identity } from "effect/Function"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Environment from "./Environment.js"
 import * as Checks from "./internal/checks.js"
+import {
+  type ConfigError,
+  configInteger,
+  configRedacted,
+  configString,
+  type DurationInput,
+  literals,
+  Result,
+  resultGen
+} from "./internal/edition.js"
 
 /**
  * What a user passes in. Only `baseUrl` and `apiKey` are required.
@@ -29,7 +37,7 @@ export interface Options {
   readonly baseUrl: string | URL
   readonly apiKey: Redacted.Redacted<string>
   /** How long one attempt, including reading its body, may take (default 30 seconds). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: DurationInput | undefined
   /**
    * Retries of a GET after a transient failure, at most: a reset connection, a timeout, 408/500/502/503/504, a 2xx
    * body that is not the envelope (default 8). 0 turns retries off.
@@ -39,16 +47,16 @@ export interface Options {
    * How long after a call's start a retry may still begin (default 60 seconds): long enough to ride out an outage of
    * seconds to tens of seconds. `Retry-After` is honoured within it.
    */
-  readonly retryBudget?: Duration.DurationInput | undefined
+  readonly retryBudget?: DurationInput | undefined
   /** First backoff of those retries, doubled each time, jittered, at most 10 seconds (default 200 ms). */
-  readonly retryBaseDelay?: Duration.DurationInput | undefined
+  readonly retryBaseDelay?: DurationInput | undefined
   /** How long one call may wait in total for pauses the server asked for (429s) before `RateLimited` (default 5 minutes). */
-  readonly rateLimitBudget?: Duration.DurationInput | undefined
+  readonly rateLimitBudget?: DurationInput | undefined
   /**
    * The longest wait for `X-RateLimit-Reset` the client accepts (default two of the limiter's windows): a reset further
    * ahead (a wrong unit, a hostile header) is treated as unknown, and the client backs off by its own schedule.
    */
-  readonly maxServerWait?: Duration.DurationInput | undefined
+  readonly maxServerWait?: DurationInput | undefined
   /** Largest response body accepted, in bytes (default 8 MiB); a larger one is `ResponseTooLarge`, never buffered. */
   readonly maxBodyBytes?: number | undefined
   /**
@@ -132,7 +140,7 @@ export const defaults = {
  * @since 0.1.0
  * @category Validation
  */
-export const validateBaseUrl = (input: string | URL): Either.Either<string, ConfigError.ConfigError> =>
+export const validateBaseUrl = (input: string | URL): Result<string, ConfigError> =>
   Checks.checked(Settings.checkBaseUrl(input))
 
 /**
@@ -146,7 +154,7 @@ export const validateBaseUrl = (input: string | URL): Either.Either<string, Conf
  *
  * // A key pasted with its line break is refused, and the message does not show it
  * const checked = ErpConfig.validateApiKey(Redacted.make("sk-live-4f9a2c\n"))
- * if (Either.isLeft(checked)) console.log(checked.left.message) // => the API key contains control characters
+ * console.log(Either.isLeft(checked) && checked.left.message.includes("control characters")) // => true
  * ```
  *
  * @since 0.1.0
@@ -154,8 +162,8 @@ export const validateBaseUrl = (input: string | URL): Either.Either<string, Conf
  */
 export const validateApiKey = (
   key: Redacted.Redacted<string>
-): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> =>
-  Either.map(Checks.checked(Settings.checkApiKey(Redacted.value(key))), () => key)
+): Result<Redacted.Redacted<string>, ConfigError> =>
+  Result.map(Checks.checked(Settings.checkApiKey(Redacted.value(key))), () => key)
 
 /**
  * Checks options and fills in every default (from `defaults`), here and nowhere else. `window` is the rate limiter's: a
@@ -172,8 +180,8 @@ export const validateApiKey = (
  *     { window: Duration.seconds(30) }
  *   )
  * )
- * console.log(settings.baseUrl, settings.retries, Duration.format(settings.maxServerWait))
- * // => https://erp.example.com/api/ 8 1m
+ * console.log(settings.baseUrl, settings.retries, Duration.toMillis(settings.maxServerWait))
+ * // => https://erp.example.com/api/ 8 60000
  * ```
  *
  * @since 0.1.0
@@ -182,8 +190,8 @@ export const validateApiKey = (
 export const resolve = (
   options: Options,
   limiter: { readonly window: Duration.Duration }
-): Either.Either<Resolved, ConfigError.ConfigError> =>
-  Either.gen(function*() {
+): Result<Resolved, ConfigError> =>
+  resultGen(function*() {
     return {
       baseUrl: yield* validateBaseUrl(options.baseUrl),
       apiKey: yield* validateApiKey(options.apiKey),
@@ -220,15 +228,15 @@ export const resolve = (
  * @category Config
  */
 export const fromEnv: Config.Config<Options> = Config.all({
-  baseUrl: Config.string(Environment.client.baseUrl),
-  apiKey: Config.redacted(Environment.client.apiKey),
+  baseUrl: configString(Environment.client.baseUrl),
+  apiKey: configRedacted(Environment.client.apiKey),
   timeout: Checks.optional(Checks.duration(Environment.client.timeout)),
-  retries: Checks.optional(Config.integer(Environment.client.retries)),
+  retries: Checks.optional(configInteger(Environment.client.retries)),
   retryBudget: Checks.optional(Checks.duration(Environment.client.retryBudget)),
   retryBaseDelay: Checks.optional(Checks.duration(Environment.client.retryBaseDelay)),
   rateLimitBudget: Checks.optional(Checks.duration(Environment.client.rateLimitBudget)),
   maxServerWait: Checks.optional(Checks.duration(Environment.client.maxServerWait)),
-  maxBodyBytes: Checks.optional(Config.integer(Environment.client.maxBodyBytes))
+  maxBodyBytes: Checks.optional(configInteger(Environment.client.maxBodyBytes))
 })
 
 /**
@@ -252,7 +260,7 @@ export class ErpConfigError extends Schema.TaggedError<ErpConfigError>("@erp-cli
   "ErpConfigError",
   {
     /** `Missing`: a setting is not set (those are said first); `Invalid`: a setting does not pass its check. */
-    reason: Schema.Literal("Missing", "Invalid"),
+    reason: literals(["Missing", "Invalid"]),
     settings: Schema.Array(Schema.String),
     /** For `Invalid`, one line for each setting: its name, and what is wrong with it. */
     details: Schema.Array(Schema.String)
@@ -282,7 +290,7 @@ export class ErpConfigError extends Schema.TaggedError<ErpConfigError>("@erp-cli
  * @category Errors
  */
 export const fromConfigError = (
-  error: ConfigError.ConfigError,
+  error: ConfigError,
   naming: "variables" | "options" = "variables"
 ): ErpConfigError =>
   new ErpConfigError(Settings.fault(Checks.problems(error), naming === "variables" ? Settings.variableName : identity))

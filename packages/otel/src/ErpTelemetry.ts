@@ -1,30 +1,23 @@
 /**
  * Export of the program's spans, metrics and logs over OTLP/HTTP, set by the standard OpenTelemetry variables
- * (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, …) and the options given in code, through
- * `@effect/opentelemetry`'s own exporters (they ride on Effect's HttpClient: no OpenTelemetry SDK is loaded).
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, …) and the options given in code, through the OTLP exporters
+ * of the edition's Effect (`@effect/opentelemetry`'s in the Effect 3 edition, `effect/observability`'s in the Effect 4
+ * edition: `internal/exporters.ts`); they ride on Effect's HttpClient, and no OpenTelemetry SDK is loaded.
  *
  * @since 0.1.0
  */
-import * as OtlpLogger from "@effect/opentelemetry/OtlpLogger"
-import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
-import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
-import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import * as RuntimeFlags from "effect/RuntimeFlags"
-import type * as Scope from "effect/Scope"
 import * as Collector from "./internal/collector.js"
 import * as CollectorGuard from "./internal/collectorGuard.js"
-import * as Settings from "./internal/settings.js"
-import * as Shape from "./internal/shape.js"
+import { configString, type DurationInput, type LogLevelName, toMillis, unwrapScoped } from "./internal/edition.js"
+import * as Exporters from "./internal/exporters.js"
+import * as Exporting from "./internal/exporting.js"
+import * as OtelSettings from "./internal/otelSettings.js"
+import type * as Shape from "./internal/shape.js"
 import * as Variables from "./Variables.js"
 
 /**
@@ -40,8 +33,8 @@ export const VERSION = "0.1.0"
 /**
  * The instrumentation scopes of the library's own telemetry: the client's (its attempts and calls,
  * `http.client.request.duration` and its `erp.client.*` metrics) and the streams' (an export's span, records streamed,
- * drift, lookups), each with `VERSION`. The Effect 4 edition's are `@erp-client/effect4-client` and
- * `@erp-client/effect4-streams`: a dashboard tells the editions apart by them.
+ * drift, lookups), each with `VERSION`. Each edition files them under its own packages' names (the Effect 4
+ * edition's begin `@erp-client/effect4-`): a dashboard tells the editions apart by them.
  *
  * @since 0.1.0
  * @category Constants
@@ -58,7 +51,7 @@ export const SCOPES = {
  * @since 0.1.0
  * @category Models
  */
-export type ExportFailure = Collector.ExportFailure
+export type ExportFailure = CollectorGuard.ExportFailure
 
 /**
  * An OTLP/HTTP encoding: `http/protobuf` (the default) or `http/json`.
@@ -66,7 +59,7 @@ export type ExportFailure = Collector.ExportFailure
  * @since 0.1.0
  * @category Models
  */
-export type Protocol = Settings.Protocol
+export type Protocol = OtelSettings.Protocol
 
 /**
  * One of the three signals.
@@ -74,7 +67,7 @@ export type Protocol = Settings.Protocol
  * @since 0.1.0
  * @category Models
  */
-export type Signal = Settings.Signal
+export type Signal = OtelSettings.Signal
 
 /**
  * The options of `layer`. Each wins over its standard variable; what is not given is read from the variables (through
@@ -112,17 +105,23 @@ export interface Options {
   readonly metrics?: boolean | undefined
   /** `false` sends no log records; else unless `OTEL_LOGS_EXPORTER=none`. */
   readonly logs?: boolean | undefined
-  /** The least level of the log records sent (default `Warning`: warnings, errors and fatal). */
-  readonly logLevel?: LogLevel.Literal | undefined
+  /**
+   * The least level of the log records sent, by the edition's names (default warnings, errors and fatal: `"Warning"` in
+   * the Effect 3 edition, `"Warn"` in the Effect 4 edition).
+   */
+  readonly logLevel?: LogLevelName | undefined
   /** `true` sends nothing (as `OTEL_SDK_DISABLED=true`). */
   readonly disabled?: boolean | undefined
-  /** Effect's fiber runtime metrics (`effect_fiber_*`), enabled and sent: not unless asked for. */
+  /**
+   * Effect's fiber runtime metrics (`effect_fiber_*` in the Effect 3 edition, `child_fiber*` in the Effect 4 edition),
+   * enabled and sent: not unless asked for.
+   */
   readonly runtimeMetrics?: boolean | undefined
   /**
    * How long the program's end may wait for the last exports, in all (default 1.5 seconds). A collector that does not
    * answer within it is given up on, and said so (`onExportFailure`).
    */
-  readonly shutdownTimeout?: Duration.DurationInput | undefined
+  readonly shutdownTimeout?: DurationInput | undefined
   /**
    * Told once each time the collector is found failing (refused, silent past `OTEL_EXPORTER_OTLP_TIMEOUT`, or
    * answering with an error status); exports are then dropped for a minute. Default: a warning in the program's log.
@@ -153,26 +152,16 @@ export interface Options {
 export const askedSignals: (env: Readonly<Record<string, string | undefined>>) => ReadonlyArray<Signal> =
   Variables.askedSignals
 
-const readEnvironment: Effect.Effect<Settings.Environment> = Effect.map(
-  Effect.all(Settings.VARIABLES.map((name) => Effect.orDie(Config.option(Config.string(name))))),
+const readVariables: Effect.Effect<OtelSettings.Variables> = Effect.map(
+  Effect.orDie(Config.all(OtelSettings.VARIABLES.map((name) => Config.option(configString(name))))),
   (values) => {
-    const env: Record<string, string> = {}
+    const env: OtelSettings.Variables = {}
     values.forEach((value, i) => {
-      if (Option.isSome(value)) env[Settings.VARIABLES[i]!] = value.value
+      if (Option.isSome(value)) env[OtelSettings.VARIABLES[i]!] = value.value
     })
-    return env as Settings.Environment
+    return env
   }
 )
-
-const serializationOf = (protocol: Protocol) =>
-  Effect.provide(
-    OtlpSerialization.OtlpSerialization,
-    protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf
-  )
-
-// The exporters read OTEL_RESOURCE_ATTRIBUTES themselves and add its service.name once more: they are given the
-// resolved resource, and no variables.
-const noVariables = ConfigProvider.fromMap(new Map())
 
 /**
  * Exports every span, metric and log of the program it is provided to over OTLP/HTTP, as the standard variables and
@@ -198,14 +187,13 @@ const noVariables = ConfigProvider.fromMap(new Map())
  * @category Layers
  */
 export const layer = (options: Options = {}): Layer.Layer<never> =>
-  Layer.unwrapScoped(Effect.gen(function*() {
-    const settings = Settings.resolve(yield* readEnvironment, options)
+  unwrapScoped(Effect.gen(function*() {
+    const settings = OtelSettings.resolve(yield* readVariables, options)
     const onFailure = options.onExportFailure ??
       ((failure: ExportFailure) => Effect.logWarning(CollectorGuard.warning(failure)))
     for (const problem of settings.problems) yield* Effect.logWarning(`OpenTelemetry: ${problem}`)
     if (settings.disabled) return Layer.empty
-    const shutdownMillis = Duration.toMillis(options.shutdownTimeout ?? Duration.millis(CollectorGuard.SHUTDOWN_MILLIS))
-    const runtimeMetrics = options.runtimeMetrics === true
+    const shutdownMillis = toMillis(options.shutdownTimeout ?? Duration.millis(CollectorGuard.SHUTDOWN_MILLIS))
     const resource = {
       serviceName: settings.serviceName,
       serviceVersion: settings.serviceVersion,
@@ -223,67 +211,14 @@ export const layer = (options: Options = {}): Layer.Layer<never> =>
       program: options.scope ?? { name: settings.serviceName, version: settings.serviceVersion }
     }
     const collector = Collector.make({ onFailure })
-    const fetch = yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
-    const serving = (destination: Settings.Destination) =>
-      Effect.map(serializationOf(destination.protocol), (encode) =>
-        Layer.mergeAll(
-          Layer.succeed(HttpClient.HttpClient, collector.guard(fetch, destination.timeoutMillis)),
-          Layer.succeed(OtlpSerialization.OtlpSerialization, Shape.serialization(encode, { runtimeMetrics, scopes }))
-        ))
-    const common = {
+    const layers = yield* Exporters.make(Exporting.plan(settings, {
       resource,
-      // A backstop: the collector's guard gives up within the budget.
-      shutdownTimeout: Duration.millis(shutdownMillis + 500)
-    }
-    const build = <A>(
-      destination: Settings.Destination,
-      make: Effect.Effect<A, never, HttpClient.HttpClient | OtlpSerialization.OtlpSerialization | Scope.Scope>
-    ) =>
-      Effect.flatMap(
-        serving(destination),
-        (services) => make.pipe(Effect.provide(services), Effect.withConfigProvider(noVariables))
-      )
-
-    // Made in this order, they flush at the end in the reverse: spans first, then metrics, then log records.
-    const layers: Array<Layer.Layer<never>> = []
-    if (settings.logs !== undefined) {
-      const minimum = LogLevel.fromLiteral(options.logLevel ?? "Warning")
-      const logger = yield* build(
-        settings.logs,
-        OtlpLogger.make({
-          ...common,
-          url: settings.logs.url,
-          headers: settings.logs.headers,
-          exportInterval: Duration.millis(settings.logIntervalMillis)
-        })
-      )
-      layers.push(Logger.add(Logger.filterLogLevel(logger, LogLevel.greaterThanEqual(minimum))))
-    }
-    if (settings.metrics !== undefined) {
-      yield* build(
-        settings.metrics,
-        OtlpMetrics.make({
-          ...common,
-          url: settings.metrics.url,
-          headers: settings.metrics.headers,
-          exportInterval: Duration.millis(settings.metricIntervalMillis)
-        })
-      )
-      if (runtimeMetrics) layers.push(RuntimeFlags.enableRuntimeMetrics)
-    }
-    if (settings.traces !== undefined) {
-      const tracer = yield* build(
-        settings.traces,
-        OtlpTracer.make({
-          ...common,
-          url: settings.traces.url,
-          headers: settings.traces.headers,
-          exportInterval: Duration.millis(settings.traceIntervalMillis),
-          maxBatchSize: settings.traceBatchSize
-        })
-      )
-      layers.push(Layer.setTracer(tracer))
-    }
+      shutdownMillis,
+      logLevel: options.logLevel,
+      runtimeMetrics: options.runtimeMetrics === true,
+      scopes,
+      collector
+    }))
     // Added last, run first when the program ends: from then on the last exports share the shutdown budget.
     yield* Effect.addFinalizer(() => collector.shutdown(shutdownMillis))
     return layers.length === 0 ? Layer.empty : Layer.mergeAll(layers[0]!, ...layers.slice(1))

@@ -1,6 +1,6 @@
 /**
  * What the standard OpenTelemetry variables ask for, read without loading any exporter: for a program that exports
- * only when told (the `erp` command), to decide before it loads `ErpTelemetry`. The reading is
+ * only when told (as the `erp` command does), to decide before it loads `ErpTelemetry`. The reading is
  * `internal/otelSettings.ts`'s, one source for both editions.
  *
  * @since 0.1.0

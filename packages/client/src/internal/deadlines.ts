@@ -1,3 +1,4 @@
+// Per edition: Effect 3's TestClock keeps every cancelled sleep, so its attempts share one hand-written watcher.
 /**
  * The attempts' timeouts of one client, watched together: one watcher waits for the earliest deadline, instead of a
  * sleeping fiber per attempt (`Effect.timeout` races the attempt against its own `sleep`).

@@ -5,25 +5,35 @@
  * modules import what differs from here and everything else from `effect` itself, so that one source compiles against
  * either edition's `effect`.
  */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as ConfigErrorModule from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricKey from "effect/MetricKey"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import * as Random from "effect/Random"
-import type * as Schema from "effect/Schema"
-import type * as Tracer from "effect/Tracer"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
 
 export * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 
@@ -174,3 +184,106 @@ export type SpanOptions = Tracer.SpanOptions
  * say where it came from (Effect 4's `useSpan` captures none).
  */
 export const withoutStackTrace = (options: SpanOptions): SpanOptions => ({ ...options, captureStackTrace: false })
+
+// ErpClient, ErpConfig, transport
+
+export * as HttpClient from "@effect/platform/HttpClient"
+export * as HttpClientError from "@effect/platform/HttpClientError"
+export * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+
+/** What `Duration` reads as a duration: Effect 3's `DurationInput`. */
+export type DurationInput = Duration.DurationInput
+
+/** `input` in milliseconds. */
+export const toMillis = (input: DurationInput): number => Duration.toMillis(input)
+
+/** `self` with `local` set to `value` while it runs: Effect 3's `Effect.locally`. */
+export const locally = <A, E, R, X>(self: Effect.Effect<A, E, R>, local: Local<X>, value: X): Effect.Effect<A, E, R> =>
+  Effect.locally(self, local, value)
+
+/** Why settings were refused: Effect 3's `ConfigError`. */
+export type ConfigError = ConfigErrorModule.ConfigError
+
+/** A structure of `Config` values, or a `Config` of the structure: Effect 3's `Config.Config.Wrap`. */
+export type ConfigWrap<A> = Config.Config.Wrap<A>
+
+/** A text setting: Effect 3's `Config.string`. */
+export const configString = (name: string): Config.Config<string> => Config.string(name)
+
+/** A secret text setting: Effect 3's `Config.redacted`. */
+export const configRedacted = (name: string): Config.Config<Redacted.Redacted<string>> => Config.redacted(name)
+
+/** An integer setting: Effect 3's `Config.integer`. */
+export const configInteger = (name: string): Config.Config<number> => Config.integer(name)
+
+/** A `Result` built by a generator that yields `Result`s: Effect 3's `Either.gen`. */
+export const resultGen = Either.gen
+
+/** A schema of one of these strings: Effect 3's `Schema.Literal(...values)`. */
+export const literals = <const L extends readonly [string, ...Array<string>]>(values: L): Schema.Literal<[...L]> =>
+  Schema.Literal(...values)
+
+/** The URL `request` goes to under `baseUrl`, if it makes one. */
+export const requestUrl = (request: HttpClientRequest.HttpClientRequest, baseUrl: string): URL | undefined =>
+  Option.getOrUndefined(HttpClientRequest.toUrl(HttpClientRequest.prependUrl(request, baseUrl)))
+
+/**
+ * What an `HttpClientError` was: the request could not be built (`reason` says why), the connection failed, or the
+ * body broke off.
+ */
+export type HttpFailure =
+  | { readonly _tag: "Build"; readonly reason: string }
+  | { readonly _tag: "Connection"; readonly description: string | undefined }
+  | { readonly _tag: "Body" }
+
+/** What `error` was. */
+export const httpFailure = (error: HttpClientError.HttpClientError): HttpFailure =>
+  error._tag === "RequestError"
+    ? error.reason === "Transport"
+      ? { _tag: "Connection", description: error.description }
+      : { _tag: "Build", reason: error.reason }
+    : { _tag: "Body" }
+
+/**
+ * `self`, sent with what the platform reads from the sending fiber set for it: no trace headers to the third party, no
+ * span of the platform's (the executor makes one per attempt, by the HTTP conventions), no redirect followed by a
+ * fetch-based client, and `span` as the parent of anything the HttpClient traces. Effect 3 keeps these in fiber refs,
+ * set here on the running fiber and not restored: `self` must run in a fiber of its own (`deadlines.ts` runs each
+ * attempt in one, whose fiber refs are not joined back into the caller's). Restoring them around every request
+ * (`HttpClient.withTracerPropagation`, `Effect.provideService`, `Effect.withParentSpan`) copied the fiber's refs each
+ * way.
+ */
+export const withAttemptContext = <A, E>(self: Effect.Effect<A, E>, span: Tracer.AnySpan): Effect.Effect<A, E> =>
+  Effect.zipRight(
+    Effect.updateFiberRefs((fiberId, refs) =>
+      FiberRefs.updateAs(
+        FiberRefs.updateAs(
+          FiberRefs.updateAs(refs, { fiberId, fiberRef: HttpClient.currentTracerPropagation, value: false }),
+          { fiberId, fiberRef: HttpClient.currentTracerDisabledWhen, value: () => true }
+        ),
+        {
+          fiberId,
+          fiberRef: FiberRef.currentContext,
+          value: FiberRefs.getOrDefault(refs, FiberRef.currentContext).pipe(
+            Context.add(FetchHttpClient.RequestInit, { redirect: "manual" }),
+            Context.add(Tracer.ParentSpan, span)
+          )
+        }
+      )
+    ),
+    self
+  )
+
+/** Who interrupted a fiber, as its cause records it: Effect 3's `FiberId`. */
+export type Interruptor = FiberId.FiberId
+
+/** The interruptor of number `id` (a negative one is never a real fiber's). */
+export const makeInterruptor = (id: number): Interruptor => FiberId.make(id, 0)
+
+/** Interrupts `fiber` as `interruptor`, and waits for it to end. */
+export const interruptAs = <A, E>(fiber: Fiber.Fiber<A, E>, interruptor: Interruptor): Effect.Effect<void> =>
+  Effect.asVoid(Fiber.interruptAs(fiber, interruptor))
+
+/** The numbers of whoever interrupted in `cause` (`undefined` for an interruption that names nobody). */
+export const interruptorIds = (cause: Cause.Cause<unknown>): Array<number | undefined> =>
+  Array.from(Cause.interruptors(cause), (interruptor) => Array.from(FiberId.ids(interruptor))).flat()

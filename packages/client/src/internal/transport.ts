@@ -3,30 +3,27 @@
  * platform's failures as the client's typed errors. What comes back is the answer's status, headers and body text,
  * the body travelling with the answer it belongs to.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import type * as Headers from "@effect/platform/Headers"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { InvalidRequest, ResponseTooLarge, TimeoutError, TransportError } from "@erp-client/core/ErpError"
 import * as BodyCap from "@erp-client/kernel/BodyCap"
+import type * as CallState from "@erp-client/kernel/CallState"
 import * as ListQuery from "@erp-client/kernel/ListQuery"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as FiberRefs from "effect/FiberRefs"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
+import type * as Tracer from "effect/Tracer"
 import * as Deadlines from "./deadlines.js"
+import {
+  HttpClient,
+  HttpClientError,
+  HttpClientRequest,
+  type HttpClientResponse,
+  httpFailure,
+  withAttemptContext
+} from "./edition.js"
 
 /** Which call a request belongs to, for errors, metrics and limiter keys: the endpoint path and the method. */
-export interface Target {
-  readonly endpoint: string
-  readonly method: string
-}
+export type Target = CallState.Target
 
 /** The endpoint of a request is its URL after the base URL (the query is kept apart, in `urlParams`). */
 export const targetOf = (baseUrl: string) => (request: HttpClientRequest.HttpClientRequest): Target => ({
@@ -37,7 +34,7 @@ export const targetOf = (baseUrl: string) => (request: HttpClientRequest.HttpCli
 /**
  * The request every call sends (docs/erp-api-v2.md, "Authentication" and "Endpoints"): under the base URL, with
  * `X-API-KEY` and `Content-Type: application/json`, asking for JSON. (No trace headers go to the third party, and the
- * platform's own span is off: `attempt` sets both on the attempt's fiber.)
+ * platform's own span is off: `attempt` sets both for the attempt.)
  */
 export const withErpRequest = (
   baseUrl: string,
@@ -59,11 +56,7 @@ export const withErpRequest = (
   )
 
 /** An answer with its whole body. */
-export interface Answer {
-  readonly status: number
-  readonly headers: Readonly<Record<string, string | undefined>>
-  readonly text: string
-}
+export type Answer = CallState.Answer
 
 /** How one attempt can fail without an answer. */
 export type AttemptError = TransportError | TimeoutError | ResponseTooLarge | InvalidRequest
@@ -74,10 +67,10 @@ export type AttemptError = TransportError | TimeoutError | ResponseTooLarge | In
  */
 const readCapped = (
   response: HttpClientResponse.HttpClientResponse,
-  headers: Headers.Headers,
+  headers: HttpClientResponse.HttpClientResponse["headers"],
   maxBytes: number,
   target: Target
-): Effect.Effect<string, ResponseTooLarge | HttpClientError.ResponseError> =>
+): Effect.Effect<string, ResponseTooLarge | HttpClientError.HttpClientError> =>
   Effect.suspend(() => {
     const tooLarge = () => new ResponseTooLarge({ ...target, limitBytes: maxBytes })
     switch (BodyCap.plan(headers, maxBytes)) {
@@ -100,50 +93,26 @@ const readCapped = (
 export const transportError = (
   error: HttpClientError.HttpClientError,
   target: Target
-): TransportError | InvalidRequest =>
-  error._tag === "RequestError" && error.reason !== "Transport"
-    ? new InvalidRequest({ endpoint: target.endpoint, reason: `the request could not be built (${error.reason})` })
-    : new TransportError({
-      ...target,
-      description: error._tag === "ResponseError"
-        ? "the response body broke off"
-        : error.description ?? "the connection failed"
-    })
-
-// What the platform reads from the fiber that sends a request: no trace headers to the third party, no span of the
-// platform's (the executor makes one per attempt, by the HTTP conventions), and no redirect followed by a fetch-based
-// client; and the attempt's span as the parent of anything the HttpClient traces. Set on the attempt's own fiber
-// (`Deadlines.within` runs each attempt in a fiber of its own, whose fiber refs are not joined back into the caller's),
-// so nothing needs restoring: `HttpClient.withTracerPropagation`, `Effect.provideService` and `Effect.withParentSpan`
-// set and restored them around every request, a copy of the fiber's refs each way.
-const attemptFiberRefs = (span: Tracer.AnySpan): Effect.Effect<void> =>
-  Effect.updateFiberRefs((fiberId, refs) =>
-    FiberRefs.updateAs(
-      FiberRefs.updateAs(
-        FiberRefs.updateAs(refs, {
-          fiberId,
-          fiberRef: HttpClient.currentTracerPropagation,
-          value: false
-        }),
-        { fiberId, fiberRef: HttpClient.currentTracerDisabledWhen, value: () => true }
-      ),
-      {
-        fiberId,
-        fiberRef: FiberRef.currentContext,
-        value: FiberRefs.getOrDefault(refs, FiberRef.currentContext).pipe(
-          Context.add(FetchHttpClient.RequestInit, { redirect: "manual" }),
-          Context.add(Tracer.ParentSpan, span)
-        )
-      }
-    )
-  )
+): TransportError | InvalidRequest => {
+  const failure = httpFailure(error)
+  switch (failure._tag) {
+    case "Build":
+      return new InvalidRequest({
+        endpoint: target.endpoint,
+        reason: `the request could not be built (${failure.reason})`
+      })
+    case "Connection":
+      return new TransportError({ ...target, description: failure.description ?? "the connection failed" })
+    case "Body":
+      return new TransportError({ ...target, description: "the response body broke off" })
+  }
+}
 
 /**
  * One attempt, in the span `span`: the request sent on `client` (the configured HttpClient, see `withErpRequest`), its
- * whole body read within `maxBytes`, all within `timeout` (the client's attempts share one watcher of their deadlines:
- * `deadlines.ts`).
- * Redirects are refused, never followed: a fetch-based client would carry `X-API-KEY` to any origin (the status then
- * fails the call as `HttpStatusError`).
+ * whole body read within `maxBytes`, all within `timeout` (the client's deadlines: `deadlines.ts`). Redirects are
+ * refused, never followed: a fetch-based client would carry `X-API-KEY` to any origin (the status then fails the call
+ * as `HttpStatusError`).
  */
 export const attempt = (
   client: HttpClient.HttpClient,
@@ -157,17 +126,17 @@ export const attempt = (
     span: Tracer.AnySpan
   ): Effect.Effect<Answer, AttemptError> =>
     deadlines.within(
-      Effect.zipRight(
-        attemptFiberRefs(span),
+      withAttemptContext(
         Effect.flatMap(client.execute(request), (response) => {
-          // Read once: a platform response builds its headers anew at every read.
+          // Read once: a platform response may build its headers anew at every read.
           const headers = response.headers
           return Effect.map(readCapped(response, headers, options.maxBytes, target), (text): Answer => ({
             status: response.status,
             headers,
             text
           }))
-        })
+        }),
+        span
       ),
       timeoutMillis,
       () => new TimeoutError({ ...target, timeoutMillis })

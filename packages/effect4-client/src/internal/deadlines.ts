@@ -1,3 +1,4 @@
+// Per edition: Effect 4's own timeout is the watcher (its TestClock forgets an interrupted sleep).
 /**
  * The attempts' timeouts. Effect 4's own `Effect.timeoutOrElse` is the deadline watcher here: the Effect 3 edition
  * watches its attempts' deadlines with one hand-written watcher per client (its `internal/deadlines.ts`) because
@@ -20,3 +21,6 @@ export const within = <A, E, R, E2>(
     duration: millis,
     orElse: () => Effect.fail(onTimeout())
   })
+
+/** A client's deadlines, as the Effect 3 edition's `make` gives them: here, Effect's own timeout for each attempt. */
+export const make = () => ({ within })

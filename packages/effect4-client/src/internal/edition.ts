@@ -8,16 +8,25 @@
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Url from "effect/http/Url"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import type * as Redacted from "effect/Redacted"
 import * as ResultModule from "effect/Result"
-import type * as Schema from "effect/Schema"
-import type * as Tracer from "effect/Tracer"
+import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
 
 export * as HttpClientRequest from "effect/http/HttpClientRequest"
 
@@ -143,3 +152,101 @@ export type SpanOptions = Tracer.SpanOptionsNoTrace
 
 /** `options` with no stack trace captured: Effect 4's `useSpan` captures none (Effect 3's is told not to). */
 export const withoutStackTrace = (options: SpanOptions): SpanOptions => options
+
+// ErpClient, ErpConfig, transport
+
+export * as HttpClient from "effect/http/HttpClient"
+export * as HttpClientError from "effect/http/HttpClientError"
+export * as HttpClientResponse from "effect/http/HttpClientResponse"
+
+/** What `Duration` reads as a duration: Effect 4's `Duration.Input`. */
+export type DurationInput = Duration.Input
+
+/** `input` in milliseconds. */
+export const toMillis = (input: DurationInput): number => Duration.toMillis(Duration.fromInputUnsafe(input))
+
+/** `self` with `local` set to `value` while it runs: Effect 4's `Effect.provideService`. */
+export const locally = <A, E, R, X>(self: Effect.Effect<A, E, R>, local: Local<X>, value: X): Effect.Effect<A, E, R> =>
+  Effect.provideService(self, local, value)
+
+/** Why settings were refused: Effect 4's `Config.ConfigError`. */
+export type ConfigError = Config.ConfigError
+
+/** A structure of `Config` values, or a `Config` of the structure: Effect 4's `Config.Wrap`. */
+export type ConfigWrap<A> = Config.Wrap<A>
+
+/** A text setting: Effect 4's `Config.String`. */
+export const configString = (name: string): Config.Config<string> => Config.String(name)
+
+/** A secret text setting: Effect 4's `Config.Redacted`. */
+export const configRedacted = (name: string): Config.Config<Redacted.Redacted<string>> => Config.Redacted(name)
+
+/** An integer setting: Effect 4's `Config.Int`. */
+export const configInteger = (name: string): Config.Config<number> => Config.Int(name)
+
+/** A `Result` built by a generator that yields `Result`s: Effect 4's `Result.gen`. */
+export const resultGen = ResultModule.gen
+
+/** A schema of one of these strings: Effect 4's `Schema.Literals(values)`. */
+export const literals = <const L extends readonly [string, ...Array<string>]>(values: L): Schema.Literals<L> =>
+  Schema.Literals(values)
+
+/** The URL `request` goes to under `baseUrl`, if it makes one. */
+export const requestUrl = (request: HttpClientRequest.HttpClientRequest, baseUrl: string): URL | undefined =>
+  ResultModule.getOrUndefined(
+    Url.make(request.url.startsWith(baseUrl) ? request.url : baseUrl + request.url, request.urlParams, undefined)
+  )
+
+/**
+ * What an `HttpClientError` was: the request could not be built (`reason` says why), the connection failed, or the
+ * body broke off.
+ */
+export type HttpFailure =
+  | { readonly _tag: "Build"; readonly reason: string }
+  | { readonly _tag: "Connection"; readonly description: string | undefined }
+  | { readonly _tag: "Body" }
+
+/** What `error` was. */
+export const httpFailure = (error: HttpClientError.HttpClientError): HttpFailure => {
+  const reason = error.reason
+  switch (reason._tag) {
+    case "EncodeError":
+    case "InvalidUrlError":
+      return { _tag: "Build", reason: reason._tag }
+    case "TransportError":
+      return { _tag: "Connection", description: reason.description }
+    default:
+      return { _tag: "Body" }
+  }
+}
+
+/**
+ * `self`, sent with what the platform reads from the context of the effect that sends a request set for it: no trace
+ * headers to the third party, no span of the platform's (the executor makes one per attempt, by the HTTP conventions),
+ * no redirect followed by a fetch-based client, and `span` as the parent of anything the HttpClient traces. Effect 4
+ * keeps these as context references, set for `self` alone.
+ */
+export const withAttemptContext = <A, E>(self: Effect.Effect<A, E>, span: Tracer.AnySpan): Effect.Effect<A, E> =>
+  Effect.updateContext(self, (context: Context.Context<never>) =>
+    Context.merge(
+      context,
+      Context.make(HttpClient.TracerPropagationEnabled, false).pipe(
+        Context.add(HttpClient.TracerDisabledWhen, () => true),
+        Context.add(FetchHttpClient.RequestInit, { redirect: "manual" }),
+        Context.add(Tracer.ParentSpan, span)
+      )
+    ))
+
+/** Who interrupted a fiber, as its cause records it: Effect 4's fiber id, a number. */
+export type Interruptor = number
+
+/** The interruptor of number `id` (a negative one is never a real fiber's). */
+export const makeInterruptor = (id: number): Interruptor => id
+
+/** Interrupts `fiber` as `interruptor`, and waits for it to end. */
+export const interruptAs = <A, E>(fiber: Fiber.Fiber<A, E>, interruptor: Interruptor): Effect.Effect<void> =>
+  Fiber.interruptAs(fiber, interruptor)
+
+/** The numbers of whoever interrupted in `cause` (`undefined` for an interruption that names nobody). */
+export const interruptorIds = (cause: Cause.Cause<unknown>): Array<number | undefined> =>
+  cause.reasons.filter(Cause.isInterruptReason).map((reason) => reason.fiberId)

@@ -1,47 +1,39 @@
 /**
- * What @effect/opentelemetry's OTLP exporters send, brought to the conventions before it is encoded (it hands its
- * OTLP data to the `OtlpSerialization` service, which this wraps): `internal/otlpShape.ts` (the same steps in both
- * editions; what each corrects is said there), told how this exporter writes a span's end:
- *
- * - a success is OK without a message; an interruption is OK with a message (Effect's "All fibers interrupted without
- *   errors."); a failure is ERROR;
- * - a failed span carries `span.label: ⚠︎ Interrupted` and `status.interrupted: true` whatever the failure: dropped,
- *   but on the interrupted, which say `status.interrupted: true`;
- * - Effect's fiber runtime metrics are `effect_fiber_*`.
+ * What the edition's OTLP exporters send, brought to the conventions before it is encoded (they hand their OTLP data
+ * to the `OtlpSerialization` service, which this wraps): `internal/otlpShape.ts` (the same steps in both editions; what
+ * each corrects is said there), told how the edition's exporter writes a span's end (the adapter's `dialect`).
  */
-import type * as HttpBody from "@effect/platform/HttpBody"
+import {
+  asLogs,
+  asMetrics,
+  asTraces,
+  dialect,
+  type HttpBody,
+  type LogsInput,
+  type MetricsInput,
+  type TracesInput
+} from "./edition.js"
 import * as OtlpShape from "./otlpShape.js"
+
+export { dialect }
 
 /** The scopes the data is filed under. */
 export type Scopes = OtlpShape.Scopes
 
-const STATUS_OK = 1
-const STATUS_ERROR = 2
-
-export const dialect: OtlpShape.Dialect = {
-  ending: (span) =>
-    span.status.code === STATUS_OK
-      ? span.status.message === undefined || span.status.message === "" ? "success" : "interrupted"
-      : span.status.code === STATUS_ERROR
-      ? "failure"
-      : "unset",
-  dropped: new Set(["span.label", "status.interrupted"]),
-  interruptedFlag: "status.interrupted",
-  runtimeMetric: (name) => name.startsWith("effect_fiber_")
-}
-
-/** The serialization's functions, each shaping its data first. */
+/** The serialization's functions (`OtlpSerialization`'s service), each shaping its data first. */
 export interface Serialization {
-  readonly traces: (data: unknown) => HttpBody.HttpBody
-  readonly metrics: (data: unknown) => HttpBody.HttpBody
-  readonly logs: (data: unknown) => HttpBody.HttpBody
+  readonly traces: (data: TracesInput) => HttpBody
+  readonly metrics: (data: MetricsInput) => HttpBody
+  readonly logs: (data: LogsInput) => HttpBody
 }
 
+// The shaping steps keep every field they do not read (the resource, a span's ids and times, a point's values): the
+// data they give back is the exporter's, shaped.
 export const serialization = (
   encode: Serialization,
   options: { readonly runtimeMetrics: boolean; readonly scopes: Scopes }
 ): Serialization => ({
-  traces: (data) => encode.traces(OtlpShape.traces(data as OtlpShape.TracesData, dialect, options.scopes)),
-  metrics: (data) => encode.metrics(OtlpShape.metrics(data as OtlpShape.MetricsData, dialect, options)),
-  logs: (data) => encode.logs(OtlpShape.logs(data as OtlpShape.LogsData, options.scopes))
+  traces: (data) => encode.traces(OtlpShape.traces(asTraces(data), dialect, options.scopes)),
+  metrics: (data) => encode.metrics(OtlpShape.metrics(asMetrics(data), dialect, options)),
+  logs: (data) => encode.logs(OtlpShape.logs(asLogs(data), options.scopes))
 })
