@@ -9,6 +9,9 @@
  * - `// Effect 3 only: <why>`: the Effect 4 edition has no such file;
  * - (in the Effect 4 package) `// Effect 4 only: <why>`: the Effect 3 edition has no such file.
  *
+ * A package may also take files from another Effect 3 package (`SOURCES`): `effect4-testing`'s `Sandbox.ts` is
+ * `packages/sandbox/src/Sandbox.ts`, the Effect 3 edition's in-memory ERP being a package of its own (`FOLDED`).
+ *
  * A copy is the source with `@erp-client/X` read as `@erp-client/effect4-X` (imports, service keys, examples), a
  * banner after the module's leading JSDoc naming the file to edit, and, inside the `ts` examples of JSDoc only, the
  * few renames in `EXAMPLE_RENAMES` (docgen compiles the examples against the package's own `effect`). The Effect APIs
@@ -43,8 +46,26 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/limiter.ts",
     "internal/observe.ts"
   ],
-  otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"]
+  otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"],
+  testing: ["ErpTest.ts", "internal/watch.ts"]
 }
+
+/**
+ * Files of an Effect 4 package whose source is in another Effect 3 package than its twin, by the package's Effect 3
+ * name, then by path under `src/`: the source's path from the root. Copied, marked and checked as the files of `PAIRS`
+ * are, wherever their source lives.
+ */
+export const SOURCES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  testing: {}
+}
+
+/**
+ * Effect 3 packages whose modules are part of another package in the Effect 4 edition, by Effect 3 name: the Effect 3
+ * sandbox's in-memory ERP is `effect4-testing`'s. In a copy placed there, an import of `@erp-client/sandbox/X` reads as
+ * the relative path of that package's `X` (which must exist), and any other `@erp-client/sandbox` as
+ * `@erp-client/effect4-testing`.
+ */
+export const FOLDED: Readonly<Record<string, string>> = { sandbox: "testing" }
 
 /** The packages both editions publish, by their Effect 3 name: their imports are rewritten in a copy. */
 const EDITION_PACKAGES = ["core", "client", "streams", "otel", "testing"]
@@ -68,7 +89,13 @@ export const EXAMPLE_RENAMES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\.left\b/g, ".failure"],
   // The platform's services and the in-memory store, in examples that provide them.
   [/\bNodeContext\b/g, "NodeServices"],
-  [/import \{ KeyValueStore \} from "@effect\/platform"/g, "import { KeyValueStore } from \"effect/persistence\""]
+  [/import \{ KeyValueStore \} from "@effect\/platform"/g, "import { KeyValueStore } from \"effect/persistence\""],
+  // The test services `it.effect` provides, in examples that run on the `TestClock` without it.
+  [
+    /\bimport \{ (.*), TestContext \} from "effect"/g,
+    "import { $1 } from \"effect\"\n * import { TestClock } from \"effect/testing\""
+  ],
+  [/\bTestContext\.TestContext\b/g, "TestClock.layer()"]
 ]
 
 const banner = (source: string): string => `// Generated from ${source} by scripts/editions.ts: edit that file.`
@@ -100,9 +127,42 @@ const renameInExamples = (text: string): string =>
     return open + renamed + close
   })
 
-/** The Effect 4 copy of a shared file's text. */
-export const copyOf = (text: string, source: string): string => {
-  const rewritten = renameInExamples(text.replace(importRewrite, "@erp-client/effect4-$1"))
+/** Where a copy is placed: the Effect 4 package, by its Effect 3 name, and the copy's path under its `src/`. */
+export interface Placed {
+  readonly pkg: string
+  readonly relative: string
+}
+
+/**
+ * The paths under `src/` of the modules of another package that a copy placed in `placed` imports (`FOLDED`), each
+ * read as a relative import.
+ */
+const foldedImports = (text: string, placed: Placed): Array<string> =>
+  Object.entries(FOLDED).flatMap(([folded, into]) =>
+    into === placed.pkg ? [...text.matchAll(codeImport(folded))].map((match) => `${match[2]}.ts`) : []
+  )
+
+/** An import of `@erp-client/PKG/X` in code (not in a comment's example): the text before it, and `X`. */
+const codeImport = (pkg: string): RegExp =>
+  new RegExp(`^(?![ \\t]*\\*)([^\\n]*\\bfrom )"@erp-client/${pkg}/([^"]+)"`, "gm")
+
+/** `text` with the packages `FOLDED` into the package the copy is placed in read as that package. */
+const fold = (text: string, placed: Placed | undefined): string => {
+  if (placed === undefined) return text
+  let folded = text
+  for (const [pkg, into] of Object.entries(FOLDED)) {
+    if (into !== placed.pkg) continue
+    folded = folded.replace(codeImport(pkg), (_all, before: string, module: string) => {
+      const path = Path.posix.relative(Path.posix.dirname(placed.relative), `${module}.js`)
+      return `${before}"${path.startsWith(".") ? path : `./${path}`}"`
+    }).replace(new RegExp(`@erp-client/${pkg}(?=["'/\`])`, "g"), `@erp-client/effect4-${into}`)
+  }
+  return folded
+}
+
+/** The Effect 4 copy of a shared file's text; `placed`, where it goes, when other packages fold into it. */
+export const copyOf = (text: string, source: string, placed?: Placed): string => {
+  const rewritten = renameInExamples(fold(text, placed).replace(importRewrite, "@erp-client/effect4-$1"))
   const leading = /^\/\*\*[\s\S]*?\*\/\n/.exec(rewritten)
   const at = leading === null ? 0 : leading[0].length
   return `${rewritten.slice(0, at)}${banner(source)}\n${rewritten.slice(at)}`
@@ -121,7 +181,9 @@ const plan = (root: string): Plan => {
   const copies = new Map<string, string>()
   const gitignores = new Map<string, string>()
   const problems: Array<string> = []
-  for (const [pkg, scope] of Object.entries(PAIRS)) {
+  for (const pkg of [...new Set([...Object.keys(PAIRS), ...Object.keys(SOURCES)])]) {
+    const scope = PAIRS[pkg] ?? []
+    const elsewhere = SOURCES[pkg] ?? {}
     const inScope = (relative: string) => scope === "all" || scope.includes(relative)
     const from = Path.join(root, "packages", pkg, "src")
     const toPackage = Path.join(root, "packages", `effect4-${pkg}`)
@@ -134,9 +196,15 @@ const plan = (root: string): Plan => {
         if (!Fs.existsSync(Path.join(from, relative))) problems.push(`PAIRS.${pkg} names ${relative}: no such file`)
       }
     }
-    for (const file of walk(from)) {
+    const sources: Array<readonly [string, string]> = walk(from).flatMap((file) => {
       const relative = toPosix(Path.relative(from, file))
-      if (!inScope(relative)) continue
+      return inScope(relative) && elsewhere[relative] === undefined ? [[file, relative] as const] : []
+    })
+    for (const [relative, source] of Object.entries(elsewhere)) {
+      if (Fs.existsSync(Path.join(root, source))) sources.push([Path.join(root, source), relative])
+      else problems.push(`SOURCES.${pkg} names ${source}: no such file`)
+    }
+    for (const [file, relative] of sources) {
       const text = Fs.readFileSync(file, "utf8")
       const line = firstLine(text)
       const twin = Path.join(to, relative)
@@ -156,13 +224,21 @@ const plan = (root: string): Plan => {
       if (line.startsWith(MARKERS.effect4Only)) {
         problems.push(`${source}: "${MARKERS.effect4Only}…" in the Effect 3 edition`)
       }
-      copies.set(twin, copyOf(text, source))
+      const placed = { pkg, relative }
+      for (const module of foldedImports(text, placed)) {
+        const shared = elsewhere[module] !== undefined || inScope(module)
+        if (!shared && !Fs.existsSync(Path.join(to, module))) {
+          problems.push(`${source} imports a module ${toPosix(Path.relative(root, to))} has not: ${module}`)
+        }
+      }
+      copies.set(twin, copyOf(text, source, placed))
       generated.push(`/src/${relative}`)
     }
+    generated.sort()
     // Every file of the Effect 4 package that is not a copy says why it is its own.
     for (const file of walk(to)) {
       const relative = toPosix(Path.relative(to, file))
-      if (copies.has(file) || !inScope(relative)) continue
+      if (copies.has(file) || !inScope(relative) || elsewhere[relative] !== undefined) continue
       const name = toPosix(Path.relative(root, file))
       const line = firstLine(Fs.readFileSync(file, "utf8"))
       if (Fs.existsSync(Path.join(from, relative))) {
