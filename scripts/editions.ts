@@ -56,7 +56,12 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
  * are, wherever their source lives.
  */
 export const SOURCES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  testing: {}
+  testing: {
+    "Fault.ts": "packages/sandbox/src/Fault.ts",
+    "internal/core.ts": "packages/sandbox/src/internal/core.ts",
+    "internal/edition.ts": "packages/sandbox/src/internal/edition.ts",
+    "internal/memoryClient.ts": "packages/sandbox/src/internal/memoryClient.ts"
+  }
 }
 
 /**

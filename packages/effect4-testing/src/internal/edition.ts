@@ -1,9 +1,10 @@
 // Per edition: the Effect APIs this package uses whose names or shapes differ between Effect 3 and Effect 4.
 /**
- * The Effect 4 edition's side of the adapter the shared source imports (docs/editions.md): each name here has a twin
- * of the same type in `packages/testing/src/internal/edition.ts`, written with Effect 3's API. The shared modules
- * (`ErpTest`, `internal/watch.ts`), copied here from the Effect 3 package by `scripts/editions.ts`, import what differs
- * from here and everything else from `effect` itself.
+ * The Effect 4 edition's side of the adapters the shared source imports (docs/editions.md): each name here has a twin
+ * of the same type in `packages/testing/src/internal/edition.ts` (for `ErpTest` and `internal/watch.ts`) or in
+ * `packages/sandbox/src/internal/edition.ts` (for the in-memory ERP: `Fault`, `internal/core.ts`,
+ * `internal/memoryClient.ts`), written with Effect 3's API. The shared modules, copied here from the Effect 3 packages
+ * by `scripts/editions.ts`, import what differs from here and everything else from `effect` itself.
  */
 import type * as ErpRateLimiter from "@erp-client/effect4-client/ErpRateLimiter"
 import * as Clock from "effect/Clock"
@@ -11,13 +12,31 @@ import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FiberModule from "effect/Fiber"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import type * as TestClockModule from "effect/testing/TestClock"
 
 export * as HttpClient from "effect/http/HttpClient"
+export * as HttpClientError from "effect/http/HttpClientError"
+export * as HttpClientRequest from "effect/http/HttpClientRequest"
+export * as HttpClientResponse from "effect/http/HttpClientResponse"
 
 /** A duration as users write it (`"5 minutes"`, a number of milliseconds, a `Duration`). */
 export type DurationInput = Duration.Input
+
+/**
+ * A duration as users write it, in milliseconds: how the rules of `@erp-client/fake-erp` read the in-memory ERP's
+ * options and faults, which are written with Effect's durations.
+ */
+export const toMillis = (input: DurationInput): number => Duration.toMillis(input)
+
+/** The failure of a request whose connection failed (refused, closed before or without an answer). */
+export const transportError = (
+  request: HttpClientRequest.HttpClientRequest,
+  description: string
+): HttpClientError.HttpClientError =>
+  new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, description }) })
 
 /** `input` as a `Duration`: Effect 4's `Duration.fromInputUnsafe`. */
 export const toDuration: (input: DurationInput) => Duration.Duration = Duration.fromInputUnsafe
