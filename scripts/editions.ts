@@ -60,7 +60,8 @@ export const SOURCES: Readonly<Record<string, Readonly<Record<string, string>>>>
     "Fault.ts": "packages/sandbox/src/Fault.ts",
     "internal/core.ts": "packages/sandbox/src/internal/core.ts",
     "internal/edition.ts": "packages/sandbox/src/internal/edition.ts",
-    "internal/memoryClient.ts": "packages/sandbox/src/internal/memoryClient.ts"
+    "internal/memoryClient.ts": "packages/sandbox/src/internal/memoryClient.ts",
+    "Sandbox.ts": "packages/sandbox/src/Sandbox.ts"
   }
 }
 

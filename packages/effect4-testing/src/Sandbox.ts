@@ -1,3 +1,4 @@
+// Per edition: the Effect 3 sandbox also serves its ERP on a socket (`make`, `layer`); the Effect 4 kit, in memory only.
 /**
  * The ERP served in memory for Effect 4 tests: the rules the Effect 3 sandbox serves (`ErpRules` of
  * `@erp-client/fake-erp`: seeded or given partners, auth, paging, rate limits, faults), answered to an Effect 4

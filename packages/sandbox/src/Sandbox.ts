@@ -1,3 +1,4 @@
+// Per edition: the Effect 3 sandbox also serves its ERP on a socket (`make`, `layer`); the Effect 4 kit, in memory only.
 /**
  * A spec-faithful ERP API v2 server: seeded (or given) partners, auth, rate limits, faults. Served on a Node HTTP
  * server (`layer`), or to an `HttpClient` in memory, on Effect's clock (`layerHttpClient`), with the same behaviour.
