@@ -61,6 +61,7 @@ export const SOURCES: Readonly<Record<string, Readonly<Record<string, string>>>>
     "internal/core.ts": "packages/sandbox/src/internal/core.ts",
     "internal/edition.ts": "packages/sandbox/src/internal/edition.ts",
     "internal/memoryClient.ts": "packages/sandbox/src/internal/memoryClient.ts",
+    "internal/nodeServer.ts": "packages/sandbox/src/internal/nodeServer.ts",
     "Sandbox.ts": "packages/sandbox/src/Sandbox.ts"
   }
 }
@@ -96,6 +97,9 @@ export const EXAMPLE_RENAMES: ReadonlyArray<readonly [RegExp, string]> = [
   // The platform's services and the in-memory store, in examples that provide them.
   [/\bNodeContext\b/g, "NodeServices"],
   [/import \{ KeyValueStore \} from "@effect\/platform"/g, "import { KeyValueStore } from \"effect/persistence\""],
+  // The HTTP modules, and the layer of a scoped service, in examples that use them.
+  [/import \{ HttpClient \} from "@effect\/platform"/g, "import { HttpClient } from \"effect/http\""],
+  [/\bLayer\.scoped\(/g, "Layer.effect("],
   // The test services `it.effect` provides, in examples that run on the `TestClock` without it.
   [
     /\bimport \{ (.*), TestContext \} from "effect"/g,

@@ -2,25 +2,69 @@
 /**
  * The Effect 4 edition's side of the adapters the shared source imports (docs/editions.md): each name here has a twin
  * of the same type in `packages/testing/src/internal/edition.ts` (for `ErpTest` and `internal/watch.ts`) or in
- * `packages/sandbox/src/internal/edition.ts` (for the in-memory ERP: `Fault`, `internal/core.ts`,
- * `internal/memoryClient.ts`), written with Effect 3's API. The shared modules, copied here from the Effect 3 packages
+ * `packages/sandbox/src/internal/edition.ts` (for the sandbox: `Sandbox`, `Fault`, `internal/core.ts`,
+ * `internal/memoryClient.ts`, `internal/nodeServer.ts`), written with Effect 3's API. The shared modules, copied here from the Effect 3 packages
  * by `scripts/editions.ts`, import what differs from here and everything else from `effect` itself.
  */
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import type * as ErpRateLimiter from "@erp-client/effect4-client/ErpRateLimiter"
 import * as Clock from "effect/Clock"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FiberModule from "effect/Fiber"
 import * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpServer from "effect/http/HttpServer"
+import type * as HttpServerError from "effect/http/HttpServerError"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import type * as TestClockModule from "effect/testing/TestClock"
+import type * as Http from "node:http"
+import type * as Http2 from "node:http2"
 
 export * as HttpClient from "effect/http/HttpClient"
 export * as HttpClientError from "effect/http/HttpClientError"
 export * as HttpClientRequest from "effect/http/HttpClientRequest"
 export * as HttpClientResponse from "effect/http/HttpClientResponse"
+export * as HttpServer from "effect/http/HttpServer"
+export * as HttpServerRequest from "effect/http/HttpServerRequest"
+export * as HttpServerResponse from "effect/http/HttpServerResponse"
+
+/** The base of a service's class, `class X extends Service<X, Shape>()(key) {}`: Effect 4's `Context.Service`. */
+export const Service = <Self, Shape>() => <const Key extends string>(key: Key) => Context.Service<Self, Shape>()(key)
+
+/** A layer of the service `effect` makes, its resources released when the layer is: Effect 4's `Layer.effect`. */
+export const scopedLayer = Layer.effect
+
+/** What serving on a socket fails with (the port taken, say). */
+export type ServeError = HttpServerError.ServeError
+
+/** A response of JSON, `body` encoded at once. */
+export const jsonResponse = (body: unknown, options?: { readonly status?: number | undefined }) =>
+  HttpServerResponse.jsonUnsafe(body, options)
+
+/** An effect that ends when `register` calls `resume`; what `register` returns runs if it is interrupted first. */
+export const async = <A>(
+  register: (resume: (effect: Effect.Effect<A>) => void) => void | Effect.Effect<void>
+): Effect.Effect<A> => Effect.callback<A>((resume) => register(resume))
+
+/** The Node response a request served on Node answers through. */
+export type ServerResponse = Http.ServerResponse | Http2.Http2ServerResponse
+
+/** The Node response of `request`. */
+export const serverResponse = (request: HttpServerRequest.HttpServerRequest): ServerResponse =>
+  NodeHttpServerRequest.toServerResponse(request)
+
+/** The host and port a server listens on, when it listens on TCP. */
+export const tcpAddress = (
+  server: Context.Service.Shape<typeof HttpServer.HttpServer>
+): { readonly hostname: string; readonly port: number } | undefined =>
+  server.address._tag === "UnixPathAddress"
+    ? undefined
+    : { hostname: NetAddress.formatIp(server.address.address), port: server.address.port }
 
 /** A duration as users write it (`"5 minutes"`, a number of milliseconds, a `Duration`). */
 export type DurationInput = Duration.Input
