@@ -89,18 +89,7 @@ const ELSEWHERE: Readonly<Record<string, string>> = {
 }
 
 /** Names in one edition only, by module, each with why; kept as small as the reasons allow. */
-const ALLOWED: ReadonlyArray<{ readonly module: string; readonly difference: string; readonly reason: string }> = [
-  {
-    module: "testing/index.ts",
-    difference: "Fault: Effect 4 only",
-    reason: "the Effect 3 edition's `Fault` is `@erp-client/sandbox`'s (ELSEWHERE)"
-  },
-  {
-    module: "testing/index.ts",
-    difference: "Sandbox: Effect 4 only",
-    reason: "the Effect 3 edition's `Sandbox` is `@erp-client/sandbox`'s (ELSEWHERE)"
-  }
-]
+const ALLOWED: ReadonlyArray<{ readonly module: string; readonly difference: string; readonly reason: string }> = []
 
 const publicModules = (dir: string): ReadonlyArray<string> =>
   Fs.readdirSync(dir, { withFileTypes: true })
