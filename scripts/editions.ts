@@ -47,7 +47,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/observe.ts"
   ],
   otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"],
-  testing: ["ErpTest.ts", "index.ts", "internal/watch.ts"]
+  testing: "all"
 }
 
 /**
