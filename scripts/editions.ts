@@ -9,6 +9,9 @@
  * - `// Effect 3 only: <why>`: the Effect 4 edition has no such file;
  * - (in the Effect 4 package) `// Effect 4 only: <why>`: the Effect 3 edition has no such file.
  *
+ * A package may also take files from another Effect 3 package (`SOURCES`): `effect4-testing`'s `Sandbox.ts` is
+ * `packages/sandbox/src/Sandbox.ts`, the Effect 3 edition's in-memory ERP being a package of its own (`FOLDED`).
+ *
  * A copy is the source with `@erp-client/X` read as `@erp-client/effect4-X` (imports, service keys, examples), a
  * banner after the module's leading JSDoc naming the file to edit, and, inside the `ts` examples of JSDoc only, the
  * few renames in `EXAMPLE_RENAMES` (docgen compiles the examples against the package's own `effect`). The Effect APIs
@@ -57,7 +60,8 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/otelSettings.ts",
     "internal/otlpShape.ts",
     "internal/shape.ts"
-  ]
+  ],
+  testing: "all"
 }
 
 /**
@@ -69,6 +73,30 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
 export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
   streams: ["Changes.test.ts", "Conditions.test.ts", "Drift.test.ts", "Misbehaving.test.ts", "Paginate.test.ts"]
 }
+
+/**
+ * Files of an Effect 4 package whose source is in another Effect 3 package than its twin, by the package's Effect 3
+ * name, then by path under `src/`: the source's path from the root. Copied, marked and checked as the files of `PAIRS`
+ * are, wherever their source lives.
+ */
+export const SOURCES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  testing: {
+    "Fault.ts": "packages/sandbox/src/Fault.ts",
+    "internal/core.ts": "packages/sandbox/src/internal/core.ts",
+    "internal/edition.ts": "packages/sandbox/src/internal/edition.ts",
+    "internal/memoryClient.ts": "packages/sandbox/src/internal/memoryClient.ts",
+    "internal/nodeServer.ts": "packages/sandbox/src/internal/nodeServer.ts",
+    "Sandbox.ts": "packages/sandbox/src/Sandbox.ts"
+  }
+}
+
+/**
+ * Effect 3 packages whose modules are part of another package in the Effect 4 edition, by Effect 3 name: the Effect 3
+ * sandbox's in-memory ERP is `effect4-testing`'s. In a copy placed there, an import of `@erp-client/sandbox/X` reads as
+ * the relative path of that package's `X` (which must exist), and any other `@erp-client/sandbox` as
+ * `@erp-client/effect4-testing`.
+ */
+export const FOLDED: Readonly<Record<string, string>> = { sandbox: "testing" }
 
 /** The packages both editions publish, by their Effect 3 name: their imports are rewritten in a copy. */
 const EDITION_PACKAGES = ["core", "client", "streams", "otel", "testing"]
@@ -97,7 +125,16 @@ export const EXAMPLE_RENAMES: ReadonlyArray<readonly [RegExp, string]> = [
   // A fiber's value set for one effect, and the settings read from the environment, under Effect 4's names.
   [/\bEffect\.locally\b/g, "Effect.provideService"],
   [/\bConfig\.string\b/g, "Config.String"],
-  [/\bConfig\.redacted\b/g, "Config.Redacted"]
+  [/\bConfig\.redacted\b/g, "Config.Redacted"],
+  // The HTTP modules, and the layer of a scoped service, in examples that use them.
+  [/import \{ HttpClient \} from "@effect\/platform"/g, "import { HttpClient } from \"effect/http\""],
+  [/\bLayer\.scoped\(/g, "Layer.effect("],
+  // The test services `it.effect` provides, in examples that run on the `TestClock` without it.
+  [
+    /\bimport \{ (.*), TestContext \} from "effect"/g,
+    "import { $1 } from \"effect\"\n * import { TestClock } from \"effect/testing\""
+  ],
+  [/\bTestContext\.TestContext\b/g, "TestClock.layer()"]
 ]
 
 const banner = (source: string): string => `// Generated from ${source} by scripts/editions.ts: edit that file.`
@@ -129,9 +166,42 @@ const renameInExamples = (text: string): string =>
     return open + renamed + close
   })
 
-/** The Effect 4 copy of a shared file's text. */
-export const copyOf = (text: string, source: string): string => {
-  const rewritten = renameInExamples(text.replace(importRewrite, "@erp-client/effect4-$1"))
+/** Where a copy is placed: the Effect 4 package, by its Effect 3 name, and the copy's path under its `src/`. */
+export interface Placed {
+  readonly pkg: string
+  readonly relative: string
+}
+
+/**
+ * The paths under `src/` of the modules of another package that a copy placed in `placed` imports (`FOLDED`), each
+ * read as a relative import.
+ */
+const foldedImports = (text: string, placed: Placed): Array<string> =>
+  Object.entries(FOLDED).flatMap(([folded, into]) =>
+    into === placed.pkg ? [...text.matchAll(codeImport(folded))].map((match) => `${match[2]}.ts`) : []
+  )
+
+/** An import of `@erp-client/PKG/X` in code (not in a comment's example): the text before it, and `X`. */
+const codeImport = (pkg: string): RegExp =>
+  new RegExp(`^(?![ \\t]*\\*)([^\\n]*\\bfrom )"@erp-client/${pkg}/([^"]+)"`, "gm")
+
+/** `text` with the packages `FOLDED` into the package the copy is placed in read as that package. */
+const fold = (text: string, placed: Placed | undefined): string => {
+  if (placed === undefined) return text
+  let folded = text
+  for (const [pkg, into] of Object.entries(FOLDED)) {
+    if (into !== placed.pkg) continue
+    folded = folded.replace(codeImport(pkg), (_all, before: string, module: string) => {
+      const path = Path.posix.relative(Path.posix.dirname(placed.relative), `${module}.js`)
+      return `${before}"${path.startsWith(".") ? path : `./${path}`}"`
+    }).replace(new RegExp(`@erp-client/${pkg}(?=["'/\`])`, "g"), `@erp-client/effect4-${into}`)
+  }
+  return folded
+}
+
+/** The Effect 4 copy of a shared file's text; `placed`, where it goes, when other packages fold into it. */
+export const copyOf = (text: string, source: string, placed?: Placed): string => {
+  const rewritten = renameInExamples(fold(text, placed).replace(importRewrite, "@erp-client/effect4-$1"))
   const leading = /^\/\*\*[\s\S]*?\*\/\n/.exec(rewritten)
   const at = leading === null ? 0 : leading[0].length
   return `${rewritten.slice(0, at)}${banner(source)}\n${rewritten.slice(at)}`
@@ -146,9 +216,12 @@ interface Plan {
   readonly problems: Array<string>
 }
 
-/** The directories a package shares (`src` by `PAIRS`, `test` by `TEST_PAIRS`), each with what of it is shared. */
+/**
+ * The directories a package shares (`src` by `PAIRS` and `SOURCES`, `test` by `TEST_PAIRS`), each with what of it is
+ * shared.
+ */
 const sharedDirs = (pkg: string): Array<readonly [dir: "src" | "test", scope: "all" | ReadonlyArray<string>]> => [
-  ...(PAIRS[pkg] === undefined ? [] : [["src", PAIRS[pkg]] as const]),
+  ...(PAIRS[pkg] === undefined && SOURCES[pkg] === undefined ? [] : [["src", PAIRS[pkg] ?? []] as const]),
   ...(TEST_PAIRS[pkg] === undefined ? [] : [["test", TEST_PAIRS[pkg]] as const])
 ]
 
@@ -156,12 +229,13 @@ const plan = (root: string): Plan => {
   const copies = new Map<string, string>()
   const gitignores = new Map<string, string>()
   const problems: Array<string> = []
-  for (const pkg of [...new Set([...Object.keys(PAIRS), ...Object.keys(TEST_PAIRS)])]) {
+  for (const pkg of [...new Set([...Object.keys(PAIRS), ...Object.keys(SOURCES), ...Object.keys(TEST_PAIRS)])]) {
     const toPackage = Path.join(root, "packages", `effect4-${pkg}`)
     const generated: Array<string> = []
     for (const [dir, scope] of sharedDirs(pkg)) {
       planDir(root, pkg, dir, scope, copies, generated, problems)
     }
+    generated.sort()
     // A tree without the package (a test's) has no copies of it to list.
     if (Fs.existsSync(Path.join(root, "packages", pkg, "src"))) {
       gitignores.set(Path.join(toPackage, ".gitignore"), [...GITIGNORE_HEADER, ...generated, ""].join("\n"))
@@ -180,6 +254,7 @@ const planDir = (
   generated: Array<string>,
   problems: Array<string>
 ): void => {
+  const elsewhere = dir === "src" ? SOURCES[pkg] ?? {} : {}
   const inScope = (relative: string) => scope === "all" || scope.includes(relative)
   const from = Path.join(root, "packages", pkg, dir)
   const toPackage = Path.join(root, "packages", `effect4-${pkg}`)
@@ -193,9 +268,15 @@ const planDir = (
       }
     }
   }
-  for (const file of walk(from)) {
+  const sources: Array<readonly [string, string]> = walk(from).flatMap((file) => {
     const relative = toPosix(Path.relative(from, file))
-    if (!inScope(relative)) continue
+    return inScope(relative) && elsewhere[relative] === undefined ? [[file, relative] as const] : []
+  })
+  for (const [relative, source] of Object.entries(elsewhere)) {
+    if (Fs.existsSync(Path.join(root, source))) sources.push([Path.join(root, source), relative])
+    else problems.push(`SOURCES.${pkg} names ${source}: no such file`)
+  }
+  for (const [file, relative] of sources) {
     const text = Fs.readFileSync(file, "utf8")
     const line = firstLine(text)
     const twin = Path.join(to, relative)
@@ -215,13 +296,23 @@ const planDir = (
     if (line.startsWith(MARKERS.effect4Only)) {
       problems.push(`${source}: "${MARKERS.effect4Only}…" in the Effect 3 edition`)
     }
-    copies.set(twin, copyOf(text, source))
+    // Folded packages' imports are read as relative paths under `src/` only.
+    const placed = dir === "src" ? { pkg, relative } : undefined
+    if (placed !== undefined) {
+      for (const module of foldedImports(text, placed)) {
+        const shared = elsewhere[module] !== undefined || inScope(module)
+        if (!shared && !Fs.existsSync(Path.join(to, module))) {
+          problems.push(`${source} imports a module ${toPosix(Path.relative(root, to))} has not: ${module}`)
+        }
+      }
+    }
+    copies.set(twin, copyOf(text, source, placed))
     generated.push(`/${dir}/${relative}`)
   }
   // Every file of the Effect 4 package that is not a copy says why it is its own.
   for (const file of walk(to)) {
     const relative = toPosix(Path.relative(to, file))
-    if (copies.has(file) || !inScope(relative)) continue
+    if (copies.has(file) || !inScope(relative) || elsewhere[relative] !== undefined) continue
     const name = toPosix(Path.relative(root, file))
     const line = firstLine(Fs.readFileSync(file, "utf8"))
     if (Fs.existsSync(Path.join(from, relative))) {

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { check, copyOf, generate, PAIRS } from "../scripts/editions.js"
+import { check, copyOf, FOLDED, generate, PAIRS } from "../scripts/editions.js"
 
 // The Effect 4 edition's copies of the shared source (scripts/editions.ts) are what the Effect 3 source makes them:
 // none missing, stale, edited by hand or committed, every file that is not shared marked so in its first line.
@@ -145,5 +145,33 @@ describe("scripts/editions.ts", () => {
     expect(copy).toContain(
       " * const ok = (result: Result.Result<number, string>) => Result.isSuccess(result) ? result.success : result.failure"
     )
+  })
+
+  it("a copy placed in the package another folds into reads that package's imports as its own modules", () => {
+    expect(FOLDED.sandbox).toBe("testing")
+    const source = [
+      "/** A module. */",
+      "import * as Sandbox from \"@erp-client/sandbox/Sandbox\"",
+      "import type * as Core from \"@erp-client/sandbox/internal/core\"",
+      "",
+      "/**",
+      " * @example",
+      " * ```ts",
+      " * import { Sandbox } from \"@erp-client/sandbox\"",
+      " * ```",
+      " */",
+      "export class Tag extends Sandbox.Service(\"@erp-client/sandbox/Tag\") {}",
+      ""
+    ].join("\n")
+    const copy = copyOf(source, "packages/testing/src/internal/watch.ts", {
+      pkg: "testing",
+      relative: "internal/watch.ts"
+    }).split("\n")
+    expect(copy).toContain("import * as Sandbox from \"../Sandbox.js\"")
+    expect(copy).toContain("import type * as Core from \"./core.js\"")
+    expect(copy).toContain(" * import { Sandbox } from \"@erp-client/effect4-testing\"")
+    expect(copy).toContain("export class Tag extends Sandbox.Service(\"@erp-client/effect4-testing/Tag\") {}")
+    // Placed elsewhere, the folded package is left as it is.
+    expect(copyOf(source, "packages/client/src/Some.ts")).toContain("from \"@erp-client/sandbox/Sandbox\"")
   })
 })

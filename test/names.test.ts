@@ -80,8 +80,8 @@ const PACKAGES = ["core", "client", "streams", "otel", "testing"] as const
 
 /**
  * Public modules of the Effect 4 edition whose Effect 3 twin lives in another package: the Effect 3 edition's
- * in-memory ERP, `Sandbox` and `Fault`, is its own package, `@erp-client/sandbox` (it also serves on a socket, which
- * the Effect 4 edition's does not); the Effect 4 edition's is part of its test kit.
+ * in-memory ERP, `Sandbox` and `Fault`, is its own package, `@erp-client/sandbox` (with `Serve`, `RateLimit` and
+ * `Seed` besides); the Effect 4 edition's is part of its test kit (scripts/editions.ts copies it there, `SOURCES`).
  */
 const ELSEWHERE: Readonly<Record<string, string>> = {
   "testing/Sandbox.ts": "packages/sandbox/src/Sandbox.ts",
@@ -89,29 +89,7 @@ const ELSEWHERE: Readonly<Record<string, string>> = {
 }
 
 /** Names in one edition only, by module, each with why; kept as small as the reasons allow. */
-const ALLOWED: ReadonlyArray<{ readonly module: string; readonly difference: string; readonly reason: string }> = [
-  {
-    module: "testing/index.ts",
-    difference: "Fault: Effect 4 only",
-    reason: "the Effect 3 edition's `Fault` is `@erp-client/sandbox`'s (ELSEWHERE)"
-  },
-  {
-    module: "testing/index.ts",
-    difference: "Sandbox: Effect 4 only",
-    reason: "the Effect 3 edition's `Sandbox` is `@erp-client/sandbox`'s (ELSEWHERE)"
-  },
-  {
-    module: "testing/Sandbox.ts",
-    difference: "layer: Effect 3 only",
-    reason: "the Effect 3 sandbox also serves its ERP on a loopback socket (`Sandbox.layer`); the Effect 4 edition's " +
-      "serves it in memory only"
-  },
-  {
-    module: "testing/Sandbox.ts",
-    difference: "make: Effect 3 only",
-    reason: "as `layer`: the socket server's constructor"
-  }
-]
+const ALLOWED: ReadonlyArray<{ readonly module: string; readonly difference: string; readonly reason: string }> = []
 
 const publicModules = (dir: string): ReadonlyArray<string> =>
   Fs.readdirSync(dir, { withFileTypes: true })

@@ -1,11 +1,11 @@
 /**
- * Faults the sandbox serves instead of (or around) its normal answer, to prove a client survives them.
+ * Faults the sandbox serves instead of (or around) its normal answer, to prove your code survives them.
  *
  * @since 0.1.0
  */
 import type * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Data from "effect/Data"
-import type * as Duration from "effect/Duration"
+import type * as Edition from "./internal/edition.js"
 
 /**
  * One fault, served to one request:
@@ -15,13 +15,14 @@ import type * as Duration from "effect/Duration"
  * - `TooManyRequests`: a 429 whatever the window says; `headers` (default true) sends `X-RateLimit-*` with
  *   `X-RateLimit-Reset` `resetAfter` (default 1 second) from now in `resetUnit` (default the server's unit), and
  *   `Retry-After` when `retryAfter` is given (with or without the other headers). It is not counted in the window.
- * - `DropBeforeResponse`: the socket is destroyed before any byte of a response.
+ * - `DropBeforeResponse`: the connection is closed before any byte of a response (in memory, the request fails as
+ *   a transport error).
  * - `DropMidBody`: status 200, the headers (with the full `Content-Length`) and the first `fraction` (default 0.5)
- *   of the real body, then the socket is destroyed.
+ *   of the real body, then the connection is closed (reading the body fails).
  * - `MalformedJson`: 200 with the real body cut short: not valid JSON.
  * - `NotEnvelope`: 200 with valid JSON that is not the envelope (`body`, default `{"items":[]}`).
  * - `UnknownCode`: 200 with an envelope whose `result.code` is `code` (default 2) and `message`.
- * - `Hang`: no response at all; the request ends when the client disconnects.
+ * - `Hang`: no response at all; the request ends when the client gives up.
  * - `Delay`: the normal answer, `duration` later.
  * - `Unauthorized`: the `Unauthorized` envelope, even for a valid key.
  * - `Redirect`: a `status` (default 302) redirect to `location`, e.g. another origin, to check a client does not
@@ -36,12 +37,12 @@ import type * as Duration from "effect/Duration"
  *   one starts at the first request after the previous one ended.
  *
  * The faults of the in-memory ERP's rules (`ErpRules.Fault` of `@erp-client/fake-erp`), their durations as Effect's
- * `Duration.DurationInput`.
+ * (`"2 seconds"`, `Duration.seconds(2)`, `2000`).
  *
  * @since 0.1.0
  * @category Models
  */
-export type Fault = ErpRules.Fault<Duration.DurationInput>
+export type Fault = ErpRules.Fault<Edition.DurationInput>
 
 /**
  * The `Retry-After` header of a fault: a string is sent as written (`"5"`, or an HTTP date such as
@@ -51,7 +52,7 @@ export type Fault = ErpRules.Fault<Duration.DurationInput>
  * @since 0.1.0
  * @category Models
  */
-export type RetryAfter = ErpRules.RetryAfter<Duration.DurationInput>
+export type RetryAfter = ErpRules.RetryAfter<Edition.DurationInput>
 
 /**
  * The body of an `Outage` response: `"html"`, a small page as a gateway sends it; `"envelope"`, the error envelope

@@ -6,7 +6,7 @@
  */
 import * as SlidingWindow from "@erp-client/fake-erp/SlidingWindow"
 import type * as Duration from "effect/Duration"
-import { toMillis } from "./internal/duration.js"
+import { toMillis } from "./internal/edition.js"
 
 /**
  * The unit of `X-RateLimit-Reset` (the contract does not give it): epoch seconds (rounded up), epoch

@@ -5,12 +5,10 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpServer from "@effect/platform/HttpServer"
-import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as ErpRules from "@erp-client/fake-erp/ErpRules"
+import type * as Seed from "@erp-client/fake-erp/Seed"
+import type * as SlidingWindow from "@erp-client/fake-erp/SlidingWindow"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
@@ -18,10 +16,10 @@ import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Fault from "./Fault.js"
 import * as Core from "./internal/core.js"
+import * as Edition from "./internal/edition.js"
+import { HttpClient, type HttpServer } from "./internal/edition.js"
 import * as MemoryClient from "./internal/memoryClient.js"
 import * as NodeServer from "./internal/nodeServer.js"
-import type * as RateLimit from "./RateLimit.js"
-import type * as Seed from "./Seed.js"
 
 /**
  * The endpoints the sandbox serves; every other path is answered 404.
@@ -49,13 +47,13 @@ export type ResourceOptions = ErpRules.ResourceOptions
 
 /**
  * The sandbox's options: the in-memory ERP's (`ErpRules.Options` of `@erp-client/fake-erp`: the partners, invoices and
- * declared `resources`, paging, the rate limit, faults, drift, the request log), durations as Effect's `Duration.DurationInput`, and where
- * to listen.
+ * declared `resources`, paging, the rate limit, faults, drift, the request log), durations as Effect's (`"2 seconds"`,
+ * `Duration.seconds(2)`, `2000`), and where to listen.
  *
  * @since 0.1.0
  * @category Models
  */
-export interface Options extends ErpRules.Options<Duration.DurationInput> {
+export interface Options extends ErpRules.Options<Edition.DurationInput> {
   /** Port to listen on; 0 (the default) lets the OS pick one. */
   readonly port?: number | undefined
   /** Address to listen on (default `"127.0.0.1"`). */
@@ -122,7 +120,7 @@ export interface Service {
   readonly partnerCount: number
   readonly maxListCount: number
   /** The rate limit in force, or `false`. */
-  readonly rateLimit: RateLimit.Resolved | false
+  readonly rateLimit: SlidingWindow.Resolved | false
   /**
    * The seeded partner at `index` (zero-based), as list and get serve it (strayed when `oddRecords` says so): what the
    * list holds there until partners are inserted or deleted. With `partners` given as records, the record given at
@@ -142,7 +140,7 @@ export interface Service {
   readonly hiddenAt: (index: number) => boolean
   /**
    * Every partner the list serves now, in list order: the list without its hidden partners. What an export that loses
-   * nothing writes (with `Seed.recordJson` for the text of each, exact numbers as written).
+   * nothing writes (with `Seed.recordJson` of `@erp-client/fake-erp` for the text of each, exact numbers as written).
    */
   readonly visiblePartners: Effect.Effect<ReadonlyArray<Seed.ServedRecord>>
   /** Queues `fault` for the next `times` matching requests (after the rate limit let them through). */
@@ -176,7 +174,7 @@ export interface Service {
  * @since 0.1.0
  * @category Tags
  */
-export class Sandbox extends Context.Tag("@erp-client/sandbox/Sandbox")<Sandbox, Service>() {}
+export class Sandbox extends Edition.Service<Sandbox, Service>()("@erp-client/sandbox/Sandbox") {}
 
 /**
  * Builds the sandbox on an `HttpServer` already provided, serving until the scope closes.
@@ -219,8 +217,8 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, HttpS
  * @since 0.1.0
  * @category Layers
  */
-export const layer = (options: Options = {}): Layer.Layer<Sandbox, HttpServerError.ServeError> =>
-  Layer.scoped(Sandbox, make(options)).pipe(
+export const layer = (options: Options = {}): Layer.Layer<Sandbox, Edition.ServeError> =>
+  Edition.scopedLayer(Sandbox, make(options)).pipe(
     Layer.provide(
       NodeHttpServer.layer(() => Http.createServer(), {
         port: options.port ?? 0,
@@ -258,9 +256,10 @@ export const inMemoryBaseUrl = "https://sandbox.erp.invalid"
  * `TestClock` the rate-limit windows, `latency`, outages and `Delay` follow the test's clock. What a client sees:
  *
  * - a response, its body in memory;
- * - for `DropBeforeResponse`, a `RequestError` with reason `"Transport"`;
- * - for `DropMidBody`, the response, whose body fails after its first bytes (reading it is a `ResponseError`);
- * - for `Hang`, nothing until the caller gives up (it is interruptible) or the scope closes (then a `RequestError`).
+ * - for `DropBeforeResponse`, a transport error (Effect 3's `RequestError` with reason `"Transport"`, Effect 4's
+ *   `HttpClientError` whose reason is a `TransportError`);
+ * - for `DropMidBody`, the response, whose body fails after its first bytes (reading it fails);
+ * - for `Hang`, nothing until the caller gives up (it is interruptible) or the scope closes (then a transport error).
  *
  * A `TestClock` starts at 0 (1970): there an epoch `X-RateLimit-Reset` (the default unit) is a small number, which a
  * client may read as seconds from now; choose `rateLimit.resetUnit: "seconds"`, or set the clock to today first.
@@ -327,7 +326,7 @@ export const makeHttpClient = (
  * @category Layers
  */
 export const layerHttpClient = (options: InMemoryOptions = {}): Layer.Layer<HttpClient.HttpClient | Sandbox> =>
-  Layer.scopedContext(
+  Edition.scopedContext(
     Effect.map(
       makeHttpClient(options),
       ({ httpClient, sandbox }) => Context.make(Sandbox, sandbox).pipe(Context.add(HttpClient.HttpClient, httpClient))

@@ -6,19 +6,18 @@
  *
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpConfig from "@erp-client/client/ErpConfig"
 import * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import * as Sandbox from "@erp-client/sandbox/Sandbox"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as TestClock from "effect/TestClock"
+import * as Edition from "./internal/edition.js"
 import * as Watch from "./internal/watch.js"
 
 /**
@@ -28,7 +27,7 @@ import * as Watch from "./internal/watch.js"
 export interface Options {
   /**
    * The sandbox: its partners (a seeded count, or your own records), rate limit, faults, odd records, … (see
-   * `Sandbox.Options`; default: 1,000 seeded partners, 100 requests per 30 seconds per endpoint, no faults). One
+   * `Sandbox.InMemoryOptions`; default: 1,000 seeded partners, 100 requests per 30 seconds per endpoint, no faults). One
    * default differs from the sandbox's own: `X-RateLimit-Reset` is sent in seconds from now (`rateLimit.resetUnit:
    * "seconds"`), because a `TestClock` starts at 1970, where an epoch reset (`51`) reads as seconds from now (see
    * `resetFromNow`).
@@ -46,7 +45,7 @@ export interface Options {
    * console says what it waits for and how to advance the clock (default 1 second; `false`: never). Only under a
    * `TestClock`; see the package README, "Time".
    */
-  readonly stallWarning?: Duration.DurationInput | false | undefined
+  readonly stallWarning?: Edition.DurationInput | false | undefined
 }
 
 /**
@@ -130,7 +129,7 @@ export const defaultStallWarning: Duration.Duration = Duration.seconds(1)
 export const layer = (
   options: Options = {}
 ): Layer.Layer<ErpClient.ErpClient | Sandbox.Sandbox, ErpConfig.ErpConfigError> =>
-  Layer.scopedContext(Effect.gen(function*() {
+  Edition.scopedContext(Effect.gen(function*() {
     const { httpClient, sandbox } = yield* Sandbox.makeHttpClient(resetFromNow(options.sandbox))
     const limits = {
       ...(sandbox.rateLimit === false
@@ -140,7 +139,7 @@ export const layer = (
     }
     const stallWarning = options.stallWarning === false
       ? undefined
-      : Duration.decode(options.stallWarning ?? defaultStallWarning)
+      : Edition.toDuration(options.stallWarning ?? defaultStallWarning)
     const watch = yield* Watch.make(sandbox, stallWarning)
     const limiter = yield* ErpRateLimiter.make(limits).pipe(
       Effect.provideService(ErpRateLimiter.WaitObserver, watch.observer)
@@ -152,7 +151,7 @@ export const layer = (
       ...options.client
     }).pipe(
       Effect.provideService(ErpRateLimiter.ErpRateLimiter, limiter),
-      Effect.provideService(HttpClient.HttpClient, httpClient)
+      Effect.provideService(Edition.HttpClient.HttpClient, httpClient)
     )
     return Context.make(ErpClient.ErpClient, watch.track(client)).pipe(Context.add(Sandbox.Sandbox, sandbox))
   }))
@@ -191,25 +190,25 @@ export const layer = (
  */
 export const advancing = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
-  options: { readonly step?: Duration.DurationInput | undefined; readonly upTo?: Duration.DurationInput | undefined } =
-    {}
+  options: { readonly step?: Edition.DurationInput | undefined; readonly upTo?: Edition.DurationInput | undefined } = {}
 ): Effect.Effect<A, E, R> =>
-  Effect.gen(function*() {
-    const clock = yield* Effect.clock
-    if (typeof (clock as Partial<TestClock.TestClock>).adjust !== "function") return yield* effect
-    const step = Duration.decode(options.step ?? Duration.millis(100))
-    const upTo = Duration.decode(options.upTo ?? Duration.minutes(10))
-    const fiber = yield* Effect.fork(effect)
-    let advanced = Duration.zero
-    while (Option.isNone(yield* Fiber.poll(fiber))) {
-      if (Duration.greaterThanOrEqualTo(advanced, upTo)) {
-        yield* Fiber.interrupt(fiber)
-        return yield* Effect.dieMessage(
-          `ErpTest.advancing: the effect was still running after ${Duration.format(upTo)} of TestClock time`
-        )
+  Clock.clockWith((clock) => {
+    if (!Edition.isTestClock(clock)) return effect
+    const step = Edition.toDuration(options.step ?? Duration.millis(100))
+    const upTo = Edition.toDuration(options.upTo ?? Duration.minutes(10))
+    return Effect.gen(function*() {
+      const fiber = yield* Edition.fork(effect)
+      let advanced = Duration.zero
+      while (Edition.isRunning(fiber)) {
+        if (Duration.toMillis(advanced) >= Duration.toMillis(upTo)) {
+          yield* Fiber.interrupt(fiber)
+          return yield* Edition.dieMessage(
+            `ErpTest.advancing: the effect was still running after ${Duration.format(upTo)} of TestClock time`
+          )
+        }
+        yield* clock.adjust(step)
+        advanced = Duration.sum(advanced, step)
       }
-      yield* TestClock.adjust(step)
-      advanced = Duration.sum(advanced, step)
-    }
-    return yield* Fiber.join(fiber)
+      return yield* Fiber.join(fiber)
+    })
   })

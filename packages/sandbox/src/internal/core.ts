@@ -3,15 +3,16 @@
  * the rate limit and the fault queue give their verdict, and the answer comes out as a plan) wired to Effect: the
  * time of each step is the Effect `Clock` of the fiber handling the request, so under `TestClock` the windows,
  * latency, outages and `Delay` follow the test's clock; the plan's waits are slept on it; and the request is in flight
- * for the scope of its handling. An adapter carries the reply out: the Node HTTP server (`internal/nodeServer.ts`) or
- * the in-memory HttpClient (`internal/memoryClient.ts`).
+ * for the scope of its handling. A transport carries the reply out: the in-memory HttpClient (`memoryClient.ts`), or
+ * in the Effect 3 sandbox also the Node HTTP server (`nodeServer.ts`).
  */
 import * as ErpRules from "@erp-client/fake-erp/ErpRules"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Sandbox from "../Sandbox.js"
-import { toMillis } from "./duration.js"
+import * as Edition from "./edition.js"
 
 /**
  * A request as the core sees it, whatever carried it.
@@ -33,7 +34,7 @@ export type Controls = Omit<Sandbox.Service, "baseUrl" | "port">
 export interface Core {
   readonly controls: Controls
   /**
-   * Handles one request: `deliver` carries the reply out (sends it, cuts the connection, or never answers). The
+   * Handles one request: `deliver` carries the reply out (a response, a failed connection, or never an answer). The
    * request is in flight until `deliver` ends, fails or is interrupted; the log records it then.
    */
   readonly handle: <A, E, R>(
@@ -52,7 +53,7 @@ const carryOut = <A, E, R>(
   Effect.suspend(() => {
     const plan = next()
     return plan._tag === "Delay"
-      ? Effect.zipRight(Effect.sleep(Duration.millis(plan.millis)), carryOut(plan.next, deliver))
+      ? Effect.andThen(Effect.sleep(Duration.millis(plan.millis)), carryOut(plan.next, deliver))
       : deliver(plan)
   })
 
@@ -60,7 +61,7 @@ const carryOut = <A, E, R>(
 export const make = (options: Sandbox.Options = {}): Core => {
   // All mutable state lives in the rules and is only touched inside `Effect.sync` / `Effect.suspend`, so each step is
   // atomic.
-  const rules = ErpRules.make(options, toMillis)
+  const rules = ErpRules.make(options, Edition.toMillis)
   const erp = rules.controls
 
   const handle = <A, E, R>(
@@ -68,9 +69,9 @@ export const make = (options: Sandbox.Options = {}): Core => {
     deliver: (reply: ErpRules.Reply) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
     Effect.acquireUseRelease(
-      Effect.clockWith((clock) => Effect.sync(() => rules.arrive(incoming, clock.unsafeCurrentTimeMillis()))),
+      Clock.clockWith((clock) => Effect.sync(() => rules.arrive(incoming, Edition.nowMillis(clock)))),
       (arrival) => carryOut(arrival.plan, deliver),
-      (arrival) => Effect.clockWith((clock) => Effect.sync(() => arrival.finish(clock.unsafeCurrentTimeMillis())))
+      (arrival) => Clock.clockWith((clock) => Effect.sync(() => arrival.finish(Edition.nowMillis(clock))))
     )
 
   const controls: Controls = {
@@ -82,7 +83,10 @@ export const make = (options: Sandbox.Options = {}): Core => {
     partnerAt: erp.partnerAt,
     invoiceAt: erp.invoiceAt,
     recordsOf: erp.recordsOf,
-    oddKindAt: (index) => Option.fromNullable(erp.oddKindAt(index)),
+    oddKindAt: (index) => {
+      const kind = erp.oddKindAt(index)
+      return kind === undefined ? Option.none() : Option.some(kind)
+    },
     hiddenAt: erp.hiddenAt,
     visiblePartners: Effect.sync(erp.visiblePartners),
     inject: (fault, options) => Effect.sync(() => erp.inject(fault, options)),

@@ -1,24 +1,24 @@
 /**
  * The sandbox's core served to an `HttpClient` without a socket: each request is handled in the calling fiber, on its
  * Effect `Clock` (so `TestClock` drives the windows, latency, outages and `Delay`), and each reply becomes what a
- * client on a real connection would see (`@erp-client/fake-erp`'s `WebReply`, shared with the Effect 4 test kit): a
- * response, a `RequestError` ("Transport") for a connection dropped before a response, a response whose body fails
- * after its first bytes for a body cut mid-way (reading it is a `ResponseError`), and no answer at all for a hang,
- * until the caller gives up or the sandbox closes.
+ * client on a real connection would see (`@erp-client/fake-erp`'s `WebReply`): a response; a transport error (Effect
+ * 3's `RequestError` "Transport", Effect 4's `HttpClientError` whose reason is a `TransportError`) for a connection
+ * dropped before a response; a response whose body fails after its first bytes for a body cut mid-way (reading it
+ * fails); and no answer at all for a hang, until the caller gives up or the sandbox closes.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as WebReply from "@erp-client/fake-erp/WebReply"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Core from "./core.js"
-
-const transportError = (request: HttpClientRequest.HttpClientRequest, description: string) =>
-  new HttpClientError.RequestError({ request, reason: "Transport", description })
+import {
+  HttpClient,
+  type HttpClientError,
+  type HttpClientRequest,
+  HttpClientResponse,
+  transportError
+} from "./edition.js"
 
 const deliver = (
   request: HttpClientRequest.HttpClientRequest,
@@ -33,7 +33,7 @@ const deliver = (
       return Effect.fail(transportError(request, delivery.description))
     case "Hang":
       // Interruptible: the caller's timeout or interruption ends it; closing the sandbox cuts it, as on a socket.
-      return Effect.zipRight(Deferred.await(closed), Effect.fail(transportError(request, WebReply.closedUnanswered)))
+      return Effect.andThen(Deferred.await(closed), Effect.fail(transportError(request, WebReply.closedUnanswered)))
   }
 }
 

@@ -1,17 +1,14 @@
 /**
- * The sandbox's core served by an `@effect/platform` HttpServer on Node: each reply becomes a response, or a socket
- * destroyed before or in the middle of one, or no answer until the client goes.
+ * The sandbox's core served by an Effect HttpServer on Node (`@effect/platform-node`'s): each reply becomes a
+ * response, or a socket destroyed before or in the middle of one, or no answer until the client goes.
  */
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as ErpRules from "@erp-client/fake-erp/ErpRules"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type * as Http from "node:http"
 import type * as Sandbox from "../Sandbox.js"
 import type * as Core from "./core.js"
+import * as Edition from "./edition.js"
+import { HttpServer, HttpServerRequest, HttpServerResponse } from "./edition.js"
 
 /**
  * Cuts the connection, optionally after raw bytes, bypassing the Node response object so the platform can still
@@ -19,8 +16,8 @@ import type * as Core from "./core.js"
  *
  * @internal
  */
-export const cut = (response: Http.ServerResponse, raw: Uint8Array | undefined): Effect.Effect<never> =>
-  Effect.async<never>((resume) => {
+export const cut = (response: Edition.ServerResponse, raw: Uint8Array | undefined): Effect.Effect<never> =>
+  Edition.async<never>((resume) => {
     const socket = response.socket
     if (socket === null || socket.destroyed) {
       resume(Effect.interrupt)
@@ -57,7 +54,7 @@ export const truncatedResponse = (reply: Extract<ErpRules.Reply, { readonly _tag
 
 const deliver = (
   reply: ErpRules.Reply,
-  response: Http.ServerResponse
+  response: Edition.ServerResponse
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   switch (reply._tag) {
     case "Respond":
@@ -106,14 +103,14 @@ const changePartners = (core: Core.Core, url: string) =>
     const query = new URL(url, "http://sandbox").searchParams
     const insert = Number(query.get("insert") ?? 0)
     if (!(Number.isSafeInteger(insert) && insert >= 0)) {
-      return HttpServerResponse.unsafeJson({ error: "insert must be a whole number" }, { status: 400 })
+      return Edition.jsonResponse({ error: "insert must be a whole number" }, { status: 400 })
     }
     const size = yield* core.controls.size
     const at = query.get("at") === null ? size : Number(query.get("at"))
     const inserted = insert === 0 ? [] : yield* core.controls.insertPartners(insert, Number.isFinite(at) ? at : size)
     const deleted = yield* core.controls.deletePartners(idsOf(query.get("delete")))
     const renamed = yield* core.controls.renamePartners(idsOf(query.get("rename")))
-    return HttpServerResponse.unsafeJson({ inserted, deleted, renamed })
+    return Edition.jsonResponse({ inserted, deleted, renamed })
   })
 
 /**
@@ -124,7 +121,7 @@ const changePartners = (core: Core.Core, url: string) =>
  */
 export const serve = (core: Core.Core): Effect.Effect<Sandbox.Service, never, HttpServer.HttpServer | Scope.Scope> =>
   Effect.gen(function*() {
-    const open = new Set<Http.ServerResponse>()
+    const open = new Set<Edition.ServerResponse>()
     // The platform runs an app uninterruptibly (its router makes each route interruptible): a handler must be
     // interruptible for the client going away to end a hung request.
     const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -132,7 +129,7 @@ export const serve = (core: Core.Core): Effect.Effect<Sandbox.Service, never, Ht
       // not limited, no key needed (the sandbox listens on loopback by default).
       if (request.method === "GET" && request.url.split("?")[0] === STATS_PATH) {
         return Effect.map(core.controls.stats, (stats) =>
-          HttpServerResponse.unsafeJson({
+          Edition.jsonResponse({
             ...stats,
             summary: ErpRules.describeStats(stats, core.controls.rateLimit)
           }))
@@ -140,7 +137,7 @@ export const serve = (core: Core.Core): Effect.Effect<Sandbox.Service, never, Ht
       if (request.method === "POST" && request.url.split("?")[0] === PARTNERS_PATH) {
         return changePartners(core, request.url)
       }
-      const response = NodeHttpServerRequest.toServerResponse(request)
+      const response = Edition.serverResponse(request)
       return Effect.acquireUseRelease(
         Effect.sync(() => open.add(response)),
         () =>
@@ -160,8 +157,9 @@ export const serve = (core: Core.Core): Effect.Effect<Sandbox.Service, never, Ht
     )
     yield* HttpServer.serveEffect(app)
 
-    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-    const hostname = server.address._tag === "TcpAddress" ? server.address.hostname : "127.0.0.1"
+    const address = Edition.tcpAddress(server)
+    const port = address?.port ?? 0
+    const hostname = address?.hostname ?? "127.0.0.1"
     // A wildcard address is not something a client can connect to: point it at loopback.
     const reachable = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname
     return {

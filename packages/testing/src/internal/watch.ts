@@ -1,25 +1,22 @@
 /**
  * Never a silent hang: under a `TestClock`, time moves only when the test moves it, so an `ErpClient` call that must
  * wait (for the rate limit, a pause the server asked for, a retry's backoff, a hung request's timeout) waits until the
- * test calls `TestClock.adjust`, and a test that does not hangs until its timeout. Effect's own warning for this
- * goes to the logger, which `@effect/vitest` removes in `it.effect`. So the kit watches its calls: when one has been
- * in flight for `stallAfter` of real time while the clock, the sandbox and the calls all stood still, it writes one
- * line on the console (stderr) saying what the call waits for and how to move the clock (the line is `StallText`
- * of `@erp-client/fake-erp`, which the Effect 4 kit writes too).
+ * test calls `TestClock.adjust`, and a test that does not hangs until its timeout. Effect's own warning for this says
+ * neither the call nor how far to move the clock (Effect 3's goes to the logger, which `@effect/vitest` removes in
+ * `it.effect`; Effect 4's comes once, before the test's first `adjust`). So the kit watches its calls: when one has
+ * been in flight for `stallAfter` of real time while the clock, the sandbox and the calls all stood still, it writes
+ * one line on the console (stderr; the line is `StallText` of `@erp-client/fake-erp`) saying what the call waits for
+ * and how far to move the clock.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import type * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import * as StallText from "@erp-client/fake-erp/StallText"
 import type * as Sandbox from "@erp-client/sandbox/Sandbox"
-import * as Chunk from "effect/Chunk"
-import type * as Clock from "effect/Clock"
-import * as Console from "effect/Console"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type * as TestClock from "effect/TestClock"
-import * as TestServices from "effect/TestServices"
+import * as Edition from "./edition.js"
 
 /** How often the watch looks, in real time. */
 const TICK = Duration.millis(100)
@@ -35,18 +32,14 @@ interface Wait {
  */
 export interface Watch {
   /** Told about every wait of the limiter, to name it. */
-  readonly observer: ErpRateLimiter.WaitObserver["Type"]
+  readonly observer: Edition.WaitObserver
   /** The client with every call counted while it is in flight. */
   readonly track: (client: ErpClient.Service) => ErpClient.Service
 }
 
-const isTestClock = (clock: Clock.Clock): clock is TestClock.TestClock =>
-  typeof (clock as Partial<TestClock.TestClock>).adjust === "function" &&
-  typeof (clock as Partial<TestClock.TestClock>).setTime === "function"
-
 /**
- * Watches the calls of the client it tracks while the scope is open. Under the live clock it only tracks: nothing
- * can stand still there.
+ * Watches the calls of the client it tracks while the scope is open. Under the live clock (or without `stallAfter`) it
+ * only tracks: nothing can stand still there.
  *
  * @internal
  */
@@ -61,13 +54,18 @@ export const make = (
     let events = 0
     let lastWait: Wait | undefined
 
-    const observer: ErpRateLimiter.WaitObserver["Type"] = {
+    const observer: Watch["observer"] = {
       onWait: (wait) =>
         Effect.sync(() => {
           events++
           lastWait = wait
         })
     }
+
+    const clock = yield* Clock.clockWith(Effect.succeed)
+    const testClock = stallAfter !== undefined && Edition.isTestClock(clock) ? clock : undefined
+    const sleeps = testClock === undefined ? undefined : Edition.sleepsOf(testClock)
+
     const tracked = <A, E, R>(what: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       Effect.acquireUseRelease(
         Effect.sync(() => {
@@ -76,7 +74,7 @@ export const make = (
           inFlight.set(id, what)
           return id
         }),
-        () => effect,
+        () => sleeps === undefined ? effect : sleeps.run(effect),
         (id) =>
           Effect.sync(() => {
             events++
@@ -85,7 +83,7 @@ export const make = (
       )
     const track = (client: ErpClient.Service): ErpClient.Service => ({
       baseUrl: client.baseUrl,
-      httpClient: HttpClient.transform(
+      httpClient: Edition.HttpClient.transform(
         client.httpClient,
         (effect, request) => tracked(`${request.method} ${request.url}`, effect)
       ),
@@ -97,9 +95,7 @@ export const make = (
         tracked(`POST ${endpoint}`, client.post(endpoint, schema, options))) as ErpClient.Service["post"]
     })
 
-    const clock = yield* Effect.clock
-    const live = yield* TestServices.provideLive(Effect.clock)
-    if (stallAfter === undefined || clock === live || !isTestClock(clock)) {
+    if (testClock === undefined || sleeps === undefined || stallAfter === undefined) {
       return { observer, track }
     }
 
@@ -107,8 +103,8 @@ export const make = (
     let seen = { nowMillis: Number.NaN, events: -1, requests: -1 }
     let stalled = 0
     const look = Effect.gen(function*() {
-      yield* TestServices.provideLive(Effect.sleep(TICK))
-      const nowMillis = clock.unsafeCurrentTimeMillis()
+      yield* Edition.sleepLive(testClock, TICK)
+      const nowMillis = Edition.nowMillis(testClock)
       const stats = yield* sandbox.stats
       const now = { nowMillis, events, requests: stats.requests }
       if (
@@ -126,10 +122,10 @@ export const make = (
       }
       const log = yield* sandbox.requests
       const last = log[log.length - 1]
-      const wakes = Chunk.toReadonlyArray(yield* clock.sleeps).filter((at) =>
+      const wakes = (yield* sleeps.wakes).filter((at) =>
         at > nowMillis
       )
-      yield* Console.warn(StallText.describeStall({
+      const line = StallText.describeStall({
         calls: [...inFlight.values()],
         stalledMillis: stalled * Duration.toMillis(TICK),
         nowMillis,
@@ -137,7 +133,10 @@ export const make = (
         sandboxInFlight: stats.inFlight,
         lastAnswer: last === undefined ? undefined : { status: last.status, fault: last.fault },
         nextWakeMillis: wakes.length === 0 ? undefined : Math.min(...wakes)
-      }, "@erp-client/testing"))
+      }, "@erp-client/testing")
+      // The process's console, not Effect's `Console`: Effect 4's `it.effect` provides a `TestConsole`, which keeps
+      // what it is given to itself, and this line is for the person running the test.
+      yield* Effect.sync(() => globalThis.console.warn(line))
     })
     yield* Effect.forkScoped(Effect.forever(look))
     return { observer, track }
