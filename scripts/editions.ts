@@ -41,7 +41,9 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/executor.ts",
     "internal/inFlight.ts",
     "internal/limiter.ts",
-    "internal/observe.ts"
+    "internal/memory.ts",
+    "internal/observe.ts",
+    "internal/slots.ts"
   ],
   otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"]
 }

@@ -5,22 +5,25 @@
  * modules import what differs from here and everything else from `effect` itself, so that one source compiles against
  * either edition's `effect`.
  */
+import * as RateLimiterModule from "@effect/experimental/RateLimiter"
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricKey from "effect/MetricKey"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Schema from "effect/Schema"
 import type * as Tracer from "effect/Tracer"
@@ -174,3 +177,36 @@ export type SpanOptions = Tracer.SpanOptions
  * say where it came from (Effect 4's `useSpan` captures none).
  */
 export const withoutStackTrace = (options: SpanOptions): SpanOptions => ({ ...options, captureStackTrace: false })
+
+// The rate limiter's (`slots.ts`, `memory.ts`, `redisStores.ts`, `ErpRateLimiter`, `ErpRateLimiterRedis`).
+
+/** The rate limiter and its store: `@effect/experimental`'s in Effect 3, `effect/persistence`'s in Effect 4. */
+export * as RateLimiter from "@effect/experimental/RateLimiter"
+
+/** A service's shape, from its class: Effect 3's `X["Type"]`, Effect 4's `X["Service"]`. */
+export type ServiceOf<Class extends { readonly Type: unknown }> = Class["Type"]
+
+/** What a store's failure says, `undefined` for any other rejection (Effect 3: `reason` is `"StoreError"`). */
+export const storeErrorMessage = (error: RateLimiterModule.RateLimiterError): string | undefined =>
+  error.reason === "StoreError" ? error.message : undefined
+
+/** A store's failure saying `message`. */
+export const storeError = (message: string, cause?: unknown): RateLimiterModule.RateLimiterError =>
+  new RateLimiterModule.RateLimitStoreError({ message, cause })
+
+/** The store's methods the limiter never calls, for a store written here: Effect 3's store has none. */
+export const unusedStoreMethods: Record<never, never> = {}
+
+/** Logs `message` at Info or Debug. */
+export const logAt = (level: "Info" | "Debug", message: string): Effect.Effect<void> =>
+  Effect.logWithLevel(level === "Info" ? LogLevel.Info : LogLevel.Debug, message)
+
+/** A duration as users write it (`"5 seconds"`, a number of milliseconds, a `Duration`). */
+export type DurationInput = Duration.DurationInput
+
+/** `input` as a duration, `undefined` when it is not one. */
+export const decodeDuration = (input: unknown): Duration.Duration | undefined =>
+  Option.getOrUndefined(Duration.decodeUnknown(input))
+
+/** `input` as a duration (a `DurationInput` always is one). */
+export const toDuration = (input: DurationInput): Duration.Duration => Duration.decode(input)

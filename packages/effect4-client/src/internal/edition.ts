@@ -10,10 +10,12 @@ import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
+import * as RateLimiterModule from "effect/persistence/RateLimiter"
 import * as Random from "effect/Random"
 import * as ResultModule from "effect/Result"
 import type * as Schema from "effect/Schema"
@@ -143,3 +145,42 @@ export type SpanOptions = Tracer.SpanOptionsNoTrace
 
 /** `options` with no stack trace captured: Effect 4's `useSpan` captures none (Effect 3's is told not to). */
 export const withoutStackTrace = (options: SpanOptions): SpanOptions => options
+
+// The rate limiter's (`slots.ts`, `memory.ts`, `redisStores.ts`, `ErpRateLimiter`, `ErpRateLimiterRedis`).
+
+/** The rate limiter and its store: `@effect/experimental`'s in Effect 3, `effect/persistence`'s in Effect 4. */
+export * as RateLimiter from "effect/persistence/RateLimiter"
+
+/** A service's shape, from its class: Effect 3's `X["Type"]`, Effect 4's `X["Service"]`. */
+export type ServiceOf<Class extends { readonly Service: unknown }> = Class["Service"]
+
+/** What a store's failure says, `undefined` for any other rejection (Effect 4: its `reason` is a store error). */
+export const storeErrorMessage = (error: RateLimiterModule.RateLimiterError): string | undefined =>
+  error.reason._tag === "RateLimitStoreError" ? error.reason.message : undefined
+
+/** A store's failure saying `message`. */
+export const storeError = (message: string, cause?: unknown): RateLimiterModule.RateLimiterError =>
+  new RateLimiterModule.RateLimiterError({ reason: new RateLimiterModule.RateLimitStoreError({ message, cause }) })
+
+/** The store's methods the limiter never calls, for a store written here: Effect 4's adaptive ones, turned off. */
+export const unusedStoreMethods: Pick<
+  RateLimiterModule.RateLimiterStore["Service"],
+  "adaptiveConsume" | "adaptiveFeedback"
+> = {
+  adaptiveConsume: () => Effect.succeed({ delay: Duration.zero, epoch: 0, phase: "inactive" }),
+  adaptiveFeedback: () => Effect.void
+}
+
+/** Logs `message` at Info or Debug. */
+export const logAt = (level: "Info" | "Debug", message: string): Effect.Effect<void> =>
+  Effect.logWithLevel(level)(message)
+
+/** A duration as users write it (`"5 seconds"`, a number of milliseconds, a `Duration`): Effect 4's `Duration.Input`. */
+export type DurationInput = Duration.Input
+
+/** `input` as a duration, `undefined` when it is not one. */
+export const decodeDuration = (input: unknown): Duration.Duration | undefined =>
+  Option.getOrUndefined(Duration.fromInput(input as Duration.Input))
+
+/** `input` as a duration (a `DurationInput` always is one). */
+export const toDuration = (input: DurationInput): Duration.Duration => Duration.fromInputUnsafe(input)
