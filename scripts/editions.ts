@@ -38,6 +38,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "Environment.ts",
     "index.ts",
     "internal/calls.ts",
+    "internal/checks.ts",
     "internal/executor.ts",
     "internal/inFlight.ts",
     "internal/limiter.ts",

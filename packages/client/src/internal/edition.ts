@@ -6,9 +6,12 @@
  * either edition's `effect`.
  */
 import * as RateLimiterModule from "@effect/experimental/RateLimiter"
+import type * as Settings from "@erp-client/kernel/Settings"
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as ConfigErrorModule from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -25,6 +28,7 @@ import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import type * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import type * as Tracer from "effect/Tracer"
 
@@ -210,3 +214,45 @@ export const decodeDuration = (input: unknown): Duration.Duration | undefined =>
 
 /** `input` as a duration (a `DurationInput` always is one). */
 export const toDuration = (input: DurationInput): Duration.Duration => Duration.decode(input)
+
+/** What reading or checking a setting fails with: Effect 3's `ConfigError`. */
+export type ConfigError = ConfigErrorModule.ConfigError
+
+/** The settings `Config.unwrap` reads: each option a `Config` of its type. */
+export type ConfigWrap<A> = Config.Config.Wrap<A>
+
+/** A setting that failed its check, at `path` (the option's name). */
+export const invalidSetting = (path: ReadonlyArray<string>, message: string): ConfigError =>
+  ConfigErrorModule.InvalidData([...path], message)
+
+/** The settings' readers whose names differ between the editions. */
+export const Setting = {
+  string: (name: string): Config.Config<string> => Config.string(name),
+  integer: (name: string): Config.Config<number> => Config.integer(name),
+  redacted: (name: string): Config.Config<Redacted.Redacted<string>> => Config.redacted(name),
+  literal: <const Values extends ReadonlyArray<string>>(values: Values, name: string): Config.Config<Values[number]> =>
+    Config.literal(...values)(name),
+  /** A text setting read through `parse`, failing with `message` at the setting's path where it gives `undefined`. */
+  parsed: <A>(name: string, parse: (text: string) => A | undefined, message: string): Config.Config<A> =>
+    Config.mapOrFail(Config.string(name), (text) => {
+      const value = parse(text)
+      // The path is the setting's own: `Config` puts its name in front.
+      return value === undefined ? Either.left(ConfigErrorModule.InvalidData([], message)) : Either.right(value)
+    })
+} as const
+
+/**
+ * What failed in a `ConfigError`, leaf by leaf (the kernel's `Settings.Problem`): a variable not set, or a value read
+ * or checked that failed. Reading names the variable; a check after reading names the option.
+ */
+export const configProblems = (error: ConfigError): ReadonlyArray<Settings.Problem> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...configProblems(error.left), ...configProblems(error.right)]
+    case "MissingData":
+      return [{ reason: "Missing", path: error.path.join("."), message: error.message }]
+    default:
+      return [{ reason: "Invalid", path: error.path.join("."), message: error.message }]
+  }
+}

@@ -5,9 +5,11 @@
  * copied here from the Effect 3 package by `scripts/editions.ts`, import what differs from here and everything else
  * from `effect` itself.
  */
+import type * as Settings from "@erp-client/kernel/Settings"
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -17,8 +19,10 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as RateLimiterModule from "effect/persistence/RateLimiter"
 import * as Random from "effect/Random"
+import type * as Redacted from "effect/Redacted"
 import * as ResultModule from "effect/Result"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import type * as Tracer from "effect/Tracer"
 
 export * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -184,3 +188,63 @@ export const decodeDuration = (input: unknown): Duration.Duration | undefined =>
 
 /** `input` as a duration (a `DurationInput` always is one). */
 export const toDuration = (input: DurationInput): Duration.Duration => Duration.fromInputUnsafe(input)
+
+/** What reading or checking a setting fails with: Effect 4's `Config.ConfigError`. */
+export type ConfigError = Config.ConfigError
+
+/** The settings `Config.unwrap` reads: each option a `Config` of its type. */
+export type ConfigWrap<A> = Config.Wrap<A>
+
+/** A setting that failed its check, at `path` (the option's name). */
+export const invalidSetting = (path: ReadonlyArray<string>, message: string): ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(new SchemaIssue.Pointer(path, new SchemaIssue.InvalidValue({ message })))
+  )
+
+/** The settings' readers whose names differ between the editions. */
+export const Setting = {
+  string: (name: string): Config.Config<string> => Config.String(name),
+  integer: (name: string): Config.Config<number> => Config.Int(name),
+  redacted: (name: string): Config.Config<Redacted.Redacted<string>> => Config.Redacted(name),
+  literal: <const Values extends ReadonlyArray<string>>(values: Values, name: string): Config.Config<Values[number]> =>
+    Config.Literals(values, name),
+  /** A text setting read through `parse`, failing with `message` at the setting's path where it gives `undefined`. */
+  parsed: <A>(name: string, parse: (text: string) => A | undefined, message: string): Config.Config<A> =>
+    Config.mapEffect(Config.String(name), (text) => {
+      const value = parse(text)
+      return value === undefined ? Effect.fail(invalidSetting([name], message)) : Effect.succeed(value)
+    })
+} as const
+
+/**
+ * What failed in a `ConfigError` (the kernel's `Settings.Problem`), as Effect 4 reports it: a schema issue at the
+ * setting's path, said by Schema's own formatter; a value the provider does not have (or not as text) is an
+ * `InvalidType` with no input, which is a setting not set. Reading names the variable; a check after reading names
+ * the option.
+ */
+export const configProblems = (error: ConfigError): ReadonlyArray<Settings.Problem> => {
+  const cause = error.cause
+  if (!Schema.isSchemaError(cause)) return [{ reason: "Invalid", path: "", message: cause.message }]
+  const missing = new Set<string>()
+  const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): void => {
+    switch (issue._tag) {
+      case "Pointer":
+        return walk(issue.issue, [...path, ...issue.path])
+      case "Filter":
+      case "Encoding":
+        return walk(issue.issue, path)
+      case "Composite":
+      case "AnyOf":
+        return issue.issues.forEach((inner) => walk(inner, path))
+      case "InvalidType":
+        if (!SchemaIssue.hasInput(issue)) missing.add(path.map(String).join("."))
+    }
+  }
+  walk(cause.issue, [])
+  return issueFormatter(cause.issue).issues.map((issue): Settings.Problem => {
+    const path = (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key)).join(".")
+    return { reason: missing.has(path) ? "Missing" : "Invalid", path, message: issue.message }
+  })
+}
+
+const issueFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
