@@ -36,6 +36,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   streams: "all",
   client: [
     "Environment.ts",
+    "ErpRateLimiter.ts",
     "index.ts",
     "internal/calls.ts",
     "internal/checks.ts",
@@ -71,7 +72,10 @@ export const EXAMPLE_RENAMES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\.left\b/g, ".failure"],
   // The platform's services and the in-memory store, in examples that provide them.
   [/\bNodeContext\b/g, "NodeServices"],
-  [/import \{ KeyValueStore \} from "@effect\/platform"/g, "import { KeyValueStore } from \"effect/persistence\""]
+  [/import \{ KeyValueStore \} from "@effect\/platform"/g, "import { KeyValueStore } from \"effect/persistence\""],
+  [/import \{ FetchHttpClient \} from "@effect\/platform"/g, "import { FetchHttpClient } from \"effect/http\""],
+  // The settings' readers.
+  [/\bConfig\.integer\b/g, "Config.Int"]
 ]
 
 const banner = (source: string): string => `// Generated from ${source} by scripts/editions.ts: edit that file.`
