@@ -37,6 +37,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
   client: [
     "Environment.ts",
     "ErpRateLimiter.ts",
+    "ErpRateLimiterRedis.ts",
     "index.ts",
     "internal/calls.ts",
     "internal/checks.ts",
@@ -45,6 +46,8 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/limiter.ts",
     "internal/memory.ts",
     "internal/observe.ts",
+    "internal/redis.ts",
+    "internal/redisStores.ts",
     "internal/slots.ts"
   ],
   otel: ["internal/collectorGuard.ts", "internal/otelSettings.ts", "internal/otlpShape.ts"]

@@ -20,6 +20,7 @@ import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
@@ -30,6 +31,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 
 export * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -256,3 +258,15 @@ export const configProblems = (error: ConfigError): ReadonlyArray<Settings.Probl
       return [{ reason: "Invalid", path: error.path.join("."), message: error.message }]
   }
 }
+
+/** `self`, a failure of it handled by `f`: Effect 3's `Effect.catchAll`. */
+export const catchFailure = <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (error: E) => Effect.Effect<A2, E2, R2>
+): Effect.Effect<A | A2, E2, R | R2> => Effect.catchAll(self, f)
+
+/** A layer of the service `effect` makes, its resources held for the layer's life: Effect 3's `Layer.scoped`. */
+export const scopedLayer = <I, S, E, R>(
+  service: Context.Tag<I, S>,
+  effect: Effect.Effect<NoInfer<S>, E, R>
+): Layer.Layer<I, E, Exclude<R, Scope.Scope>> => Layer.scoped(service, effect)

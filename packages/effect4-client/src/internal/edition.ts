@@ -15,6 +15,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as RateLimiterModule from "effect/persistence/RateLimiter"
@@ -23,6 +24,7 @@ import type * as Redacted from "effect/Redacted"
 import * as ResultModule from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 
 export * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -248,3 +250,15 @@ export const configProblems = (error: ConfigError): ReadonlyArray<Settings.Probl
 }
 
 const issueFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** `self`, a failure of it handled by `f`: Effect 4's `Effect.catch`. */
+export const catchFailure = <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (error: E) => Effect.Effect<A2, E2, R2>
+): Effect.Effect<A | A2, E2, R | R2> => Effect.catch(self, f)
+
+/** A layer of the service `effect` makes, its resources held for the layer's life: Effect 4's `Layer.effect`. */
+export const scopedLayer = <I, S, E, R>(
+  service: Context.Key<I, S>,
+  effect: Effect.Effect<NoInfer<S>, E, R>
+): Layer.Layer<I, E, Exclude<R, Scope.Scope>> => Layer.effect(service, effect)
