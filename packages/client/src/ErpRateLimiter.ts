@@ -15,11 +15,11 @@ import * as ErpConfig from "./ErpConfig.js"
 import * as Checks from "./internal/checks.js"
 import {
   type ConfigError,
+  configInteger,
   type ConfigWrap,
   type DurationInput,
   Result,
   Service as ServiceClass,
-  Setting,
   toDuration
 } from "./internal/edition.js"
 import * as Internal from "./internal/limiter.js"
@@ -116,7 +116,7 @@ export const resolve = (options: Options = {}): Result<Resolved, ConfigError> =>
  * @category Config
  */
 export const fromEnv: Config.Config<Options> = Config.all({
-  limit: Checks.optional(Setting.integer(Environment.limiter.limit)),
+  limit: Checks.optional(configInteger(Environment.limiter.limit)),
   window: Checks.optional(Checks.duration(Environment.limiter.window))
 })
 

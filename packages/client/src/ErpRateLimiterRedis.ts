@@ -24,12 +24,14 @@ import * as Checks from "./internal/checks.js"
 import {
   catchFailure,
   type ConfigError,
+  configLiteral,
+  configRedacted,
+  configString,
   type ConfigWrap,
   type DurationInput,
   RateLimiter,
   Result,
-  scopedLayer,
-  Setting
+  scopedLayer
 } from "./internal/edition.js"
 import * as Limiter from "./internal/limiter.js"
 import * as RedisStores from "./internal/redisStores.js"
@@ -176,9 +178,9 @@ export const resolve = (options: Options): Result<Resolved, ConfigError> =>
  */
 export const fromEnv: Config.Config<Options> = Config.all({
   limits: ErpRateLimiter.fromEnv,
-  url: Setting.redacted(Environment.redis.url),
-  prefix: Checks.optional(Setting.string(Environment.redis.prefix)),
-  onFailure: Checks.optional(Setting.literal(["fail", "local"], Environment.redis.onFailure)),
+  url: configRedacted(Environment.redis.url),
+  prefix: Checks.optional(configString(Environment.redis.prefix)),
+  onFailure: Checks.optional(configLiteral(["fail", "local"], Environment.redis.onFailure)),
   timeout: Checks.optional(Checks.duration(Environment.redis.timeout)),
   grace: Checks.optional(Checks.duration(Environment.redis.grace))
 }).pipe(Config.map(({ limits, ...redis }) => ({ ...limits, ...redis })))

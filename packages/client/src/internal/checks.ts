@@ -10,12 +10,12 @@ import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import {
   type ConfigError,
+  configParsed,
   configProblems,
   decodeDuration,
   type DurationInput,
   invalidSetting,
-  Result,
-  Setting
+  Result
 } from "./edition.js"
 
 /** A setting that failed its check, named by its option. */
@@ -58,7 +58,7 @@ const millisChecked = (
  * (`ERP_RATE_WINDOW=30`), as users of such variables expect.
  */
 export const duration = (name: string): Config.Config<Duration.Duration> =>
-  Setting.parsed(name, (text) => decodeDuration(Settings.bareSeconds(text) ?? text), Settings.DURATION_MESSAGE)
+  configParsed(name, (text) => decodeDuration(Settings.bareSeconds(text) ?? text), Settings.DURATION_MESSAGE)
 
 /**
  * What failed in a `ConfigError`, leaf by leaf (the kernel's `Settings.Problem`): a variable not set, or a value read

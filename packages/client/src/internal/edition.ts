@@ -207,7 +207,7 @@ export const unusedStoreMethods: Record<never, never> = {}
 export const logAt = (level: "Info" | "Debug", message: string): Effect.Effect<void> =>
   Effect.logWithLevel(level === "Info" ? LogLevel.Info : LogLevel.Debug, message)
 
-/** A duration as users write it (`"5 seconds"`, a number of milliseconds, a `Duration`). */
+/** What `Duration` reads as a duration: Effect 3's `DurationInput`. */
 export type DurationInput = Duration.DurationInput
 
 /** `input` as a duration, `undefined` when it is not one. */
@@ -217,31 +217,42 @@ export const decodeDuration = (input: unknown): Duration.Duration | undefined =>
 /** `input` as a duration (a `DurationInput` always is one). */
 export const toDuration = (input: DurationInput): Duration.Duration => Duration.decode(input)
 
-/** What reading or checking a setting fails with: Effect 3's `ConfigError`. */
+/** Why settings were refused: Effect 3's `ConfigError`. */
 export type ConfigError = ConfigErrorModule.ConfigError
 
-/** The settings `Config.unwrap` reads: each option a `Config` of its type. */
+/** A structure of `Config` values, or a `Config` of the structure: Effect 3's `Config.Config.Wrap`. */
 export type ConfigWrap<A> = Config.Config.Wrap<A>
 
 /** A setting that failed its check, at `path` (the option's name). */
 export const invalidSetting = (path: ReadonlyArray<string>, message: string): ConfigError =>
   ConfigErrorModule.InvalidData([...path], message)
 
-/** The settings' readers whose names differ between the editions. */
-export const Setting = {
-  string: (name: string): Config.Config<string> => Config.string(name),
-  integer: (name: string): Config.Config<number> => Config.integer(name),
-  redacted: (name: string): Config.Config<Redacted.Redacted<string>> => Config.redacted(name),
-  literal: <const Values extends ReadonlyArray<string>>(values: Values, name: string): Config.Config<Values[number]> =>
-    Config.literal(...values)(name),
-  /** A text setting read through `parse`, failing with `message` at the setting's path where it gives `undefined`. */
-  parsed: <A>(name: string, parse: (text: string) => A | undefined, message: string): Config.Config<A> =>
-    Config.mapOrFail(Config.string(name), (text) => {
-      const value = parse(text)
-      // The path is the setting's own: `Config` puts its name in front.
-      return value === undefined ? Either.left(ConfigErrorModule.InvalidData([], message)) : Either.right(value)
-    })
-} as const
+/** A text setting: Effect 3's `Config.string`. */
+export const configString = (name: string): Config.Config<string> => Config.string(name)
+
+/** A secret text setting: Effect 3's `Config.redacted`. */
+export const configRedacted = (name: string): Config.Config<Redacted.Redacted<string>> => Config.redacted(name)
+
+/** An integer setting: Effect 3's `Config.integer`. */
+export const configInteger = (name: string): Config.Config<number> => Config.integer(name)
+
+/** A setting that is one of these strings: Effect 3's `Config.literal`. */
+export const configLiteral = <const Values extends ReadonlyArray<string>>(
+  values: Values,
+  name: string
+): Config.Config<Values[number]> => Config.literal(...values)(name)
+
+/** A text setting read through `parse`, failing with `message` at the setting's path where it gives `undefined`. */
+export const configParsed = <A>(
+  name: string,
+  parse: (text: string) => A | undefined,
+  message: string
+): Config.Config<A> =>
+  Config.mapOrFail(Config.string(name), (text) => {
+    const value = parse(text)
+    // The path is the setting's own: `Config` puts its name in front.
+    return value === undefined ? Either.left(ConfigErrorModule.InvalidData([], message)) : Either.right(value)
+  })
 
 /**
  * What failed in a `ConfigError`, leaf by leaf (the kernel's `Settings.Problem`): a variable not set, or a value read

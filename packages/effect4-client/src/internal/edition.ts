@@ -181,7 +181,7 @@ export const unusedStoreMethods: Pick<
 export const logAt = (level: "Info" | "Debug", message: string): Effect.Effect<void> =>
   Effect.logWithLevel(level)(message)
 
-/** A duration as users write it (`"5 seconds"`, a number of milliseconds, a `Duration`): Effect 4's `Duration.Input`. */
+/** What `Duration` reads as a duration: Effect 4's `Duration.Input`. */
 export type DurationInput = Duration.Input
 
 /** `input` as a duration, `undefined` when it is not one. */
@@ -191,10 +191,10 @@ export const decodeDuration = (input: unknown): Duration.Duration | undefined =>
 /** `input` as a duration (a `DurationInput` always is one). */
 export const toDuration = (input: DurationInput): Duration.Duration => Duration.fromInputUnsafe(input)
 
-/** What reading or checking a setting fails with: Effect 4's `Config.ConfigError`. */
+/** Why settings were refused: Effect 4's `Config.ConfigError`. */
 export type ConfigError = Config.ConfigError
 
-/** The settings `Config.unwrap` reads: each option a `Config` of its type. */
+/** A structure of `Config` values, or a `Config` of the structure: Effect 4's `Config.Wrap`. */
 export type ConfigWrap<A> = Config.Wrap<A>
 
 /** A setting that failed its check, at `path` (the option's name). */
@@ -203,20 +203,31 @@ export const invalidSetting = (path: ReadonlyArray<string>, message: string): Co
     new Schema.SchemaError(new SchemaIssue.Pointer(path, new SchemaIssue.InvalidValue({ message })))
   )
 
-/** The settings' readers whose names differ between the editions. */
-export const Setting = {
-  string: (name: string): Config.Config<string> => Config.String(name),
-  integer: (name: string): Config.Config<number> => Config.Int(name),
-  redacted: (name: string): Config.Config<Redacted.Redacted<string>> => Config.Redacted(name),
-  literal: <const Values extends ReadonlyArray<string>>(values: Values, name: string): Config.Config<Values[number]> =>
-    Config.Literals(values, name),
-  /** A text setting read through `parse`, failing with `message` at the setting's path where it gives `undefined`. */
-  parsed: <A>(name: string, parse: (text: string) => A | undefined, message: string): Config.Config<A> =>
-    Config.mapEffect(Config.String(name), (text) => {
-      const value = parse(text)
-      return value === undefined ? Effect.fail(invalidSetting([name], message)) : Effect.succeed(value)
-    })
-} as const
+/** A text setting: Effect 4's `Config.String`. */
+export const configString = (name: string): Config.Config<string> => Config.String(name)
+
+/** A secret text setting: Effect 4's `Config.Redacted`. */
+export const configRedacted = (name: string): Config.Config<Redacted.Redacted<string>> => Config.Redacted(name)
+
+/** An integer setting: Effect 4's `Config.Int`. */
+export const configInteger = (name: string): Config.Config<number> => Config.Int(name)
+
+/** A setting that is one of these strings: Effect 4's `Config.Literals`. */
+export const configLiteral = <const Values extends ReadonlyArray<string>>(
+  values: Values,
+  name: string
+): Config.Config<Values[number]> => Config.Literals(values, name)
+
+/** A text setting read through `parse`, failing with `message` at the setting's path where it gives `undefined`. */
+export const configParsed = <A>(
+  name: string,
+  parse: (text: string) => A | undefined,
+  message: string
+): Config.Config<A> =>
+  Config.mapEffect(Config.String(name), (text) => {
+    const value = parse(text)
+    return value === undefined ? Effect.fail(invalidSetting([name], message)) : Effect.succeed(value)
+  })
 
 /**
  * What failed in a `ConfigError` (the kernel's `Settings.Problem`), as Effect 4 reports it: a schema issue at the
