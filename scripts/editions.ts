@@ -42,13 +42,20 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "Environment.ts",
     "ErpClient.ts",
     "ErpConfig.ts",
+    "ErpRateLimiter.ts",
+    "ErpRateLimiterRedis.ts",
     "index.ts",
     "internal/calls.ts",
     "internal/cancel.ts",
+    "internal/checks.ts",
     "internal/executor.ts",
     "internal/inFlight.ts",
     "internal/limiter.ts",
+    "internal/memory.ts",
     "internal/observe.ts",
+    "internal/redis.ts",
+    "internal/redisStores.ts",
+    "internal/slots.ts",
     "internal/transport.ts"
   ],
   otel: [
@@ -134,7 +141,9 @@ export const EXAMPLE_RENAMES: ReadonlyArray<readonly [RegExp, string]> = [
     /\bimport \{ (.*), TestContext \} from "effect"/g,
     "import { $1 } from \"effect\"\n * import { TestClock } from \"effect/testing\""
   ],
-  [/\bTestContext\.TestContext\b/g, "TestClock.layer()"]
+  [/\bTestContext\.TestContext\b/g, "TestClock.layer()"],
+  // The settings' readers.
+  [/\bConfig\.integer\b/g, "Config.Int"]
 ]
 
 const banner = (source: string): string => `// Generated from ${source} by scripts/editions.ts: edit that file.`

@@ -7,15 +7,21 @@
 import type * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import * as Settings from "@erp-client/kernel/Settings"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Environment from "./Environment.js"
 import * as ErpConfig from "./ErpConfig.js"
 import * as Checks from "./internal/checks.js"
+import {
+  type ConfigError,
+  configInteger,
+  type ConfigWrap,
+  type DurationInput,
+  Result,
+  Service as ServiceClass,
+  toDuration
+} from "./internal/edition.js"
 import * as Internal from "./internal/limiter.js"
 import * as Memory from "./internal/memory.js"
 import * as Slots from "./internal/slots.js"
@@ -28,12 +34,12 @@ export interface Options {
   /** Request starts allowed per window and endpoint (default 100, the contract's limit). */
   readonly limit?: number | undefined
   /** The server's window (default 30 seconds). */
-  readonly window?: Duration.DurationInput | undefined
+  readonly window?: DurationInput | undefined
   /**
    * Added to the window between two uses of one slot, so that network jitter between our start and the server's
    * clock cannot put `limit + 1` arrivals in one server window. Default: 2% of the window, at least 50 ms.
    */
-  readonly margin?: Duration.DurationInput | undefined
+  readonly margin?: DurationInput | undefined
 }
 
 /**
@@ -85,21 +91,22 @@ const defaultMargin = (window: Duration.Duration): Duration.Duration =>
  *
  * // The margin defaults to 2% of the window
  * const limits = Either.getOrThrow(ErpRateLimiter.resolve({ limit: 50, window: "10 seconds" }))
- * console.log(limits.limit, Duration.format(limits.margin)) // => 50 200ms
+ * console.log(limits.limit, Duration.toMillis(limits.margin)) // => 50 200
  * ```
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const resolve = (options: Options = {}): Either.Either<Resolved, ConfigError.ConfigError> =>
-  Either.gen(function*() {
-    const window = yield* Checks.positiveDuration("window", options.window ?? Settings.defaults.windowMillis)
-    return {
-      limit: yield* Checks.positiveInt("limit", options.limit ?? Settings.defaults.limit),
-      window,
-      margin: options.margin === undefined ? defaultMargin(window) : Duration.decode(options.margin)
-    }
-  })
+export const resolve = (options: Options = {}): Result<Resolved, ConfigError> =>
+  Result.flatMap(
+    Checks.positiveDuration("window", options.window ?? Settings.defaults.windowMillis),
+    (window) =>
+      Result.map(Checks.positiveInt("limit", options.limit ?? Settings.defaults.limit), (limit) => ({
+        limit,
+        window,
+        margin: options.margin === undefined ? defaultMargin(window) : toDuration(options.margin)
+      }))
+  )
 
 /**
  * The limit from the environment: `ERP_RATE_LIMIT` (requests per window) and `ERP_RATE_WINDOW` (`"30 seconds"`, or a
@@ -109,7 +116,7 @@ export const resolve = (options: Options = {}): Either.Either<Resolved, ConfigEr
  * @category Config
  */
 export const fromEnv: Config.Config<Options> = Config.all({
-  limit: Checks.optional(Config.integer(Environment.limiter.limit)),
+  limit: Checks.optional(configInteger(Environment.limiter.limit)),
   window: Checks.optional(Checks.duration(Environment.limiter.window))
 })
 
@@ -247,9 +254,9 @@ export interface Service {
 
 /**
  * @since 0.1.0
- * @category Tags
+ * @category Services
  */
-export class ErpRateLimiter extends Context.Tag("@erp-client/client/ErpRateLimiter")<ErpRateLimiter, Service>() {}
+export class ErpRateLimiter extends ServiceClass<ErpRateLimiter, Service>()("@erp-client/client/ErpRateLimiter") {}
 
 /**
  * Why a request waited: our own spacing (`"client-limit"`) or a pause the server asked for (`"server-pause"`).
@@ -263,13 +270,13 @@ export type WaitReason = Internal.WaitReason
  * Told about every wait before it starts, e.g. to show progress. Optional: provide it to the limiter's layer.
  *
  * @since 0.1.0
- * @category Tags
+ * @category Services
  */
 export const WaitObserver = Internal.WaitObserver
 
 /**
  * @since 0.1.0
- * @category Tags
+ * @category Services
  */
 export type WaitObserver = Internal.WaitObserver
 
@@ -325,7 +332,10 @@ export const waits = Internal.waits
  * @category Constructors
  */
 export const make = (options: Options = {}): Effect.Effect<Service, ErpConfig.ErpConfigError> =>
-  Effect.flatMap(Either.mapLeft(resolve(options), (error) => ErpConfig.fromConfigError(error, "options")), inMemory)
+  Effect.flatMap(
+    Result.toEffect(Result.mapError(resolve(options), (error) => ErpConfig.fromConfigError(error, "options"))),
+    inMemory
+  )
 
 const inMemory = (resolved: Resolved): Effect.Effect<Service> => Effect.provide(Slots.make(resolved), Memory.layer)
 
@@ -374,13 +384,13 @@ export const layer = (options: Options = {}): Layer.Layer<ErpRateLimiter, ErpCon
  * @category Layers
  */
 export const layerConfig = (
-  config: Config.Config.Wrap<Options> = fromEnv
+  config: ConfigWrap<Options> = fromEnv
 ): Layer.Layer<ErpRateLimiter, ErpConfig.ErpConfigError> =>
   Layer.effect(
     ErpRateLimiter,
     Effect.flatMap(
       Effect.mapError(
-        Effect.flatMap(Config.unwrap(config), resolve),
+        Effect.flatMap(Config.unwrap(config), (options) => Result.toEffect(resolve(options))),
         // Settings read by `fromEnv` are named by their variables; those of a `Config` of the user's, by the option.
         (error) => ErpConfig.fromConfigError(error, config === fromEnv ? "variables" : "options")
       ),

@@ -1,29 +1,40 @@
 /**
  * The rate limiter shared through Redis: every process that uses one API key keeps one budget per endpoint, and a
- * pause one of them reads from the server's headers pauses them all. Needs the optional peer dependency `ioredis`;
- * a memory-only user never loads this module.
+ * pause one of them reads from the server's headers pauses them all, processes of either edition alike (the same keys
+ * and scripts). The connection is the edition's own (`internal/redis.ts`): on the optional peer dependency `ioredis`
+ * in the Effect 3 edition, on Effect 4's `Redis` service in the Effect 4 edition (`@effect/platform-node`'s
+ * `NodeRedis`, on the optional peer dependency `redis`), loaded only when this limiter connects.
  *
  * @since 0.1.0
  */
-import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as Outage from "@erp-client/kernel/Outage"
 import * as Settings from "@erp-client/kernel/Settings"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Environment from "./Environment.js"
 import * as ErpConfig from "./ErpConfig.js"
 import * as ErpRateLimiter from "./ErpRateLimiter.js"
 import * as Checks from "./internal/checks.js"
+import {
+  catchFailure,
+  type ConfigError,
+  configLiteral,
+  configRedacted,
+  configString,
+  type ConfigWrap,
+  type DurationInput,
+  RateLimiter,
+  Result,
+  scopedLayer
+} from "./internal/edition.js"
 import * as Limiter from "./internal/limiter.js"
-import * as Redis from "./internal/redis.js"
+import * as RedisStores from "./internal/redisStores.js"
 import * as Slots from "./internal/slots.js"
 
 /**
@@ -51,12 +62,12 @@ export interface Options extends ErpRateLimiter.Options {
   /** What a request does while Redis is unreachable or failing, past the grace (default `"fail"`). */
   readonly onFailure?: FailurePolicy | undefined
   /** Bound on connecting and on each Redis call (default 1 second). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: DurationInput | undefined
   /**
    * How long requests wait for a Redis that has answered before and stops answering, before `onFailure` applies
    * (default 10 seconds; 0 applies it at once).
    */
-  readonly grace?: Duration.DurationInput | undefined
+  readonly grace?: DurationInput | undefined
 }
 
 /**
@@ -102,7 +113,7 @@ export const defaults = {
 
 /**
  * Checks a Redis URL without ever putting it in a message (it may hold a password): `redis://` or `rediss://`, a
- * host, and nothing after the database number but ioredis options in the query.
+ * host, and nothing after the database number but options in the query.
  *
  * @example
  * ```ts
@@ -120,9 +131,9 @@ export const defaults = {
  */
 export const validateUrl = (
   input: Redacted.Redacted<string> | string
-): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
+): Result<Redacted.Redacted<string>, ConfigError> => {
   const redacted = Redacted.isRedacted(input) ? input : Redacted.make(input)
-  return Either.map(Checks.checked(Settings.checkRedisUrl(Redacted.value(redacted))), () => redacted)
+  return Result.map(Checks.checked(Settings.checkRedisUrl(Redacted.value(redacted))), () => redacted)
 }
 
 /**
@@ -136,25 +147,26 @@ export const validateUrl = (
  * const settings = Either.getOrThrow(
  *   ErpRateLimiterRedis.resolve({ url: Redacted.make("redis://redis.internal:6379/0"), onFailure: "local" })
  * )
- * console.log(settings.prefix, settings.onFailure, settings.limit, Duration.format(settings.timeout))
- * // => erp-client: local 100 1s
+ * console.log(settings.prefix, settings.onFailure, settings.limit, Duration.toMillis(settings.timeout))
+ * // => erp-client: local 100 1000
  * ```
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const resolve = (options: Options): Either.Either<Resolved, ConfigError.ConfigError> =>
-  Either.gen(function*() {
-    const { onFailure, prefix } = yield* Checks.checked(Settings.checkRedisKeys(options))
-    return {
-      ...(yield* ErpRateLimiter.resolve(options)),
-      url: yield* validateUrl(options.url),
-      prefix,
-      onFailure,
-      timeout: yield* Checks.positiveDuration("redis.timeout", options.timeout ?? Settings.defaults.redisTimeoutMillis),
-      grace: yield* Checks.nonNegativeDuration("redis.grace", options.grace ?? Settings.defaults.redisGraceMillis)
-    }
-  })
+export const resolve = (options: Options): Result<Resolved, ConfigError> =>
+  // Checked in this order: the first failure is the one said.
+  Result.flatMap(Checks.checked(Settings.checkRedisKeys(options)), ({ onFailure, prefix }) =>
+    Result.flatMap(ErpRateLimiter.resolve(options), (limits) =>
+      Result.flatMap(validateUrl(options.url), (url) =>
+        Result.flatMap(
+          Checks.positiveDuration("redis.timeout", options.timeout ?? Settings.defaults.redisTimeoutMillis),
+          (timeout) =>
+            Result.map(
+              Checks.nonNegativeDuration("redis.grace", options.grace ?? Settings.defaults.redisGraceMillis),
+              (grace): Resolved => ({ ...limits, url, prefix, onFailure, timeout, grace })
+            )
+        ))))
 
 /**
  * The shared limiter's settings from the environment: `ERP_REDIS_URL` (read as `Redacted`), and optionally
@@ -166,9 +178,9 @@ export const resolve = (options: Options): Either.Either<Resolved, ConfigError.C
  */
 export const fromEnv: Config.Config<Options> = Config.all({
   limits: ErpRateLimiter.fromEnv,
-  url: Config.redacted(Environment.redis.url),
-  prefix: Checks.optional(Config.string(Environment.redis.prefix)),
-  onFailure: Checks.optional(Config.literal("fail", "local")(Environment.redis.onFailure)),
+  url: configRedacted(Environment.redis.url),
+  prefix: Checks.optional(configString(Environment.redis.prefix)),
+  onFailure: Checks.optional(configLiteral(["fail", "local"], Environment.redis.onFailure)),
   timeout: Checks.optional(Checks.duration(Environment.redis.timeout)),
   grace: Checks.optional(Checks.duration(Environment.redis.grace))
 }).pipe(Config.map(({ limits, ...redis }) => ({ ...limits, ...redis })))
@@ -213,7 +225,7 @@ export const make = (
   options: Options
 ): Effect.Effect<ErpRateLimiter.Service, ErpConfig.ErpConfigError, Scope.Scope> =>
   Effect.flatMap(
-    Either.mapLeft(resolve(options), (error) => ErpConfig.fromConfigError(error, "options")),
+    Result.toEffect(Result.mapError(resolve(options), (error) => ErpConfig.fromConfigError(error, "options"))),
     sharedLimiter
   )
 
@@ -221,6 +233,9 @@ const sharedLimiter = (
   settings: Resolved
 ): Effect.Effect<ErpRateLimiter.Service, ErpConfig.ErpConfigError, Scope.Scope> =>
   Effect.gen(function*() {
+    // Loaded here, on the first connection: the edition's Redis client (an optional peer dependency) is never loaded
+    // by a program that keeps its limit in memory, even one that imports this package's index.
+    const Redis = yield* Effect.promise(() => import("./internal/redis.js"))
     const policy: Outage.Policy = {
       onFailure: settings.onFailure,
       graceMillis: Duration.toMillis(settings.grace),
@@ -229,8 +244,8 @@ const sharedLimiter = (
     const outage = Outage.makeState()
     const connection = yield* Redis.connect(settings.url, settings.prefix, settings.timeout, watch(outage, policy))
     const remote = yield* Slots.make(settings).pipe(
-      Effect.provideService(RateLimiter.RateLimiterStore, Redis.makeStore(connection, settings.prefix)),
-      Effect.provideService(Limiter.HoldStore, Redis.makeHoldStore(connection, settings.prefix))
+      Effect.provideService(RateLimiter.RateLimiterStore, RedisStores.makeStore(connection, settings.prefix)),
+      Effect.provideService(Limiter.HoldStore, RedisStores.makeHoldStore(connection, settings.prefix))
     )
     const shared: Shared = {
       outage,
@@ -239,7 +254,7 @@ const sharedLimiter = (
       local: settings.onFailure === "local" ? yield* ErpRateLimiter.make(settings) : undefined,
       scope: yield* Effect.scope,
       // A token of this read's own, set should the store hold no mark (it is new, or lost its data since).
-      mark: readMark(outage, () => Redis.readMark(connection, settings.prefix, globalThis.crypto.randomUUID()))
+      mark: readMark(outage, () => RedisStores.readMark(connection, settings.prefix, globalThis.crypto.randomUUID()))
     }
     const { local } = shared
     return ErpRateLimiter.ErpRateLimiter.of({
@@ -250,7 +265,7 @@ const sharedLimiter = (
       learn: (key, acquired, heard) => guard(shared, "learn", remote.learn(key, acquired, heard), Effect.void),
       // Kept locally too under `local`, so an outage that starts now still honours it.
       pause: (key, untilMillis) =>
-        Effect.zipRight(
+        Effect.andThen(
           local === undefined ? Effect.void : local.pause(key, untilMillis),
           guard(shared, "pause", remote.pause(key, untilMillis), Effect.void)
         ),
@@ -322,9 +337,9 @@ const acquire = (
           : Outage.admit(outage, policy, "acquire", now, bound)
         switch (admission._tag) {
           case "Mark":
-            return Effect.zipRight(shared.mark, again)
+            return Effect.andThen(shared.mark, again)
           case "Wait":
-            return Effect.zipRight(Effect.sleep(Duration.millis(admission.untilMillis - now)), again)
+            return Effect.andThen(Effect.sleep(Duration.millis(admission.untilMillis - now)), again)
           case "Beyond":
             return Effect.fail(new ErpRateLimiter.WaitBeyondBound({ startsAt: admission.startsAt }))
           default:
@@ -354,7 +369,7 @@ const sharedAndLocal = (shared: Shared, key: string, deadline?: number, bound?: 
             spacedMillis: there.spacedMillis + own.spacedMillis,
             pausedMillis: there.pausedMillis + own.pausedMillis,
             startedMillis: own.startedMillis,
-            release: (endedMillis) => Effect.zipRight(own.release(endedMillis), there.release(endedMillis))
+            release: (endedMillis) => Effect.andThen(own.release(endedMillis), there.release(endedMillis))
           }))
       )
   })
@@ -369,7 +384,7 @@ const localOnly = (shared: Shared, key: string, deadline?: number, bound?: numbe
 /**
  * The outage told of every Redis call (its start said once, a warning; its end once) and of every reconnection.
  */
-const watch = (outage: Outage.State, policy: Outage.Policy): Redis.Watch => ({
+const watch = (outage: Outage.State, policy: Outage.Policy): RedisStores.Watch => ({
   answered: (startedMillis) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const downMillis = Outage.answered(outage, policy, startedMillis, now)
@@ -421,9 +436,9 @@ const guard = <A, E>(
             return Effect.suspend(() => attempt)
           })
         case "Mark":
-          return Effect.zipRight(mark, Effect.suspend(() => attempt))
+          return Effect.andThen(mark, Effect.suspend(() => attempt))
         case "Wait":
-          return Effect.zipRight(
+          return Effect.andThen(
             Effect.sleep(Duration.millis(admission.untilMillis - now)),
             Effect.suspend(() => attempt)
           )
@@ -458,10 +473,10 @@ const handBack = (
     if (now >= mootAt) return Effect.void
     const admission = Outage.admit(outage, policy, "release", now)
     return admission._tag === "Wait"
-      ? Effect.zipRight(Effect.sleep(Duration.millis(admission.untilMillis - now)), Effect.suspend(() => later))
-      : Effect.catchAll(
+      ? Effect.andThen(Effect.sleep(Duration.millis(admission.untilMillis - now)), Effect.suspend(() => later))
+      : catchFailure(
         release(),
-        () => Effect.zipRight(Effect.sleep(Duration.millis(Outage.WAIT_STEP_MILLIS)), Effect.suspend(() => later))
+        () => Effect.andThen(Effect.sleep(Duration.millis(Outage.WAIT_STEP_MILLIS)), Effect.suspend(() => later))
       )
   })
   // Forked from an uninterruptible release: made interruptible, so the scope's end stops it at once.
@@ -470,7 +485,7 @@ const handBack = (
     Clock.currentTimeMillis,
     (now) =>
       Outage.admit(outage, policy, "release", now)._tag === "Store"
-        ? Effect.catchAll(release(), () => inBackground)
+        ? catchFailure(release(), () => inBackground)
         : inBackground
   )
 }
@@ -500,7 +515,7 @@ const handBack = (
  * @category Layers
  */
 export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ErpConfig.ErpConfigError> =>
-  Layer.scoped(ErpRateLimiter.ErpRateLimiter, make(options))
+  scopedLayer(ErpRateLimiter.ErpRateLimiter, make(options))
 
 /**
  * The shared limiter, its settings read through `Config` (from the environment by default: see `fromEnv`).
@@ -522,13 +537,13 @@ export const layer = (options: Options): Layer.Layer<ErpRateLimiter.ErpRateLimit
  * @category Layers
  */
 export const layerConfig = (
-  config: Config.Config.Wrap<Options> = fromEnv
+  config: ConfigWrap<Options> = fromEnv
 ): Layer.Layer<ErpRateLimiter.ErpRateLimiter, ErpConfig.ErpConfigError> =>
-  Layer.scoped(
+  scopedLayer(
     ErpRateLimiter.ErpRateLimiter,
     Effect.flatMap(
       Effect.mapError(
-        Effect.flatMap(Config.unwrap(config), resolve),
+        Effect.flatMap(Config.unwrap(config), (options) => Result.toEffect(resolve(options))),
         // Settings read by `fromEnv` are named by their variables; those of a `Config` of the user's, by the option.
         (error) => ErpConfig.fromConfigError(error, config === fromEnv ? "variables" : "options")
       ),

@@ -22,6 +22,7 @@ import { Redis } from "ioredis"
 import * as Net from "node:net"
 import { inspect } from "node:util"
 import * as RedisInternal from "../src/internal/redis.js"
+import * as RedisStores from "../src/internal/redisStores.js"
 import { type OwnRedis, startRedis } from "./redisServer.js"
 import { maxInAnyWindow } from "./windows.js"
 
@@ -121,7 +122,7 @@ describe("ErpRateLimiterRedis", () => {
         RedisStore.layerStore({ host: "127.0.0.1", port: 6379, prefix: `${prefix}lib:` })
       )
       const connection = yield* RedisInternal.connect(Redacted.make(REDIS), `${prefix}ours:`, Duration.seconds(1))
-      const ours = Context.make(RateLimiter.RateLimiterStore, RedisInternal.makeStore(connection, `${prefix}ours:`))
+      const ours = Context.make(RateLimiter.RateLimiterStore, RedisStores.makeStore(connection, `${prefix}ours:`))
       const memory = yield* Layer.build(RateLimiter.layerStoreMemory)
       // Refills of 40 s: a time to live off by one refill is 40 s off, so the stores read moments apart (seconds, on a
       // starved machine) still tell a wrong answer from a right one.

@@ -1,6 +1,7 @@
 import { RateLimiter } from "@effect/experimental"
 import { describe, expect, it } from "@effect/vitest"
 import type { ErpRateLimiter } from "@erp-client/client"
+import { MemoryStore } from "@erp-client/kernel"
 import {
   Clock,
   Context,
@@ -18,7 +19,7 @@ import {
 import * as Memory from "../src/internal/memory.js"
 import * as Slots from "../src/internal/slots.js"
 
-// The memory limiter's plain state: the same counters as @effect/experimental's memory store, and a synchronous path
+// The memory limiter's plain state: the same fixed-window counters as @effect/experimental's memory store, and a synchronous path
 // for the requests that need not wait that takes exactly the places the limiter's steps would take.
 
 // The limiter's own log lines (a pause waited for) are not what these tests read.
@@ -26,7 +27,7 @@ const run = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.runPromise(effect.pipe(Effect.provide(TestContext.TestContext), Logger.withMinimumLogLevel(LogLevel.None)))
 
 describe("memory stores", () => {
-  it("property: fixedWindow and tokenBucket answer as @effect/experimental's memory store does, call for call", () =>
+  it("property: fixedWindow answers as @effect/experimental's memory store does, call for call", () =>
     fc.assert(
       fc.asyncProperty(
         fc.array(
@@ -35,9 +36,7 @@ describe("memory stores", () => {
             key: fc.constantFrom("a", "b"),
             tokens: fc.integer({ min: 1, max: 3 }),
             refill: fc.integer({ min: 1, max: 1_000 }),
-            limit: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
-            bucket: fc.boolean(),
-            overflow: fc.boolean()
+            limit: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined })
           }),
           { minLength: 1, maxLength: 60 }
         ),
@@ -45,23 +44,15 @@ describe("memory stores", () => {
           const [theirs, ours] = await run(
             Effect.gen(function*() {
               const experimental = yield* Layer.build(RateLimiter.layerStoreMemory)
-              const store = Context.get(Memory.context(Memory.makeState()), RateLimiter.RateLimiterStore)
+              const store = Context.get(Memory.context(MemoryStore.makeState()), RateLimiter.RateLimiterStore)
               const reference = Context.get(experimental, RateLimiter.RateLimiterStore)
               const answers = (s: RateLimiter.RateLimiterStore["Type"]) => (call: (typeof calls)[number]) =>
-                call.bucket
-                  ? s.tokenBucket({
-                    key: call.key,
-                    tokens: call.tokens,
-                    limit: call.limit ?? 3,
-                    refillRate: Duration.millis(call.refill),
-                    allowOverflow: call.overflow
-                  })
-                  : s.fixedWindow({
-                    key: call.key,
-                    tokens: call.tokens,
-                    refillRate: Duration.millis(call.refill),
-                    limit: call.limit
-                  })
+                s.fixedWindow({
+                  key: call.key,
+                  tokens: call.tokens,
+                  refillRate: Duration.millis(call.refill),
+                  limit: call.limit
+                })
               const theirs: Array<unknown> = []
               const ours: Array<unknown> = []
               for (const call of calls) {
@@ -78,14 +69,24 @@ describe("memory stores", () => {
       { numRuns: 100 }
     ))
 
+  it("the token bucket is not offered: it lets about twice the limit through one window", async () => {
+    const store = Context.get(Memory.context(MemoryStore.makeState()), RateLimiter.RateLimiterStore)
+    const exit = await run(
+      Effect.exit(
+        store.tokenBucket({ key: "a", tokens: 1, limit: 3, refillRate: Duration.millis(100), allowOverflow: false })
+      )
+    )
+    expect(Exit.isFailure(exit)).toBe(true)
+  })
+
   it("holds: a later hold wins over an earlier one, never the reverse", () => {
-    const state = Memory.makeState()
-    expect(Memory.holdOf(state, "k")).toBe(0)
-    Memory.extendHold(state, "k", 500)
-    Memory.extendHold(state, "k", 300)
-    expect(Memory.holdOf(state, "k")).toBe(500)
-    Memory.extendHold(state, "k", 900)
-    expect(Memory.holdOf(state, "k")).toBe(900)
+    const state = MemoryStore.makeState()
+    expect(MemoryStore.holdOf(state, "k")).toBe(0)
+    MemoryStore.extendHold(state, "k", 500)
+    MemoryStore.extendHold(state, "k", 300)
+    expect(MemoryStore.holdOf(state, "k")).toBe(500)
+    MemoryStore.extendHold(state, "k", 900)
+    expect(MemoryStore.holdOf(state, "k")).toBe(900)
   })
 })
 
@@ -138,7 +139,9 @@ const outcomes = (limiter: ErpRateLimiter.Service, schedule: ReadonlyArray<Reque
 const limiterOf = (resolved: ErpRateLimiter.Resolved, fast: boolean) =>
   Effect.provide(
     Slots.make(resolved),
-    fast ? Memory.context(Memory.makeState()) : Context.omit(Memory.Memory)(Memory.context(Memory.makeState()))
+    fast
+      ? Memory.context(MemoryStore.makeState())
+      : Context.omit(Memory.Memory)(Memory.context(MemoryStore.makeState()))
   )
 
 describe("the memory limiter's synchronous path", () => {
@@ -170,7 +173,7 @@ describe("the memory limiter's synchronous path", () => {
 
   it.effect("takes the synchronous path when nothing is waited for, and the steps otherwise", () =>
     Effect.gen(function*() {
-      const state = Memory.makeState()
+      const state = MemoryStore.makeState()
       const limiter = yield* Effect.provide(
         Slots.make({ limit: 2, window: Duration.millis(1_000), margin: Duration.millis(50) }),
         Memory.context(state)
@@ -179,21 +182,21 @@ describe("the memory limiter's synchronous path", () => {
       const first = yield* limiter.acquire("k")
       const second = yield* limiter.acquire("k")
       expect([first.spacedMillis, second.spacedMillis]).toEqual([0, 0])
-      expect(Memory.holdOf(state, "k:slot:0")).toBe(31_050)
-      expect(Memory.holdOf(state, "k:slot:1")).toBe(31_050)
+      expect(MemoryStore.holdOf(state, "k:slot:0")).toBe(31_050)
+      expect(MemoryStore.holdOf(state, "k:slot:1")).toBe(31_050)
       // One ends at once: busy the window and the margin after its start
       yield* second.release(0)
-      expect(Memory.holdOf(state, "k:slot:1")).toBe(1_050)
+      expect(MemoryStore.holdOf(state, "k:slot:1")).toBe(1_050)
       // A third takes the steps: its slot (the first one's) is spaced, then found held in flight, so it takes the next
       // one (the second's, free the window and the margin after its start)
       const third = yield* Effect.fork(limiter.acquire("k"))
       yield* TestClock.adjust(Duration.millis(1_050))
       expect((yield* Fiber.join(third)).spacedMillis).toBe(1_050)
-      expect(Memory.holdOf(state, "k:slot:1")).toBe(1_050 + 31_050)
+      expect(MemoryStore.holdOf(state, "k:slot:1")).toBe(1_050 + 31_050)
       // The first ended late: its slot is busy a window (and the margin) after its end
       yield* TestClock.adjust(Duration.millis(450))
       yield* first.release(1_500)
-      expect(Memory.holdOf(state, "k:slot:0")).toBe(2_550)
+      expect(MemoryStore.holdOf(state, "k:slot:0")).toBe(2_550)
     }))
 })
 
@@ -202,7 +205,7 @@ describe("the memory limiter's size", () => {
     Effect.gen(function*() {
       const sizes: Array<number> = []
       for (const limit of [2_000, 100_000_000]) {
-        const state = Memory.makeState()
+        const state = MemoryStore.makeState()
         const limiter = yield* Effect.provide(
           Slots.make({ limit, window: Duration.millis(1_000), margin: Duration.millis(50) }),
           Memory.context(state)
@@ -213,12 +216,12 @@ describe("the memory limiter's size", () => {
           yield* acquired.release(yield* Clock.currentTimeMillis)
           // A request a millisecond, the clock moved twenty at a time.
           if (i % 20 === 19) yield* TestClock.adjust(Duration.millis(20))
-          largest = Math.max(largest, Memory.size(state))
+          largest = Math.max(largest, MemoryStore.size(state))
         }
         sizes.push(largest)
       }
       // A slot counter and a busy mark for each request of the last window (and its margin), at most twice that
       // between two sweeps: not one of each per request ever made (20,000 at a limit of 100 million a second).
-      for (const largest of sizes) expect(largest).toBeLessThanOrEqual(2 * 2 * 1_050 + Memory.sweepFloor + 10)
+      for (const largest of sizes) expect(largest).toBeLessThanOrEqual(2 * 2 * 1_050 + MemoryStore.sweepFloor + 10)
     }))
 })

@@ -5,15 +5,17 @@
  * modules import what differs from here and everything else from `effect` itself, so that one source compiles against
  * either edition's `effect`.
  */
+import * as RateLimiterModule from "@effect/experimental/RateLimiter"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as Settings from "@erp-client/kernel/Settings"
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
-import type * as ConfigErrorModule from "effect/ConfigError"
+import * as ConfigErrorModule from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -24,6 +26,8 @@ import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
+import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricKey from "effect/MetricKey"
@@ -33,6 +37,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 
 export * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -287,3 +292,83 @@ export const interruptAs = <A, E>(fiber: Fiber.Fiber<A, E>, interruptor: Interru
 /** The numbers of whoever interrupted in `cause` (`undefined` for an interruption that names nobody). */
 export const interruptorIds = (cause: Cause.Cause<unknown>): Array<number | undefined> =>
   Array.from(Cause.interruptors(cause), (interruptor) => Array.from(FiberId.ids(interruptor))).flat()
+
+// The rate limiter's (`slots.ts`, `memory.ts`, `redisStores.ts`, `ErpRateLimiter`, `ErpRateLimiterRedis`).
+
+/** The rate limiter and its store: `@effect/experimental`'s in Effect 3, `effect/persistence`'s in Effect 4. */
+export * as RateLimiter from "@effect/experimental/RateLimiter"
+
+/** A service's shape, from its class: Effect 3's `X["Type"]`, Effect 4's `X["Service"]`. */
+export type ServiceOf<Class extends { readonly Type: unknown }> = Class["Type"]
+
+/** What a store's failure says, `undefined` for any other rejection (Effect 3: `reason` is `"StoreError"`). */
+export const storeErrorMessage = (error: RateLimiterModule.RateLimiterError): string | undefined =>
+  error.reason === "StoreError" ? error.message : undefined
+
+/** A store's failure saying `message`. */
+export const storeError = (message: string, cause?: unknown): RateLimiterModule.RateLimiterError =>
+  new RateLimiterModule.RateLimitStoreError({ message, cause })
+
+/** The store's methods the limiter never calls, for a store written here: Effect 3's store has none. */
+export const unusedStoreMethods: Record<never, never> = {}
+
+/** Logs `message` at Info or Debug. */
+export const logAt = (level: "Info" | "Debug", message: string): Effect.Effect<void> =>
+  Effect.logWithLevel(level === "Info" ? LogLevel.Info : LogLevel.Debug, message)
+
+/** `input` as a duration, `undefined` when it is not one. */
+export const decodeDuration = (input: unknown): Duration.Duration | undefined =>
+  Option.getOrUndefined(Duration.decodeUnknown(input))
+
+/** `input` as a duration (a `DurationInput` always is one). */
+export const toDuration = (input: DurationInput): Duration.Duration => Duration.decode(input)
+
+/** A setting that failed its check, at `path` (the option's name). */
+export const invalidSetting = (path: ReadonlyArray<string>, message: string): ConfigError =>
+  ConfigErrorModule.InvalidData([...path], message)
+
+/** A setting that is one of these strings: Effect 3's `Config.literal`. */
+export const configLiteral = <const Values extends ReadonlyArray<string>>(
+  values: Values,
+  name: string
+): Config.Config<Values[number]> => Config.literal(...values)(name)
+
+/** A text setting read through `parse`, failing with `message` at the setting's path where it gives `undefined`. */
+export const configParsed = <A>(
+  name: string,
+  parse: (text: string) => A | undefined,
+  message: string
+): Config.Config<A> =>
+  Config.mapOrFail(Config.string(name), (text) => {
+    const value = parse(text)
+    // The path is the setting's own: `Config` puts its name in front.
+    return value === undefined ? Either.left(ConfigErrorModule.InvalidData([], message)) : Either.right(value)
+  })
+
+/**
+ * What failed in a `ConfigError`, leaf by leaf (the kernel's `Settings.Problem`): a variable not set, or a value read
+ * or checked that failed. Reading names the variable; a check after reading names the option.
+ */
+export const configProblems = (error: ConfigError): ReadonlyArray<Settings.Problem> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...configProblems(error.left), ...configProblems(error.right)]
+    case "MissingData":
+      return [{ reason: "Missing", path: error.path.join("."), message: error.message }]
+    default:
+      return [{ reason: "Invalid", path: error.path.join("."), message: error.message }]
+  }
+}
+
+/** `self`, a failure of it handled by `f`: Effect 3's `Effect.catchAll`. */
+export const catchFailure = <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (error: E) => Effect.Effect<A2, E2, R2>
+): Effect.Effect<A | A2, E2, R | R2> => Effect.catchAll(self, f)
+
+/** A layer of the service `effect` makes, its resources held for the layer's life: Effect 3's `Layer.scoped`. */
+export const scopedLayer = <I, S, E, R>(
+  service: Context.Tag<I, S>,
+  effect: Effect.Effect<NoInfer<S>, E, R>
+): Layer.Layer<I, E, Exclude<R, Scope.Scope>> => Layer.scoped(service, effect)

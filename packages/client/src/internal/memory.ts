@@ -1,47 +1,27 @@
 /**
- * The memory limiter's stores: the counters of `RateLimiterStore` (its fixed window and token bucket) and the holds of
- * `HoldStore` over the plain data of `@erp-client/kernel/MemoryStore`, whose arithmetic this re-exports. The stores the
- * limiter reaches through effects are thin wrappers; `slots.ts` also reads and writes the maps directly, so that a
- * request that need not wait takes its place in one synchronous step (`fastAcquire` there).
+ * The memory limiter's stores over the plain data of `@erp-client/kernel/MemoryStore`: the counters of
+ * `RateLimiterStore` (its fixed window: the arithmetic of the library's own `RateLimiter.layerStoreMemory`, line for
+ * line) and the holds and learned limits of `HoldStore`. `slots.ts` also reads and writes the state directly, so that a
+ * request that need not wait takes its place in one synchronous step (`MemoryStore.acquireNow`).
  *
- * Written by hand rather than taken from `RateLimiter.layerStoreMemory` of `@effect/experimental`: that store keeps
- * its counters out of reach, so each request paid about a dozen effects on it to find out that it need not wait
- * (`pnpm bench cost`, lookups). The counters' arithmetic is that store's, line for line, and `memory.test.ts` holds
- * the two to the same answers.
+ * Written by hand rather than taken from `RateLimiter.layerStoreMemory`, which keeps its counters out of reach, so every
+ * request would take the limiter's steps, several times slower than the synchronous step (`pnpm bench cost`). The
+ * test `memory.test.ts` holds this store to the library's answers.
  */
-import * as RateLimiter from "@effect/experimental/RateLimiter"
-import {
-  admitLogged,
-  claimHold,
-  countLogged,
-  dropLogged,
-  endLogged,
-  extendHold,
-  fixedWindow,
-  holdOf,
-  learnedOf,
-  makeState,
-  seedLogged,
-  setLearned,
-  settleHold,
-  settleLogged,
-  type State,
-  tokenBucket
-} from "@erp-client/kernel/MemoryStore"
+import * as MemoryStore from "@erp-client/kernel/MemoryStore"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { nowMillis, RateLimiter, Service, storeError, unusedStoreMethods } from "./edition.js"
 import { HoldStore } from "./limiter.js"
 
-export * from "@erp-client/kernel/MemoryStore"
+/** The state behind the memory stores, for the limiter's synchronous step. */
+export class Memory extends Service<Memory, MemoryStore.State>()("@erp-client/client/ErpRateLimiter/Memory") {}
 
-/** The state behind the memory stores, for the limiter's synchronous path. */
-export class Memory extends Context.Tag("@erp-client/client/ErpRateLimiter/Memory")<Memory, State>() {}
-
-/** The two stores over one state, and the state itself. */
+/** The stores over one state, and the state itself. */
 export const context = (
-  state: State
+  state: MemoryStore.State
 ): Context.Context<Memory | RateLimiter.RateLimiterStore | HoldStore> =>
   Context.make(Memory, state).pipe(
     Context.add(
@@ -50,76 +30,82 @@ export const context = (
         fixedWindow: (options) =>
           Effect.clockWith((clock) =>
             Effect.sync(() =>
-              fixedWindow(
+              MemoryStore.fixedWindow(
                 state,
                 options.key,
                 options.tokens,
                 Duration.toMillis(options.refillRate),
                 options.limit,
-                clock.unsafeCurrentTimeMillis()
+                nowMillis(clock)
               )
             )
           ),
-        tokenBucket: (options) =>
-          Effect.clockWith((clock) =>
-            Effect.sync(() =>
-              tokenBucket(state, options, Duration.toMillis(options.refillRate), clock.unsafeCurrentTimeMillis())
-            )
-          )
+        // Not offered, as by the Redis store: it lets about twice the limit through one window, which the limiter
+        // exists to prevent.
+        tokenBucket: () => Effect.fail(storeError("the token bucket is not offered")),
+        ...unusedStoreMethods
       })
     ),
     Context.add(
       HoldStore,
       HoldStore.of({
-        get: (key) => Effect.sync(() => holdOf(state, key)),
+        get: (key) => Effect.sync(() => MemoryStore.holdOf(state, key)),
         extend: (key, untilMillis) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => extendHold(state, key, untilMillis, clock.unsafeCurrentTimeMillis()))
+            Effect.sync(() => MemoryStore.extendHold(state, key, untilMillis, nowMillis(clock)))
           ),
         // A claim is its mark's end: the marks of one slot's claims differ (`MemoryStore.settleHold`).
         claim: (key, untilMillis) =>
           Effect.clockWith((clock) =>
             Effect.sync(() => {
-              const busyUntil = claimHold(state, key, untilMillis, clock.unsafeCurrentTimeMillis())
+              const busyUntil = MemoryStore.claimHold(state, key, untilMillis, nowMillis(clock))
               return busyUntil === 0 ? { claim: String(untilMillis) } : { busyUntil }
             })
           ),
         settle: (key, claim, untilMillis, windowMillis) =>
           Effect.clockWith((clock) =>
             Effect.sync(() =>
-              settleHold(state, key, Number(claim), untilMillis, clock.unsafeCurrentTimeMillis(), windowMillis)
+              MemoryStore.settleHold(
+                state,
+                key,
+                Number(claim),
+                untilMillis,
+                nowMillis(clock),
+                windowMillis
+              )
             )
           ),
         learned: (key) =>
-          Effect.clockWith((clock) => Effect.sync(() => learnedOf(state, key, clock.unsafeCurrentTimeMillis()))),
+          Effect.clockWith((clock) => Effect.sync(() => MemoryStore.learnedOf(state, key, nowMillis(clock)))),
         setLearned: (key, expected, next) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => setLearned(state, key, expected, next, clock.unsafeCurrentTimeMillis()))
+            Effect.sync(() => MemoryStore.setLearned(state, key, expected, next, nowMillis(clock)))
           ),
         admitLogged: (key, windows, timeoutMillis) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => admitLogged(state, key, windows, clock.unsafeCurrentTimeMillis(), timeoutMillis))
+            Effect.sync(() => MemoryStore.admitLogged(state, key, windows, nowMillis(clock), timeoutMillis))
           ),
-        markLogged: (key, entry, _keepMillis, atMillis) => Effect.sync(() => endLogged(state, key, entry, atMillis)),
+        markLogged: (key, entry, _keepMillis, atMillis) =>
+          Effect.sync(() => MemoryStore.endLogged(state, key, entry, atMillis)),
         settleLogged: (key, entry, _keepMillis, atMillis) =>
-          Effect.sync(() => settleLogged(state, key, entry, atMillis)),
-        dropLogged: (key, entry) => Effect.sync(() => dropLogged(state, key, entry)),
+          Effect.sync(() => MemoryStore.settleLogged(state, key, entry, atMillis)),
+        dropLogged: (key, entry) => Effect.sync(() => MemoryStore.dropLogged(state, key, entry)),
         countLogged: (key, windowMillis) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => countLogged(state, key, windowMillis, clock.unsafeCurrentTimeMillis()))
+            Effect.sync(() => MemoryStore.countLogged(state, key, windowMillis, nowMillis(clock)))
           ),
         seedLogged: (key, configured) =>
           Effect.clockWith((clock) =>
-            Effect.sync(() => seedLogged(state, key, configured.windowMillis, clock.unsafeCurrentTimeMillis()))
+            Effect.sync(() => MemoryStore.seedLogged(state, key, configured.windowMillis, nowMillis(clock)))
           )
       })
     )
   )
 
 /**
- * The memory stores, new for each limiter: Effect shares a layer's value between builds alive at the same time, so a
+ * The memory stores, new for each limiter: a layer's value is shared between builds alive at the same time, so a
  * constant store would hand two limiters (other settings, another TestClock) one counter map.
  */
 export const layer: Layer.Layer<Memory | RateLimiter.RateLimiterStore | HoldStore> = Layer.fresh(
-  Layer.effectContext(Effect.sync(() => context(makeState())))
+  Layer.effectContext(Effect.sync(() => context(MemoryStore.makeState())))
 )

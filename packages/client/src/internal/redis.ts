@@ -1,15 +1,13 @@
+// Per edition: the Redis connection, on ioredis here (Effect 4: effect/persistence's Redis on the redis package).
 /**
- * One Redis connection for the shared limiter, and the two stores the limiter's algorithm (`slots.ts`) runs on over it: the counters
- * (`RateLimiterStore`, fixed window only) and the holds (`HoldStore`). No failure policy here: a failing Redis fails
- * the call with `StoreFailure`, and every call's outcome is told to the `Watch` with the time it began;
- * `ErpRateLimiterRedis` decides what that means.
+ * One Redis connection for the shared limiter, on ioredis, with the kernel's scripts defined as its commands: the
+ * `Commands` the stores of `redisStores.ts` send. No failure policy here: a failing Redis fails the call with
+ * `StoreFailure`, and every call's outcome is told to the `Watch` with the time it began; `ErpRateLimiterRedis`
+ * decides what that means.
  */
-import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as Outage from "@erp-client/kernel/Outage"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
-import * as Settings from "@erp-client/kernel/Settings"
-import * as Slots from "@erp-client/kernel/Slots"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -17,6 +15,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Ioredis from "ioredis"
 import * as Limiter from "./limiter.js"
+import { type Commands, type Connection, unwatched, type Watch } from "./redisStores.js"
 
 interface RedisWithScripts extends Ioredis.Redis {
   erpFixedWindow(key: string, ...args: Array<number>): Promise<[number, number]>
@@ -52,28 +51,6 @@ interface RedisWithScripts extends Ioredis.Redis {
   erpLogSeed(keys: number, log: string, ...holdsThenWindow: Array<string | number>): Promise<number>
   erpMark(key: string, token: string, ttlMillis: number): Promise<string | null>
 }
-
-export interface Connection {
-  readonly redis: RedisWithScripts
-  /** Runs one Redis call within the timeout; every failure becomes a `StoreFailure` whose text holds no secret. */
-  readonly call: <A>(what: string, run: (redis: RedisWithScripts) => Promise<A>) => Effect.Effect<
-    A,
-    Limiter.StoreFailure
-  >
-}
-
-/**
- * Told the outcome of every call, with the time (epoch ms) it began: an answer, or the failure it fails with. Told of
- * calls, not of operations: an operation that needs no call (a hold already lapsed) says nothing of the store.
- */
-export interface Watch {
-  readonly answered: (startedMillis: number) => Effect.Effect<void>
-  readonly failed: (startedMillis: number, failure: Limiter.StoreFailure) => Effect.Effect<void>
-  /** The connection, lost at `lostAtMillis`, is made again (the store may be another, or have lost its data). */
-  readonly reconnected: (lostAtMillis: number) => void
-}
-
-const unwatched: Watch = { answered: () => Effect.void, failed: () => Effect.void, reconnected: () => {} }
 
 /** What the connection last said of itself: its last error (redacted), `""` once it is ready again. */
 interface Health {
@@ -111,12 +88,11 @@ export const connect = (
     yield* awaitReady(redis, timeoutMillis)
     const failureText = (what: string, cause: unknown): string =>
       redact(`Redis ${what}: ${whyFailed(cause, health, timeoutMillis)}`)
+    const commands = commandsOf(redis)
     const call: Connection["call"] = (what, run) =>
       Effect.flatMap(Clock.currentTimeMillis, (startedMillis) =>
-        Effect.tryPromise({
-          try: () => run(redis),
-          catch: (cause) => new Limiter.StoreFailure({ description: failureText(what, cause) })
-        }).pipe(
+        Effect.suspend(() => run(commands)).pipe(
+          Effect.mapError((cause) => new Limiter.StoreFailure({ description: failureText(what, cause) })),
           Effect.timeoutFail({
             duration: Duration.millis(timeoutMillis + 100),
             onTimeout: () => new Limiter.StoreFailure({ description: failureText(what, "Command timed out") })
@@ -126,8 +102,32 @@ export const connect = (
             onSuccess: () => watch.answered(startedMillis)
           })
         ))
-    return { redis, call }
+    return { call }
   })
+
+/** The commands on the client, each a promise of its answer made an effect; a failure is the client's error. */
+const commandsOf = (redis: RedisWithScripts): Commands => {
+  const send = <A>(request: () => Promise<A>) => Effect.tryPromise({ try: request, catch: (cause) => cause })
+  return {
+    pttl: (key) => send(() => redis.pttl(key)),
+    get: (key) => send(() => redis.get(key)),
+    zrem: (key, member) => send(() => redis.zrem(key, member)),
+    fixedWindow: (key, args) => send(() => redis.erpFixedWindow(key, ...args)),
+    extendHold: (key, ttlMillis, untilMillis) => send(() => redis.erpExtendHold(key, ttlMillis, untilMillis)),
+    claimHold: (key, ttlMillis, mark) => send(() => redis.erpClaimHold(key, ttlMillis, mark)),
+    settleHold: (key, log, mark, ttlMillis, untilMillis, windowMillis) =>
+      send(() => redis.erpSettleHold(key, log, mark, ttlMillis, untilMillis, windowMillis)),
+    setLearned: (key, log, expected, next, ttlMillis) =>
+      send(() => redis.erpSetLearned(key, log, expected, next, ttlMillis)),
+    logAdmit: (key, limit, windowMillis, marginMillis, keepMillis, entry, timeoutMillis) =>
+      send(() => redis.erpLogAdmit(key, limit, windowMillis, marginMillis, keepMillis, entry, timeoutMillis)),
+    logMark: (key, entry, keepMillis, afterMillis, mode) =>
+      send(() => redis.erpLogMark(key, entry, keepMillis, afterMillis, mode)),
+    logCount: (key, windowMillis) => send(() => redis.erpLogCount(key, windowMillis)),
+    logSeed: (log, holds, windowMillis) => send(() => redis.erpLogSeed(1 + holds.length, log, ...holds, windowMillis)),
+    mark: (key, token, ttlMillis) => send(() => redis.erpMark(key, token, ttlMillis))
+  }
+}
 
 // ioredis, an optional peer dependency, is loaded here, on the first connection, and never by a program that keeps its
 // limit in memory, even one that imports this package's index.
@@ -228,154 +228,3 @@ const whyFailed = (cause: unknown, health: Health, timeoutMillis: number): strin
     ? `no answer within ${timeoutMillis} ms`
     : message
 }
-
-const storeError = (error: Limiter.StoreFailure) =>
-  new RateLimiter.RateLimitStoreError({ message: error.description, cause: error })
-
-// The `RateLimiterStore` of `@effect/experimental` on our connection. Only the fixed window is offered: the token
-// bucket lets about twice the limit through one window, which is what this limiter exists to prevent.
-export const makeStore = (connection: Connection, prefix: string): RateLimiter.RateLimiterStore["Type"] =>
-  RateLimiter.RateLimiterStore.of({
-    fixedWindow: (options) => {
-      // PX takes whole milliseconds; rounding the spacing up only ever spaces requests further apart.
-      const refillMillis = Math.max(1, Math.ceil(Duration.toMillis(options.refillRate)))
-      const args = options.limit === undefined
-        ? [options.tokens, refillMillis]
-        : [options.tokens, refillMillis, options.limit]
-      return connection.call("fixedWindow", (redis) => redis.erpFixedWindow(`${prefix}${options.key}`, ...args)).pipe(
-        Effect.map(([count, ttl]) => [Number(count), Number(ttl)] as const),
-        Effect.mapError(storeError)
-      )
-    },
-    tokenBucket: () =>
-      Effect.fail(
-        new RateLimiter.RateLimitStoreError({
-          message: "the token bucket is not offered: it lets about twice the limit through one window"
-        })
-      )
-  })
-
-/** The mark every limiter on this Redis and prefix shares (`Outage.MARK_LUA`), `token` set if there is none. */
-export const readMark = (
-  connection: Connection,
-  prefix: string,
-  token: string
-): Effect.Effect<string, Limiter.StoreFailure> =>
-  Effect.map(
-    connection.call("mark", (redis) => redis.erpMark(`${prefix}erp:mark`, token, Outage.MARK_TTL_MILLIS)),
-    (mark) => mark ?? ""
-  )
-
-export const makeHoldStore = (connection: Connection, prefix: string): Limiter.HoldStore["Type"] =>
-  Limiter.HoldStore.of({
-    get: (key) =>
-      Effect.flatMap(connection.call("hold get", (redis) => redis.pttl(`${prefix}${key}:hold`)), (ttl) =>
-        ttl > 0
-          ? Effect.map(Clock.currentTimeMillis, (now) => now + ttl)
-          : Effect.succeed(0)),
-    extend: (key, untilMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const ttl = Math.ceil(untilMillis - now)
-        return ttl <= 0
-          ? Effect.void
-          : connection.call("hold set", (redis) => redis.erpExtendHold(`${prefix}${key}:hold`, ttl, untilMillis))
-      }),
-    // The marks' ends are times of ours, kept as times to live (Redis's clock never meets ours).
-    claim: (key, untilMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const mark = Scripts.inFlightMark(untilMillis)
-        return Effect.map(
-          connection.call(
-            "hold claim",
-            (redis) => redis.erpClaimHold(`${prefix}${key}:hold`, Math.max(1, Math.ceil(untilMillis - now)), mark)
-          ),
-          (busy) => Number(busy) > 0 ? { busyUntil: now + Number(busy) } : { claim: mark }
-        )
-      }),
-    settle: (key, claim, untilMillis, windowMillis) =>
-      Effect.flatMap(
-        Clock.currentTimeMillis,
-        (now) =>
-          connection.call("hold settle", (redis) =>
-            redis.erpSettleHold(
-              `${prefix}${key}:hold`,
-              `${prefix}${Slots.limiterKeyOfSlot(key)}:log`,
-              claim,
-              Math.ceil(untilMillis - now),
-              untilMillis,
-              Math.ceil(windowMillis)
-            ))
-      ),
-    learned: (key) =>
-      Effect.map(
-        connection.call("learned get", (redis) => redis.get(`${prefix}${key}:learned`)),
-        Scripts.decodeLearned
-      ),
-    setLearned: (key, expected, next) =>
-      Effect.map(
-        connection.call("learned set", (redis) =>
-          redis.erpSetLearned(
-            `${prefix}${key}:learned`,
-            `${prefix}${key}:log`,
-            Scripts.encodeLearned(expected),
-            Scripts.encodeLearned(next ?? undefined),
-            Math.max(1, Math.ceil(next?.ttlMillis ?? 1))
-          )),
-        (changed) => Number(changed) === 1
-      ),
-    admitLogged: (key, windows, timeoutMillis) =>
-      Effect.map(
-        connection.call("log admit", (redis) => {
-          const entry = Scripts.logEntryName()
-          return redis.erpLogAdmit(
-            `${prefix}${key}:log`,
-            windows.limit,
-            Math.ceil(windows.windowMillis),
-            Math.ceil(windows.marginMillis),
-            Math.ceil(windows.keepMillis),
-            entry,
-            Math.ceil(timeoutMillis ?? Settings.defaults.timeoutMillis)
-          ).then((wait) => ({ entry, wait: Number(wait) }))
-        }),
-        ({ entry, wait }) => wait > 0 ? { waitMillis: wait } : { entry }
-      ),
-    // The log keeps Redis's clock: a time of ours becomes an offset from now.
-    markLogged: (key, entry, keepMillis, atMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        connection.call("log mark", (redis) =>
-          redis.erpLogMark(
-            `${prefix}${key}:log`,
-            entry,
-            Math.ceil(keepMillis),
-            Math.max(0, Math.ceil(atMillis - now)),
-            "later"
-          ))),
-    settleLogged: (key, entry, keepMillis, atMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        connection.call("log settle", (redis) =>
-          redis.erpLogMark(
-            `${prefix}${key}:log`,
-            entry,
-            Math.ceil(keepMillis),
-            Math.max(0, Math.ceil(atMillis - now)),
-            "end"
-          ))),
-    dropLogged: (key, entry) =>
-      Effect.asVoid(connection.call("log drop", (redis) => redis.zrem(`${prefix}${key}:log`, entry))),
-    countLogged: (key, windowMillis) =>
-      Effect.map(
-        connection.call("log count", (redis) => redis.erpLogCount(`${prefix}${key}:log`, Math.ceil(windowMillis))),
-        Number
-      ),
-    // The slots' holds are read by the script, in the same step as the log is started (`MemoryStore.seedLogged`).
-    seedLogged: (key, configured) =>
-      Effect.asVoid(
-        connection.call("log seed", (redis) =>
-          redis.erpLogSeed(
-            1 + configured.limit,
-            `${prefix}${key}:log`,
-            ...Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
-            Math.ceil(configured.windowMillis)
-          ))
-      )
-  })

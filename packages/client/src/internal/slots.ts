@@ -1,13 +1,14 @@
 /**
- * The limiter's algorithm, on the `RateLimiterStore` of `@effect/experimental` (memory or Redis) and a `HoldStore`.
+ * The limiter's algorithm, on the `RateLimiterStore` (in memory, `memory.ts`, or Redis) and a `HoldStore`.
+ * The arithmetic is `@erp-client/kernel/Slots`'s.
  *
  * Why not the store's algorithms as they are: its token bucket lets about 2L through in one window, and its
  * "fixed-window" is a spacing counter whose bursts can land L + 1 starts in one server window after an idle gap.
  * Neither keeps the limit in every window (docs/ARCHITECTURE.md, "Rate limit"). What this does instead, with the
  * store's primitives unchanged:
  *
- * - L slots per key. Each slot is the store's fixed-window counter with `limit: 1`, i.e. a zero-burst spacer: two
- *   uses of one slot start at least `window + margin` apart.
+ * - L slots per key. Each slot is the store's fixed-window counter with `limit: 1`, consumed through the store's
+ *   `RateLimiter` ("fixed-window", "delay"): a zero-burst spacer, two uses of one slot at least `window + margin` apart.
  * - A shared ticket counter (also a store counter) deals requests to slots round-robin (`slotOf`).
  *
  * Any L + 1 starts put two on one slot (pigeonhole), and those are more than `window` apart, so no interval of
@@ -28,8 +29,8 @@
  * first, then its slot. The log holds the times themselves, so a learned limit that changes applies at once to what
  * was already sent, and a request waiting for room plans again when this process changes it.
  */
-import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
+import * as MemoryStore from "@erp-client/kernel/MemoryStore"
 import * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import {
   busyFrom,
@@ -49,11 +50,18 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
-import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import type { Acquired, Resolved, Service } from "../ErpRateLimiter.js"
+import {
+  completeDeferred,
+  logAt,
+  makeDeferred,
+  nowMillis,
+  RateLimiter,
+  type ServiceOf,
+  storeErrorMessage
+} from "./edition.js"
 import {
   HoldStore,
   PauseBeyondDeadline,
@@ -67,25 +75,26 @@ import {
 } from "./limiter.js"
 import * as Memory from "./memory.js"
 
-const storeErrorText = (error: RateLimiter.RateLimiterError): string =>
-  // The two experimental errors share one `_tag`; `reason` tells them apart.
-  error.reason === "StoreError" ? error.message : "unexpected rate limit rejection"
+/** What a store error says, for `StoreFailure`: the store's own message (a remote store's holds no secret). */
+const storeFailure = (error: RateLimiter.RateLimiterError): StoreFailure =>
+  new StoreFailure({
+    description: storeErrorMessage(error) ?? "unexpected rate limit rejection"
+  })
 
 /** What the limiter's steps share: the stores, the settings, and who is told of a wait. */
 interface Slots {
-  readonly store: RateLimiter.RateLimiterStore["Type"]
-  readonly holds: HoldStore["Type"]
+  readonly store: ServiceOf<RateLimiter.RateLimiterStore>
+  readonly holds: ServiceOf<HoldStore>
   readonly limiter: RateLimiter.RateLimiter
-  readonly observer: Option.Option<WaitObserver["Type"]>
+  readonly observer: Option.Option<ServiceOf<WaitObserver>>
   readonly limit: number
   readonly window: Duration.Duration
   /** A slot's spacing: the window and the margin. */
   readonly slotWindow: Duration.Duration
-  readonly windowMillis: number
-  readonly slotWindowMillis: number
+  readonly windows: { readonly windowMillis: number; readonly slotWindowMillis: number }
   readonly configured: ServerLimit.Configured
   /** The stores in this process's memory, if they are. */
-  readonly memory: Memory.State | undefined
+  readonly memory: MemoryStore.State | undefined
   /** Done when this process changes a learned limit (then replaced): requests waiting for room plan again. */
   changed: Deferred.Deferred<void>
   /** The keys this process last knew to have a learned limit (set by it, or seen by an acquire). */
@@ -113,25 +122,18 @@ export const make = (
       limit,
       window,
       slotWindow,
-      windowMillis: Duration.toMillis(window),
-      slotWindowMillis: Duration.toMillis(slotWindow),
+      windows: { windowMillis: Duration.toMillis(window), slotWindowMillis: Duration.toMillis(slotWindow) },
       configured: { limit, windowMillis: Duration.toMillis(window) },
       memory: memory._tag === "Some" ? memory.value : undefined,
-      changed: Deferred.unsafeMake<void>(FiberId.none),
+      changed: makeDeferred<void>(),
       learning: new Set()
     }
-    const acquire = memory._tag === "None"
-      ? (key: string, deadline?: number, bound?: number, timeoutMillis?: number) =>
-        acquireSteps(slots, key, deadline, bound, timeoutMillis)
-      : (
-        key: string,
-        deadline?: number,
-        bound?: number,
-        timeoutMillis?: number
-      ): Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure> =>
+    const acquire: Service["acquire"] = memory._tag === "None" ?
+      (key, deadline, bound, timeoutMillis) => acquireSteps(slots, key, deadline, bound, timeoutMillis) :
+      (key, deadline, bound, timeoutMillis) =>
         Effect.clockWith((clock) =>
           Effect.suspend(() => {
-            const now = clock.unsafeCurrentTimeMillis()
+            const now = nowMillis(clock)
             const acquired = fastAcquire(slots, memory.value, key, now, bound, timeoutMillis)
             return acquired === undefined
               ? acquireSteps(slots, key, deadline, bound, timeoutMillis)
@@ -153,150 +155,125 @@ export const make = (
 
 /** Tells the `WaitObserver`, if one is provided, that `key` waits until `untilMillis` and why. */
 const observe = (slots: Slots, key: string, reason: WaitReason, untilMillis: number): Effect.Effect<void> =>
-  slots.observer._tag === "Some"
-    ? slots.observer.value.onWait({ key, reason, untilMillis })
-    : Effect.void
+  slots.observer._tag === "Some" ? slots.observer.value.onWait({ key, reason, untilMillis }) : Effect.void
 
-const storeFailure = (error: RateLimiter.RateLimiterError) => new StoreFailure({ description: storeErrorText(error) })
+/** The next ticket of `key`: it deals the slot (round-robin). */
+const takeTicket = (slots: Slots, key: string) =>
+  Effect.mapError(
+    slots.store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slots.slotWindow, limit: undefined }),
+    storeFailure
+  )
 
 /** A ticket, and the slot it deals, reserved: `delay` is how long until the slot may start again. */
 const reserve = (slots: Slots, key: string) =>
-  slots.store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slots.slotWindow, limit: undefined }).pipe(
-    Effect.flatMap(([ticket]) => {
-      const slot = slotKey(key, slotOf(ticket, slots.limit))
-      return slots.limiter.consume({
-        key: slot,
-        limit: 1,
-        window: slots.slotWindow,
-        algorithm: "fixed-window",
-        onExceeded: "delay"
-      })
-        .pipe(Effect.map((result) => ({ slot, delay: Duration.toMillis(result.delay) })))
-    }),
-    Effect.mapError(storeFailure)
-  )
+  Effect.flatMap(takeTicket(slots, key), ([ticket]) => {
+    const slot = slotKey(key, slotOf(ticket, slots.limit))
+    return slots.limiter.consume({
+      key: slot,
+      limit: 1,
+      window: slots.slotWindow,
+      algorithm: "fixed-window",
+      onExceeded: "delay"
+    })
+      .pipe(
+        Effect.map((result) => ({ slot, delay: Duration.toMillis(result.delay) })),
+        Effect.mapError(storeFailure)
+      )
+  })
 
 // A bounded acquire takes its slot only if it may start at once: a slot that is spaced or busy is not reserved
-// (only its ticket is spent, which skips the slot for this turn of the round-robin and keeps the limit: every
-// start still uses a slot that was free for a window); it waits for the slot if that ends by the bound, or fails
-// saying when the request could start.
-const reserveBounded = (
-  slots: Slots,
-  key: string,
-  bound: number
-): Effect.Effect<{ readonly slot: string; readonly freeAt: number }, WaitBeyondBound | StoreFailure> =>
-  Effect.gen(function*() {
-    const { holds, slotWindow, store } = slots
-    const [ticket] = yield* Effect.mapError(
-      store.fixedWindow({ key: ticketKey(key), tokens: 1, refillRate: slotWindow, limit: undefined }),
-      storeFailure
-    )
-    const slot = slotKey(key, slotOf(ticket, slots.limit))
-    const now = yield* Clock.currentTimeMillis
-    const busyUntil = yield* holds.get(slot)
-    // A mark of a request in flight may end sooner than it says (`lookAgainIn`).
-    if (busyUntil > now) return { slot, freeAt: now + lookAgainIn(busyUntil - now, slots.slotWindowMillis) }
+// (only its ticket is spent, which skips the slot for this turn of the round-robin and keeps the limit); it waits
+// for the slot if that ends by the bound, or fails saying when the request could start.
+const reserveBounded = Effect.fnUntraced(function*(slots: Slots, key: string, bound: number) {
+  const [ticket] = yield* takeTicket(slots, key)
+  const slot = slotKey(key, slotOf(ticket, slots.limit))
+  const now = yield* Clock.currentTimeMillis
+  const busyUntil = yield* slots.holds.get(slot)
+  // A mark of a request in flight may end sooner than it says (`lookAgainIn`).
+  let freeAt = now + lookAgainIn(busyUntil - now, slots.windows.slotWindowMillis)
+  if (busyUntil <= now) {
     const [count, ttl] = yield* Effect.mapError(
-      store.fixedWindow({ key: slot, tokens: 1, refillRate: slotWindow, limit: 1 }),
+      slots.store.fixedWindow({ key: slot, tokens: 1, refillRate: slots.slotWindow, limit: 1 }),
       storeFailure
     )
     // Over its limit of one, the counter was left as it was: the slot is free again when it expires.
-    return { slot, freeAt: count > 1 ? now + ttl : now }
-  }).pipe(
-    Effect.flatMap((reserved) =>
-      reserved.freeAt > bound
-        ? Effect.fail(new WaitBeyondBound({ startsAt: reserved.freeAt }))
-        : Effect.succeed(reserved)
-    )
-  )
+    freeAt = count > 1 ? now + ttl : now
+  }
+  if (freeAt > bound) return yield* new WaitBeyondBound({ startsAt: freeAt })
+  return { slot, freeAt }
+})
 
 /** Sits through the pauses set on `key` (the server's 429s), within the deadline and the bound; how long it sat. */
-const waitForPause = (
+const waitForPause = Effect.fnUntraced(function*(
   slots: Slots,
   key: string,
   deadline: number | undefined,
   bound: number | undefined
-): Effect.Effect<number, PauseBeyondDeadline | WaitBeyondBound | StoreFailure> =>
-  Effect.gen(function*() {
-    let paused = 0
-    // Each pause is capped by whoever set it; the deadline bounds how many we sit through.
-    while (true) {
-      const until = yield* slots.holds.get(key)
-      const now = yield* Clock.currentTimeMillis
-      if (until <= now) return paused
-      if (bound !== undefined && until > bound) return yield* Effect.fail(new WaitBeyondBound({ startsAt: until }))
-      if (deadline !== undefined && until > deadline) {
-        return yield* Effect.fail(new PauseBeyondDeadline({ pausedUntil: until }))
-      }
-      yield* observe(slots, key, "server-pause", until)
-      yield* Effect.logInfo(LimiterText.pause(until - now)).pipe(
-        Effect.annotateLogs("erp.limiter_key", key)
-      )
-      yield* Effect.sleep(Duration.millis(until - now))
-      paused += until - now
-    }
-  })
+) {
+  let paused = 0
+  // Each pause is capped by whoever set it; the deadline bounds how many we sit through.
+  while (true) {
+    const until = yield* slots.holds.get(key)
+    const now = yield* Clock.currentTimeMillis
+    if (until <= now) return paused
+    if (bound !== undefined && until > bound) return yield* new WaitBeyondBound({ startsAt: until })
+    if (deadline !== undefined && until > deadline) return yield* new PauseBeyondDeadline({ pausedUntil: until })
+    yield* observe(slots, key, "server-pause", until)
+    yield* Effect.logInfo(LimiterText.pause(until - now)).pipe(Effect.annotateLogs("erp.limiter_key", key))
+    yield* Effect.sleep(Duration.millis(until - now))
+    paused += until - now
+  }
+})
 
 // With the stores in this process's memory, a request that need not wait takes its place in one synchronous step
-// (`MemoryStore.acquireNow`: the same places the steps below would take); anything else takes the steps below from
-// the start, having changed nothing.
+// (`MemoryStore.acquireNow`: the same places the steps below would take); anything else takes the steps from the
+// start, having changed nothing.
 const fastAcquire = (
   slots: Slots,
-  state: Memory.State,
+  state: MemoryStore.State,
   key: string,
   now: number,
   bound: number | undefined,
   timeoutMillis: number | undefined
-) => {
-  const windows = { windowMillis: slots.windowMillis, slotWindowMillis: slots.slotWindowMillis }
-  const taken = Memory.acquireNow(state, key, { limit: slots.limit, ...windows, timeoutMillis }, now, bound)
+): Acquired | undefined => {
+  const { windows } = slots
+  const taken = MemoryStore.acquireNow(state, key, { limit: slots.limit, ...windows, timeoutMillis }, now, bound)
   if (taken === undefined) return undefined
   const { entry, learned } = taken
   noteLearning(slots, key, learned)
-  const acquired: Acquired = {
+  return {
     spacedMillis: 0,
     pausedMillis: 0,
     startedMillis: now,
     limit: learned?.limit ?? slots.limit,
-    windowMillis: learned?.windowMillis ?? slots.windowMillis,
+    windowMillis: learned?.windowMillis ?? windows.windowMillis,
     learned,
     release: (endedMillis: number) =>
       Effect.sync(() => {
         const busy = busyFrom({ startedMillis: now, endedMillis }, windows)
-        Memory.settleHold(state, taken.slot, taken.heldUntil, busy, endedMillis, windows.windowMillis)
+        MemoryStore.settleHold(state, taken.slot, taken.heldUntil, busy, endedMillis, windows.windowMillis)
         if (entry !== undefined) {
           const ended = logEndedAt({ startedMillis: now, endedMillis }, logWindows(learned!, windows.windowMillis))
-          Memory.settleLogged(state, key, entry, ended)
+          MemoryStore.settleLogged(state, key, entry, ended)
         }
       })
   }
-  return acquired
 }
 
 /**
  * Waits `delay` for our own spacing, said to the observer and in the log (at Info when it is long), or until `wake` is
  * done (a learned limit changed): how long it waited.
  */
-const space = (
-  slots: Slots,
-  key: string,
-  delay: number,
-  wake?: Deferred.Deferred<void>
-): Effect.Effect<number> =>
-  Effect.gen(function*() {
-    const start = yield* Clock.currentTimeMillis
-    yield* observe(slots, key, "client-limit", start + delay)
-    // A long wait is worth telling an operator about; the usual short spacing is not.
-    yield* Effect.logWithLevel(
-      LimiterText.spacingIsNews(delay) ? LogLevel.Info : LogLevel.Debug,
-      LimiterText.spacing(delay)
-    ).pipe(
-      Effect.annotateLogs("erp.limiter_key", key)
-    )
-    const sleep = Effect.sleep(Duration.millis(delay))
-    yield* wake === undefined ? sleep : Effect.raceFirst(sleep, Deferred.await(wake))
-    return (yield* Clock.currentTimeMillis) - start
-  })
+const space = Effect.fnUntraced(function*(slots: Slots, key: string, delay: number, wake?: Deferred.Deferred<void>) {
+  const start = yield* Clock.currentTimeMillis
+  yield* observe(slots, key, "client-limit", start + delay)
+  // A long wait is worth telling an operator about; the usual short spacing is not.
+  yield* logAt(LimiterText.spacingIsNews(delay) ? "Info" : "Debug", LimiterText.spacing(delay))
+    .pipe(Effect.annotateLogs("erp.limiter_key", key))
+  const sleep = Effect.sleep(Duration.millis(delay))
+  yield* wake === undefined ? sleep : Effect.raceFirst(sleep, Deferred.await(wake))
+  return (yield* Clock.currentTimeMillis) - start
+})
 
 /** A place under the learned limit, if there is one: its log entry, taken when the log has room. */
 interface Logged {
@@ -308,170 +285,161 @@ interface Logged {
 
 // The learned limit's place comes first: a wait for it (the log full) is planned again whenever this process changes
 // what it learned, so a limit that rises lets the requests already queued go at once.
-const admitLearned = (
+const admitLearned = Effect.fnUntraced(function*(
   slots: Slots,
   key: string,
   bound: number | undefined,
   timeoutMillis: number | undefined,
   spaced: (delay: number, wake?: Deferred.Deferred<void>) => Effect.Effect<void>
-): Effect.Effect<Logged | undefined, WaitBeyondBound | StoreFailure> =>
-  Effect.gen(function*() {
-    while (true) {
-      const wake = slots.changed
-      const learned = yield* slots.holds.learned(key)
-      noteLearning(slots, key, learned)
-      if (learned === undefined) return undefined
-      const windows = logWindows(learned, slots.windowMillis)
-      const admission = yield* slots.holds.admitLogged(key, windows, timeoutMillis)
-      const now = yield* Clock.currentTimeMillis
-      if ("entry" in admission) return { learned, entry: admission.entry, atMillis: now }
-      // An entry of a request in flight leaves when the request ends: looked at again a learned window after that.
-      const wait = lookAgainIn(admission.waitMillis, windows.windowMillis + windows.marginMillis)
-      if (bound !== undefined && now + wait > bound) {
-        return yield* Effect.fail(new WaitBeyondBound({ startsAt: now + wait }))
-      }
-      yield* spaced(wait, wake)
-    }
-  })
+) {
+  while (true) {
+    const wake = slots.changed
+    const learned = yield* slots.holds.learned(key)
+    noteLearning(slots, key, learned)
+    if (learned === undefined) return undefined
+    const windows = logWindows(learned, slots.windows.windowMillis)
+    const admission = yield* slots.holds.admitLogged(key, windows, timeoutMillis)
+    const now = yield* Clock.currentTimeMillis
+    if ("entry" in admission) return { learned, entry: admission.entry, atMillis: now } satisfies Logged
+    // An entry of a request in flight leaves when the request ends: looked at again a learned window after that.
+    const wait = lookAgainIn(admission.waitMillis, windows.windowMillis + windows.marginMillis)
+    if (bound !== undefined && now + wait > bound) return yield* new WaitBeyondBound({ startsAt: now + wait })
+    yield* spaced(wait, wake)
+  }
+})
 
 /** Gives back a place in the log that was not used. */
 const dropLogged = (slots: Slots, key: string, logged: Logged | undefined): Effect.Effect<void> =>
   logged === undefined ? Effect.void : Effect.ignore(slots.holds.dropLogged(key, logged.entry))
 
 /** The acquire of stores outside this process (or a request that must wait): the steps, one store call each. */
-const acquireSteps = (
+const acquireSteps = Effect.fnUntraced(function*(
   slots: Slots,
   key: string,
   deadline?: number,
   bound?: number,
   timeoutMillis?: number
-): Effect.Effect<Acquired, PauseBeyondDeadline | WaitBeyondBound | StoreFailure> =>
-  Effect.gen(function*() {
-    let pausedMillis = 0
-    let spacedMillis = 0
-    let skipped = 0
-    const spaced = (delay: number, wake?: Deferred.Deferred<void>) =>
-      Effect.map(space(slots, key, delay, wake), (waited) => {
-        spacedMillis += waited
-      })
-    while (true) {
-      pausedMillis += yield* waitForPause(slots, key, deadline, bound)
-      const logged = yield* admitLearned(slots, key, bound, timeoutMillis, spaced)
-      let slot: string
-      if (bound === undefined) {
-        const reserved = yield* Effect.tapError(reserve(slots, key), () => dropLogged(slots, key, logged))
-        slot = reserved.slot
-        if (reserved.delay > 0) yield* spaced(reserved.delay)
-      } else {
-        const reserved = yield* Effect.tapError(
-          reserveBounded(slots, key, bound),
-          () => dropLogged(slots, key, logged)
-        )
-        const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
-        // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
-        if (wait > 0) {
-          yield* dropLogged(slots, key, logged)
-          yield* spaced(wait)
-          continue
-        }
-        slot = reserved.slot
-      }
-      // A slot held by a request still in flight may stay so until that request's timeout (or a window after it, for a
-      // holder that died): the next ticket's slot is taken instead, at most once for each other slot, then it is waited for.
-      if (!(yield* waitWhileBusy(slots, slot, spaced, skipped < slots.limit - 1))) {
-        skipped++
+) {
+  let pausedMillis = 0
+  let spacedMillis = 0
+  let skipped = 0
+  const spaced = (delay: number, wake?: Deferred.Deferred<void>) =>
+    Effect.map(space(slots, key, delay, wake), (waited) => {
+      spacedMillis += waited
+    })
+  while (true) {
+    pausedMillis += yield* waitForPause(slots, key, deadline, bound)
+    const logged = yield* admitLearned(slots, key, bound, timeoutMillis, spaced)
+    let slot: string
+    if (bound === undefined) {
+      const reserved = yield* Effect.tapError(reserve(slots, key), () => dropLogged(slots, key, logged))
+      slot = reserved.slot
+      if (reserved.delay > 0) yield* spaced(reserved.delay)
+    } else {
+      const reserved = yield* Effect.tapError(reserveBounded(slots, key, bound), () => dropLogged(slots, key, logged))
+      const wait = waitFor(reserved.freeAt, yield* Clock.currentTimeMillis)
+      // A slot that frees within the bound is waited for, then asked for again (it was not reserved).
+      if (wait > 0) {
         yield* dropLogged(slots, key, logged)
+        yield* spaced(wait)
         continue
       }
-      const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis, timeoutMillis }, logged)
-      if (acquired !== undefined) return acquired
-      yield* dropLogged(slots, key, logged)
+      slot = reserved.slot
     }
-  })
+    // A slot held by a request still in flight may stay so until that request's timeout (or a window after it, for a
+    // holder that died): the next ticket's slot is taken instead, at most once for each other slot, then it is waited for.
+    if (!(yield* waitWhileBusy(slots, slot, spaced, skipped < slots.limit - 1))) {
+      skipped++
+      yield* dropLogged(slots, key, logged)
+      continue
+    }
+    const acquired = yield* startOn(slots, key, slot, { spacedMillis, pausedMillis, timeoutMillis }, logged)
+    if (acquired !== undefined) return acquired
+    yield* dropLogged(slots, key, logged)
+  }
+})
 
 // The slot's previous request may still be in flight, or have ended (or started) late: it keeps the slot busy until a
 // window after that. A request in flight may end before its mark says: looked at again at most a slot window apart.
 // Whether the slot is free now; with `mayLeave`, a slot whose first look finds it held in flight (its mark more than a
 // slot window ahead: a request that ended is never marked further) is left at once instead (`false`).
-const waitWhileBusy = (
+const waitWhileBusy = Effect.fnUntraced(function*(
   slots: Slots,
   slot: string,
   spaced: (delay: number) => Effect.Effect<void>,
   mayLeave: boolean
-): Effect.Effect<boolean, StoreFailure> =>
-  Effect.gen(function*() {
-    let first = mayLeave
-    while (true) {
-      const busy = waitFor(yield* slots.holds.get(slot), yield* Clock.currentTimeMillis)
-      if (busy === 0) return true
-      if (first && busy > slots.slotWindowMillis) return false
-      first = false
-      yield* spaced(lookAgainIn(busy, slots.slotWindowMillis))
-    }
-  })
+) {
+  let first = mayLeave
+  while (true) {
+    const busy = waitFor(yield* slots.holds.get(slot), yield* Clock.currentTimeMillis)
+    if (busy === 0) return true
+    if (first && busy > slots.windows.slotWindowMillis) return false
+    first = false
+    yield* spaced(lookAgainIn(busy, slots.windows.slotWindowMillis))
+  }
+})
 
 // A pause set while we slept wins: starting late on a reserved slot could bring it closer than a window to that
 // slot's next use, so the reservation is dropped (a wasted slot is safe, `undefined`) and we queue again; so it is when
 // another request took the slot first (two waited for one mark). Else the slot is taken in flight from now, the
 // learned limit's entry counted from now if it was taken earlier, and the wait counted.
-const startOn = (
+const startOn = Effect.fnUntraced(function*(
   slots: Slots,
   key: string,
   slot: string,
   took: Pick<Acquired, "spacedMillis" | "pausedMillis"> & { readonly timeoutMillis: number | undefined },
   logged: Logged | undefined
-): Effect.Effect<Acquired | undefined, StoreFailure> =>
-  Effect.gen(function*() {
-    const { holds } = slots
-    const until = yield* holds.get(key)
-    const now = yield* Clock.currentTimeMillis
-    if (waitFor(until, now) !== 0) return undefined
-    const windows = { windowMillis: slots.windowMillis, slotWindowMillis: slots.slotWindowMillis }
-    const claimed = yield* holds.claim(
-      slot,
-      inFlightFrom({ startedMillis: now, timeoutMillis: took.timeoutMillis }, windows)
-    )
-    if (!("claim" in claimed)) return undefined
-    const learned = logged?.learned
-    const learnedWindow = learned === undefined ? undefined : logWindows(learned, slots.windowMillis)
-    if (logged !== undefined && now > logged.atMillis) {
-      const inFlight = logInFlightAt({ startedMillis: now, timeoutMillis: took.timeoutMillis }, learnedWindow!)
-      yield* holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, inFlight)
-    }
-    const { pausedMillis, spacedMillis } = took
-    if (spacedMillis > 0 || pausedMillis > 0) {
-      yield* Metric.increment(waits)
-      yield* Metric.incrementBy(spacingWait, spacedMillis / 1000)
-      yield* Metric.incrementBy(pauseWait, pausedMillis / 1000)
-    }
-    return {
-      spacedMillis,
-      pausedMillis,
-      startedMillis: now,
-      limit: learned?.limit ?? slots.limit,
-      windowMillis: learned?.windowMillis ?? slots.windowMillis,
-      learned,
-      release: (endedMillis: number) => {
-        const busy = holds.settle(
-          slot,
-          claimed.claim,
-          busyFrom({ startedMillis: now, endedMillis }, windows),
-          windows.windowMillis
-        )
-        return logged === undefined
-          ? busy
-          : Effect.zipRight(
-            busy,
-            holds.settleLogged(
-              key,
-              logged.entry,
-              learnedWindow!.keepMillis,
-              logEndedAt({ startedMillis: now, endedMillis }, learnedWindow!)
-            )
+) {
+  const { holds, windows } = slots
+  const until = yield* holds.get(key)
+  const now = yield* Clock.currentTimeMillis
+  if (waitFor(until, now) !== 0) return undefined
+  const claimed = yield* holds.claim(
+    slot,
+    inFlightFrom({ startedMillis: now, timeoutMillis: took.timeoutMillis }, windows)
+  )
+  if (!("claim" in claimed)) return undefined
+  const learned = logged?.learned
+  const learnedWindow = learned === undefined ? undefined : logWindows(learned, windows.windowMillis)
+  if (logged !== undefined && now > logged.atMillis) {
+    const inFlight = logInFlightAt({ startedMillis: now, timeoutMillis: took.timeoutMillis }, learnedWindow!)
+    yield* holds.markLogged(key, logged.entry, learnedWindow!.keepMillis, inFlight)
+  }
+  const { pausedMillis, spacedMillis } = took
+  if (spacedMillis > 0 || pausedMillis > 0) {
+    yield* Metric.update(waits, 1)
+    yield* Metric.update(spacingWait, spacedMillis / 1000)
+    yield* Metric.update(pauseWait, pausedMillis / 1000)
+  }
+  const acquired: Acquired = {
+    spacedMillis,
+    pausedMillis,
+    startedMillis: now,
+    limit: learned?.limit ?? slots.limit,
+    windowMillis: learned?.windowMillis ?? windows.windowMillis,
+    learned,
+    release: (endedMillis: number) => {
+      const busy = holds.settle(
+        slot,
+        claimed.claim,
+        busyFrom({ startedMillis: now, endedMillis }, windows),
+        windows.windowMillis
+      )
+      return logged === undefined
+        ? busy
+        : Effect.andThen(
+          busy,
+          holds.settleLogged(
+            key,
+            logged.entry,
+            learnedWindow!.keepMillis,
+            logEndedAt({ startedMillis: now, endedMillis }, learnedWindow!)
           )
-      }
+        )
     }
-  })
+  }
+  return acquired
+})
 
 // Under a learned limit, the requests its log counts in its window; else the slots held: while their request is in
 // flight, then until a window (and the margin) after it started, or a window after it ended. In memory the holds are read as they are (as many
@@ -489,11 +457,9 @@ const inUse = (slots: Slots, key: string): Effect.Effect<number, StoreFailure> =
         return Effect.succeed(held)
       }
       return Effect.map(
-        Effect.forEach(
-          Array.from({ length: slots.limit }, (_, i) => slots.holds.get(slotKey(key, i))),
-          (until) => until,
-          { concurrency: "unbounded" }
-        ),
+        Effect.forEach(Array.from({ length: slots.limit }, (_, i) => slotKey(key, i)), slots.holds.get, {
+          concurrency: "unbounded"
+        }),
         (marks) => marks.filter((until) => until > now).length
       )
     })
@@ -502,8 +468,8 @@ const inUse = (slots: Slots, key: string): Effect.Effect<number, StoreFailure> =
 /** Wakes the requests of this process that wait for room under a learned limit: it changed. */
 const wake = (slots: Slots): void => {
   const changed = slots.changed
-  slots.changed = Deferred.unsafeMake<void>(FiberId.none)
-  Deferred.unsafeDone(changed, Exit.void)
+  slots.changed = makeDeferred<void>()
+  completeDeferred(changed, Exit.void)
 }
 
 const noteLearning = (slots: Slots, key: string, learned: ServerLimit.Learned | null | undefined): void => {
@@ -533,8 +499,10 @@ const learn = (
         (counted) => ServerLimit.learn(configured, before, counted === undefined ? heard : { ...heard, counted }, now)
       )
     const change = (before: ServerLimit.Learned | undefined, next: ServerLimit.Learned | null) =>
-      Effect.zipRight(
-        before === undefined && next !== null ? holds.seedLogged(key, configured) : Effect.void,
+      Effect.andThen(
+        before === undefined && next !== null
+          ? holds.seedLogged(key, configured)
+          : Effect.void,
         holds.setLearned(key, before, next)
       )
     let before = acquired.learned

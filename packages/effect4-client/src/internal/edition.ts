@@ -5,6 +5,7 @@
  * copied here from the Effect 3 package by `scripts/editions.ts`, import what differs from here and everything else
  * from `effect` itself.
  */
+import type * as Settings from "@erp-client/kernel/Settings"
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
@@ -20,12 +21,16 @@ import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Url from "effect/http/Url"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
+import * as RateLimiterModule from "effect/persistence/RateLimiter"
 import * as Random from "effect/Random"
 import type * as Redacted from "effect/Redacted"
 import * as ResultModule from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import type * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 
 export * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -250,3 +255,107 @@ export const interruptAs = <A, E>(fiber: Fiber.Fiber<A, E>, interruptor: Interru
 /** The numbers of whoever interrupted in `cause` (`undefined` for an interruption that names nobody). */
 export const interruptorIds = (cause: Cause.Cause<unknown>): Array<number | undefined> =>
   cause.reasons.filter(Cause.isInterruptReason).map((reason) => reason.fiberId)
+
+// The rate limiter's (`slots.ts`, `memory.ts`, `redisStores.ts`, `ErpRateLimiter`, `ErpRateLimiterRedis`).
+
+/** The rate limiter and its store: `@effect/experimental`'s in Effect 3, `effect/persistence`'s in Effect 4. */
+export * as RateLimiter from "effect/persistence/RateLimiter"
+
+/** A service's shape, from its class: Effect 3's `X["Type"]`, Effect 4's `X["Service"]`. */
+export type ServiceOf<Class extends { readonly Service: unknown }> = Class["Service"]
+
+/** What a store's failure says, `undefined` for any other rejection (Effect 4: its `reason` is a store error). */
+export const storeErrorMessage = (error: RateLimiterModule.RateLimiterError): string | undefined =>
+  error.reason._tag === "RateLimitStoreError" ? error.reason.message : undefined
+
+/** A store's failure saying `message`. */
+export const storeError = (message: string, cause?: unknown): RateLimiterModule.RateLimiterError =>
+  new RateLimiterModule.RateLimiterError({ reason: new RateLimiterModule.RateLimitStoreError({ message, cause }) })
+
+/** The store's methods the limiter never calls, for a store written here: Effect 4's adaptive ones, turned off. */
+export const unusedStoreMethods: Pick<
+  RateLimiterModule.RateLimiterStore["Service"],
+  "adaptiveConsume" | "adaptiveFeedback"
+> = {
+  adaptiveConsume: () => Effect.succeed({ delay: Duration.zero, epoch: 0, phase: "inactive" }),
+  adaptiveFeedback: () => Effect.void
+}
+
+/** Logs `message` at Info or Debug. */
+export const logAt = (level: "Info" | "Debug", message: string): Effect.Effect<void> =>
+  Effect.logWithLevel(level)(message)
+
+/** `input` as a duration, `undefined` when it is not one. */
+export const decodeDuration = (input: unknown): Duration.Duration | undefined =>
+  Option.getOrUndefined(Duration.fromInput(input as Duration.Input))
+
+/** `input` as a duration (a `DurationInput` always is one). */
+export const toDuration = (input: DurationInput): Duration.Duration => Duration.fromInputUnsafe(input)
+
+/** A setting that failed its check, at `path` (the option's name). */
+export const invalidSetting = (path: ReadonlyArray<string>, message: string): ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(new SchemaIssue.Pointer(path, new SchemaIssue.InvalidValue({ message })))
+  )
+
+/** A setting that is one of these strings: Effect 4's `Config.Literals`. */
+export const configLiteral = <const Values extends ReadonlyArray<string>>(
+  values: Values,
+  name: string
+): Config.Config<Values[number]> => Config.Literals(values, name)
+
+/** A text setting read through `parse`, failing with `message` at the setting's path where it gives `undefined`. */
+export const configParsed = <A>(
+  name: string,
+  parse: (text: string) => A | undefined,
+  message: string
+): Config.Config<A> =>
+  Config.mapEffect(Config.String(name), (text) => {
+    const value = parse(text)
+    return value === undefined ? Effect.fail(invalidSetting([name], message)) : Effect.succeed(value)
+  })
+
+/**
+ * What failed in a `ConfigError` (the kernel's `Settings.Problem`), as Effect 4 reports it: a schema issue at the
+ * setting's path, said by Schema's own formatter; a value the provider does not have (or not as text) is an
+ * `InvalidType` with no input, which is a setting not set. Reading names the variable; a check after reading names
+ * the option.
+ */
+export const configProblems = (error: ConfigError): ReadonlyArray<Settings.Problem> => {
+  const cause = error.cause
+  if (!Schema.isSchemaError(cause)) return [{ reason: "Invalid", path: "", message: cause.message }]
+  const missing = new Set<string>()
+  const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): void => {
+    switch (issue._tag) {
+      case "Pointer":
+        return walk(issue.issue, [...path, ...issue.path])
+      case "Filter":
+      case "Encoding":
+        return walk(issue.issue, path)
+      case "Composite":
+      case "AnyOf":
+        return issue.issues.forEach((inner) => walk(inner, path))
+      case "InvalidType":
+        if (!SchemaIssue.hasInput(issue)) missing.add(path.map(String).join("."))
+    }
+  }
+  walk(cause.issue, [])
+  return issueFormatter(cause.issue).issues.map((issue): Settings.Problem => {
+    const path = (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key)).join(".")
+    return { reason: missing.has(path) ? "Missing" : "Invalid", path, message: issue.message }
+  })
+}
+
+const issueFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** `self`, a failure of it handled by `f`: Effect 4's `Effect.catch`. */
+export const catchFailure = <A, E, R, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  f: (error: E) => Effect.Effect<A2, E2, R2>
+): Effect.Effect<A | A2, E2, R | R2> => Effect.catch(self, f)
+
+/** A layer of the service `effect` makes, its resources held for the layer's life: Effect 4's `Layer.effect`. */
+export const scopedLayer = <I, S, E, R>(
+  service: Context.Key<I, S>,
+  effect: Effect.Effect<NoInfer<S>, E, R>
+): Layer.Layer<I, E, Exclude<R, Scope.Scope>> => Layer.effect(service, effect)

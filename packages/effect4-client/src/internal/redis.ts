@@ -1,10 +1,8 @@
+// Per edition: the Redis connection, on effect/persistence's Redis and the redis package (Effect 3: ioredis).
 /**
  * The shared limiter's Redis: Effect 4's `Redis` service (`effect/persistence/Redis`), provided by
- * `@effect/platform-node`'s `NodeRedis` on the `redis` package, and the two stores the limiter's algorithm (`slots.ts`)
- * runs on over it: the counters are Effect 4's own Redis `RateLimiterStore` (`RateLimiter.makeStoreRedis`: its
- * fixed-window script gives the answers of the Effect 3 edition's, the kernel's `FIXED_WINDOW_LUA`, on the same keys
- * `${prefix}${key}`), the holds and learned limits are the kernel's scripts (`RedisScripts`) through `Redis.eval`. So a
- * process of either edition on one Redis, prefix and key shares one limit. No failure policy here: a failing Redis
+ * `@effect/platform-node`'s `NodeRedis` on the `redis` package, with the kernel's scripts (`RedisScripts`) sent
+ * through `Redis.eval`: the `Commands` the stores of `redisStores.ts` send. No failure policy here: a failing Redis
  * fails the call with `StoreFailure`, and every call's outcome is told to the `Watch` with the time it began;
  * `ErpRateLimiterRedis` decides what that means.
  *
@@ -19,8 +17,6 @@ import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import * as LimiterText from "@erp-client/kernel/LimiterText"
 import * as Outage from "@erp-client/kernel/Outage"
 import * as Scripts from "@erp-client/kernel/RedisScripts"
-import * as Settings from "@erp-client/kernel/Settings"
-import * as Slots from "@erp-client/kernel/Slots"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -30,39 +26,22 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as RateLimiter from "effect/persistence/RateLimiter"
 import * as Redis from "effect/persistence/Redis"
 import * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Limiter from "./limiter.js"
+import { type Commands, type Connection, unwatched, type Watch } from "./redisStores.js"
 
 interface Open {
-  readonly redis: Redis.Redis["Service"]
-  readonly store: RateLimiter.RateLimiterStore["Service"]
+  readonly commands: Commands
 }
 
-export interface Connection {
-  /** Runs one Redis call within the timeout; every failure becomes a `StoreFailure` whose text holds no secret. */
-  readonly call: <A>(
-    what: string,
-    run: (open: Open) => Effect.Effect<A, unknown>
-  ) => Effect.Effect<A, Limiter.StoreFailure>
-}
-
-/**
- * Told the outcome of every call, with the time (epoch ms) it began: an answer, or the failure it fails with. Told of
- * calls, not of operations: an operation that needs no call (a hold already lapsed) says nothing of the store.
- */
-export interface Watch {
-  readonly answered: (startedMillis: number) => Effect.Effect<void>
-  readonly failed: (startedMillis: number, failure: Limiter.StoreFailure) => Effect.Effect<void>
-  /** The connection, lost at `lostAtMillis`, is made again (the store may be another, or have lost its data). */
-  readonly reconnected: (lostAtMillis: number) => void
-}
-
-const unwatched: Watch = { answered: () => Effect.void, failed: () => Effect.void, reconnected: () => {} }
+const fixedWindow = Redis.script(
+  (key: string, args: ReadonlyArray<number>) => [key, ...args],
+  { lua: Scripts.FIXED_WINDOW_LUA, numberOfKeys: 1 }
+).withReturnType<[number, number]>()
 
 const extendHold = Redis.script(
   (key: string, ttlMillis: number, untilMillis: number) => [key, ttlMillis, untilMillis],
@@ -198,17 +177,18 @@ export const connect = (
     )
     const call: Connection["call"] = (what, run) =>
       Effect.flatMap(Clock.currentTimeMillis, (startedMillis) =>
-        Effect.flatMap(current, run).pipe(
-          Effect.timeoutOrElse({
-            duration: link.timeoutMillis + 100,
-            orElse: () => Effect.fail(new Error("Command timed out"))
-          }),
-          Effect.catchCause((cause) =>
-            Effect.fail(new Limiter.StoreFailure({ description: failureText(link, what, causeValue(cause)) }))
-          ),
-          Effect.tapError((failure) => watch.failed(startedMillis, failure)),
-          Effect.tap(() => watch.answered(startedMillis))
-        ))
+        Effect.flatMap(current, (open) =>
+          run(open.commands)).pipe(
+            Effect.timeoutOrElse({
+              duration: link.timeoutMillis + 100,
+              orElse: () => Effect.fail(new Error("Command timed out"))
+            }),
+            Effect.catchCause((cause) =>
+              Effect.fail(new Limiter.StoreFailure({ description: failureText(link, what, causeValue(cause)) }))
+            ),
+            Effect.tapError((failure) => watch.failed(startedMillis, failure)),
+            Effect.tap(() => watch.answered(startedMillis))
+          ))
     return { call }
   })
 
@@ -289,12 +269,26 @@ const openNow = (link: Link, layer: ReturnType<typeof redisLayer>): Effect.Effec
     // command to a Redis that accepts connections but never answers would hold the connection, and its closing, for
     // ever (likewise the client's library name, not sent).
     yield* Effect.ignore(redis.send("CLIENT", "SETNAME", `erp-client:${link.prefix.replace(/[^\x21-\x7e]/g, "_")}`))
-    const store = yield* RateLimiter.makeStoreRedis({ prefix: link.prefix }).pipe(
-      Effect.provideService(Redis.Redis, redis)
-    )
-    link.open = { redis, store }
+    link.open = { commands: commandsOf(redis) }
     return link.open
   })
+
+/** The commands on Effect 4's `Redis`: the kernel's scripts through `eval`, the rest through `send`. */
+const commandsOf = (redis: Redis.Redis["Service"]): Commands => ({
+  pttl: (key) => redis.send<number>("PTTL", key),
+  get: (key) => redis.send<string | null>("GET", key),
+  zrem: (key, member) => redis.send("ZREM", key, member),
+  fixedWindow: redis.eval(fixedWindow),
+  extendHold: redis.eval(extendHold),
+  claimHold: redis.eval(claimHold),
+  settleHold: redis.eval(settleHold),
+  setLearned: redis.eval(setLearned),
+  logAdmit: redis.eval(logAdmit),
+  logMark: redis.eval(logMark),
+  logCount: redis.eval(logCount),
+  logSeed: redis.eval(logSeed),
+  mark: redis.eval(mark)
+})
 
 /** What a failed call says: not connected (and why), no answer in time, or its message; redacted. */
 const failureText = (link: Link, what: string, cause: unknown): string => {
@@ -323,171 +317,3 @@ const causeValue = (cause: Cause.Cause<unknown>): unknown => {
     ? first.defect
     : "interrupted"
 }
-
-const storeError = (error: Limiter.StoreFailure) =>
-  new RateLimiter.RateLimiterError({
-    reason: new RateLimiter.RateLimitStoreError({ message: error.description, cause: error })
-  })
-
-// Effect 4's Redis `RateLimiterStore` on our connection, its calls bounded and their failures said without secrets.
-// Only the fixed window is offered: the token bucket lets about twice the limit through one window, which is what this
-// limiter exists to prevent.
-export const makeStore = (connection: Connection): RateLimiter.RateLimiterStore["Service"] =>
-  RateLimiter.RateLimiterStore.of({
-    fixedWindow: (options) =>
-      Effect.mapError(
-        connection.call("fixedWindow", (open) =>
-          open.store.fixedWindow({
-            ...options,
-            // PX takes whole milliseconds; rounding the spacing up only ever spaces requests further apart.
-            refillRate: Duration.millis(Math.max(1, Math.ceil(Duration.toMillis(options.refillRate))))
-          })),
-        storeError
-      ),
-    tokenBucket: () =>
-      Effect.fail(
-        new RateLimiter.RateLimiterError({
-          reason: new RateLimiter.RateLimitStoreError({
-            message: "the token bucket is not offered: it lets about twice the limit through one window"
-          })
-        })
-      ),
-    adaptiveConsume: () => Effect.succeed({ delay: Duration.zero, epoch: 0, phase: "inactive" }),
-    adaptiveFeedback: () => Effect.void
-  })
-
-/** The mark every limiter on this Redis and prefix shares (`Outage.MARK_LUA`), `token` set if there is none. */
-export const readMark = (
-  connection: Connection,
-  prefix: string,
-  token: string
-): Effect.Effect<string, Limiter.StoreFailure> =>
-  Effect.map(
-    connection.call("mark", (open) => open.redis.eval(mark)(`${prefix}erp:mark`, token, Outage.MARK_TTL_MILLIS)),
-    (value) => value ?? ""
-  )
-
-export const makeHoldStore = (connection: Connection, prefix: string): Limiter.HoldStore["Service"] =>
-  Limiter.HoldStore.of({
-    get: (key) =>
-      Effect.flatMap(
-        connection.call("hold get", (open) => open.redis.send<number>("PTTL", `${prefix}${key}:hold`)),
-        (ttl) => Number(ttl) > 0 ? Effect.map(Clock.currentTimeMillis, (now) => now + Number(ttl)) : Effect.succeed(0)
-      ),
-    extend: (key, untilMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const ttl = Math.ceil(untilMillis - now)
-        return ttl <= 0
-          ? Effect.void
-          : Effect.asVoid(
-            connection.call("hold set", (open) => open.redis.eval(extendHold)(`${prefix}${key}:hold`, ttl, untilMillis))
-          )
-      }),
-    // The marks' ends are times of ours, kept as times to live (Redis's clock never meets ours).
-    claim: (key, untilMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const mark = Scripts.inFlightMark(untilMillis)
-        return Effect.map(
-          connection.call(
-            "hold claim",
-            (open) =>
-              open.redis.eval(claimHold)(`${prefix}${key}:hold`, Math.max(1, Math.ceil(untilMillis - now)), mark)
-          ),
-          (busy) => Number(busy) > 0 ? { busyUntil: now + Number(busy) } : { claim: mark }
-        )
-      }),
-    settle: (key, claim, untilMillis, windowMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.asVoid(
-          connection.call(
-            "hold settle",
-            (open) =>
-              open.redis.eval(settleHold)(
-                `${prefix}${key}:hold`,
-                `${prefix}${Slots.limiterKeyOfSlot(key)}:log`,
-                claim,
-                Math.ceil(untilMillis - now),
-                untilMillis,
-                Math.ceil(windowMillis)
-              )
-          )
-        )),
-    learned: (key) =>
-      Effect.map(
-        connection.call("learned get", (open) => open.redis.send<string | null>("GET", `${prefix}${key}:learned`)),
-        Scripts.decodeLearned
-      ),
-    setLearned: (key, expected, next) =>
-      Effect.map(
-        connection.call("learned set", (open) =>
-          open.redis.eval(setLearned)(
-            `${prefix}${key}:learned`,
-            `${prefix}${key}:log`,
-            Scripts.encodeLearned(expected),
-            Scripts.encodeLearned(next ?? undefined),
-            Math.max(1, Math.ceil(next?.ttlMillis ?? 1))
-          )),
-        (changed) => Number(changed) === 1
-      ),
-    admitLogged: (key, windows, timeoutMillis) => {
-      const entry = Scripts.logEntryName()
-      return Effect.map(
-        connection.call("log admit", (open) =>
-          open.redis.eval(logAdmit)(
-            `${prefix}${key}:log`,
-            windows.limit,
-            Math.ceil(windows.windowMillis),
-            Math.ceil(windows.marginMillis),
-            Math.ceil(windows.keepMillis),
-            entry,
-            Math.ceil(timeoutMillis ?? Settings.defaults.timeoutMillis)
-          )),
-        (wait) => Number(wait) > 0 ? { waitMillis: Number(wait) } : { entry }
-      )
-    },
-    // The log keeps Redis's clock: a time of ours becomes an offset from now.
-    markLogged: (key, entry, keepMillis, atMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.asVoid(
-          connection.call("log mark", (open) =>
-            open.redis.eval(logMark)(
-              `${prefix}${key}:log`,
-              entry,
-              Math.ceil(keepMillis),
-              Math.max(0, Math.ceil(atMillis - now)),
-              "later"
-            ))
-        )),
-    settleLogged: (key, entry, keepMillis, atMillis) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.asVoid(
-          connection.call("log settle", (open) =>
-            open.redis.eval(logMark)(
-              `${prefix}${key}:log`,
-              entry,
-              Math.ceil(keepMillis),
-              Math.max(0, Math.ceil(atMillis - now)),
-              "end"
-            ))
-        )),
-    dropLogged: (key, entry) =>
-      Effect.asVoid(connection.call("log drop", (open) => open.redis.send("ZREM", `${prefix}${key}:log`, entry))),
-    countLogged: (key, windowMillis) =>
-      Effect.map(
-        connection.call(
-          "log count",
-          (open) => open.redis.eval(logCount)(`${prefix}${key}:log`, Math.ceil(windowMillis))
-        ),
-        Number
-      ),
-    // The slots' holds are read by the script, in the same step as the log is started (`MemoryStore.seedLogged`).
-    seedLogged: (key, configured) =>
-      Effect.asVoid(
-        connection.call("log seed", (open) =>
-          open.redis.eval(logSeed)(
-            `${prefix}${key}:log`,
-            Array.from({ length: configured.limit }, (_, i) => `${prefix}${Slots.slotKey(key, i)}:hold`),
-            Math.ceil(configured.windowMillis)
-          ))
-      )
-  })
