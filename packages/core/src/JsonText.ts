@@ -106,9 +106,8 @@ export const members = (text: string): Edition.Result<ReadonlyArray<Member>, Jso
  * same (it looks inside strings too), never `true` for one that would not, except for a repeated key (`JSON.parse`
  * keeps the last).
  *
- * Not a shortcut for exact output: on a page of 100 partners (40 KB, the sandbox's), `dataText` read it in 118 µs,
- * less than `JSON.stringify` of its parsed records alone (129 µs), and this check took 128 µs (`JSON.parse`: 130 µs).
- * So the client's exact mode always reads the text; this is for a caller that holds parsed values and wants to know
+ * Not a shortcut for exact output: this check costs about what reading each record's text with `dataText` does, so
+ * the client's exact mode always reads the text; this is for a caller that holds parsed values and wants to know
  * whether writing them back is faithful.
  *
  * @example
