@@ -6,8 +6,7 @@
  * Written by hand because the per-attempt sleep costs where the client is used most. Each attempt forked a second
  * fiber and set a timer that it almost always cancels. And under a `TestClock` a cancelled sleep is never forgotten:
  * Effect 3's `TestClock` keeps it and, when a test moves the clock past it, spends a scheduling round on it (three
- * `setTimeout(0)` turns) as for a live one, so a test of a few dozen requests paid for each of them again (the test
- * kit's benchmark: 57 such turns with a sleep per attempt, 33 with one watcher).
+ * `setTimeout(0)` turns) as for a live one, so a test of a few dozen requests paid for each of them again.
  *
  * The rules, as plain data (`Book`) so another edition can share them: an attempt adds its deadline and removes it
  * when it ends; the watcher, woken at the earliest deadline, expires what is due and sleeps until the next one, and
