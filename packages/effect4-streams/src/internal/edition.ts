@@ -6,7 +6,9 @@
  * `scripts/editions.ts`, import what differs from here and everything else from `effect` itself.
  */
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
+import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,6 +21,7 @@ import * as KeyValueStoreModule from "effect/persistence/KeyValueStore"
 import type * as ResultModule from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
 /** A success or a failure: Effect 3's `Either`, Effect 4's `Result` (success first in both). */
@@ -86,6 +89,20 @@ export const onExit = <A, E, R>(
   self: Stream.Stream<A, E, R>,
   onExit: (exit: Exit.Exit<unknown, E>) => Effect.Effect<void>
 ): Stream.Stream<A, E, R> => Stream.onExit(self, onExit)
+
+/**
+ * A stream of the arrays `pull` gives, until it gives `undefined`. `open` makes `pull` when the stream starts, given the
+ * stream's scope, which closes with how the stream ended.
+ */
+export const fromPull = <A, E, R>(
+  open: (scope: Scope.Scope) => Effect.Effect<Effect.Effect<Arr.NonEmptyReadonlyArray<A> | undefined, E, R>, never, R>
+): Stream.Stream<A, E, R> =>
+  Stream.fromChannel(Channel.fromTransform((_upstream, scope) =>
+    Effect.map(
+      open(scope),
+      (pull) => Effect.flatMap(pull, (as) => as === undefined ? Cause.done() : Effect.succeed(as))
+    )
+  ))
 
 /** The first failure of `cause`, if it has one (not a defect, not an interruption). */
 export const failureOption: <E>(cause: Cause.Cause<E>) => Option.Option<E> = Cause.findErrorOption
