@@ -18,6 +18,7 @@ import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import type * as PathModule from "effect/Path"
 import * as KeyValueStoreModule from "effect/persistence/KeyValueStore"
+import type * as PlatformErrorModule from "effect/PlatformError"
 import type * as ResultModule from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
@@ -74,6 +75,20 @@ export type FileSystem = FileSystemModule.FileSystem
 
 /** The platform's paths service. */
 export type Path = PathModule.Path
+
+/** What the platform's services fail with. */
+export type PlatformError = PlatformErrorModule.PlatformError
+
+/** Whether `error` says there is no such file. */
+export const isNotFound = (error: PlatformError): boolean => error.reason._tag === "NotFound"
+
+/** A new file `file`, open for writing with permissions `mode`; fails if anything, even a link, is there already. */
+export const openExclusive = (
+  fs: FileSystem,
+  file: string,
+  mode: number
+): Effect.Effect<FileSystemModule.File, PlatformError, Scope.Scope> =>
+  fs.open(file, { flag: "wx", mode, noFollow: true })
 
 /** Each element of `self` replaced by the elements `f` gives it, in order. */
 export const mapConcat = <A, B, E, R>(

@@ -5,7 +5,7 @@
  * modules (`Paginate`, `Changes`, `ListEndpoint`, `Resource`, `Partners`, `Lookups`) import what differs from here and
  * everything else from `effect` itself, so that one source compiles against either edition's `effect`.
  */
-import type * as PlatformError from "@effect/platform/Error"
+import type * as PlatformErrorModule from "@effect/platform/Error"
 import type * as FileSystemModule from "@effect/platform/FileSystem"
 import * as KeyValueStoreModule from "@effect/platform/KeyValueStore"
 import type * as PathModule from "@effect/platform/Path"
@@ -74,7 +74,7 @@ export const KeyValueStore = KeyValueStoreModule.KeyValueStore
 export type KeyValueStore = KeyValueStoreModule.KeyValueStore
 
 /** What a key-value store fails with. */
-export type KeyValueStoreError = PlatformError.PlatformError
+export type KeyValueStoreError = PlatformErrorModule.PlatformError
 
 /** The bytes stored under `key`, `undefined` when there are none. */
 export const getBytes = (
@@ -88,6 +88,19 @@ export type FileSystem = FileSystemModule.FileSystem
 
 /** The platform's paths service. */
 export type Path = PathModule.Path
+
+/** What the platform's services fail with. */
+export type PlatformError = PlatformErrorModule.PlatformError
+
+/** Whether `error` says there is no such file. */
+export const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+
+/** A new file `file`, open for writing with permissions `mode`; fails if anything, even a link, is there already. */
+export const openExclusive = (
+  fs: FileSystem,
+  file: string,
+  mode: number
+): Effect.Effect<FileSystemModule.File, PlatformError, Scope.Scope> => fs.open(file, { flag: "wx", mode })
 
 /** Each element of `self` replaced by the elements `f` gives it, in order. */
 export const mapConcat: <A, B, E, R>(
