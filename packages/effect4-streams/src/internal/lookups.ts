@@ -32,20 +32,14 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
 import * as MutableHashMap from "effect/MutableHashMap"
-import { cached, type Lookup, lookups, params, sent, shared, withMaxWait } from "./lookupKey.js"
+import { cached, type Lookup, lookups, type MeetingOptions, request, shared, withMaxWait } from "./lookupKey.js"
 
 export { cached, type Lookup, type LookupOptions, lookups, make, sent, shared } from "./lookupKey.js"
 
 /** Where lookups meet: the lookups on their way and, for a `Lookups.layer`, the answers kept. */
-export interface Meeting {
+export interface Meeting extends MeetingOptions {
   readonly cache: Cache.Cache<Lookup<any>, unknown, CallError>
-  /** Keep answers for `timeToLiveMillis` (a `Lookups.layer`), or drop each when it arrives (in flight only). */
-  readonly keep: boolean
-  readonly timeToLiveMillis: number
-  /** Past it, the least recently used entry goes (one on its way is then sent again if asked again). */
-  readonly capacity: number
 }
 
 // The request, sent once for everyone waiting (the cache runs it on a fiber of its own), counted, and timed for its
@@ -53,14 +47,7 @@ export interface Meeting {
 const send = (lookup: Lookup<any>): Effect.Effect<unknown, CallError> =>
   Clock.clockWith((clock) => {
     const sentAtMillis = clock.currentTimeMillisUnsafe()
-    return Effect.andThen(
-      Metric.update(sent, 1),
-      lookup.client.get(lookup.endpoint, lookup.schema, {
-        params: params(lookup),
-        selector: lookup.selector,
-        maxWait: lookup.maxWaitMillis
-      })
-    ).pipe(
+    return request(lookup).pipe(
       Effect.onExit(() =>
         Effect.sync(() => {
           lookup.elapsedMillis = clock.currentTimeMillisUnsafe() - sentAtMillis
@@ -74,11 +61,7 @@ const send = (lookup: Lookup<any>): Effect.Effect<unknown, CallError> =>
  * the caller's), and a context of whoever happened to build it (a bound on waiting, a batch's places in flight) must
  * never reach another caller's request.
  */
-export const makeMeeting = (options: {
-  readonly keep: boolean
-  readonly timeToLiveMillis: number
-  readonly capacity: number
-}): Meeting => ({
+export const makeMeeting = (options: MeetingOptions): Meeting => ({
   ...options,
   cache: Effect.runSync(Cache.makeWith<Lookup<any>, unknown, CallError>(send, {
     capacity: options.capacity,

@@ -4,10 +4,12 @@
  * waiting for the limit (README.md, "Lookups"): the client is part of the key, so two clients in one process (two
  * servers, two keys) never share an answer.
  */
-import type { Params, Service } from "@erp-client/client/ErpClient"
+import type { CallError, Params, Service } from "@erp-client/client/ErpClient"
 import { streamMetrics } from "@erp-client/kernel/Telemetry"
+import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
+import * as Metric from "effect/Metric"
 import { counter, type Decoder } from "./edition.js"
 
 // Objects (a client, a schema) as numbers in a key: the same object, the same number, for as long as it lives.
@@ -99,8 +101,7 @@ export const withMaxWait = <A>(lookup: Lookup<A>, maxWaitMillis: number | undefi
       maxWaitMillis
     )
 
-/** The query's parameters. */
-export const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
+const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
 
 /**
  * Lookups asked for (`erp.client.lookups`), sent to the server (`…sent`), answered by one already in flight
@@ -110,3 +111,23 @@ export const lookups = counter(streamMetrics.lookups)
 export const sent = counter(streamMetrics.lookupsSent)
 export const shared = counter(streamMetrics.lookupsShared)
 export const cached = counter(streamMetrics.lookupsCached)
+
+/** The request of `lookup` to its client, counted as sent. */
+export const request = <A>(lookup: Lookup<A>): Effect.Effect<A, CallError> =>
+  Effect.andThen(
+    Metric.update(sent, 1),
+    lookup.client.get(lookup.endpoint, lookup.schema, {
+      params: params(lookup),
+      selector: lookup.selector,
+      maxWait: lookup.maxWaitMillis
+    })
+  )
+
+/** Where lookups meet (`lookups.ts`): whether and how long answers are kept, and how many entries at most. */
+export interface MeetingOptions {
+  /** Keep answers for `timeToLiveMillis` (a `Lookups.layer`), or drop each when it arrives (in flight only). */
+  readonly keep: boolean
+  readonly timeToLiveMillis: number
+  /** Past it, the least recently used entry goes (one on its way is then sent again if asked again). */
+  readonly capacity: number
+}

@@ -23,7 +23,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import { cached, type Lookup, lookups, params, sent, shared, withMaxWait } from "./lookupKey.js"
+import { cached, type Lookup, lookups, type MeetingOptions, request, shared, withMaxWait } from "./lookupKey.js"
 
 export { cached, type Lookup, type LookupOptions, lookups, make, sent, shared } from "./lookupKey.js"
 
@@ -39,22 +39,13 @@ interface Entry {
 }
 
 /** Where lookups meet: the lookups on their way and, for a `Lookups.layer`, the answers kept. */
-export interface Meeting {
+export interface Meeting extends MeetingOptions {
   /** By key, least recently used first. */
   readonly entries: Map<string, Entry>
-  /** Keep answers for `timeToLiveMillis` (a `Lookups.layer`), or drop each when it arrives (in flight only). */
-  readonly keep: boolean
-  readonly timeToLiveMillis: number
-  /** Past it, the least recently used entry goes (one on its way is then sent again if asked again). */
-  readonly capacity: number
 }
 
 /** An empty meeting place. */
-export const makeMeeting = (options: {
-  readonly keep: boolean
-  readonly timeToLiveMillis: number
-  readonly capacity: number
-}): Meeting => ({ entries: new Map(), ...options })
+export const makeMeeting = (options: MeetingOptions): Meeting => ({ entries: new Map(), ...options })
 
 /** The cache of `Lookups.layer`, when one was provided. */
 export class Lookups extends Context.Tag("@erp-client/streams/Lookups")<Lookups, Meeting>() {}
@@ -88,14 +79,7 @@ export const invalidate = (meeting: Meeting, lookup: Lookup<any>): Effect.Effect
 const send = <A>(meeting: Meeting, lookup: Lookup<A>, entry: Entry): Effect.Effect<void> =>
   Effect.map(
     Effect.forkDaemon(
-      Effect.interruptible(Effect.zipRight(
-        Metric.increment(sent),
-        lookup.client.get(lookup.endpoint, lookup.schema, {
-          params: params(lookup),
-          selector: lookup.selector,
-          maxWait: lookup.maxWaitMillis
-        })
-      )).pipe(
+      Effect.interruptible(request(lookup)).pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
           entry.done = true
