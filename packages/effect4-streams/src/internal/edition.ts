@@ -6,7 +6,9 @@
  * `scripts/editions.ts`, import what differs from here and everything else from `effect` itself.
  */
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
+import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -16,9 +18,11 @@ import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import type * as PathModule from "effect/Path"
 import * as KeyValueStoreModule from "effect/persistence/KeyValueStore"
+import type * as PlatformErrorModule from "effect/PlatformError"
 import type * as ResultModule from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
 /** A success or a failure: Effect 3's `Either`, Effect 4's `Result` (success first in both). */
@@ -72,6 +76,20 @@ export type FileSystem = FileSystemModule.FileSystem
 /** The platform's paths service. */
 export type Path = PathModule.Path
 
+/** What the platform's services fail with. */
+export type PlatformError = PlatformErrorModule.PlatformError
+
+/** Whether `error` says there is no such file. */
+export const isNotFound = (error: PlatformError): boolean => error.reason._tag === "NotFound"
+
+/** A new file `file`, open for writing with permissions `mode`; fails if anything, even a link, is there already. */
+export const openExclusive = (
+  fs: FileSystem,
+  file: string,
+  mode: number
+): Effect.Effect<FileSystemModule.File, PlatformError, Scope.Scope> =>
+  fs.open(file, { flag: "wx", mode, noFollow: true })
+
 /** Each element of `self` replaced by the elements `f` gives it, in order. */
 export const mapConcat = <A, B, E, R>(
   self: Stream.Stream<A, E, R>,
@@ -86,6 +104,20 @@ export const onExit = <A, E, R>(
   self: Stream.Stream<A, E, R>,
   onExit: (exit: Exit.Exit<unknown, E>) => Effect.Effect<void>
 ): Stream.Stream<A, E, R> => Stream.onExit(self, onExit)
+
+/**
+ * A stream of the arrays `pull` gives, until it gives `undefined`. `open` makes `pull` when the stream starts, given the
+ * stream's scope, which closes with how the stream ended.
+ */
+export const fromPull = <A, E, R>(
+  open: (scope: Scope.Scope) => Effect.Effect<Effect.Effect<Arr.NonEmptyReadonlyArray<A> | undefined, E, R>, never, R>
+): Stream.Stream<A, E, R> =>
+  Stream.fromChannel(Channel.fromTransform((_upstream, scope) =>
+    Effect.map(
+      open(scope),
+      (pull) => Effect.flatMap(pull, (as) => as === undefined ? Cause.done() : Effect.succeed(as))
+    )
+  ))
 
 /** The first failure of `cause`, if it has one (not a defect, not an interruption). */
 export const failureOption: <E>(cause: Cause.Cause<E>) => Option.Option<E> = Cause.findErrorOption

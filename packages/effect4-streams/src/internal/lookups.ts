@@ -12,8 +12,9 @@
  * annotations, its bound on waiting and places in flight come with it), which outlives that caller while others wait
  * and is interrupted (and forgotten) when the last of them is; identical lookups meanwhile wait for it; answers are
  * kept by a time to live that depends on the answer (a failure: 0, never kept) and, past the capacity, the least
- * recently used go first. What stays here: the key, the time to live counted from when the lookup was sent (as in the
- * Effect 3 edition, not from its answer), and the metrics.
+ * recently used go first. What stays here: the time to live counted from when the lookup was sent (as in the Effect 3
+ * edition, not from its answer), and when to count a lookup shared or cached; the key and the metrics are the same in
+ * both editions (`lookupKey.ts`).
  *
  * Measured on Node 24 (`test/bench/lookups.ts`: 100,000 and 200,000 lookups of distinct values, 64 side by side, each
  * "request" answered after one turn of the scheduler; CPU per lookup, medians): the request alone 1.0 us, through this
@@ -24,117 +25,21 @@
  * nothing by itself: two identical lookups, in one batch or one in flight while the other comes, send two requests;
  * `RequestResolver.withCache` shares them, but keeps failures and has no time to live.
  */
-import type { CallError, Params, Service } from "@erp-client/effect4-client/ErpClient"
+import type { CallError } from "@erp-client/effect4-client/ErpClient"
 import * as ErpClient from "@erp-client/effect4-client/ErpClient"
-import { type MetricInfo, streamMetrics } from "@erp-client/kernel/Telemetry"
 import * as Cache from "effect/Cache"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Equal from "effect/Equal"
-import * as Hash from "effect/Hash"
-import * as Metric from "effect/Metric"
 import * as MutableHashMap from "effect/MutableHashMap"
-import type * as Schema from "effect/Schema"
+import { cached, type Lookup, lookups, type MeetingOptions, request, shared, withMaxWait } from "./lookupKey.js"
 
-// Objects (a client, a schema) as numbers in a key: the same object, the same number, for as long as it lives.
-const ids = new WeakMap<object, number>()
-let nextId = 0
-const idOf = (object: object): number => {
-  let id = ids.get(object)
-  if (id === undefined) ids.set(object, id = nextId++)
-  return id
-}
-
-/**
- * One lookup: the client it asks, the get endpoint, the schema its answer is decoded with, the query, and the caller's
- * bound on waiting for the limit. The cache's key: equal to another lookup when `key` is (see the module's comment).
- */
-export class Lookup<A> implements Equal.Equal {
-  /** What the lookup asks, whatever its bound on waiting. */
-  readonly query: string
-  /** What makes two lookups identical: what they ask, and their bound on waiting. */
-  readonly key: string
-  private readonly hash: number
-  /** How long the request took, from when it was sent to its answer: the time to live counts from when it was sent. */
-  elapsedMillis = 0
-
-  constructor(
-    readonly client: Service,
-    readonly endpoint: string,
-    readonly schema: Schema.Decoder<A>,
-    /** The query's one parameter and its value. */
-    readonly param: string,
-    readonly value: string,
-    /** How `NotFound` names what was looked up (`id=42`). */
-    readonly selector: string,
-    /** The caller's bound on waiting for the rate limit (`ErpClient.withMaxWait`), in milliseconds. */
-    readonly maxWaitMillis: number | undefined
-  ) {
-    this.query = `${idOf(client)}\u0000${endpoint}\u0000${idOf(schema)}\u0000${param}\u0000${value}`
-    this.key = `${this.query}\u0000${maxWaitMillis ?? ""}`
-    this.hash = Hash.string(this.key)
-  }
-
-  [Equal.symbol](that: Equal.Equal): boolean {
-    return that instanceof Lookup && that.key === this.key
-  }
-
-  [Hash.symbol](): number {
-    return this.hash
-  }
-}
-
-/** What `make` builds a lookup from: the client to ask, the get endpoint and its schema, and the query. */
-export interface LookupOptions<A> {
-  readonly client: Service
-  readonly endpoint: string
-  readonly schema: Schema.Decoder<A>
-  /** The query's one parameter and its value. */
-  readonly param: string
-  readonly value: string | number
-  /** How `NotFound` names what was looked up (`id=42`). */
-  readonly selector: string
-}
-
-/**
- * The lookup of `value` by the query parameter `param` of `endpoint`, for `client`; `NotFound` names it as `selector`.
- * Its bound on waiting is the caller's (`ErpClient.currentMaxWait`), read by `run`.
- */
-export const make = <A>(options: LookupOptions<A>): Lookup<A> =>
-  new Lookup(
-    options.client,
-    options.endpoint,
-    options.schema,
-    options.param,
-    String(options.value),
-    options.selector,
-    undefined
-  )
-
-const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
-
-const counter = (info: MetricInfo) =>
-  Metric.counter(info.name, { description: info.description, incremental: true, attributes: { unit: info.unit } })
-
-/**
- * Lookups asked for (`erp.client.lookups`), sent to the server (`…sent`), answered by one already in flight
- * (`…shared`) or by the cache of a `Lookups.layer` (`…cached`).
- */
-export const lookups = counter(streamMetrics.lookups)
-export const sent = counter(streamMetrics.lookupsSent)
-export const shared = counter(streamMetrics.lookupsShared)
-export const cached = counter(streamMetrics.lookupsCached)
+export { cached, type Lookup, type LookupOptions, lookups, make, sent, shared } from "./lookupKey.js"
 
 /** Where lookups meet: the lookups on their way and, for a `Lookups.layer`, the answers kept. */
-export interface Meeting {
+export interface Meeting extends MeetingOptions {
   readonly cache: Cache.Cache<Lookup<any>, unknown, CallError>
-  /** Keep answers for `timeToLiveMillis` (a `Lookups.layer`), or drop each when it arrives (in flight only). */
-  readonly keep: boolean
-  readonly timeToLiveMillis: number
-  /** Past it, the least recently used entry goes (one on its way is then sent again if asked again). */
-  readonly capacity: number
 }
 
 // The request, sent once for everyone waiting (the cache runs it on a fiber of its own), counted, and timed for its
@@ -142,14 +47,7 @@ export interface Meeting {
 const send = (lookup: Lookup<any>): Effect.Effect<unknown, CallError> =>
   Clock.clockWith((clock) => {
     const sentAtMillis = clock.currentTimeMillisUnsafe()
-    return Effect.andThen(
-      Metric.update(sent, 1),
-      lookup.client.get(lookup.endpoint, lookup.schema, {
-        params: params(lookup),
-        selector: lookup.selector,
-        maxWait: lookup.maxWaitMillis
-      })
-    ).pipe(
+    return request(lookup).pipe(
       Effect.onExit(() =>
         Effect.sync(() => {
           lookup.elapsedMillis = clock.currentTimeMillisUnsafe() - sentAtMillis
@@ -163,11 +61,7 @@ const send = (lookup: Lookup<any>): Effect.Effect<unknown, CallError> =>
  * the caller's), and a context of whoever happened to build it (a bound on waiting, a batch's places in flight) must
  * never reach another caller's request.
  */
-export const makeMeeting = (options: {
-  readonly keep: boolean
-  readonly timeToLiveMillis: number
-  readonly capacity: number
-}): Meeting => ({
+export const makeMeeting = (options: MeetingOptions): Meeting => ({
   ...options,
   cache: Effect.runSync(Cache.makeWith<Lookup<any>, unknown, CallError>(send, {
     capacity: options.capacity,
@@ -209,17 +103,7 @@ export const run = <A>(lookup: Lookup<A>): Effect.Effect<A, CallError> =>
     const provided = Context.getOption(fiber.context, Lookups)
     const meeting = provided._tag === "Some" ? provided.value : inFlightMeeting()
     const maxWaitMillis = fiber.getRef(ErpClient.currentMaxWait)
-    const key = maxWaitMillis === lookup.maxWaitMillis
-      ? lookup
-      : new Lookup(
-        lookup.client,
-        lookup.endpoint,
-        lookup.schema,
-        lookup.param,
-        lookup.value,
-        lookup.selector,
-        maxWaitMillis
-      )
+    const key = withMaxWait(lookup, maxWaitMillis)
     const found = MutableHashMap.get(meeting.cache.map, key)
     lookups.updateUnsafe(1, fiber.context)
     if (found._tag === "Some") {

@@ -5,12 +5,14 @@
  * modules (`Paginate`, `Changes`, `ListEndpoint`, `Resource`, `Partners`, `Lookups`) import what differs from here and
  * everything else from `effect` itself, so that one source compiles against either edition's `effect`.
  */
-import type * as PlatformError from "@effect/platform/Error"
+import type * as PlatformErrorModule from "@effect/platform/Error"
 import type * as FileSystemModule from "@effect/platform/FileSystem"
 import * as KeyValueStoreModule from "@effect/platform/KeyValueStore"
 import type * as PathModule from "@effect/platform/Path"
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
+import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
@@ -22,6 +24,7 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
 /** A success or a failure: Effect 3's `Either`, Effect 4's `Result` (success first in both). */
@@ -71,7 +74,7 @@ export const KeyValueStore = KeyValueStoreModule.KeyValueStore
 export type KeyValueStore = KeyValueStoreModule.KeyValueStore
 
 /** What a key-value store fails with. */
-export type KeyValueStoreError = PlatformError.PlatformError
+export type KeyValueStoreError = PlatformErrorModule.PlatformError
 
 /** The bytes stored under `key`, `undefined` when there are none. */
 export const getBytes = (
@@ -85,6 +88,19 @@ export type FileSystem = FileSystemModule.FileSystem
 
 /** The platform's paths service. */
 export type Path = PathModule.Path
+
+/** What the platform's services fail with. */
+export type PlatformError = PlatformErrorModule.PlatformError
+
+/** Whether `error` says there is no such file. */
+export const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+
+/** A new file `file`, open for writing with permissions `mode`; fails if anything, even a link, is there already. */
+export const openExclusive = (
+  fs: FileSystem,
+  file: string,
+  mode: number
+): Effect.Effect<FileSystemModule.File, PlatformError, Scope.Scope> => fs.open(file, { flag: "wx", mode })
 
 /** Each element of `self` replaced by the elements `f` gives it, in order. */
 export const mapConcat: <A, B, E, R>(
@@ -101,6 +117,20 @@ export const onExit = <A, E, R>(
   onExit: (exit: Exit.Exit<unknown, E>) => Effect.Effect<void>
 ): Stream.Stream<A, E, R> =>
   Stream.unwrapScoped(Effect.as(Effect.addFinalizer((exit) => onExit(exit as Exit.Exit<unknown, E>)), self))
+
+/**
+ * A stream of the arrays `pull` gives, until it gives `undefined`. `open` makes `pull` when the stream starts, given the
+ * stream's scope, which closes with how the stream ended.
+ */
+export const fromPull = <A, E, R>(
+  open: (scope: Scope.Scope) => Effect.Effect<Effect.Effect<Arr.NonEmptyReadonlyArray<A> | undefined, E, R>, never, R>
+): Stream.Stream<A, E, R> =>
+  Stream.fromPull(Effect.flatMap(Effect.scope, (scope) =>
+    Effect.map(open(scope), (pull) =>
+      Effect.flatMap(
+        Effect.mapError(pull, Option.some),
+        (as) => as === undefined ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(as))
+      ))))
 
 /** The first failure of `cause`, if it has one (not a defect, not an interruption). */
 export const failureOption: <E>(cause: Cause.Cause<E>) => Option.Option<E> = Cause.failureOption

@@ -1,9 +1,8 @@
 // Per edition: Effect 3's Cache runs lookups in its own context; this map of answers does what Effect 4's Cache does.
 /**
  * Lookups that spare the rate limit (README.md, "Lookups"): identical lookups in flight share one request, and with a
- * `Lookups.layer` an answer is kept for its time to live. A lookup is identical to another when it asks the same
- * client, the same endpoint and schema, for the same value, with the same bound on waiting for the limit: the client
- * is part of the key, so two clients in one process (two servers, two keys) never share an answer.
+ * `Lookups.layer` an answer is kept for its time to live. What makes two lookups identical, and the lookups' metrics,
+ * are the same in both editions (`lookupKey.ts`).
  *
  * Written by hand, a map of answers on their way, rather than through Effect's `Request` / `RequestResolver`: every
  * `Effect.request` goes through the batching machinery (a daemon fiber for the block, another per resolver, the fiber
@@ -12,9 +11,8 @@
  * `effect/Cache` does not serve either: it runs its lookup in the cache's context (the lookup's span would lose its
  * parent), and interrupting the first caller interrupts everyone waiting with it.
  */
-import type { CallError, Params, Service } from "@erp-client/client/ErpClient"
+import type { CallError } from "@erp-client/client/ErpClient"
 import * as ErpClient from "@erp-client/client/ErpClient"
-import * as Telemetry from "@erp-client/kernel/Telemetry"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -24,96 +22,10 @@ import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
-import * as MetricKey from "effect/MetricKey"
 import * as Option from "effect/Option"
-import type * as Schema from "effect/Schema"
+import { cached, type Lookup, lookups, type MeetingOptions, request, shared, withMaxWait } from "./lookupKey.js"
 
-/** One lookup: the client it asks, the get endpoint, the schema its answer is decoded with, and the query. */
-export interface Lookup<A> {
-  readonly client: Service
-  readonly endpoint: string
-  readonly schema: Schema.Schema<A, any>
-  /** The query's one parameter and its value. */
-  readonly param: string
-  readonly value: string
-  /** How `NotFound` names what was looked up (`id=42`). */
-  readonly selector: string
-  /** The caller's bound on waiting for the rate limit (`ErpClient.withMaxWait`), in milliseconds. */
-  readonly maxWaitMillis: number | undefined
-  /** What the lookup asks, whatever its bound on waiting. */
-  readonly query: string
-  /** What makes two lookups identical: what they ask, and their bound on waiting (see the module's comment). */
-  readonly key: string
-}
-
-// Objects (a client, a schema) as numbers in a key: the same object, the same number, for as long as it lives.
-const ids = new WeakMap<object, number>()
-let nextId = 0
-const idOf = (object: object): number => {
-  let id = ids.get(object)
-  if (id === undefined) ids.set(object, id = nextId++)
-  return id
-}
-
-/** What `make` builds a lookup from: the client to ask, the get endpoint and its schema, and the query. */
-export interface LookupOptions<A> {
-  readonly client: Service
-  readonly endpoint: string
-  readonly schema: Schema.Schema<A, any>
-  /** The query's one parameter and its value. */
-  readonly param: string
-  readonly value: string | number
-  /** How `NotFound` names what was looked up (`id=42`). */
-  readonly selector: string
-}
-
-/**
- * The lookup of `value` by the query parameter `param` of `endpoint`, for `client`; `NotFound` names it as `selector`.
- * Its bound on waiting is the caller's (`ErpClient.currentMaxWait`), read by `run`.
- */
-export const make = <A>(options: LookupOptions<A>): Lookup<A> => {
-  const { client, endpoint, param, schema, selector, value } = options
-  const query = `${idOf(client)}\u0000${endpoint}\u0000${idOf(schema)}\u0000${param}\u0000${value}`
-  return withMaxWait({
-    client,
-    endpoint,
-    schema,
-    param,
-    value: String(value),
-    selector,
-    maxWaitMillis: undefined,
-    query,
-    key: ""
-  }, undefined)
-}
-
-const withMaxWait = <A>(lookup: Lookup<A>, maxWaitMillis: number | undefined): Lookup<A> => ({
-  ...lookup,
-  maxWaitMillis,
-  key: `${lookup.query}\u0000${maxWaitMillis ?? ""}`
-})
-
-const params = (lookup: Lookup<any>): Params => [[lookup.param, lookup.value]]
-
-// A counter with its unit in its key, made with `Metric.fromMetricKey` rather than `Metric.tagged`, which would join
-// the tags anew at every update (the client's observe.ts tells the cost).
-const counter = (info: Telemetry.MetricInfo) =>
-  Metric.fromMetricKey(
-    MetricKey.tagged(
-      MetricKey.counter(info.name, { description: info.description, incremental: true }),
-      "unit",
-      info.unit
-    )
-  )
-
-/**
- * Lookups asked for (`erp.client.lookups`), sent to the server (`…sent`), answered by one already in flight
- * (`…shared`) or by the cache of a `Lookups.layer` (`…cached`).
- */
-export const lookups = counter(Telemetry.streamMetrics.lookups)
-export const sent = counter(Telemetry.streamMetrics.lookupsSent)
-export const shared = counter(Telemetry.streamMetrics.lookupsShared)
-export const cached = counter(Telemetry.streamMetrics.lookupsCached)
+export { cached, type Lookup, type LookupOptions, lookups, make, sent, shared } from "./lookupKey.js"
 
 /** A lookup on its way, or answered and kept. */
 interface Entry {
@@ -127,22 +39,13 @@ interface Entry {
 }
 
 /** Where lookups meet: the lookups on their way and, for a `Lookups.layer`, the answers kept. */
-export interface Meeting {
+export interface Meeting extends MeetingOptions {
   /** By key, least recently used first. */
   readonly entries: Map<string, Entry>
-  /** Keep answers for `timeToLiveMillis` (a `Lookups.layer`), or drop each when it arrives (in flight only). */
-  readonly keep: boolean
-  readonly timeToLiveMillis: number
-  /** Past it, the least recently used entry goes (one on its way is then sent again if asked again). */
-  readonly capacity: number
 }
 
 /** An empty meeting place. */
-export const makeMeeting = (options: {
-  readonly keep: boolean
-  readonly timeToLiveMillis: number
-  readonly capacity: number
-}): Meeting => ({ entries: new Map(), ...options })
+export const makeMeeting = (options: MeetingOptions): Meeting => ({ entries: new Map(), ...options })
 
 /** The cache of `Lookups.layer`, when one was provided. */
 export class Lookups extends Context.Tag("@erp-client/streams/Lookups")<Lookups, Meeting>() {}
@@ -176,14 +79,7 @@ export const invalidate = (meeting: Meeting, lookup: Lookup<any>): Effect.Effect
 const send = <A>(meeting: Meeting, lookup: Lookup<A>, entry: Entry): Effect.Effect<void> =>
   Effect.map(
     Effect.forkDaemon(
-      Effect.interruptible(Effect.zipRight(
-        Metric.increment(sent),
-        lookup.client.get(lookup.endpoint, lookup.schema, {
-          params: params(lookup),
-          selector: lookup.selector,
-          maxWait: lookup.maxWaitMillis
-        })
-      )).pipe(
+      Effect.interruptible(request(lookup)).pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
           entry.done = true
@@ -227,7 +123,7 @@ export const run = <A>(asked: Lookup<A>): Effect.Effect<A, CallError> =>
   Effect.flatMap(
     Effect.all([meeting, Clock.currentTimeMillis, FiberRef.get(ErpClient.currentMaxWait)]),
     ([meeting, now, maxWaitMillis]) => {
-      const lookup = maxWaitMillis === asked.maxWaitMillis ? asked : withMaxWait(asked, maxWaitMillis)
+      const lookup = withMaxWait(asked, maxWaitMillis)
       const found = meeting.entries.get(lookup.key)
       if (found !== undefined && (!found.done || now - found.sentAtMillis < meeting.timeToLiveMillis)) {
         // Used again: last to go.

@@ -1,9 +1,9 @@
-// Per edition: the fetches' fibers, scopes and the stream's pull are written in each edition's Stream and Fiber API.
 /**
  * The paging engine wired to fetches and a Stream (docs/ARCHITECTURE.md, "Paging"). The engine itself, which pages are
  * in flight, how each is judged, where the grid goes on after a short page, what is emitted and where a resume starts,
  * is a plain object of the kernel (`@erp-client/kernel/Pager`); this file forks the fetches it asks for, awaits them in
- * offset order, runs the mode's step, and cancels, fails, tells and emits as it says.
+ * offset order, runs the mode's step, and cancels, fails, tells and emits as it says. The stream's pull is the
+ * adapter's (`fromPull`): Effect 3 and Effect 4 write it differently.
  *
  * A page in flight that is no longer wanted is cancelled with a reason (`ErpClient.cancel`), not just interrupted, so
  * that its spans end as the client's cancellation rather than as an error: `list-ended` (a page past the end of the
@@ -15,15 +15,12 @@ import * as ErpClient from "@erp-client/client/ErpClient"
 import { PagingLoop } from "@erp-client/core/ErpError"
 import type * as Page from "@erp-client/core/Page"
 import * as Pager from "@erp-client/kernel/Pager"
-import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import type * as Stream from "effect/Stream"
+import { failureOption, fromPull, isInterruptedOnly } from "./edition.js"
 
 /** What a mode learns from one page (see `Pager.Step`). */
 export type Step<A> = Pager.Step<Page.Page<A>>
@@ -43,47 +40,61 @@ export interface Setup<E> extends Pager.Settings {
   readonly onSizeChange: (change: Pager.SizeChange) => Effect.Effect<void>
 }
 
+const isNonEmpty = <A>(as: ReadonlyArray<A>): as is Arr.NonEmptyReadonlyArray<A> => as.length > 0
+
+type Handle<A, E> = Fiber.Fiber<Page.Page<A>, E>
+
 /**
- * Runs the engine. Fetches run in the stream's scope: when the stream ends or fails, the pages still in flight are
- * cancelled (their requests with them), and when it is interrupted, interrupted with it.
+ * Runs the engine. The fetches run in a scope of their own, closed by the stream's scope once the pages still in flight
+ * were cancelled with the reason the stream's end gives (it ended: `stream-ended`; it failed: `stream-failed`), or at
+ * once when the stream was interrupted (then they are interrupted with it). That scope is closed by the stream's own
+ * finalizer, not left to the stream's scope as a child: the cancellation must come before the scope's interruption.
  */
 export const run = <A, E, R, E2, R2>(
   fetch: (offset: number, count: number) => Effect.Effect<Page.Page<A>, E, R>,
   mode: Mode<A, E2, R2>,
   settings: Setup<E>
 ): Stream.Stream<Emitted<A>, E | E2 | PagingLoop, R | R2> =>
-  Stream.fromPull(Effect.gen(function*() {
-    const outer = yield* Effect.scope
-    // The fetches' own scope inside the stream's, closed after the finalizer below: by then the pages still in flight
-    // were cancelled with the reason the stream's end gives, and what remains (an interruption) is interrupted.
-    const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-    const pager = Pager.make<Page.Page<A>, Fiber.RuntimeFiber<Page.Page<A>, E>>(settings, mode)
-    const cancel = (pages: Pager.Cancel<Fiber.RuntimeFiber<Page.Page<A>, E>> | undefined) =>
-      pages === undefined ? Effect.void : Effect.forEach(pages.handles, (f) => ErpClient.cancel(f, pages.reason))
-    yield* Scope.addFinalizerExit(outer, (exit) =>
-      Exit.isSuccess(exit)
-        ? Effect.suspend(() => cancel(pager.stop("stream-ended")))
-        : Cause.isInterruptedOnly(exit.cause)
-        ? Effect.void
-        : Effect.suspend(() => cancel(pager.stop("stream-failed"))))
+  fromPull((scope) =>
+    Effect.gen(function*() {
+      const fetches = yield* Scope.make()
+      const pager = Pager.make<Page.Page<A>, Handle<A, E>>(settings, mode)
+      const cancel = (pages: Pager.Cancel<Handle<A, E>> | undefined): Effect.Effect<void> =>
+        pages === undefined || pages.handles.length === 0
+          ? Effect.void
+          : Effect.forEach(pages.handles, (fiber) => ErpClient.cancel(fiber, pages.reason), {
+            concurrency: "unbounded",
+            discard: true
+          })
+      yield* Scope.addFinalizerExit(scope, (exit) =>
+        Effect.andThen(
+          Effect.suspend(() =>
+            exit._tag === "Success"
+              ? cancel(pager.stop("stream-ended"))
+              : isInterruptedOnly(exit.cause)
+              ? Effect.void
+              : cancel(pager.stop("stream-failed"))
+          ),
+          Scope.close(fetches, exit)
+        ))
 
-    const launch = Effect.suspend(() =>
-      Effect.forEach(
-        pager.launch(),
-        (ask) => Effect.map(Effect.forkIn(fetch(ask.offset, ask.count), scope), (fiber) => pager.started(ask, fiber)),
-        { discard: true }
+      const launch = Effect.suspend(() =>
+        Effect.forEach(
+          pager.launch(),
+          (ask) =>
+            Effect.map(Effect.forkIn(fetch(ask.offset, ask.count), fetches), (fiber) => pager.started(ask, fiber)),
+          { discard: true }
+        )
       )
-    )
 
-    // One page in order: its pages to emit (possibly none, e.g. after a too-large response shrank the page).
-    const once: Effect.Effect<ReadonlyArray<Emitted<A>>, Option.Option<E | E2 | PagingLoop>, R | R2> = Effect.gen(
-      function*() {
+      // One page in order: its pages to emit (possibly none, e.g. after a too-large response shrank the page).
+      const once: Effect.Effect<ReadonlyArray<Emitted<A>>, E | E2 | PagingLoop, R | R2> = Effect.gen(function*() {
         yield* launch
         const head = pager.take()
         const exit = yield* Fiber.await(head.handle)
-        if (Exit.isFailure(exit)) {
-          const failure = Cause.failureOption(exit.cause)
-          if (Option.isSome(failure) && settings.isTooLarge(failure.value)) {
+        if (exit._tag === "Failure") {
+          const failure = failureOption(exit.cause)
+          if (failure._tag === "Some" && settings.isTooLarge(failure.value)) {
             const shrunk = pager.tooLarge(head.offset)
             if (shrunk !== undefined) {
               yield* cancel(shrunk.cancel)
@@ -91,33 +102,28 @@ export const run = <A, E, R, E2, R2>(
               return []
             }
           }
-          return yield* Effect.failCause(Cause.map(exit.cause, Option.some))
+          return yield* Effect.failCause(exit.cause)
         }
-        const step = yield* Effect.mapError(mode.step(exit.value, pager.context()), Option.some)
+        const step = yield* mode.step(exit.value, pager.context())
         const far = pager.repeatCheck(step)
-        const judged = pager.judge(
-          step,
-          far === undefined ? undefined : yield* Effect.mapError(fetch(far.offset, far.count), Option.some)
-        )
+        const judged = pager.judge(step, far === undefined ? undefined : yield* fetch(far.offset, far.count))
         yield* cancel(judged.cancel)
         const loop = judged.failure
         if (loop !== undefined) {
           return yield* Effect.fail(
-            Option.some(new PagingLoop({ endpoint: loop.endpoint, offset: loop.offset, reason: loop.reason }))
+            new PagingLoop({ endpoint: loop.endpoint, offset: loop.offset, reason: loop.reason })
           )
         }
         if (judged.learned !== undefined) yield* settings.onSizeChange(judged.learned)
         return judged.emit
-      }
-    )
+      })
 
-    return Effect.suspend(
-      function pull(): Effect.Effect<Chunk.Chunk<Emitted<A>>, Option.Option<E | E2 | PagingLoop>, R | R2> {
-        if (pager.done) return Effect.fail(Option.none())
-        return Effect.flatMap(
-          once,
-          (pages) => pages.length === 0 ? pull() : Effect.succeed(Chunk.unsafeFromArray(pages))
-        )
-      }
-    )
-  }))
+      // The next pages to emit, never none: `undefined` once the engine is done.
+      return Effect.suspend(
+        function next(): Effect.Effect<Arr.NonEmptyReadonlyArray<Emitted<A>> | undefined, E | E2 | PagingLoop, R | R2> {
+          if (pager.done) return Effect.succeed(undefined)
+          return Effect.flatMap(once, (pages) => isNonEmpty(pages) ? Effect.succeed(pages) : next())
+        }
+      )
+    })
+  )
