@@ -219,7 +219,6 @@ export class DriftSafe<P extends Pager.Page> implements Api.DriftSafe<P> {
   }
 
   private idsOf(page: P): ReadonlyArray<Id> | Api.MissingId {
-    // The records in the order the server sent them.
     const all = PageOrder.rawInOrder(page)
     const ids: Array<Id> = []
     for (let i = 0; i < all.length; i++) {
