@@ -5,16 +5,10 @@
  * the list is confirmed, the ids not read again: removed). Each edition's `Resource.changes` wires it to its paging,
  * its store and its Stream.
  *
- * Why 64 bits are enough: a digest is only ever compared with the digest of the same id in the state before, never
- * with other records' (there is no set of digests where a birthday bound would apply). A change goes unnoticed only
- * when the record's old and new text have the same digest: about 1 in 2^64 per changed record for a well-mixed hash,
- * so never in practice. The hash is not cryptographic: someone who writes records on purpose to collide could hide
- * one change of their own record; state from such sources should be compared by value instead.
- *
- * Memory: ids that are numbers (every id of this ERP) live in typed arrays (8 bytes for the id, 8 for the digest;
- * the table of ids read during a run adds an index of 4 bytes a slot, at most twice as many slots as ids), not in a
- * Map of JS values: 1,000,000 records take about 16 MB as state and 25 to 34 MB in the table. Ids that are strings
- * are kept in a Map beside them.
+ * 64 bits are enough because a digest is only compared with the digest of the same id in the state before (no
+ * birthday bound). The hash is not cryptographic: records written on purpose to collide could hide a change of their
+ * own (docs/changes.md, "The state"). Numeric ids live in typed arrays, not a Map of JS values, so a state of every
+ * record of a list fits in memory; string ids are kept in a Map beside them.
  *
  * @since 0.1.0
  */
@@ -229,8 +223,8 @@ const numberKey = (id: number): number => id === 0 ? 0 : id
  */
 export const makeTable = (expected = 0): Table => {
   // Numbers: the entries in the order added, dense (`ids`, and `hi, lo` at `2 * i` of `digests`), found through an
-  // open-addressed index of entry numbers (-1: empty slot) with linear probing, grown at 3/4 full. 1,000,000 ids take
-  // 8 MB of ids, 8 MB of digests and 8 MB of index, and the sorted state is a sorted copy of the ids.
+  // open-addressed index of entry numbers (-1: empty slot) with linear probing, grown at 3/4 full; the sorted state
+  // is a sorted copy of the ids.
   // Sized for `expected` ids at once (a run that expects as many as the last state held grows nothing on the way).
   let entries = 512
   while (entries < expected) entries = Math.ceil(entries * 1.5)
@@ -340,8 +334,8 @@ export const makeTable = (expected = 0): Table => {
     },
     duplicates: () => ({ records: duplicateRecords, ids: [...duplicateIds] }),
     sortInPlace: () => {
-      // The entries themselves, ids and digests together: no copy of a million ids at the end of a run. The index is
-      // rebuilt in place, so the table still answers as before.
+      // The entries themselves, ids and digests together, not a copy; the index is rebuilt in place, so the table
+      // still answers as before.
       let ascending = true
       for (let i = 1; i < numbers && ascending; i++) ascending = ids[i - 1] < ids[i]
       if (!ascending) {
@@ -836,7 +830,7 @@ export const duplicatesNote = (duplicates: Duplicates): string =>
 //   varuint count, each string as varuint byte length + UTF-8, zeros to a multiple of 4, count * 8 bytes of digests
 //   u32 little-endian: the CRC-32 of every byte before it
 //
-// Sorted ids as deltas cost about one byte each for a dense list: 1,000,000 records in about 9 MB. The CRC-32 finds
+// Sorted ids as deltas cost about one byte each for a dense list. The CRC-32 finds
 // every change of up to 32 bits in a row, so any one byte changed (a flipped bit, a disk's or a copy's error) is
 // refused, never read as another state.
 
@@ -1004,7 +998,7 @@ const crc32 = (bytes: Uint8Array, end: number): number => {
 
 /**
  * A state as bytes, to keep in a store, with what it is of (`source`: written in its header, and checked by a run
- * that reads it) and a checksum (see the layout above; a dense list costs about 9 bytes a record).
+ * that reads it) and a checksum (see the layout above).
  *
  * @example
  * ```ts
@@ -1032,8 +1026,8 @@ export const encode = (state: State, source?: Source | undefined): Uint8Array =>
 
 /**
  * The state a run's table holds, as `encode` writes it, without making the state first: the table's entries are sorted
- * where they are (it answers as before), so the end of a run of 1,000,000 records needs only the bytes (about 9 MB)
- * beside the table, not 16 MB of state more.
+ * where they are (it answers as before), so the end of a run needs only the bytes beside the table, not a second copy
+ * of the state.
  *
  * @example
  * ```ts
@@ -1238,7 +1232,7 @@ export const decode = (bytes: Uint8Array): Decoded => {
     if (at + count * 8 > end) return undefined
     const start = at
     at += count * 8
-    // In place where it can be (a million records: 8 MB not copied); the bytes stay alive with the state.
+    // In place where it can be, not copied; the bytes stay alive with the state.
     if (littleEndian && (bytes.byteOffset + start) % 4 === 0) {
       return new Uint32Array(bytes.buffer, bytes.byteOffset + start, 2 * count)
     }

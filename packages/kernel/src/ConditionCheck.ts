@@ -4,20 +4,10 @@
  * whole list, which would otherwise pass for the filtered one. Each edition's `ListEndpoint` fails the list with its
  * `ConditionIgnored` at the first record that does not.
  *
- * The contract says only that a condition filters on a record field (docs/erp-api-v2.md, "GET {base_url}/partner/list"),
- * not how a value is compared, so the check is meant to catch a condition left unapplied, not to judge how a server
- * matches: a record fails it only when its value clearly differs from the value asked. Each record's value is compared
- * with the text sent (`ListQuery.conditionValue`):
- *
- * - a field the record does not carry fails;
- * - a number: numerically; a value asked with more digits than a double holds (16 or more) by the digits the server
- *   wrote, when its text is at hand (`12345678901234567891` is not `12345678901234567890`, though a double holds both
- *   alike); against text that is not a number, as text (below);
- * - a boolean: `true` is a nonzero number or `true`, `false` is zero, `false` or empty (the contract sends `1` / `0`);
- * - `null`: empty, `0`, `false` or `null`;
- * - a string: equal; equal or contained once case, accents and surrounding spaces are set aside (a server comparing
- *   with a collation, or with `LIKE '%value%'`); or the same number (`"001"` and `1`);
- * - an array: when one of its elements is; an object, or a record that is not an object: not judged.
+ * The contract does not say how a server compares a value, so the check is meant to catch a condition left
+ * unapplied, not to judge how a server matches: a record fails only when its value clearly differs from the text sent
+ * (`ListQuery.conditionValue`); a field the record does not carry fails. The comparison of each kind of value is the
+ * table of docs/paging.md, "Conditions checked against the records".
  *
  * @since 0.1.0
  */

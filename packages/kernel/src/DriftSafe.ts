@@ -9,13 +9,9 @@
  * Guarantees, when the list keeps one order (records move only by inserts and deletes): each id at most once, in list
  * order; every record present for the whole export is emitted.
  *
- * It always ends: an export ends, or fails with a `Drift`, within 4 requests for each page of positions it reached
- * (the farthest position a page taken reached, over the smallest step a page has moved it on: the page the server
- * serves, less the overlap), plus 4 look backs' budget (`maxRecoveryRequests`) and 8 more. A full page moves it on by
- * the page less the overlap (at most half a page); after a short page, the next page goes past its records to see
- * where the list ends, as far as the list grew per request, so records added at the end while it reads are not chased
- * one request after another. A list that grows by a quarter of a page a request or more outruns offset paging: the
- * export fails at that bound rather than chase it.
+ * It always ends: an export ends, or fails with a `Drift`, within a bound of requests proportional to the positions
+ * it reached (docs/paging.md, "Drift-safe paging"), so a list that grows faster than offset paging can read it fails
+ * rather than be chased for ever.
  *
  * @since 0.1.0
  */

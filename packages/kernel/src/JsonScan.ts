@@ -4,8 +4,8 @@
  * uses (the command line's `erp api infer` drafts a schema from number tokens as the server wrote them).
  *
  * Why by hand: `JSON.parse` gives values, not their text, and a number's value is not its text
- * (`12345678901234567890` parses to `12345678901234567000`, `1.10` to `1.1`). Node 20 has no access to the source
- * text from `JSON.parse` (its reviver's `context.source` came with V8 11.4 behind a flag, unflagged only in Node 21).
+ * (`12345678901234567890` parses to `12345678901234567000`, `1.10` to `1.1`); the reviver's `context.source` is not
+ * available on every Node version these packages support.
  *
  * The grammar is RFC 8259's, as strict as `JSON.parse` (no comments, no trailing commas, no leading zeros, no raw
  * control characters in strings, only space, tab, CR and LF as whitespace). Nesting is followed with an explicit stack,

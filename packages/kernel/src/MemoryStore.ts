@@ -1,6 +1,6 @@
 /**
  * The rate limiter's stores as plain data: the counters of a fixed window and a token bucket (the arithmetic of
- * `RateLimiterStore` in `@effect/experimental` 0.61, line for line), the holds (a key held until a time: an endpoint
+ * `@effect/experimental`'s `RateLimiterStore`, line for line), the holds (a key held until a time: an endpoint
  * paused for the server, a slot busy), the limits learned from the server and the log that keeps them, in maps an
  * edition's limiter reads and writes directly, in one synchronous step where nothing waits (docs/rate-limit.md).
  * Whatever has lapsed is swept from the maps as they grow, so they hold about what one window holds, whatever the
@@ -597,11 +597,11 @@ export const seedLogged = (
 /**
  * A request that need not wait takes its place in one synchronous step: its ticket, its slot's counter and in-flight
  * mark (`Slots.inFlightFrom`, for its timeout `limits.timeoutMillis`), and its place under the learned limit if there is
- * one (in flight too, `Slots.logInFlightAt`), the same places the limiter's steps would take (docs/rate-limit.md), read and written on the state directly. It
- * goes only where those steps would not wait at all: the key not paused, the bound (if any) not passed, the slot's
- * counter lapsed and the slot not busy, and the learned limit's log with room; then the slot, its mark (for
- * `settleHold` when the request ends), the limit it was admitted under and its log entry (for `settleLogged`). Anything else changes nothing
- * and gives `undefined`: the limiter takes its steps.
+ * one (`Slots.logInFlightAt`), the same places the limiter's steps would take (docs/rate-limit.md). It goes only where
+ * those steps would not wait at all: the key not paused, the bound (if any) not passed, the slot's counter lapsed and
+ * the slot not busy, and the learned limit's log with room; then it returns the slot, its mark (for `settleHold`), the
+ * limit it was admitted under and its log entry (for `settleLogged`). Anything else changes nothing and gives
+ * `undefined`: the limiter takes its steps.
  *
  * @example
  * ```ts

@@ -4,23 +4,11 @@
  * `ErpRateLimiterRedis` keeps one state per limiter, tells it every store call's outcome, and asks it before each
  * operation.
  *
- * - An outage starts at the first failure of a call that began after the store last changed state (a call already
- *   under way when it came back, or when it went, says nothing new), and ends at the first answer to a call that
- *   began after it started: one warning, one line of its return, however many calls fail or answer meanwhile.
- * - While it lasts the store is tried again at most once a second, by one caller (the probe); everyone else waits or
- *   takes the fallback at once, instead of each waiting for a timeout.
- * - For a store that has answered before, the requests that need it wait for it for the grace
- *   (`ERP_REDIS_GRACE`): a blip (a restart, a failover) costs a pause, not the run, and no request is sent that the
- *   store has not counted. Past the grace, the policy: `fail` fails them; `local` lets this process's own limiter admit
- *   them, but not before a slot's window after the outage started, since the store may have counted a full window of
- *   requests (this process's and others') just before it stopped answering, and that count is unknown here. A store
- *   never reached since the limiter started gets the policy at once: more likely a wrong address than a blip, and no
- *   request of the window was counted through it.
- * - Once back, requests go through the store again; for a slot's window after the last request the local limiter
- *   admitted they take a place in both, since the store never counted those. And the store is asked whether it kept
- *   its data (a mark every limiter on it shares, `MARK_LUA`): one restarted empty, or replaced by a server the data
- *   never reached, has lost the count of the requests it admitted before the outage, so requests through it wait
- *   until a slot's window after the outage started, as if that window were full.
+ * An outage starts at the first failure of a call begun after the store last changed state and ends at the first
+ * answer to a call begun after it started, so it is said once however many calls fail meanwhile. While it lasts one
+ * caller a second probes the store; the others wait for the grace, then the policy applies. The local fallback and a
+ * store back without its data (its mark changed) both wait a slot's window after the outage started: the store may
+ * have counted a full window just before, and that count is unknown here.
  *
  * @since 0.1.0
  */

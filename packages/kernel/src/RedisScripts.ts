@@ -1,22 +1,20 @@
 /**
  * The shared limiter's Redis scripts and values, which every process on the same Redis, prefix and key runs alike,
  * whichever edition it is: the fixed-window counter (the slots and the ticket), the holds that only grow (pauses, busy
- * slots), a slot's in-flight mark and its end, the learned limit's compare-and-set and the log that keeps it. Keys: `${prefix}erp:${keyId}:${endpoint}:ticket`,
- * `…:slot:${n}`, `…:hold`, `…:slot:${n}:hold`, `…:learned` and `…:log` (docs/rate-limit.md, "Through Redis").
+ * slots), a slot's in-flight mark and its end, the learned limit's compare-and-set and the log that keeps it. Keys:
+ * `${prefix}erp:${keyId}:${endpoint}:ticket`, `…:slot:${n}`, `…:hold`, `…:slot:${n}:hold`, `…:learned` and `…:log`
+ * (docs/rate-limit.md, "Through Redis").
  *
  * @since 0.1.0
  */
 import type { Learned } from "./ServerLimit.js"
 
 /**
- * The fixed-window counter of `@effect/experimental/RateLimiter/Redis` (0.61), unchanged: it gives exactly the
- * memory store's semantics (count, and a PX time to live that grows by `refill * tokens` from the current one, so
- * `RateLimiter.consume` computes the same delay from it). That is all the slots and the ticket of `ErpRateLimiter`
- * need, and it is atomic, so the limit holds across processes with it as it is (docs/ARCHITECTURE.md, "Rate limit"). It is reproduced rather than
- * reached through `RedisStore.layerStore` only because that layer owns its connection in a way a failure policy
- * cannot live with: no "error" listener (ioredis then prints every failed reconnect to stderr), and a release by
- * `quit()`, which rejects when the connection is down and the offline queue is off (a defect at shutdown and a
- * reconnect loop that keeps the process alive); with the offline queue on, calls wait queued instead of failing fast.
+ * The fixed-window counter of `@effect/experimental/RateLimiter/Redis`, as it is: the memory store's semantics
+ * (count, and a PX time to live that grows by `refill * tokens`, so `RateLimiter.consume` computes the same delay from
+ * it), atomic, so the limit holds across processes (docs/ARCHITECTURE.md, "Rate limit"). It is reproduced rather than
+ * reached through `RedisStore.layerStore` because that layer owns its connection in a way a failure policy cannot live
+ * with: no "error" listener, and a release by `quit()`, which rejects while the connection is down.
  *
  * @since 0.1.0
  * @category Scripts

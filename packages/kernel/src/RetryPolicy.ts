@@ -176,13 +176,11 @@ export const decide = (
   if (status === 429) {
     // The server refused before acting: any method is tried again, once its window allows. `Retry-After` is the
     // server's own word on when: believed as a 503's is, beyond the budget too (the call then fails at once, saying
-    // the wait asked for, instead of knocking until the budget is spent). A reset that is not ahead of now (in the
-    // past: a skewed clock; "now", which the 429 itself contradicts) or beyond the longest wait (a unit misread) says
-    // the server's window is unknown: back off by a whole window, so the calls waiting on the endpoint meet about one
-    // more 429 a window (pausing for a share of the window, each new call starting over, sent hundreds). Without any
-    // reset, back off from one request's share of the window, doubling up to a window; while the limiter probes a
-    // server that says nothing, at least half the time it has refused so far, so the probes thin out whichever call
-    // sends them (and the window found by the probe is at most about a third too long).
+    // the wait asked for, instead of knocking until the budget is spent). A reset that is not ahead of now (a skewed
+    // clock) or beyond the longest wait (a unit misread) says the server's window is unknown: back off by a whole
+    // window, so the calls waiting on the endpoint meet about one more 429 a window. Without any reset, back off from
+    // one request's share of the window, doubling up to a window; while the limiter probes a server that says
+    // nothing, at least half the time it has refused so far, so the probes thin out whichever call sends them.
     const reset = outcome.limit.reset
     const least = minPauseMillis(policy)
     const known = reset !== undefined && reset.usable && reset.at > nowMillis

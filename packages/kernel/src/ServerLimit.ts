@@ -147,21 +147,16 @@ export interface Configured {
  * The limit to keep after an answer, from the limit learned so far (`undefined`: none, the limiter's own, `configured`,
  * alone): `undefined` to keep what there is, `null` to forget it, or the new one.
  *
- * - `X-RateLimit-Limit` is the limit, in the window its resets tell: for a request the server counted alone
- *   (`X-RateLimit-Remaining` one below the limit), a sliding window's reset is a window after it, so the shortest time
- *   from such a request's start to its reset is the window, to within its rounding and the way to the server; a reset
- *   nearer than the window before it (a fixed window's), or a 429 under it, shows the window is longer: then the longest
- *   time seen (`windowFromSample`; the limiter's own window while no usable reset came). It is kept while the limiter's
- *   own does not already keep it (`implied`), and forgotten when it does; renewed once half its time has gone (every
- *   answer repeats it), or when a reset tells it more.
- * - A 429 without `X-RateLimit-Limit` says the server counts fewer than the limiter lets through, without saying how
- *   many or in what window. The first opens a probe: one request at a time (`probeWindowMillis`), at the pauses the
- *   429s bring, until one is accepted; the time from the refused request's start to the accepted one's is the window,
- *   and half of what the limiter had let through in its window (`counted`) the limit. From then on a 429 to a request
- *   admitted under the present limit halves it (once for the requests started under it: a burst of 429s answering one
- *   window halves it once; at 1, the window doubles instead, up to twice the limiter's), and an accepted request started a whole window after
- *   the last change raises it (`climbStep`; `climbPatience` windows before the level last refused), until the limiter's
- *   own keeps it again and it is forgotten.
+ * - `X-RateLimit-Limit` is the limit, in the window its resets tell: for a request the server counted alone, a sliding
+ *   window's reset is a window after it, so the shortest time from such a request's start to its reset is the window;
+ *   a reset nearer than that, or a 429 under it, shows a longer window: then the longest time seen
+ *   (`windowFromSample`). It is kept only while the limiter's own does not already keep it (`implied`), and renewed
+ *   once half its time has gone.
+ * - A 429 without `X-RateLimit-Limit` opens a probe, one request at a time (`probeWindowMillis`), until one is
+ *   accepted: the time since the refused request is the window, half of what the limiter let through (`counted`) the
+ *   limit. Then a 429 under the present limit halves it (once per limit; at 1 the window doubles instead) and a request
+ *   accepted a whole window after the last change raises it (`climbStep`, `climbPatience`), until the limiter's own
+ *   keeps it again and it is forgotten (docs/rate-limit.md, "What the limiter learns").
  *
  * @example
  * ```ts

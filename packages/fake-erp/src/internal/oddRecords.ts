@@ -110,7 +110,7 @@ export const KINDS = Object.keys(STRAYS) as ReadonlyArray<Seed.OddKind>
 
 /**
  * The kinds that change the record's identity or hold numbers a float would change: drawn only when asked for by
- * name, so the default draw (and every seed's odd records) stays what it was before they existed.
+ * name, so a client that does not ask for them never meets ids or numbers a plain `JSON.parse` gets wrong.
  *
  * @internal
  */

@@ -7,10 +7,9 @@ import * as Seeded from "./seed.js"
 /**
  * The partners the ERP serves, in list order. Until the first insert or delete the list is the initial one: the
  * seeded partners, of which nothing is kept in memory (partner `i` is generated on demand, id `i + 1`, strayed as
- * `oddRecords` says), or the partners given as records (`ErpRules.Options.partners`). The
- * first change materializes the order as an array of ids (8 bytes per partner), so inserts land at any position and
- * deletes close the gap, as in a table listed by a key other than its id: that is what shifts offsets under a running
- * export.
+ * `oddRecords` says), or the partners given as records (`ErpRules.Options.partners`). The first change materializes
+ * the order as an array of ids, so inserts land at any position and deletes close the gap, as in a table listed by a
+ * key other than its id: that is what shifts offsets under a running export.
  *
  * Hidden partners (`Seed.HiddenRecords`) hold their positions in the list but are never served: a page is cut from
  * the list with them, then they are dropped; get does not find them.

@@ -100,7 +100,7 @@ export const make = (maxEntries: number): RequestLog => {
       if (!request.keyValid) counts.refusedKeys += 1
       if (maxEntries > 0) {
         log.push(draft)
-        // Trim in batches so a long benchmark does not pay for a shift on every request.
+        // Trim in batches so a long run does not pay for a shift on every request.
         if (log.length > maxEntries * 1.25) log = log.slice(log.length - maxEntries)
       }
       inFlight += 1

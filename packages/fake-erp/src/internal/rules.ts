@@ -106,7 +106,6 @@ export const make = <D>(options: ErpRules.Options<D>, toMillis: (input: D) => nu
     toMillis
   })
 
-  // `failingIds`: partner/get of these ids fails every time.
   const failing = options.failingIds
   const failingSet = new Set((failing?.ids ?? []).map(String))
   const every = failing?.every === undefined ? 0 : Math.max(0, Math.floor(failing.every))

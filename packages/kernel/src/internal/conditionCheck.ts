@@ -1,6 +1,7 @@
 /**
- * How `ConditionCheck` compares a record's value with a condition's (its header says the rules): the comparison
- * (`satisfies`), one record (`checkRecord`), and the conditions read once for a page (`prepare`, `checkPrepared`).
+ * How `ConditionCheck` compares a record's value with a condition's (the rules: docs/paging.md, "Conditions checked
+ * against the records"): the comparison (`satisfies`), one record (`checkRecord`), and the conditions read once for a
+ * page (`prepare`, `checkPrepared`).
  */
 import type { Mismatch } from "../ConditionCheck.js"
 import * as JsonText from "../JsonText.js"

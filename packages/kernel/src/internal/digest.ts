@@ -6,8 +6,7 @@
 /** A 64-bit digest: its high and low 32 bits, unsigned. */
 export type Digest = readonly [hi: number, lo: number]
 
-// The two 32-bit lanes of the last digest computed: `digestInto` writes here, so a run of a million records allocates
-// nothing per record.
+// The two 32-bit lanes of the last digest computed: `digestInto` writes here, so a run allocates nothing per record.
 export const lanes = new Uint32Array(2)
 
 /** The two lanes of `text`'s digest into `lanes` (cyrb53's lanes and finish, both kept whole: 64 bits). */

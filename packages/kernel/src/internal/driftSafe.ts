@@ -1,10 +1,6 @@
 /**
- * Drift-safe paging's state and its decisions (docs/ARCHITECTURE.md, "Paging"): for a list that gets inserts and
- * deletes while it is read, consecutive pages overlap, a page is taken only when it holds a record already emitted,
- * records already emitted are dropped by id, and a page that overlaps nothing read makes paging step back until one
- * does (`Recovery`, a small state machine the caller drives with fetches). What to tell the caller comes back as
- * events, what went wrong as plain data; each edition's `Paginate.safePages` wires all of it to fetches, callbacks and
- * its errors.
+ * Drift-safe paging's state and its decisions, behind `DriftSafe` (whose header says the rules), with `Recovery`, the
+ * small state machine that steps back along the grid when a page overlaps nothing read.
  *
  * The state is one object with explicit fields, because one field cannot be anything else: the map of every id
  * emitted (the only thing that makes "at most once" hold whatever the list does) grows with the export and is far
@@ -219,7 +215,6 @@ export class DriftSafe<P extends Pager.Page> implements Api.DriftSafe<P> {
   }
 
   private idsOf(page: P): ReadonlyArray<Id> | Api.MissingId {
-    // The records in the order the server sent them.
     const all = PageOrder.rawInOrder(page)
     const ids: Array<Id> = []
     for (let i = 0; i < all.length; i++) {

@@ -3,23 +3,12 @@
  * rest of the list. The engine (`Pager`) applies it to each page in offset order; each edition only wires the engine to
  * its fetches and streams.
  *
- * The contract gives neither the default nor the largest `list_count` (docs/erp-api-v2.md, "Gaps in the endpoint
- * list"), and real servers differ in how a page comes back shorter than asked:
- *
- * - **clamped**: the server serves at most M records a page (M may even change mid-list); the next page starts
- *   right after the records received;
- * - **filtered after the cut**: the server cuts positions `[offset, offset + count)` and then drops records the
- *   caller may not see (permissions, soft deletes); the positions still count them, so the records right after the
- *   ones received may already have been served;
- * - **the last page**.
- *
- * One short page cannot tell these apart, so a short page never ends the list by itself. Paging goes on right after
- * the records received (skipping nothing in any of the three cases) and the next page settles it: records it repeats
- * from the page before were filtered (they are dropped, each record comes out once); the same short length again
- * with nothing repeated is a clamp (its length becomes the page size). The list ends at a page that brings nothing
- * new: an empty page, or one that holds only records it was placed to share with the page before. A page that holds exactly the records of the page before it at a later
- * offset, as does a page far further on, means the server ignores `list_offset`: that fails (`PagingLoop`) rather
- * than looping or ending early; so does a run of pages that bring nothing new (`Rules.maxQuiet`).
+ * A short page may be clamped, filtered after the cut, or the last page (docs/paging.md, "A short page, and the end
+ * of the list"): one short page cannot tell these apart, so it never ends the list by itself. Paging goes on right
+ * after the records received and the next page settles it: records it repeats were filtered (dropped), the same short
+ * length again is a clamp. The list ends at a page that brings nothing new. A page that holds exactly the records of
+ * the page before it at a later offset means the server ignores `list_offset`: that fails (`PagingLoop`) rather than
+ * loop or end early; so does a run of pages that bring nothing new (`Rules.maxQuiet`).
  *
  * @since 0.1.0
  */
