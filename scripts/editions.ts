@@ -78,6 +78,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
  * package's own adapter, `src/internal/edition.ts`: one behavioural suite, run against each edition's build.
  */
 export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  client: ["ErpRateLimiter.test.ts", "windows.ts"],
   streams: ["Changes.test.ts", "Conditions.test.ts", "Drift.test.ts", "Misbehaving.test.ts", "Paginate.test.ts"]
 }
 

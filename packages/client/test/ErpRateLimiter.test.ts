@@ -1,8 +1,12 @@
-import { RateLimiter } from "@effect/experimental"
 import { describe, expect, it } from "@effect/vitest"
 import { ErpRateLimiter } from "@erp-client/client"
-import { Clock, Duration, Effect, FastCheck as fc, Fiber, TestClock, TestContext } from "effect"
+import { Clock, Duration, Effect, Fiber } from "effect"
+import fc from "fast-check"
+import { fork, isRunning, RateLimiter, rateLimiterLayer, TestClock, testClockLayer } from "./kit.js"
 import { maxInAnyWindow } from "./windows.js"
+
+// The limiter on the TestClock: bursts, keys, windows under any arrivals, late arrivals, bounds, learned limits. One
+// suite, run against both editions (TEST_PAIRS in scripts/editions.ts).
 
 /** The most starts a server with calendar windows [offset + kW, offset + (k+1)W) counts in one of them. */
 const maxInCalendarWindow = (starts: ReadonlyArray<number>, window: number, offset: number): number => {
@@ -24,10 +28,10 @@ const startsOf = (
   Effect.gen(function*() {
     const t0 = yield* Clock.currentTimeMillis
     const fibers = yield* Effect.forEach(arrivals, (at) =>
-      Effect.fork(
+      fork(
         Effect.sleep(Duration.millis(at)).pipe(
-          Effect.zipRight(acquire()),
-          Effect.zipRight(Clock.currentTimeMillis),
+          Effect.andThen(acquire()),
+          Effect.andThen(Clock.currentTimeMillis),
           Effect.map((now) => now - t0)
         )
       ))
@@ -79,7 +83,7 @@ describe("ErpRateLimiter", () => {
               return yield* startsOf(arrivals, () => sent(limiter, "k"))
             }).pipe(
               Effect.provide(ErpRateLimiter.layer({ limit: L, window: W, margin: 50 })),
-              Effect.provide(TestContext.TestContext)
+              Effect.provide(testClockLayer)
             )
           )
           expect(maxInAnyWindow(starts, W)).toBeLessThanOrEqual(L)
@@ -92,7 +96,7 @@ describe("ErpRateLimiter", () => {
       { numRuns: 200 }
     ))
 
-  it.effect("the property can fail: the experimental fixed-window algorithm alone lets L + 1 through after a gap", () =>
+  it.effect("the property can fail: Effect's own fixed-window algorithm alone lets L + 1 through after a gap", () =>
     Effect.gen(function*() {
       const limiter = yield* RateLimiter.RateLimiter
       // L = 2, W = 10 s: one request at 0, one at 4.9 s, then two at 10 s. The interval [4.9 s, 14.9 s] holds three.
@@ -103,7 +107,7 @@ describe("ErpRateLimiter", () => {
             .pipe(Effect.flatMap((r) => Effect.sleep(r.delay)))
       )
       expect(maxInAnyWindow(starts, 10_000)).toBeGreaterThan(2)
-    }).pipe(Effect.provide(RateLimiter.layer), Effect.provide(RateLimiter.layerStoreMemory)))
+    }).pipe(Effect.provide(rateLimiterLayer)))
 
   it.effect("the same pattern stays within L through ErpRateLimiter", () =>
     Effect.gen(function*() {
@@ -131,12 +135,12 @@ describe("ErpRateLimiter", () => {
       const t0 = yield* Clock.currentTimeMillis
       // One slot, a 10 s timeout. The first request is still in flight five windows later (a slow connection).
       const first = yield* limiter.acquire("k", undefined, undefined, 10_000)
-      const next = yield* Effect.fork(limiter.acquire("k"))
+      const next = yield* fork(limiter.acquire("k"))
       yield* TestClock.adjust(Duration.millis(5 * W))
-      expect(next.unsafePoll()).toBeNull()
+      expect(isRunning(next)).toBe(true)
       yield* first.release(t0 + 5 * W)
       yield* TestClock.adjust(Duration.millis(W + 50 - 1))
-      expect(next.unsafePoll()).toBeNull()
+      expect(isRunning(next)).toBe(true)
       yield* TestClock.adjust(Duration.millis(1))
       expect((yield* Fiber.join(next)).startedMillis - t0).toBe(6 * W + 50)
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 1, window: W, margin: 50 }))))
@@ -146,18 +150,18 @@ describe("ErpRateLimiter", () => {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
       const t0 = yield* Clock.currentTimeMillis
       yield* limiter.acquire("k", undefined, undefined, 10_000)
-      const next = yield* Effect.fork(limiter.acquire("k"))
+      const next = yield* fork(limiter.acquire("k"))
       // The timeout, the window and the margin after its start
       yield* TestClock.adjust(Duration.millis(10_000 + W + 50 - 1))
-      expect(next.unsafePoll()).toBeNull()
+      expect(isRunning(next)).toBe(true)
       yield* TestClock.adjust(Duration.millis(1))
       expect((yield* Fiber.join(next)).startedMillis - t0).toBe(10_000 + W + 50)
       // Without a timeout, the client's default: 30 s
       const t1 = yield* Clock.currentTimeMillis
       yield* limiter.acquire("held")
-      const after = yield* Effect.fork(limiter.acquire("held"))
+      const after = yield* fork(limiter.acquire("held"))
       yield* TestClock.adjust(Duration.millis(30_000 + W + 50 - 1))
-      expect(after.unsafePoll()).toBeNull()
+      expect(isRunning(after)).toBe(true)
       yield* TestClock.adjust(Duration.millis(1))
       expect((yield* Fiber.join(after)).startedMillis - t1).toBe(30_000 + W + 50)
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 1, window: W, margin: 50 }))))
@@ -167,8 +171,8 @@ describe("ErpRateLimiter", () => {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
       const t0 = yield* Clock.currentTimeMillis
       const first = yield* limiter.acquire("k", undefined, undefined, 10_000)
-      const waiting = yield* Effect.fork(
-        Effect.all([0, 1].map(() => Effect.zipRight(sent(limiter, "k"), Clock.currentTimeMillis)), {
+      const waiting = yield* fork(
+        Effect.all([0, 1].map(() => Effect.andThen(sent(limiter, "k"), Clock.currentTimeMillis)), {
           concurrency: "unbounded"
         })
       )
@@ -198,20 +202,20 @@ describe("ErpRateLimiter", () => {
       // In flight for five learned windows (a slow connection), with a 10 s timeout
       const slow = yield* limiter.acquire("k", undefined, undefined, 10_000)
       expect(slow.learned).toMatchObject({ limit: 1, windowMillis: W })
-      const next = yield* Effect.fork(limiter.acquire("k", undefined, undefined, 10_000))
+      const next = yield* fork(limiter.acquire("k", undefined, undefined, 10_000))
       yield* TestClock.adjust(Duration.millis(5 * W))
-      expect(next.unsafePoll()).toBeNull()
+      expect(isRunning(next)).toBe(true)
       yield* slow.release(slow.startedMillis + 5 * W)
       // Free a learned window and its margin (50 ms) after it ended, not before
       yield* TestClock.adjust(Duration.millis(W + 50 - 1))
-      expect(next.unsafePoll()).toBeNull()
+      expect(isRunning(next)).toBe(true)
       yield* TestClock.adjust(Duration.millis(1))
       const started = yield* Fiber.join(next)
       expect(started.startedMillis - slow.startedMillis).toBe(6 * W + 50)
       // Its holder never ends (its process died): its place is held for its timeout, the margin and a learned window.
-      const next2 = yield* Effect.fork(limiter.acquire("k"))
+      const next2 = yield* fork(limiter.acquire("k"))
       yield* TestClock.adjust(Duration.millis(10_000 + 50 + W - 1))
-      expect(next2.unsafePoll()).toBeNull()
+      expect(isRunning(next2)).toBe(true)
       yield* TestClock.adjust(Duration.millis(1))
       expect((yield* Fiber.join(next2)).startedMillis - started.startedMillis).toBe(10_000 + 50 + W)
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 10, window: W, margin: 50 }))))
@@ -221,13 +225,54 @@ describe("ErpRateLimiter", () => {
       const limiter = yield* ErpRateLimiter.ErpRateLimiter
       const now = yield* Clock.currentTimeMillis
       yield* limiter.pause("k", now + 5_000)
-      const waited = yield* Effect.fork(limiter.acquire("k"))
+      const waited = yield* fork(limiter.acquire("k"))
       yield* TestClock.adjust(Duration.seconds(4))
-      expect(waited.unsafePoll()).toBeNull()
+      expect(isRunning(waited)).toBe(true)
       yield* TestClock.adjust(Duration.seconds(1))
       expect(yield* Fiber.join(waited)).toMatchObject({ spacedMillis: 0, pausedMillis: 5_000 })
       yield* limiter.pause("k", now + 20_000)
       const refused = yield* Effect.flip(limiter.acquire("k", now + 10_000))
       expect(refused._tag).toBe("PauseBeyondDeadline")
     }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W }))))
+
+  it.effect("a bounded acquire past its bound fails at once, saying when it could start, and takes no place", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const now = yield* Clock.currentTimeMillis
+      yield* sent(limiter, "k")
+      yield* sent(limiter, "k")
+      const refused = yield* Effect.flip(limiter.acquire("k", undefined, now + 1_000))
+      expect(refused).toMatchObject({ _tag: "WaitBeyondBound", startsAt: now + W + 50 })
+      // Nothing was taken: the next unbounded request starts one window (and the margin) after the first two.
+      const starts = yield* startsOf([0], () => limiter.acquire("k"))
+      expect(starts).toEqual([W + 50])
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: 2, window: W, margin: 50 }))))
+
+  it.effect("a limit learned from the server is kept in its own window, beside the limiter's; judged twice, changed once", () =>
+    Effect.gen(function*() {
+      const limiter = yield* ErpRateLimiter.ErpRateLimiter
+      const first = yield* limiter.acquire("k")
+      yield* first.release(first.startedMillis)
+      // The server says 2, and a reset 4 s after the request's start (in epoch ms): 2 per 4 s, beside 10 per 1 s.
+      const reset = first.startedMillis + 4 * W
+      yield* limiter.learn("k", first, {
+        serverLimit: 2,
+        tooManyRequests: false,
+        startedMillis: first.startedMillis,
+        reset: { at: reset, raw: String(reset) }
+      })
+      const admitted = yield* limiter.acquire("k")
+      yield* admitted.release(admitted.startedMillis)
+      expect(admitted).toMatchObject({ limit: 2, windowMillis: 4 * W, learned: { limit: 2, from: "header" } })
+      // The request sent before it was learned counts too: the next two start a learned window after each of the two
+      // (and its margin: the limiter's own for the first, sent under it, 2% of the learned window for the second).
+      // (Which of the two takes which slot is the scheduler's: Effect 3 and 4 start forked fibers in another order.)
+      const starts = yield* startsOf([0, 0], () => limiter.acquire("k"))
+      expect([...starts].sort((a, b) => a - b)).toEqual([4 * W + 50, 4 * W + 80])
+      // Two answers judge one X-RateLimit-Limit that says ours again: forgotten once, said once.
+      const heard = { serverLimit: L, tooManyRequests: false, startedMillis: admitted.startedMillis }
+      yield* limiter.learn("k", admitted, heard)
+      yield* limiter.learn("k", admitted, heard)
+      expect(yield* limiter.acquire("k")).toMatchObject({ limit: L, windowMillis: W, learned: undefined })
+    }).pipe(Effect.provide(ErpRateLimiter.layer({ limit: L, window: W, margin: 50 }))))
 })
