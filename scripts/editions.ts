@@ -48,6 +48,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/calls.ts",
     "internal/cancel.ts",
     "internal/checks.ts",
+    "internal/editionContract.ts",
     "internal/executor.ts",
     "internal/inFlight.ts",
     "internal/limiter.ts",
