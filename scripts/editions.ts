@@ -93,6 +93,7 @@ export const SOURCES: Readonly<Record<string, Readonly<Record<string, string>>>>
     "internal/core.ts": "packages/sandbox/src/internal/core.ts",
     "internal/edition.ts": "packages/sandbox/src/internal/edition.ts",
     "internal/memoryClient.ts": "packages/sandbox/src/internal/memoryClient.ts",
+    "internal/sandboxContract.ts": "packages/sandbox/src/internal/sandboxContract.ts",
     "internal/nodeServer.ts": "packages/sandbox/src/internal/nodeServer.ts",
     "Sandbox.ts": "packages/sandbox/src/Sandbox.ts"
   }
