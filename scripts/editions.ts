@@ -64,6 +64,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "Variables.ts",
     "internal/collector.ts",
     "internal/collectorGuard.ts",
+    "internal/editionContract.ts",
     "internal/exporting.ts",
     "internal/otelSettings.ts",
     "internal/otlpShape.ts",
