@@ -48,6 +48,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "internal/calls.ts",
     "internal/cancel.ts",
     "internal/checks.ts",
+    "internal/editionContract.ts",
     "internal/executor.ts",
     "internal/inFlight.ts",
     "internal/limiter.ts",
@@ -63,6 +64,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
     "Variables.ts",
     "internal/collector.ts",
     "internal/collectorGuard.ts",
+    "internal/editionContract.ts",
     "internal/exporting.ts",
     "internal/otelSettings.ts",
     "internal/otlpShape.ts",
@@ -93,6 +95,7 @@ export const SOURCES: Readonly<Record<string, Readonly<Record<string, string>>>>
     "internal/core.ts": "packages/sandbox/src/internal/core.ts",
     "internal/edition.ts": "packages/sandbox/src/internal/edition.ts",
     "internal/memoryClient.ts": "packages/sandbox/src/internal/memoryClient.ts",
+    "internal/sandboxContract.ts": "packages/sandbox/src/internal/sandboxContract.ts",
     "internal/nodeServer.ts": "packages/sandbox/src/internal/nodeServer.ts",
     "Sandbox.ts": "packages/sandbox/src/Sandbox.ts"
   }

@@ -9,22 +9,12 @@ import * as ResultModule from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import * as SchemaIssue from "effect/SchemaIssue"
+import type { Contract } from "./editionContract.js"
+
+// The types that differ between the editions: the contract (`editionContract.ts`) names its functions' types by these.
 
 /** A success or a failure: Effect 3's `Either`, Effect 4's `Result` (success first in both). */
 export type Result<A, E> = ResultModule.Result<A, E>
-
-/** What the shared source does with a `Result`, under Effect 4's names. */
-export const Result = {
-  succeed: <A>(value: A): Result<A, never> => ResultModule.succeed(value),
-  fail: <E>(error: E): Result<never, E> => ResultModule.fail(error),
-  mapError: <A, E, E2>(self: Result<A, E>, f: (e: E) => E2): Result<A, E2> => ResultModule.mapError(self, f),
-  flatMap: <A, E, B, E2>(self: Result<A, E>, f: (a: A) => Result<B, E2>): Result<B, E | E2> =>
-    ResultModule.flatMap(self, f),
-  match: <A, E, B, C>(
-    self: Result<A, E>,
-    cases: { readonly onFailure: (error: E) => B; readonly onSuccess: (value: A) => C }
-  ): B | C => ResultModule.match(self, cases)
-} as const
 
 /** What decoding fails with: Effect 3's `ParseError`, Effect 4's `SchemaError`. */
 export type SchemaError = Schema.SchemaError
@@ -35,36 +25,26 @@ export type AnySchema = Schema.Top
 /** A schema that needs nothing to decode. */
 export type DecodableSchema = Schema.Decoder<unknown>
 
-/** The decoder of `schema`, fields it does not name dropped. */
-export const decodeUnknownResult = <S extends DecodableSchema>(
-  schema: S
-): (u: unknown) => Result<S["Type"], SchemaError> => Schema.decodeUnknownResult(schema)
+/** A schema as a member of a union or a record's value: Effect 4's `Schema.Top`. */
+export type SchemaMember = Schema.Top
 
-/**
- * The decoder of `schema`, every field it does not name kept: Effect 4 keeps the fields an index signature holds
- * (`Schema.StructWithRest`, as the partner schemas have); Effect 3 is told to keep them all.
- */
-export const decodeKeepingFields = <S extends DecodableSchema>(
-  schema: S
-): (u: unknown) => Result<S["Type"], SchemaError> => Schema.decodeUnknownResult(schema)
+/** A record's key schema: Effect 4's `Schema.Record.Key`. */
+export type RecordKey = Schema.Record.Key
+
+/** A schema of one of these literals: Effect 4's `Schema.Literals`. */
+export type LiteralsSchema<L extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]> =
+  Schema.Literals<L>
+
+/** A record's schema: Effect 4's `Schema.$Record`. */
+export type RecordSchema<K extends RecordKey, V extends SchemaMember> = Schema.$Record<K, V>
+
+/** A struct with a record of the other keys: Effect 4's `Schema.StructWithRest`. */
+export type StructWithRestSchema<Fields extends Schema.Struct.Fields, K extends RecordKey, V extends SchemaMember> =
+  Schema.StructWithRest<Schema.Struct<Fields>, readonly [Schema.$Record<K, V>]>
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
-/** The first issue of `error`: where in the value (a path of keys and indexes) and what was wrong there. */
-export const firstIssue = (
-  error: SchemaError
-): { readonly path: ReadonlyArray<PropertyKey>; readonly message: string } => {
-  const first = formatIssues(error.issue).issues[0]
-  if (first === undefined) return { path: [], message: error.message }
-  const path = (first.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment)
-  return { path, message: first.message }
-}
-
-/**
- * Whether decoding with this AST can only check, never change, its input: no transformation (an encoding),
- * declaration or recursion anywhere in it (those are treated as "may transform", to be safe).
- */
-export const isCheckOnly = (ast: SchemaAST.AST): boolean => {
+const isCheckOnly: Contract["isCheckOnly"] = (ast) => {
   if (ast.encoding !== undefined) return false
   switch (ast._tag) {
     case "Declaration":
@@ -82,37 +62,48 @@ export const isCheckOnly = (ast: SchemaAST.AST): boolean => {
   }
 }
 
-/** A check equal to `Schema.is(schema)`, for a check-only schema: Effect 4 compiles `Schema.is` itself. */
-export const checkOf = (schema: DecodableSchema): (u: unknown) => boolean => Schema.is(schema)
+/** The adapter, with Effect 4's API: what each function does is said once, in `Contract`. */
+const edition: Contract = {
+  Result: {
+    succeed: (value) => ResultModule.succeed(value),
+    fail: (error) => ResultModule.fail(error),
+    mapError: (self, f) => ResultModule.mapError(self, f),
+    flatMap: (self, f) => ResultModule.flatMap(self, f),
+    match: (self, cases) => ResultModule.match(self, cases)
+  },
+  decodeUnknownResult: (schema) => Schema.decodeUnknownResult(schema),
+  decodeKeepingFields: (schema) => Schema.decodeUnknownResult(schema),
+  firstIssue: (error) => {
+    const first = formatIssues(error.issue).issues[0]
+    if (first === undefined) return { path: [], message: error.message }
+    const path = (first.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment)
+    return { path, message: first.message }
+  },
+  isCheckOnly,
+  // Effect 4 compiles `Schema.is` itself.
+  checkOf: (schema) => Schema.is(schema),
+  // Effect 4 takes arrays, two arguments and a struct with rest.
+  Union: (...members) => Schema.Union(members),
+  Literals: (...literals) => Schema.Literals(literals),
+  Record: (key, value) => Schema.Record(key, value),
+  StructWithRest: (fields, rest, identifier) =>
+    Schema.StructWithRest(Schema.Struct(fields), [rest]).annotate({ identifier })
+}
 
-// The schema constructors whose signatures differ: Effect 3 takes members and literals as arguments, a record's key
-// and value as an object, a struct's index signatures after its fields; Effect 4 takes arrays, two arguments and a
-// struct with rest.
+export const {
+  checkOf,
+  decodeKeepingFields,
+  decodeUnknownResult,
+  firstIssue,
+  Literals,
+  Record,
+  Result,
+  StructWithRest,
+  Union
+} = edition
+export { isCheckOnly }
 
-/** The union of `members` (two or more): Effect 3's `Schema.Union(a, b)`, Effect 4's `Schema.Union([a, b])`. */
-export const Union = <const Members extends readonly [Schema.Top, Schema.Top, ...Array<Schema.Top>]>(
-  ...members: Members
-): Schema.Union<Members> => Schema.Union(members)
-
-/** One of these literals: Effect 3's `Schema.Literal(0, 1)`, Effect 4's `Schema.Literals([0, 1])`. */
-export const Literals = <const Literals extends readonly [SchemaAST.LiteralValue, ...Array<SchemaAST.LiteralValue>]>(
-  ...literals: Literals
-): Schema.Literals<Literals> => Schema.Literals(literals)
-
-/** A record of `value`s by `key`: Effect 3's `Schema.Record({ key, value })`, Effect 4's `Schema.Record(key, value)`. */
-export const Record = <K extends Schema.Record.Key, V extends Schema.Top>(key: K, value: V): Schema.$Record<K, V> =>
-  Schema.Record(key, value)
-
-/**
- * A struct of `fields` that holds every other key as `rest` says, named `identifier`: Effect 3's
- * `Schema.Struct(fields, rest)`, Effect 4's `Schema.StructWithRest(Schema.Struct(fields), [rest])`.
- */
-export const StructWithRest = <Fields extends Schema.Struct.Fields, K extends Schema.Record.Key, V extends Schema.Top>(
-  fields: Fields,
-  rest: Schema.$Record<K, V>,
-  identifier: string
-): Schema.StructWithRest<Schema.Struct<Fields>, readonly [Schema.$Record<K, V>]> =>
-  Schema.StructWithRest(Schema.Struct(fields), [rest]).annotate({ identifier })
+// Not in the contract: their schemas' types are inferred, each edition's own.
 
 /**
  * A number that is a safe integer (at most 2^53 - 1 away from 0) and positive; `message` says what is wrong with a

@@ -7,7 +7,6 @@
  */
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
 import type * as HttpBodyModule from "effect/http/HttpBody"
 import type * as HttpClientModule from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
@@ -17,7 +16,7 @@ import type * as LogLevel from "effect/LogLevel"
 import type * as OtlpLogger from "effect/observability/OtlpLogger"
 import type * as OtlpMetrics from "effect/observability/OtlpMetrics"
 import type * as OtlpTracer from "effect/observability/OtlpTracer"
-import type * as Scope from "effect/Scope"
+import type { Contract } from "./editionContract.js"
 import type * as OtlpShape from "./otlpShape.js"
 
 export * as HttpClient from "effect/http/HttpClient"
@@ -35,29 +34,13 @@ export type Request = HttpClientRequest.HttpClientRequest
 /** What `Duration` reads as a duration: Effect 4's `Duration.Input`. */
 export type DurationInput = Duration.Input
 
-/** `input` in milliseconds. */
-export const toMillis = (input: DurationInput): number => Duration.toMillis(Duration.fromInputUnsafe(input))
-
-/** A text setting: Effect 4's `Config.String`. */
-export const configString = (name: string): Config.Config<string> => Config.String(name)
-
 /** The name of a log level, as `logLevel` takes it: Effect 4's `LogLevel` (`"Warn"`, …). */
 export type LogLevelName = LogLevel.LogLevel
 
-/** The layer `self` makes, its scope the layer's: Effect 4's `Layer.unwrap`. */
-export const unwrapScoped = (self: Effect.Effect<Layer.Layer<never>, never, Scope.Scope>): Layer.Layer<never> =>
-  Layer.unwrap(self)
-
-/**
- * A request refused before it is sent, with `description`: an `EncodeError`, not a transport error, so the exporter
- * does not retry it, and pauses.
- */
-export const refuse = (request: Request, description: string): HttpClientError.HttpClientError =>
-  new HttpClientError.HttpClientError({ reason: new HttpClientError.EncodeError({ request, description }) })
-
-/** The cause of `error` when the connection failed (Effect 4: a `TransportError` reason), else `undefined`. */
-export const connectionFailure = (error: HttpClientError.HttpClientError): { readonly cause: unknown } | undefined =>
-  error.reason._tag === "TransportError" ? { cause: error.reason.cause } : undefined
+/** The data the exporters hand the serialization: `effect/observability`'s types. */
+export type TracesInput = OtlpTracer.TraceData
+export type MetricsInput = OtlpMetrics.MetricsData
+export type LogsInput = OtlpLogger.LogsData
 
 const INTERRUPTED = "effect.fiber.interrupted"
 
@@ -87,12 +70,21 @@ export const dialect: OtlpShape.Dialect = {
   runtimeMetric: (name) => name.startsWith("child_fiber")
 }
 
-/** The data the exporters hand the serialization: `effect/observability`'s types. */
-export type TracesInput = OtlpTracer.TraceData
-export type MetricsInput = OtlpMetrics.MetricsData
-export type LogsInput = OtlpLogger.LogsData
+/** The adapter, with Effect 4's API: what each function does is said once, in `Contract`. */
+const edition: Contract = {
+  toMillis: (input) => Duration.toMillis(Duration.fromInputUnsafe(input)),
+  configString: (name) => Config.String(name),
+  unwrapScoped: (self) => Layer.unwrap(self),
+  // Effect 4: an `EncodeError` reason.
+  refuse: (request, description) =>
+    new HttpClientError.HttpClientError({ reason: new HttpClientError.EncodeError({ request, description }) }),
+  // Effect 4: a `TransportError` reason.
+  connectionFailure: (error) => error.reason._tag === "TransportError" ? { cause: error.reason.cause } : undefined,
+  dialect,
+  // The exporter's data is of the shaping steps' types already.
+  asTraces: (data) => data,
+  asMetrics: (data) => data,
+  asLogs: (data) => data
+}
 
-/** The exporter's data as the shaping steps read it (it is of their types already). */
-export const asTraces = (data: TracesInput): TracesInput & OtlpShape.TracesData => data
-export const asMetrics = (data: MetricsInput): MetricsInput & OtlpShape.MetricsData => data
-export const asLogs = (data: LogsInput): LogsInput & OtlpShape.LogsData => data
+export const { asLogs, asMetrics, asTraces, configString, connectionFailure, refuse, toMillis, unwrapScoped } = edition

@@ -11,10 +11,9 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
-import type * as Scope from "effect/Scope"
+import type { Contract } from "./editionContract.js"
 import type * as OtlpShape from "./otlpShape.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
@@ -32,29 +31,13 @@ export type Request = HttpClientRequest.HttpClientRequest
 /** What `Duration` reads as a duration: Effect 3's `DurationInput`. */
 export type DurationInput = Duration.DurationInput
 
-/** `input` in milliseconds. */
-export const toMillis = (input: DurationInput): number => Duration.toMillis(input)
-
-/** A text setting: Effect 3's `Config.string`. */
-export const configString = (name: string): Config.Config<string> => Config.string(name)
-
 /** The name of a log level, as `logLevel` takes it: Effect 3's `LogLevel.Literal` (`"Warning"`, …). */
 export type LogLevelName = LogLevel.Literal
 
-/** The layer `self` makes, its scope the layer's: Effect 3's `Layer.unwrapScoped`. */
-export const unwrapScoped = (self: Effect.Effect<Layer.Layer<never>, never, Scope.Scope>): Layer.Layer<never> =>
-  Layer.unwrapScoped(self)
-
-/**
- * A request refused before it is sent, with `description`: not a transport error, so the exporter does not retry it,
- * and pauses.
- */
-export const refuse = (request: Request, description: string): HttpClientError.HttpClientError =>
-  new HttpClientError.RequestError({ request, reason: "Encode", description })
-
-/** The cause of `error` when the connection failed (Effect 3: a `RequestError`), else `undefined`. */
-export const connectionFailure = (error: HttpClientError.HttpClientError): { readonly cause: unknown } | undefined =>
-  error._tag === "RequestError" ? { cause: error.cause } : undefined
+/** The data the exporters hand the serialization: untyped in Effect 3. */
+export type TracesInput = unknown
+export type MetricsInput = unknown
+export type LogsInput = unknown
 
 const STATUS_OK = 1
 const STATUS_ERROR = 2
@@ -80,12 +63,20 @@ export const dialect: OtlpShape.Dialect = {
   runtimeMetric: (name) => name.startsWith("effect_fiber_")
 }
 
-/** The data the exporters hand the serialization: untyped in Effect 3. */
-export type TracesInput = unknown
-export type MetricsInput = unknown
-export type LogsInput = unknown
+/** The adapter, with Effect 3's API: what each function does is said once, in `Contract`. */
+const edition: Contract = {
+  toMillis: (input) => Duration.toMillis(input),
+  configString: (name) => Config.string(name),
+  unwrapScoped: (self) => Layer.unwrapScoped(self),
+  // Effect 3: an `Encode` request error.
+  refuse: (request, description) => new HttpClientError.RequestError({ request, reason: "Encode", description }),
+  // Effect 3: a `RequestError`.
+  connectionFailure: (error) => error._tag === "RequestError" ? { cause: error.cause } : undefined,
+  dialect,
+  // Effect 3 types the exporter's data only as `unknown`.
+  asTraces: (data) => data as OtlpShape.TracesData,
+  asMetrics: (data) => data as OtlpShape.MetricsData,
+  asLogs: (data) => data as OtlpShape.LogsData
+}
 
-/** The exporter's data as the shaping steps read it (Effect 3 types it only as `unknown`). */
-export const asTraces = (data: TracesInput): TracesInput & OtlpShape.TracesData => data as OtlpShape.TracesData
-export const asMetrics = (data: MetricsInput): MetricsInput & OtlpShape.MetricsData => data as OtlpShape.MetricsData
-export const asLogs = (data: LogsInput): LogsInput & OtlpShape.LogsData => data as OtlpShape.LogsData
+export const { asLogs, asMetrics, asTraces, configString, connectionFailure, refuse, toMillis, unwrapScoped } = edition

@@ -7,17 +7,15 @@
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Http from "node:http"
+import type { SandboxContract } from "./sandboxContract.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
 export * as HttpClientError from "@effect/platform/HttpClientError"
@@ -27,57 +25,52 @@ export * as HttpServer from "@effect/platform/HttpServer"
 export * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 export * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
-/**
- * The base of a service's class, `class X extends Service<X, Shape>()(key) {}`: Effect 3's `Context.Tag(key)<X, Shape>()`.
- */
-export const Service = <Self, Shape>() => <const Key extends string>(key: Key): Context.TagClass<Self, Key, Shape> =>
-  Context.Tag(key)<Self, Shape>()
+// The types that differ between the editions: the contract (`sandboxContract.ts`) names its functions' types by these.
 
-/** A layer of the service `effect` makes, its resources released when the layer is: Effect 3's `Layer.scoped`. */
-export const scopedLayer = Layer.scoped
+/** The class a service's class extends: Effect 3's `Context.TagClass`. */
+export type ServiceClass<Self, Key extends string, Shape> = Context.TagClass<Self, Key, Shape>
 
-/** A layer of the services `effect` makes, its resources released when the layer is: Effect 3's `Layer.scopedContext`. */
-export const scopedContext = Layer.scopedContext
+/** The key of a service: Effect 3's `Context.Tag`. */
+export type ServiceKey<I, S> = Context.Tag<I, S>
 
 /** What serving on a socket fails with (the port taken, say). */
 export type ServeError = HttpServerError.ServeError
 
-/** A response of JSON, `body` encoded at once. */
-export const jsonResponse = (body: unknown, options?: { readonly status?: number | undefined }) =>
-  HttpServerResponse.unsafeJson(body, options)
-
-/** An effect that ends when `register` calls `resume`; what `register` returns runs if it is interrupted first. */
-export const async = <A>(
-  register: (resume: (effect: Effect.Effect<A>) => void) => void | Effect.Effect<void>
-): Effect.Effect<A> => Effect.async<A>((resume) => register(resume))
-
 /** The Node response a request served on Node answers through. */
 export type ServerResponse = Http.ServerResponse
 
-/** The Node response of `request`. */
-export const serverResponse = (request: HttpServerRequest.HttpServerRequest): ServerResponse =>
-  NodeHttpServerRequest.toServerResponse(request)
-
-/** The host and port a server listens on, when it listens on TCP. */
-export const tcpAddress = (
-  server: HttpServer.HttpServer
-): { readonly hostname: string; readonly port: number } | undefined =>
-  server.address._tag === "TcpAddress" ? { hostname: server.address.hostname, port: server.address.port } : undefined
+/** A server, as its service gives it. */
+export type HttpServerShape = HttpServer.HttpServer
 
 /** A duration as users write it (`"5 minutes"`, a number of milliseconds, a `Duration`). */
 export type DurationInput = Duration.DurationInput
 
-/**
- * A duration as users write it, in milliseconds: how the rules of `@erp-client/fake-erp` read the sandbox's options
- * and faults, which are written with Effect's durations.
- */
-export const toMillis = (input: DurationInput): number => Duration.toMillis(input)
+/** The adapter, with Effect 3's API: what each function does is said once, in `SandboxContract`. */
+const edition: SandboxContract = {
+  // Generic in the types its body passes on, so written with them: Effect 3's `Context.Tag(key)<X, Shape>()`.
+  Service: <Self, Shape>() => <const Key extends string>(key: Key) => Context.Tag(key)<Self, Shape>(),
+  scopedLayer: (service, effect) => Layer.scoped(service, effect),
+  scopedContext: Layer.scopedContext,
+  jsonResponse: (body, options) => HttpServerResponse.unsafeJson(body, options),
+  async: (register) => Effect.async((resume) => register(resume)),
+  serverResponse: (request) => NodeHttpServerRequest.toServerResponse(request),
+  tcpAddress: (server) =>
+    server.address._tag === "TcpAddress" ? { hostname: server.address.hostname, port: server.address.port } : undefined,
+  toMillis: (input) => Duration.toMillis(input),
+  nowMillis: (clock) => clock.unsafeCurrentTimeMillis(),
+  transportError: (request, description) =>
+    new HttpClientError.RequestError({ request, reason: "Transport", description })
+}
 
-/** The time on `clock`, in milliseconds since the epoch, read at once. */
-export const nowMillis = (clock: Clock.Clock): number => clock.unsafeCurrentTimeMillis()
-
-/** The failure of a request whose connection failed (refused, closed before or without an answer). */
-export const transportError = (
-  request: HttpClientRequest.HttpClientRequest,
-  description: string
-): HttpClientError.HttpClientError => new HttpClientError.RequestError({ request, reason: "Transport", description })
+export const {
+  async,
+  jsonResponse,
+  nowMillis,
+  scopedContext,
+  scopedLayer,
+  serverResponse,
+  Service,
+  tcpAddress,
+  toMillis,
+  transportError
+} = edition

@@ -6,24 +6,21 @@
  */
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import * as Chunk from "effect/Chunk"
-import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FiberModule from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as TestClockModule from "effect/TestClock"
 import * as TestServices from "effect/TestServices"
+import type { Contract } from "./editionContract.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
+export type { Sleeps } from "./editionContract.js"
+
+// The types that differ between the editions: the contract (`editionContract.ts`) names its functions' types by these.
 
 /** A duration as users write it (`"5 minutes"`, a number of milliseconds, a `Duration`). */
 export type DurationInput = Duration.DurationInput
-
-/** `input` as a `Duration`: Effect 3's `Duration.decode`. */
-export const toDuration: (input: DurationInput) => Duration.Duration = Duration.decode
-
-/** A layer of the services `effect` makes, its resources released when the layer is: Effect 3's `Layer.scopedContext`. */
-export const scopedContext = Layer.scopedContext
 
 /** What the rate limiter tells about each wait. */
 export type WaitObserver = ErpRateLimiter.WaitObserver["Type"]
@@ -31,40 +28,27 @@ export type WaitObserver = ErpRateLimiter.WaitObserver["Type"]
 /** A fiber `fork` started. */
 export type Fiber<A, E> = FiberModule.RuntimeFiber<A, E>
 
-/** Runs `self` in a fiber of its own, a child of the current one: Effect 3's `Effect.fork`. */
-export const fork = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<Fiber<A, E>, never, R> => Effect.fork(self)
-
-/** Whether `fiber` is still running, read at once. */
-export const isRunning = <A, E>(fiber: Fiber<A, E>): boolean => fiber.unsafePoll() === null
-
-/** A defect saying `message` (shown by the exit's text, as a test prints it). */
-export const dieMessage = (message: string): Effect.Effect<never> => Effect.dieMessage(message)
-
 /** The clock `it.effect` provides, which moves only when the test moves it. */
 export type TestClock = TestClockModule.TestClock
 
-/** Whether `clock` is a `TestClock`. */
-export const isTestClock = (clock: Clock.Clock): clock is TestClock =>
-  typeof (clock as Partial<TestClock>).adjust === "function" &&
-  typeof (clock as Partial<TestClock>).setTime === "function"
-
-/** The time on `clock`, in milliseconds since the epoch, read at once. */
-export const nowMillis = (clock: Clock.Clock): number => clock.unsafeCurrentTimeMillis()
-
-/** Sleeps `duration` of real time, whatever clock the test's fibers have. */
-export const sleepLive = (_clock: TestClock, duration: Duration.Duration): Effect.Effect<void> =>
-  TestServices.provideLive(Effect.sleep(duration))
-
-/** The sleeps on a `TestClock`: the calls run through `run`, and when the sleeps in progress end. */
-export interface Sleeps {
-  /** `effect`, its sleeps on the test's clock known to `wakes`. */
-  readonly run: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** When each sleep in progress ends, in milliseconds since the epoch. */
-  readonly wakes: Effect.Effect<ReadonlyArray<number>>
+/** The adapter, with Effect 3's API: what each function does is said once, in `Contract`. */
+const edition: Contract = {
+  toDuration: Duration.decode,
+  scopedContext: Layer.scopedContext,
+  fork: Effect.fork,
+  isRunning: (fiber) => fiber.unsafePoll() === null,
+  dieMessage: (message) => Effect.dieMessage(message),
+  isTestClock: (clock): clock is TestClock =>
+    typeof (clock as Partial<TestClock>).adjust === "function" &&
+    typeof (clock as Partial<TestClock>).setTime === "function",
+  nowMillis: (clock) => clock.unsafeCurrentTimeMillis(),
+  sleepLive: (_clock, duration) => TestServices.provideLive(Effect.sleep(duration)),
+  // Effect 3's `TestClock` lists its sleeps itself.
+  sleepsOf: (clock) => ({
+    run: (effect) => effect,
+    wakes: Effect.map(clock.sleeps, Chunk.toReadonlyArray)
+  })
 }
 
-/** The sleeps of `clock`: Effect 3's `TestClock` lists them itself. */
-export const sleepsOf = (clock: TestClock): Sleeps => ({
-  run: (effect) => effect,
-  wakes: Effect.map(clock.sleeps, Chunk.toReadonlyArray)
-})
+export const { dieMessage, fork, isRunning, isTestClock, nowMillis, scopedContext, sleepLive, sleepsOf, toDuration } =
+  edition
