@@ -211,14 +211,15 @@ export const layer = (options: Options = {}): Layer.Layer<never> =>
       program: options.scope ?? { name: settings.serviceName, version: settings.serviceVersion }
     }
     const collector = Collector.make({ onFailure })
-    const layers = yield* Exporters.make(Exporting.plan(settings, {
+    const plan = Exporting.plan(settings, {
       resource,
       shutdownMillis,
       logLevel: options.logLevel,
       runtimeMetrics: options.runtimeMetrics === true,
       scopes,
       collector
-    }))
+    })
+    const layers = yield* Exporting.start(plan, yield* Exporters.make(plan))
     // Added last, run first when the program ends: from then on the last exports share the shutdown budget.
     yield* Effect.addFinalizer(() => collector.shutdown(shutdownMillis))
     return layers.length === 0 ? Layer.empty : Layer.mergeAll(layers[0]!, ...layers.slice(1))

@@ -31,11 +31,8 @@ const noVariables = ConfigProvider.fromUnknown({})
 const serviceOf = <I, S>(key: Context.Key<I, S>, layer: Layer.Layer<I>): Effect.Effect<S> =>
   Effect.provide(Effect.service(key), layer)
 
-/**
- * The exporters' layers (a logger, the runtime metrics, a tracer), their exporters started in the layer's scope. Made
- * in this order, they flush at the end in the reverse: spans first, then metrics, then log records.
- */
-export const make = (plan: Exporting.Plan): Effect.Effect<Array<Layer.Layer<never>>, never, Scope.Scope> =>
+/** The Effect 4 edition's exporters for `plan`, each sending on the collector's guard with the shaping encoding. */
+export const make = (plan: Exporting.Plan): Effect.Effect<Exporting.Exporters, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { collector, runtimeMetrics, scopes } = plan
     const fetch = yield* serviceOf(HttpClient.HttpClient, FetchHttpClient.layer)
@@ -64,22 +61,24 @@ export const make = (plan: Exporting.Plan): Effect.Effect<Array<Layer.Layer<neve
         Effect.provideService(ConfigProvider.ConfigProvider, noVariables)
       )
 
-    const layers: Array<Layer.Layer<never>> = []
-    if (plan.logs !== undefined) {
-      const minimum = plan.logLevel ?? "Warn"
-      const otlp = yield* build(plan.logs.destination, OtlpLogger.make(plan.logs.options))
-      const logger = Logger.make<unknown, void>((entry) => {
-        if (LogLevel.isGreaterThanOrEqualTo(entry.logLevel, minimum)) otlp.log(entry)
-      })
-      layers.push(Logger.layer([logger], { mergeWithExisting: true }))
+    const minimum = plan.logLevel ?? "Warn"
+    return {
+      logs: (signal) =>
+        Effect.map(build(signal.destination, OtlpLogger.make(signal.options)), (otlp) =>
+          Logger.layer([
+            Logger.make<unknown, void>((entry) => {
+              if (LogLevel.isGreaterThanOrEqualTo(entry.logLevel, minimum)) otlp.log(entry)
+            })
+          ], { mergeWithExisting: true })),
+      metrics: (signal) =>
+        Effect.as(
+          build(signal.destination, OtlpMetrics.make(signal.options)),
+          runtimeMetrics ? Metric.enableRuntimeMetricsLayer : Layer.empty
+        ),
+      traces: (signal) =>
+        Effect.map(
+          build(signal.destination, OtlpTracer.make(signal.options)),
+          (tracer) => Layer.succeed(Tracer.Tracer, tracer)
+        )
     }
-    if (plan.metrics !== undefined) {
-      yield* build(plan.metrics.destination, OtlpMetrics.make(plan.metrics.options))
-      if (runtimeMetrics) layers.push(Metric.enableRuntimeMetricsLayer)
-    }
-    if (plan.traces !== undefined) {
-      const tracer = yield* build(plan.traces.destination, OtlpTracer.make(plan.traces.options))
-      layers.push(Layer.succeed(Tracer.Tracer, tracer))
-    }
-    return layers
   })

@@ -31,11 +31,8 @@ const serializationOf = (protocol: OtelSettings.Protocol) =>
 // resolved resource, and no variables.
 const noVariables = ConfigProvider.fromMap(new Map())
 
-/**
- * The exporters' layers (a logger, the runtime metrics, a tracer), their exporters started in the layer's scope. Made
- * in this order, they flush at the end in the reverse: spans first, then metrics, then log records.
- */
-export const make = (plan: Exporting.Plan): Effect.Effect<Array<Layer.Layer<never>>, never, Scope.Scope> =>
+/** The Effect 3 edition's exporters for `plan`, each sending on the collector's guard with the shaping encoding. */
+export const make = (plan: Exporting.Plan): Effect.Effect<Exporting.Exporters, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { collector, runtimeMetrics, scopes } = plan
     const fetch = yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
@@ -53,20 +50,18 @@ export const make = (plan: Exporting.Plan): Effect.Effect<Array<Layer.Layer<neve
         serving(destination),
         (services) => make.pipe(Effect.provide(services), Effect.withConfigProvider(noVariables))
       )
-
-    const layers: Array<Layer.Layer<never>> = []
-    if (plan.logs !== undefined) {
-      const minimum = LogLevel.fromLiteral(plan.logLevel ?? "Warning")
-      const logger = yield* build(plan.logs.destination, OtlpLogger.make(plan.logs.options))
-      layers.push(Logger.add(Logger.filterLogLevel(logger, LogLevel.greaterThanEqual(minimum))))
+    const minimum = LogLevel.fromLiteral(plan.logLevel ?? "Warning")
+    return {
+      logs: (signal) =>
+        Effect.map(
+          build(signal.destination, OtlpLogger.make(signal.options)),
+          (logger) => Logger.add(Logger.filterLogLevel(logger, LogLevel.greaterThanEqual(minimum)))
+        ),
+      metrics: (signal) =>
+        Effect.as(
+          build(signal.destination, OtlpMetrics.make(signal.options)),
+          runtimeMetrics ? RuntimeFlags.enableRuntimeMetrics : Layer.empty
+        ),
+      traces: (signal) => Effect.map(build(signal.destination, OtlpTracer.make(signal.options)), Layer.setTracer)
     }
-    if (plan.metrics !== undefined) {
-      yield* build(plan.metrics.destination, OtlpMetrics.make(plan.metrics.options))
-      if (runtimeMetrics) layers.push(RuntimeFlags.enableRuntimeMetrics)
-    }
-    if (plan.traces !== undefined) {
-      const tracer = yield* build(plan.traces.destination, OtlpTracer.make(plan.traces.options))
-      layers.push(Layer.setTracer(tracer))
-    }
-    return layers
   })

@@ -4,6 +4,9 @@
  * and guarding the exporters are given.
  */
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import type * as Collector from "./collector.js"
 import type { LogLevelName } from "./edition.js"
 import type * as OtelSettings from "./otelSettings.js"
@@ -80,3 +83,26 @@ export const plan = (
     collector: given.collector
   }
 }
+
+/**
+ * The edition's exporters, one per signal, each started in the layer's scope (`internal/exporters.ts`): what each
+ * gives the program (a logger, the runtime metrics, a tracer) as a layer.
+ */
+export interface Exporters {
+  readonly logs: (signal: Signal) => Effect.Effect<Layer.Layer<never>, never, Scope.Scope>
+  readonly metrics: (signal: Signal) => Effect.Effect<Layer.Layer<never>, never, Scope.Scope>
+  readonly traces: (signal: NonNullable<Plan["traces"]>) => Effect.Effect<Layer.Layer<never>, never, Scope.Scope>
+}
+
+/**
+ * The exporters the plan sends to, started, and their layers. Made in this order, they flush at the end in the
+ * reverse: spans first, then metrics, then log records.
+ */
+export const start = (plan: Plan, exporters: Exporters): Effect.Effect<Array<Layer.Layer<never>>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const layers: Array<Layer.Layer<never>> = []
+    if (plan.logs !== undefined) layers.push(yield* exporters.logs(plan.logs))
+    if (plan.metrics !== undefined) layers.push(yield* exporters.metrics(plan.metrics))
+    if (plan.traces !== undefined) layers.push(yield* exporters.traces(plan.traces))
+    return layers
+  })
