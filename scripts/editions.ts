@@ -81,7 +81,7 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
  */
 export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
   client: ["ErpRateLimiter.test.ts", "windows.ts"],
-  core: ["Envelope.test.ts", "ErpError.test.ts", "Precision.test.ts"],
+  core: ["Envelope.test.ts", "ErpError.test.ts", "Hostile.test.ts", "Precision.test.ts"],
   streams: ["Changes.test.ts", "Conditions.test.ts", "Drift.test.ts", "Misbehaving.test.ts", "Paginate.test.ts"]
 }
 
