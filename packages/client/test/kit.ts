@@ -1,12 +1,13 @@
 // Per edition: what the Effect 3 edition's shared tests (TEST_PAIRS in scripts/editions.ts) take from its own platform.
 /**
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
- * rate limiter of Effect's own with its store in memory, the TestClock and its layer, forking, a fiber's poll.
+ * rate limiter of Effect's own with its store in memory, the TestClock and its layer, forking, a fiber's poll, the HTTP client's modules.
  */
 import { RateLimiter } from "@effect/experimental"
 import type { Fiber } from "effect"
 import { Effect, Layer, TestContext } from "effect"
 
+export { HttpClient, HttpClientResponse } from "@effect/platform"
 export { TestClock } from "effect"
 export { RateLimiter }
 

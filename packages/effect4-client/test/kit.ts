@@ -1,13 +1,14 @@
 // Per edition: what the Effect 4 edition's shared tests (TEST_PAIRS in scripts/editions.ts) take from its own platform.
 /**
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
- * rate limiter of Effect's own with its store in memory, the TestClock and its layer, forking, a fiber's poll.
+ * rate limiter of Effect's own with its store in memory, the TestClock and its layer, forking, a fiber's poll, the HTTP client's modules.
  */
 import type { Fiber } from "effect"
 import { Effect, Layer } from "effect"
 import { RateLimiter } from "effect/persistence"
 import { TestClock } from "effect/testing"
 
+export { HttpClient, HttpClientResponse } from "effect/http"
 export { TestClock } from "effect/testing"
 export { RateLimiter }
 
