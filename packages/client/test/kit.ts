@@ -22,3 +22,6 @@ export const fork = Effect.fork
 
 /** Whether `fiber` is still running, read at once. */
 export const isRunning = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): boolean => fiber.unsafePoll() === null
+
+/** Lets the other fibers run first: Effect 3's `Effect.yieldNow()`. */
+export const yieldNow = Effect.yieldNow()

@@ -23,3 +23,6 @@ export const fork = Effect.forkChild
 
 /** Whether `fiber` is still running, read at once. */
 export const isRunning = <A, E>(fiber: Fiber.Fiber<A, E>): boolean => fiber.pollUnsafe() === undefined
+
+/** Lets the other fibers run first: Effect 4's `Effect.yieldNow`. */
+export const yieldNow = Effect.yieldNow
