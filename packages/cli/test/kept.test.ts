@@ -325,8 +325,12 @@ describe("signals", () => {
         signalGroupToo: true
       })
     )
-    expect(run.signal).toBeNull()
-    expect(run.code).toBe(143)
+    // The stop is the same: its one line said, the file and its state kept (keptExport). The copy sent to the group
+    // is meant to arrive with the first; sent late (this runner descheduled between the two, on a loaded machine), it
+    // may land as the process exits, once Node has closed its signal watchers, and end it by the signal. Never before:
+    // the line is the stop's last act.
+    if (run.signal === null) expect(run.code).toBe(143)
+    else expect(run.signal).toBe("SIGTERM")
     keptExport(run, file, /interrupted \(SIGTERM\)/)
     await resumeFinishes(args, name, file)
   })
