@@ -18,6 +18,8 @@ export interface Run {
   readonly stderr: string
   /** The child's pid: the command's own, or pnpm's with `via: "pnpm"`. */
   readonly pid: number
+  /** With `signalGroupToo`: how long after the first signal its copy went to the process group, in milliseconds. */
+  readonly copyAfterMillis?: number | undefined
 }
 
 /** The compiled command, as `pnpm erp` and the installed `erp` bin run it (scripts/build-cli.ts builds it). */
@@ -81,9 +83,14 @@ export const erp = (
     child.stderr!.on("data", (d) => (stderr += d))
     // Every run is bounded: a hung command is killed and reported as such.
     const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), options.killAfterMillis ?? 60_000)
+    let copyAfterMillis: number | undefined
     options.interruptWhen?.then(() => {
+      const first = performance.now()
       child.kill(options.signal ?? "SIGINT")
-      if (options.signalGroupToo === true) process.kill(-child.pid!, options.signal ?? "SIGINT")
+      if (options.signalGroupToo === true) {
+        process.kill(-child.pid!, options.signal ?? "SIGINT")
+        copyAfterMillis = performance.now() - first
+      }
     }, (error) => {
       child.kill("SIGKILL")
       reject(error)
@@ -91,7 +98,7 @@ export const erp = (
     child.on("error", reject)
     child.on("close", (code, signal) => {
       clearTimeout(guard)
-      resolve({ code, signal, stdout, stderr, pid: child.pid! })
+      resolve({ code, signal, stdout, stderr, pid: child.pid!, copyAfterMillis })
     })
   })
 

@@ -325,12 +325,14 @@ describe("signals", () => {
         signalGroupToo: true
       })
     )
-    // The stop is the same: its one line said, the file and its state kept (keptExport). The copy sent to the group
-    // is meant to arrive with the first; sent late (this runner descheduled between the two, on a loaded machine), it
-    // may land as the process exits, once Node has closed its signal watchers, and end it by the signal. Never before:
-    // the line is the stop's last act.
-    if (run.signal === null) expect(run.code).toBe(143)
-    else expect(run.signal).toBe("SIGTERM")
+    // The copy is meant to arrive with the first signal: then the stop ends as one signal's does, 143. Sent late (this
+    // runner held up between the two on a loaded machine: a CI run on 2 cores met it), it may land as the process
+    // exits, once Node has closed its signal watchers, and end it by the signal; the stop itself, its one line, the
+    // file and its state kept (keptExport) and the resume, must be whole either way.
+    if (run.copyAfterMillis! < 20 || run.signal === null) {
+      expect(run.signal).toBeNull()
+      expect(run.code).toBe(143)
+    } else expect(run.signal).toBe("SIGTERM")
     keptExport(run, file, /interrupted \(SIGTERM\)/)
     await resumeFinishes(args, name, file)
   })
