@@ -82,7 +82,14 @@ export const PAIRS: Readonly<Record<string, "all" | ReadonlyArray<string>>> = {
 export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
   client: ["ErpRateLimiter.test.ts", "Query.test.ts", "inFlight.test.ts", "windows.ts"],
   core: ["Envelope.test.ts", "ErpError.test.ts", "Hostile.test.ts", "Precision.test.ts"],
-  streams: ["Changes.test.ts", "Conditions.test.ts", "Drift.test.ts", "Misbehaving.test.ts", "Paginate.test.ts"]
+  streams: [
+    "Changes.test.ts",
+    "Conditions.test.ts",
+    "Drift.test.ts",
+    "audit.ts",
+    "Misbehaving.test.ts",
+    "Paginate.test.ts"
+  ]
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Page } from "@erp-client/core"
 import { Paginate } from "@erp-client/streams"
 import { Effect, Exit, Stream } from "effect"
 import fc from "fast-check"
+import { audit } from "./audit.js"
 
 // Drift-safe paging against an in-memory list that changes before every fetch, as a table does under a long export.
 // One suite, run against both editions (TEST_PAIRS in scripts/editions.ts); DriftSandbox.test.ts runs an export
@@ -45,23 +46,6 @@ const run = <E>(stream: Stream.Stream<Page.Page<Row>, E>) =>
     exit,
     ids: Exit.isSuccess(exit) ? Array.from(exit.value).flatMap((page) => page.records.map((r) => r.id)) : []
   }))
-
-/** Duplicates among `emitted`, and records present from start to end that never came out. */
-const audit = (emitted: ReadonlyArray<number>, initial: ReadonlySet<number>, final: ReadonlyArray<number>) => {
-  const once = new Set(emitted)
-  const survivors = final.filter((id) => initial.has(id))
-  return {
-    duplicates: emitted.length - once.size,
-    skipped: survivors.filter((id) => !once.has(id)).length,
-    // Survivors must come out in list order (inserts and deletes do not reorder the others); an inserted record
-    // comes out wherever the export met it.
-    inOrder: (() => {
-      const position = new Map(survivors.map((id, i) => [id, i]))
-      const seen = emitted.filter((id) => position.has(id)).map((id) => position.get(id)!)
-      return seen.every((p, i) => i === 0 || seen[i - 1] < p)
-    })()
-  }
-}
 
 describe("plain paging under change", () => {
   it.effect("deletes ahead of the export skip records, inserts ahead of it repeat them", () =>

@@ -3,24 +3,8 @@ import { Sandbox } from "@erp-client/sandbox"
 import type { ListEndpoint, Paginate } from "@erp-client/streams"
 import { Partners } from "@erp-client/streams"
 import { Effect, Logger, Stream } from "effect"
+import { audit } from "./audit.js"
 import { testLayer } from "./harness.js"
-
-/** Duplicates among `emitted`, and records present from start to end that never came out. */
-const audit = (emitted: ReadonlyArray<number>, initial: ReadonlySet<number>, final: ReadonlyArray<number>) => {
-  const once = new Set(emitted)
-  const survivors = final.filter((id) => initial.has(id))
-  return {
-    duplicates: emitted.length - once.size,
-    skipped: survivors.filter((id) => !once.has(id)).length,
-    // Survivors must come out in list order (inserts and deletes do not reorder the others); an inserted record
-    // comes out wherever the export met it.
-    inOrder: (() => {
-      const position = new Map(survivors.map((id, i) => [id, i]))
-      const seen = emitted.filter((id) => position.has(id)).map((id) => position.get(id)!)
-      return seen.every((p, i) => i === 0 || seen[i - 1] < p)
-    })()
-  }
-}
 
 // The same against the sandbox, through the real client: partners inserted and deleted at seeded random positions
 // before every list answer. Figures are printed for the note: plain vs. safe, duplicates, skips, requests.

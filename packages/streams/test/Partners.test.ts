@@ -1,10 +1,9 @@
-import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { ErpClient, ErpConfig, ErpRateLimiter } from "@erp-client/client"
+import { type ErpClient, ErpConfig } from "@erp-client/client"
 import { Partner } from "@erp-client/core"
 import { Fault, Sandbox, Seed } from "@erp-client/sandbox"
-import { ListEndpoint, Partners } from "@erp-client/streams"
-import { Cause, Chunk, Duration, Effect, Exit, Layer, Logger, LogLevel, Redacted, Schema, Stream, Tracer } from "effect"
+import { Partners } from "@erp-client/streams"
+import { Cause, Chunk, Duration, Effect, Exit, Logger, LogLevel, Redacted, Schema, Stream, Tracer } from "effect"
 import { inspect } from "node:util"
 import { SECRET_KEY, seeded, testLayer } from "./harness.js"
 
@@ -222,57 +221,6 @@ describe("faults", () => {
       const unknownCode = yield* Effect.flip(Partners.get(1))
       expect(unknownCode).toMatchObject({ _tag: "ApiError", code: 7, serverMessage: "maintenance" })
     }).pipe(Effect.provide(testLayer({ partners: 5 }, { retries: 2 }))))
-})
-
-describe("invalid records", () => {
-  const good = (id: number): Record<string, unknown> => ({
-    id,
-    company_name: `P${id}`,
-    tax_number: "1-2",
-    is_customer: 1,
-    extra: id
-  })
-  const pageBody = (offset: number, count: number) => {
-    const data = Array.from({ length: Math.max(0, Math.min(count, 7 - offset)) }, (_, i) => good(offset + i + 1))
-    if (offset === 3) data[1] = { ...good(5), company_name: 42 }
-    return JSON.stringify({ result: { code: 1, message: null }, data })
-  }
-  // An ERP whose record at offset 4 (id 5) has a company name that is a number: no server means that.
-  const fakeErp = Layer.succeed(
-    HttpClient.HttpClient,
-    HttpClient.make((request, url) => {
-      const offset = Number(url.searchParams.get("list_offset"))
-      const count = Number(url.searchParams.get("list_count"))
-      return Effect.succeed(HttpClientResponse.fromWeb(request, new Response(pageBody(offset, count))))
-    })
-  )
-  const client = ErpClient.layer({ baseUrl: "http://127.0.0.1:1", apiKey: Redacted.make("k") }).pipe(
-    Layer.provide(ErpRateLimiter.layer()),
-    Layer.provide(fakeErp)
-  )
-
-  it.effect("by default the stream fails with a DecodeError that names the record", () =>
-    Effect.gen(function*() {
-      const error = yield* Effect.flip(Stream.runDrain(Partners.stream({ pageSize: 3 })))
-      expect(error).toMatchObject({ _tag: "DecodeError", path: "data[1].company_name", offset: 4, recordId: 5 })
-    }).pipe(Effect.provide(client)))
-
-  it.effect("onInvalidRecord reports the record whole and the sync goes on", () =>
-    Effect.gen(function*() {
-      const invalid: Array<unknown> = []
-      const partners = yield* collect(
-        Partners.stream({ pageSize: 3, onInvalidRecord: (r) => Effect.sync(() => invalid.push(r)) })
-      )
-      expect(partners.map((p) => p.id)).toEqual([1, 2, 3, 4, 6, 7])
-      expect(invalid).toMatchObject([{ offset: 4, raw: { id: 5, company_name: 42 }, error: { _tag: "DecodeError" } }])
-    }).pipe(Effect.provide(client)))
-
-  it.effect("paginate works for any list endpoint with the user's own schema", () =>
-    Effect.gen(function*() {
-      const Row = Schema.Struct({ id: Schema.Number, extra: Schema.Number })
-      const rows = yield* collect(ListEndpoint.stream("product/list", Row, { pageSize: 2, concurrency: 3 }))
-      expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7])
-    }).pipe(Effect.provide(client)))
 })
 
 describe("the API key never leaks", () => {
