@@ -25,17 +25,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Url from "node:url"
 import { writeReference, writeSite } from "./docs-site.js"
-import {
-  clock,
-  closeLogs,
-  command,
-  freshLog,
-  interruption,
-  PROGRESS_EVERY,
-  runTasks,
-  type Task,
-  TaskFailed
-} from "./tasks.js"
+import { clock, command, freshLog, runOrExit, type Task } from "./tasks.js"
 import { closure, editionArgument, editionPackages, type Package, packages, ROOT } from "./workspace.js"
 
 /** Raised whenever what docgen is given or how it is run changes in a way the hashed files do not show. */
@@ -328,32 +318,8 @@ const main = async () => {
       `, its pages cached in ${options.cache}`
   )
   const started = Date.now()
-  try {
-    await runTasks(tasks, {
-      label: "docs",
-      concurrency: args.jobs,
-      every: PROGRESS_EVERY,
-      print: (line) => console.log(line),
-      signal: interruption()
-    })
-  } catch (error) {
-    await closeLogs()
-    report(error)
-    process.exit(1)
-  }
-  await closeLogs()
+  await runOrExit(tasks, "docs", args.jobs)
   console.log(`docs: done in ${clock(Date.now() - started)}`)
-}
-
-/** A failure as the person reading the terminal needs it: which task, the end of its output without docgen's INFO lines. */
-export const report = (error: unknown): void => {
-  if (error instanceof TaskFailed) {
-    const tail = error.tail.filter((line) => !line.includes(" INFO ")).slice(-30)
-    if (tail.length > 0) console.error(tail.join("\n"))
-    console.error(`failed: ${error.message}`)
-  } else {
-    console.error(`failed: ${error instanceof Error ? error.message : String(error)}`)
-  }
 }
 
 if (process.argv[1] !== undefined && import.meta.url === Url.pathToFileURL(Path.resolve(process.argv[1])).href) {

@@ -21,8 +21,8 @@
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { docgenTasks, DOCS_LOG, docsArguments, docsCacheDir, referenceTasks, report } from "./docs.js"
-import { clock, closeLogs, command, freshLog, interruption, PROGRESS_EVERY, runTasks, type Task } from "./tasks.js"
+import { docgenTasks, DOCS_LOG, docsArguments, docsCacheDir, referenceTasks } from "./docs.js"
+import { clock, command, freshLog, runOrExit, type Task } from "./tasks.js"
 import { closure, editionPackages, packages, ROOT } from "./workspace.js"
 
 const out = Path.join(ROOT, "build", "tarballs")
@@ -150,20 +150,7 @@ const started = Date.now()
 for (const log of [BUILD_LOG, DOCS_LOG, PACK_LOG]) freshLog(log)
 Fs.rmSync(out, { recursive: true, force: true })
 Fs.mkdirSync(out, { recursive: true })
-try {
-  await runTasks(tasks, {
-    label: "release tarballs",
-    concurrency: args.jobs,
-    every: PROGRESS_EVERY,
-    print: (line) => console.log(line),
-    signal: interruption()
-  })
-} catch (error) {
-  await closeLogs()
-  report(error)
-  process.exit(1)
-}
-await closeLogs()
+await runOrExit(tasks, "release tarballs", args.jobs)
 
 console.log("release tarballs: what each holds")
 let failed = false

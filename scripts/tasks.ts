@@ -255,3 +255,35 @@ export const interruption = (): AbortSignal => {
   }
   return controller.signal
 }
+
+/** A failure as the person reading the terminal needs it: which task, the end of its output without docgen's INFO lines. */
+export const report = (error: unknown): void => {
+  if (error instanceof TaskFailed) {
+    const tail = error.tail.filter((line) => !line.includes(" INFO ")).slice(-30)
+    if (tail.length > 0) console.error(tail.join("\n"))
+    console.error(`failed: ${error.message}`)
+  } else {
+    console.error(`failed: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+/**
+ * Runs `tasks` in the pool (`concurrency` at a time, a progress line at least every `PROGRESS_EVERY`, stopped by
+ * SIGINT or SIGTERM) and closes the logs; on a failure, says what failed (`report`) and ends the process with 1.
+ */
+export const runOrExit = async (tasks: ReadonlyArray<Task>, label: string, concurrency: number): Promise<void> => {
+  try {
+    await runTasks(tasks, {
+      label,
+      concurrency,
+      every: PROGRESS_EVERY,
+      print: (line) => console.log(line),
+      signal: interruption()
+    })
+  } catch (error) {
+    await closeLogs()
+    report(error)
+    process.exit(1)
+  }
+  await closeLogs()
+}
