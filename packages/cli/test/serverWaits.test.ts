@@ -1,3 +1,4 @@
+import { Slots } from "@erp-client/kernel"
 import { Fault } from "@erp-client/sandbox"
 import { afterAll, describe, expect, it } from "vitest"
 import { erp, SECRET, startSandbox } from "./harness.js"
@@ -52,6 +53,10 @@ describe("a server with a lower limit than the client was told", () => {
       /the server accepted again after [\d.]+ s: keeping \d+ per [\d.]+ s beside the limiter's/
     )
     expect(run.stderr).not.toContain(SECRET)
+    // Nor the digest the limiter knows the key by: anyone holding the logs could test a guessed key against it.
+    expect(run.stderr).toContain("erp.endpoint=partner/list")
+    expect(run.stderr).not.toContain(await Slots.keyIdOf(SECRET))
+    expect(run.stderr).not.toContain((await Slots.keyIdOf(SECRET)).slice(0, 8))
   })
 })
 

@@ -157,6 +157,26 @@ export const slotKey = (key: string, slot: number): string => `${key}:slot:${slo
 export const limiterKey = (keyId: string, endpoint: string): string => `erp:${keyId}:${endpoint}`
 
 /**
+ * The endpoint of a limiter's key (`limiterKey`): what a log line may name. The key's digest of the API key is never
+ * logged: anyone holding the logs could test a guessed key against it.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "@erp-client/kernel"
+ *
+ * console.log(Slots.endpointOfKey("erp:0a1b2c3d4e5f60718293a4b5:partner/list")) // => partner/list
+ * ```
+ *
+ * @since 0.1.0
+ * @category Keys
+ */
+export const endpointOfKey = (key: string): string => {
+  const first = key.indexOf(":")
+  const second = first < 0 ? -1 : key.indexOf(":", first + 1)
+  return second < 0 ? key : key.slice(second + 1)
+}
+
+/**
  * The digest an API key is known by in the limiter's keys (and so in Redis): the first 12 bytes of its SHA-256, in hex.
  * Processes of either edition on one key compute the same.
  *

@@ -34,6 +34,7 @@ import * as MemoryStore from "@erp-client/kernel/MemoryStore"
 import * as ServerLimit from "@erp-client/kernel/ServerLimit"
 import {
   busyFrom,
+  endpointOfKey,
   inFlightFrom,
   logEndedAt,
   logInFlightAt,
@@ -219,7 +220,7 @@ const waitForPause = Effect.fnUntraced(function*(
     if (bound !== undefined && until > bound) return yield* new WaitBeyondBound({ startsAt: until })
     if (deadline !== undefined && until > deadline) return yield* new PauseBeyondDeadline({ pausedUntil: until })
     yield* observe(slots, key, "server-pause", until)
-    yield* Effect.logInfo(LimiterText.pause(until - now)).pipe(Effect.annotateLogs("erp.limiter_key", key))
+    yield* Effect.logInfo(LimiterText.pause(until - now)).pipe(Effect.annotateLogs("erp.endpoint", endpointOfKey(key)))
     yield* Effect.sleep(Duration.millis(until - now))
     paused += until - now
   }
@@ -269,7 +270,7 @@ const space = Effect.fnUntraced(function*(slots: Slots, key: string, delay: numb
   yield* observe(slots, key, "client-limit", start + delay)
   // A long wait is worth telling an operator about; the usual short spacing is not.
   yield* logAt(LimiterText.spacingIsNews(delay) ? "Info" : "Debug", LimiterText.spacing(delay))
-    .pipe(Effect.annotateLogs("erp.limiter_key", key))
+    .pipe(Effect.annotateLogs("erp.endpoint", endpointOfKey(key)))
   const sleep = Effect.sleep(Duration.millis(delay))
   yield* wake === undefined ? sleep : Effect.raceFirst(sleep, Deferred.await(wake))
   return (yield* Clock.currentTimeMillis) - start
@@ -530,5 +531,5 @@ const learn = (
       wake(slots)
     }
     const note = LimiterText.learned({ configured, before }, next)
-    if (note !== undefined) yield* Effect.logInfo(note).pipe(Effect.annotateLogs("erp.limiter_key", key))
+    if (note !== undefined) yield* Effect.logInfo(note).pipe(Effect.annotateLogs("erp.endpoint", endpointOfKey(key)))
   })
