@@ -8,14 +8,25 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { type CommonArgs, redis, verbose } from "./common.js"
 
 /** The options of `erp mcp`. */
 export interface McpArgs extends CommonArgs {
   readonly allowWrites: boolean
+  readonly readOnly: boolean
   readonly noCheckWhere: boolean
+  /** Tools and toolsets chosen (each may be given again, or as a comma-separated list); none chosen: all. */
+  readonly tools: ReadonlyArray<string>
+  readonly toolsets: ReadonlyArray<string>
+  readonly http: boolean
+  readonly host: string
+  readonly port: Option.Option<number>
 }
+
+/** The port `erp mcp --http` serves on when `--port` is left out. */
+export const DEFAULT_PORT = 8383
 
 /** Runs the MCP server until stdin ends (or a signal stops it): provided by the bundle that holds it. */
 export class McpServe extends Context.Tag("@erp-client/cli/McpServe")<
@@ -30,7 +41,7 @@ export class McpUnavailable extends Schema.TaggedError<McpUnavailable>()("McpUna
   }
 }
 
-export const mcpSummary = "Serve the ERP to AI assistants: an MCP server on stdin/stdout (read-only by default)"
+export const mcpSummary = "Serve the ERP to AI assistants: an MCP server on stdin/stdout or HTTP (read-only by default)"
 
 export const mcpCommand = Command.make(
   "mcp",
@@ -40,6 +51,43 @@ export const mcpCommand = Command.make(
         "Offer the api_post tool, which POSTs to any endpoint (marked destructive, not read-only, in its " +
           "annotations). Without it the server is read-only: api_post is not listed, and a call to it is refused."
       )
+    ),
+    readOnly: Options.boolean("read-only").pipe(
+      Options.withDescription(
+        "Offer no tool that changes the ERP. This is the default; the flag says so in a host's configuration, and " +
+          "cannot be given with --allow-writes."
+      )
+    ),
+    tools: Options.text("tools").pipe(
+      Options.repeated,
+      Options.withDescription(
+        "Offer only these tools (a comma-separated list, or the flag again), e.g. --tools partners_get,partners_count. " +
+          "With --toolsets too, the tools of both. A name that no tool has is refused, with the names there are."
+      )
+    ),
+    toolsets: Options.text("toolsets").pipe(
+      Options.repeated,
+      Options.withDescription(
+        "Offer only the tools of these toolsets: partners (and each other declared kind of record: its _get, _list " +
+          "and _count), api (api_get, api_list, api_count, api_endpoints), writes (api_post: needs --allow-writes)."
+      )
+    ),
+    http: Options.boolean("http").pipe(
+      Options.withDescription(
+        "Serve MCP's Streamable HTTP transport at http://HOST:PORT/mcp instead of stdio, so that several assistants " +
+          "share one process and one rate limit. With ERP_MCP_TOKEN set, every request needs " +
+          "\"Authorization: Bearer TOKEN\"; without it the server serves loopback only and refuses to start on another " +
+          "address. Each client's calls are logged on stderr (tool, time, outcome; never an argument, the key or the " +
+          "token)."
+      )
+    ),
+    host: Options.text("host").pipe(
+      Options.withDefault("127.0.0.1"),
+      Options.withDescription("With --http: the address to listen on (a non-loopback one needs ERP_MCP_TOKEN).")
+    ),
+    port: Options.integer("port").pipe(
+      Options.optional,
+      Options.withDescription(`With --http: the port to listen on (default ${DEFAULT_PORT}; 0: one the OS picks).`)
     ),
     noCheckWhere: Options.boolean("no-check-where").pipe(
       Options.withDescription(
@@ -60,11 +108,14 @@ export const mcpCommand = Command.make(
 ).pipe(Command.withDescription(
   "A Model Context Protocol server over stdio, for desktop assistants and IDEs: they start it, write JSON-RPC to its " +
     "stdin and read the answers from its stdout (nothing else is written there; logs go to stderr, with --verbose " +
-    "retries and waits too). It reads ERP_BASE_URL, ERP_API_KEY and the other settings as every command does, and " +
-    "every call goes through the same client: the rate limit (shared with other processes by --redis), retries, " +
-    "records exactly as the server wrote them, and the key in no answer, error or log. Tools: partners_get, " +
-    "partners_list, partners_count, api_get, api_list, api_count (and api_post with --allow-writes); resources " +
-    "erp://contract, erp://fields, erp://limit; prompts ask_erp, partner_summary. An assistant's configuration: " +
+    "retries and waits too); or, with --http, one server on HTTP for a team's assistants. It reads ERP_BASE_URL, " +
+    "ERP_API_KEY and the other settings as every command does, and every call goes through the same client: the rate " +
+    "limit (shared with other processes by --redis), retries, records exactly as the server wrote them, and the key " +
+    "in no answer, error or log. Tools: partners_get, partners_list, partners_count, api_get, api_list, api_count, " +
+    "api_endpoints (and api_post with --allow-writes), chosen with --tools and --toolsets; list tools page by cursor, " +
+    "and calls that make many requests send progress. Resources erp://contract, erp://fields, erp://endpoints, " +
+    "erp://limit; prompts ask_erp, partner_summary. An assistant's configuration: " +
     "{\"command\": \"erp\", \"args\": [\"mcp\"], \"env\": {\"ERP_BASE_URL\": \"…\", \"ERP_API_KEY\": \"…\"}}. The " +
-    "server ends with exit 0 when stdin ends, once the requests read are answered; SIGINT and SIGTERM stop it in order."
+    "stdio server ends with exit 0 when stdin ends, once the requests read are answered; SIGINT and SIGTERM stop " +
+    "either in order."
 ))

@@ -12,6 +12,7 @@
  * `12345678901234567000`. Here every answer is put together as text, the records in it as the server wrote them.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -84,6 +85,8 @@ export interface ServerDefinition {
   readonly version: string
   readonly instructions: string
   readonly tools: ReadonlyArray<ToolDefinition>
+  /** Tools not listed that a call may still name, each to say why it is not offered. */
+  readonly unlisted?: ReadonlyArray<ToolDefinition> | undefined
   readonly resources: ReadonlyArray<ResourceDefinition>
   readonly prompts: ReadonlyArray<PromptDefinition>
   /** Each request served, once answered. */
@@ -143,7 +146,8 @@ const isClientId = (value: unknown): value is ClientId =>
 export const errorLine = (id: ClientId | null, code: number, message: string): string =>
   JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })
 
-const resultLine = (id: ClientId, resultText: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultText}}`
+const resultLine = (id: ClientId, resultText: string) =>
+  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultText}}`
 
 // How deep `text` nests, counted without parsing (brackets outside strings), stopping past `limit`: JSON.parse and
 // every walk after it are then never handed a message deep enough to exhaust the stack.
@@ -242,7 +246,7 @@ export interface Server {
 
 /** The server: each client it serves gets a connection of its own. */
 export const make = (server: ServerDefinition): Server => {
-  const tools = new Map(server.tools.map((tool) => [tool.name, tool]))
+  const tools = new Map([...server.unlisted ?? [], ...server.tools].map((tool) => [tool.name, tool]))
   const prompts = new Map(server.prompts.map((prompt) => [prompt.name, prompt]))
   const resources = new Map(server.resources.map((resource) => [resource.uri, resource]))
   const interval = server.progressIntervalMillis ?? 1_000
@@ -291,7 +295,9 @@ export const make = (server: ServerDefinition): Server => {
         clientName = params.clientInfo.name.slice(0, 100)
         initialized = true
         return `{"protocolVersion":${text(PROTOCOL_VERSIONS.includes(version) ? version : PROTOCOL_VERSIONS[0]!)},` +
-          `"capabilities":${capabilities},"serverInfo":${JSON.stringify({ name: server.name, version: server.version })},` +
+          `"capabilities":${capabilities},"serverInfo":${
+            JSON.stringify({ name: server.name, version: server.version })
+          },` +
           `"instructions":${text(server.instructions)}}`
       })
 
@@ -383,13 +389,12 @@ export const make = (server: ServerDefinition): Server => {
 
     // The progress of one call: said when it asked for it, at most every `interval` ms, and never after its answer.
     const progressOf = (token: string | number | undefined, reply: Reply) => {
-      let last = 0
+      let last: number | undefined
       let done = false
       const progress: Progress = {
         report: (value, total, message) =>
-          Effect.suspend(() => {
-            const now = Date.now()
-            if (token === undefined || done || now - last < interval) return Effect.void
+          token === undefined ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            if (done || (last !== undefined && now - last < interval)) return Effect.void
             last = now
             return reply(JSON.stringify({
               jsonrpc: "2.0",
@@ -466,29 +471,54 @@ export const make = (server: ServerDefinition): Server => {
           Effect.flatMap((exit): Effect.Effect<"ok" | "tool error" | "error" | "cancelled"> => {
             finish()
             if (Exit.isSuccess(exit)) {
-              return Effect.as(reply(resultLine(id, exit.value)), exit.value.endsWith(",\"isError\":true}") ? "tool error" : "ok")
+              return Effect.as(
+                reply(resultLine(id, exit.value)),
+                exit.value.endsWith(",\"isError\":true}") ? "tool error" : "ok"
+              )
             }
             if (Cause.isInterruptedOnly(exit.cause)) return Effect.succeed("cancelled")
             const failure = Cause.failureOption(exit.cause)
             return Effect.as(
-              reply(failure._tag === "Some"
-                ? errorLine(id, INVALID_PARAMS, failure.value.message)
-                : errorLine(id, INTERNAL_ERROR, `Internal error: ${Cause.squash(exit.cause) instanceof Error
-                  ? (Cause.squash(exit.cause) as Error).message
-                  : "the server failed"}`)),
+              reply(
+                failure._tag === "Some"
+                  ? errorLine(id, INVALID_PARAMS, failure.value.message)
+                  : errorLine(
+                    id,
+                    INTERNAL_ERROR,
+                    `Internal error: ${
+                      Cause.squash(exit.cause) instanceof Error
+                        ? (Cause.squash(exit.cause) as Error).message
+                        : "the server failed"
+                    }`
+                  )
+              ),
               "error"
             )
           }),
           Effect.tap((outcome) =>
             server.onCall === undefined
               ? Effect.void
-              : server.onCall({ method, tool, millis: Date.now() - started, outcome, client: clientName, connection: label })
+              : server.onCall({
+                method,
+                tool,
+                millis: Date.now() - started,
+                outcome,
+                client: clientName,
+                connection: label
+              })
           ),
           Effect.asVoid,
           Effect.onInterrupt(() =>
             server.onCall === undefined
               ? Effect.void
-              : server.onCall({ method, tool, millis: Date.now() - started, outcome: "cancelled", client: clientName, connection: label })
+              : server.onCall({
+                method,
+                tool,
+                millis: Date.now() - started,
+                outcome: "cancelled",
+                client: clientName,
+                connection: label
+              })
           ),
           Effect.ensuring(Effect.sync(() => inFlight.delete(key))),
           Effect.forkDaemon

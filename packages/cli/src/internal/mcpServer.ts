@@ -1,26 +1,27 @@
 /**
- * `erp mcp`'s server: @effect/ai's `McpServer` on the command line's client, with the tools of `mcpTools.ts`, three
- * resources and two prompts, over the stdio transport of `mcpStdio.ts`. In a bundle of its own (`dist/mcp.cjs`),
- * loaded only by `erp mcp` (see `mcpCommand.ts`).
- *
- * Tools are registered with `McpServer`'s `addTool`, where the answer's text is ours: `registerToolkit` writes a
- * tool's result with `JSON.stringify` of its value, which would send `12345678901234567890` as `12345678901234567000`.
+ * `erp mcp`'s server: the protocol of `mcpProtocol.ts` on the command line's client, with the tools of `mcpTools.ts`
+ * (as `--tools`, `--toolsets` and `--allow-writes` choose them), four resources and two prompts, over stdio
+ * (`mcpStdio.ts`) or Streamable HTTP (`mcpHttp.ts`). In a bundle of its own (`dist/mcp.cjs`), loaded only by
+ * `erp mcp` (see `mcpCommand.ts`).
  */
-import * as McpSchema from "@effect/ai/McpSchema"
-import * as McpServer from "@effect/ai/McpServer"
-import * as RpcServer from "@effect/rpc/RpcServer"
 import * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import type * as Resource from "@erp-client/streams/Resource"
+import * as Crypto from "node:crypto"
+import { Slots } from "@erp-client/kernel"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
+import * as Redacted from "effect/Redacted"
 import * as Sink from "../Sink.js"
 import { clientLayer } from "./clientLayer.js"
 import { logging, note } from "./common.js"
-import type { McpArgs } from "./mcpCommand.js"
+import { UsageError } from "./errors.js"
+import { DEFAULT_PORT, type McpArgs } from "./mcpCommand.js"
+import * as Http from "./mcpHttp.js"
+import * as Protocol from "./mcpProtocol.js"
 import * as Stdio from "./mcpStdio.js"
 import * as Tools from "./mcpTools.js"
 import * as Stdin from "./stdin.js"
@@ -30,20 +31,30 @@ declare const ERP_CLI_VERSION: string | undefined
 
 const DEFAULT_LIMIT = 100
 const MAX_LIMIT = 1_000
+/** The endpoints `erp://limit` reports at most: the ones used last (a made-up endpoint is one more). */
+const LIMIT_ENDPOINTS = 100
 
-/** The fields of the records the tools have read, by endpoint (for `erp://fields`). */
+/** What `erp://fields` and the catalogue keep at most: endpoints, and fields of each. */
+const SEEN_ENDPOINTS = 200
+const SEEN_FIELDS = 500
+
+/** The fields of the records the tools have read, by endpoint (for `erp://fields` and the where check). */
 const makeFieldsSeen = () => {
   const seen = new Map<string, Set<string>>()
   return {
     saw: (endpoint: string, records: ReadonlyArray<unknown>) => {
       let fields = seen.get(endpoint)
-      if (fields === undefined) seen.set(endpoint, fields = new Set())
+      if (fields === undefined) {
+        if (seen.size >= SEEN_ENDPOINTS) return
+        seen.set(endpoint, fields = new Set())
+      }
       for (const record of records) {
         if (typeof record === "object" && record !== null && !Array.isArray(record)) {
-          for (const field of Object.keys(record)) fields.add(field)
+          for (const field of Object.keys(record)) if (fields.size < SEEN_FIELDS) fields.add(field)
         }
       }
     },
+    of: (endpoint: string): ReadonlySet<string> | undefined => seen.get(endpoint),
     byEndpoint: (): Record<string, ReadonlyArray<string>> =>
       Object.fromEntries([...seen].map(([endpoint, fields]) => [endpoint, [...fields]]))
   }
@@ -65,7 +76,10 @@ const makeLimitWatch = () => {
         acquire: (key, deadline, bound, timeoutMillis) =>
           Effect.tap(service.acquire(key, deadline, bound, timeoutMillis), (acquired) =>
             Effect.sync(() => {
+              // The most recent last: the oldest goes past LIMIT_ENDPOINTS, so made-up endpoints cannot grow it.
+              admitted.delete(key)
               admitted.set(key, acquired)
+              if (admitted.size > LIMIT_ENDPOINTS) admitted.delete(admitted.keys().next().value!)
             }))
       }
     },
@@ -77,7 +91,7 @@ const makeLimitWatch = () => {
           Effect.map(
             service.inUse(key),
             (used) =>
-              [key.split(":").slice(2).join(":"), {
+              [Slots.endpointOfKey(key), {
                 limit,
                 windowSeconds: windowMillis / 1000,
                 // What the server said, when the limit is one learned from it.
@@ -94,69 +108,114 @@ const makeLimitWatch = () => {
   }
 }
 
-const textResult = (texts: ReadonlyArray<string>, isError: boolean) =>
-  new McpSchema.CallToolResult({
-    isError,
-    content: texts.map((text) => McpSchema.TextContent.make({ type: "text", text }))
-  })
+/** A tool's failure as the assistant reads it: the error's tag and its message (the client's messages never hold the
+ * key: docs/ARCHITECTURE.md, "Redaction"). */
+const failureResult = (error: Tools.ToolFailure): Protocol.ToolResult => ({
+  texts: [`${error._tag}: ${error.message}`],
+  isError: true
+})
 
-// A tool's failure as the assistant reads it: the error's tag and its message (the client's messages never hold the
-// key: docs/ARCHITECTURE.md, "Redaction").
-const failureResult = (error: Tools.ToolFailure) => textResult([`${error._tag}: ${error.message}`], true)
-
-const register = (registry: McpServer.McpServer["Type"], tool: Tools.Tool) =>
-  registry.addTool({
-    tool: new McpSchema.Tool({
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-      annotations: new McpSchema.ToolAnnotations({
-        title: tool.title,
-        readOnlyHint: !tool.write,
-        destructiveHint: tool.write,
-        idempotentHint: !tool.write,
-        // The ERP is the tools' whole world.
-        openWorldHint: false
-      })
-    }),
-    handle: (args) =>
-      tool.call(args).pipe(
-        Effect.match({
-          onSuccess: (answer) => textResult(answer.texts, false),
-          onFailure: failureResult
-        }),
-        // A cancelled call (notifications/cancelled) stays interrupted: it is not answered. Anything else unexpected
-        // is an error the assistant reads, and the server goes on.
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.interrupt
-            : Effect.succeed(
-              textResult([`InternalError: ${Cause.pretty(cause).split("\n")[0]}`], true)
-            )
-        )
+/** A tool as the protocol serves it: its annotations said from what it does, and any failure a result it reads. */
+const definitionOf = (tool: Tools.Tool): Protocol.ToolDefinition => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: tool.inputSchema,
+  outputSchema: tool.outputSchema,
+  annotations: {
+    title: tool.title,
+    readOnlyHint: !tool.write,
+    destructiveHint: tool.write,
+    idempotentHint: !tool.write,
+    // The ERP is the tools' whole world.
+    openWorldHint: false
+  },
+  call: (args, progress) =>
+    tool.call(args, progress).pipe(
+      Effect.match({
+        onSuccess: (answer): Protocol.ToolResult => ({ texts: answer.texts, structured: answer.structured, isError: false }),
+        onFailure: failureResult
+      }),
+      // A cancelled call stays interrupted: it is not answered. Anything else unexpected is an error the assistant
+      // reads, and the server goes on.
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.interrupt
+          : Effect.succeed<Protocol.ToolResult>({
+            texts: [`InternalError: ${Cause.pretty(cause).split("\n")[0]}`],
+            isError: true
+          })
       )
-  })
+    )
+})
+
+/** A write tool on a read-only server: not listed, and a call to it says why rather than "no such tool". */
+const refusedWrite = (tool: Tools.Tool): Protocol.ToolDefinition => ({
+  ...definitionOf(tool),
+  call: () =>
+    Effect.succeed({
+      texts: [
+        `WritesNotAllowed: ${tool.name} changes the ERP, and this server is read-only: it was started without ` +
+        "--allow-writes (erp mcp --allow-writes offers it)."
+      ],
+      isError: true
+    })
+})
+
+/** The toolsets: each declared kind of record's name, `api` and `writes`. */
+export const toolsetsOf = (tools: ReadonlyArray<Tools.Tool>): ReadonlyArray<string> => [
+  ...new Set(tools.map((tool) => tool.toolset))
+]
+
+const listed = (values: ReadonlyArray<string>) =>
+  values.flatMap((value) => value.split(",")).map((value) => value.trim()).filter((value) => value !== "")
 
 /**
- * The registry as the server runs it without `--allow-writes`: a call to a write tool (not listed) is answered with
- * an error the assistant can read and pass on, rather than "tool not found".
+ * The tools a server offers, as `--tools`, `--toolsets`, `--read-only` and `--allow-writes` choose them (none chosen:
+ * every read tool, and the write tools with `--allow-writes`); a name no tool or toolset has, a write chosen without
+ * `--allow-writes`, or `--read-only` with `--allow-writes`, is a usage error naming what there is.
  */
-const refusingWrites = (
-  registry: McpServer.McpServer["Type"],
-  writes: ReadonlyArray<string>
-): McpServer.McpServer["Type"] =>
-  Object.create(registry, {
-    callTool: {
-      value: (request: typeof McpSchema.CallTool.payloadSchema.Type) =>
-        writes.includes(request.name)
-          ? Effect.succeed(textResult([
-            `WritesNotAllowed: ${request.name} changes the ERP, and this server is read-only: it was started ` +
-            "without --allow-writes (erp mcp --allow-writes offers it)."
-          ], true))
-          : registry.callTool(request)
-    }
-  })
+export const select = (
+  tools: ReadonlyArray<Tools.Tool>,
+  chosen: {
+    readonly tools: ReadonlyArray<string>
+    readonly toolsets: ReadonlyArray<string>
+    readonly allowWrites: boolean
+    readonly readOnly: boolean
+  }
+): Either.Either<ReadonlyArray<Tools.Tool>, UsageError> => {
+  if (chosen.readOnly && chosen.allowWrites) {
+    return Either.left(new UsageError({ reason: "--read-only and --allow-writes say opposite things: give one" }))
+  }
+  const names = listed(chosen.tools)
+  const sets = listed(chosen.toolsets)
+  const unknownTools = names.filter((name) => !tools.some((tool) => tool.name === name))
+  if (unknownTools.length > 0) {
+    return Either.left(new UsageError({
+      reason: `--tools: no tool is named ${unknownTools.join(", ")} (the tools: ${
+        tools.map((tool) => tool.name).join(", ")
+      })`
+    }))
+  }
+  const known = toolsetsOf(tools)
+  const unknownSets = sets.filter((set) => !known.includes(set))
+  if (unknownSets.length > 0) {
+    return Either.left(new UsageError({
+      reason: `--toolsets: no toolset is named ${unknownSets.join(", ")} (the toolsets: ${known.join(", ")})`
+    }))
+  }
+  const picked = names.length === 0 && sets.length === 0
+    ? tools.filter((tool) => !tool.write || chosen.allowWrites)
+    : tools.filter((tool) => names.includes(tool.name) || sets.includes(tool.toolset))
+  const writes = picked.filter((tool) => tool.write)
+  if (writes.length > 0 && !chosen.allowWrites) {
+    return Either.left(new UsageError({
+      reason: `${writes.map((tool) => tool.name).join(", ")} changes the ERP: offered only with --allow-writes`
+    }))
+  }
+  if (picked.length === 0) return Either.left(new UsageError({ reason: "the tools chosen are none" }))
+  return Either.right(picked)
+}
 
 const contractText = (options: {
   readonly resources: ReadonlyArray<Resource.Any>
@@ -202,12 +261,43 @@ const contractText = (options: {
 
 const INSTRUCTIONS = "Reads an ERP through its REST API. Read erp://contract first. To look up one partner use " +
   "partners_get (by id or exact company name); to know how many match, use partners_count (never list to count); " +
-  "partners_list returns at most limit records and says when there are more. Records are the server's JSON as " +
-  "written: quote numbers as given. Calls wait for the rate limit; they are not refused for it."
+  "partners_list returns at most limit records and, when there are more, a cursor to go on with. Records are the " +
+  "server's JSON as written: quote numbers as given, and pass ids past 2^53 - 1 as strings of digits. Calls wait for " +
+  "the rate limit; they are not refused for it. erp://endpoints (or api_endpoints) lists what can be called."
+
+/** Values seen for a prompt's `partner`: ids and company names of the partners the tools have read, the last few. */
+const makePartnersSeen = (max: number) => {
+  const seen = new Set<string>()
+  return {
+    saw: (records: ReadonlyArray<unknown>) => {
+      for (const record of records) {
+        if (typeof record !== "object" || record === null) continue
+        for (const value of [(record as Record<string, unknown>).company_name, (record as Record<string, unknown>).id]) {
+          // An id past 2^53 - 1 was read as a double: not offered, since its digits are not the server's.
+          const said = typeof value === "string" ? value : Number.isSafeInteger(value) ? String(value) : undefined
+          if (said === undefined || said === "") continue
+          seen.delete(said)
+          seen.add(said)
+          if (seen.size > max) seen.delete(seen.values().next().value!)
+        }
+      }
+    },
+    starting: (typed: string) => {
+      const lower = typed.toLowerCase()
+      return [...seen].reverse().filter((value) => value.toLowerCase().startsWith(lower))
+    }
+  }
+}
+
+/** How a call ended, as the log says it (never an argument or a result). */
+const callLine = (event: Protocol.CallEvent) =>
+  `mcp: ${event.connection === undefined ? "" : `session ${event.connection} `}` +
+  `${event.client === undefined ? "" : `(${event.client.slice(0, 60)}) `}${event.method}` +
+  `${event.tool === undefined ? "" : ` ${event.tool}`}: ${event.outcome} in ${event.millis} ms`
 
 /**
- * Runs the server until stdin ends and the requests read are answered (or stdout's reader goes, or a signal stops
- * the command), on the client built from the settings, with logs on stderr only.
+ * Runs the server (on stdio until stdin ends and the requests read are answered, or on HTTP until a signal), on the
+ * client built from the settings, with logs on stderr only.
  */
 export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs) => {
   const limits = makeLimitWatch()
@@ -215,52 +305,65 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
   return Effect.scoped(Effect.gen(function*() {
     const client = yield* ErpClient.ErpClient
     const fields = makeFieldsSeen()
+    const partners = makePartnersSeen(10_000)
+    const partnerEndpoints = new Set(
+      resources.filter((resource) => resource.name === "partners").flatMap((resource) =>
+        resource.get === undefined ? [resource.list] : [resource.list, resource.get]
+      )
+    )
     const context: Tools.Context = {
       client,
-      sawFields: fields.saw,
+      sawFields: (endpoint, records) => {
+        fields.saw(endpoint, records)
+        if (partnerEndpoints.has(endpoint)) partners.saw(records)
+      },
+      fieldsSeen: fields.of,
       maxLimit: MAX_LIMIT,
       defaultLimit: DEFAULT_LIMIT,
-      checkConditions: !args.noCheckWhere
+      checkConditions: !args.noCheckWhere,
+      cursorSecret: Crypto.randomBytes(32)
     }
-    const tools = [
+    const all = [
       ...resources.flatMap((resource) => Tools.resourceTools(context, resource)),
-      ...Tools.apiTools(context)
+      ...Tools.apiTools(context, resources)
     ]
-    const writes = tools.filter((tool) => tool.write).map((tool) => tool.name)
-    const registry = yield* McpServer.McpServer.make
-    for (const tool of tools) {
-      if (!tool.write || args.allowWrites) yield* register(registry, tool)
-    }
+    const offered = yield* select(all, args)
+    const refused = all.filter((tool) => tool.write && !args.allowWrites)
     const status = yield* limits.status
     const limit = status?.limit ?? 100
     const window = status?.window ?? Duration.seconds(30)
-    const resourcesAndPrompts = Effect.all([
-      McpServer.registerResource({
-        uri: "erp://contract",
-        name: "contract",
-        description: "What to know before asking: the envelope and its errors, the records and their fields, " +
-          "exact numbers, paging and counting, filters, the rate limit and what calls cost, writes.",
-        mimeType: "text/markdown",
-        audience: ["assistant"],
-        priority: 1,
-        content: Effect.succeed(contractText({
-          resources,
-          limit,
-          window,
-          shared,
-          allowWrites: args.allowWrites,
-          checkConditions: !args.noCheckWhere
-        }))
-      }),
-      McpServer.registerResource({
-        uri: "erp://fields",
-        name: "fields",
-        description: "The fields a where filter can name: those the contract declares, and those seen in the " +
-          "records the tools have read so far, by endpoint (reading it sends no request).",
-        mimeType: "application/json",
-        audience: ["assistant"],
-        content: Effect.sync(() =>
-          JSON.stringify({
+    const json = (read: () => unknown) => Effect.sync(() => JSON.stringify(read()))
+    const server = Protocol.make({
+      name: "erp",
+      version: typeof ERP_CLI_VERSION === "string" ? ERP_CLI_VERSION : "dev",
+      instructions: INSTRUCTIONS,
+      tools: offered.map(definitionOf),
+      unlisted: refused.map(refusedWrite),
+      resources: [
+        {
+          uri: "erp://contract",
+          name: "contract",
+          description: "What to know before asking: the envelope and its errors, the records and their fields, " +
+            "exact numbers, paging and counting, filters, the rate limit and what calls cost, writes.",
+          mimeType: "text/markdown",
+          annotations: { audience: ["assistant"], priority: 1 },
+          read: Effect.succeed(contractText({
+            resources,
+            limit,
+            window,
+            shared,
+            allowWrites: args.allowWrites,
+            checkConditions: !args.noCheckWhere
+          }))
+        },
+        {
+          uri: "erp://fields",
+          name: "fields",
+          description: "The fields a where filter can name: those the contract declares, and those seen in the " +
+            "records the tools have read so far, by endpoint (reading it sends no request).",
+          mimeType: "application/json",
+          annotations: { audience: ["assistant"] },
+          read: json(() => ({
             declared: Object.fromEntries(resources.map((resource) => [resource.list, resource.fields])),
             filters: Object.fromEntries(
               resources.map((resource) => [
@@ -269,76 +372,110 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
               ])
             ),
             seen: fields.byEndpoint()
-          })
-        )
-      }),
-      McpServer.registerResource({
-        uri: "erp://limit",
-        name: "limit",
-        description: "The client's rate limit (requests per endpoint in any window) and, for each endpoint used so " +
-          "far, the limit its last request was admitted under (the client's, or a stricter one learned from the " +
-          "server, in the server's window), the requests counted in that window and what is left of the limit" +
-          (shared ? " (counted with the other processes sharing it through Redis)." : "."),
-        mimeType: "application/json",
-        audience: ["assistant"],
-        content: Effect.map(limits.status, (now) =>
-          JSON.stringify({
-            limit,
-            windowSeconds: Duration.toSeconds(window),
-            shared: shared ? "redis" : "this process",
-            endpoints: now?.endpoints ?? {}
           }))
-      }),
-      McpServer.registerPrompt({
-        name: "ask_erp",
-        description: "Answer a question from the ERP, with its tools, as they are meant to be used.",
-        parameters: Schema.Struct({
-          question: Schema.String.annotations({
-            description: "The question, e.g. how many of our partners are customers?"
-          })
-        }),
-        content: ({ question }) =>
-          Effect.succeed(
-            `Answer from the ERP, using the erp tools: ${question}\n\nRead erp://contract first. Use ` +
-              "partners_get for one partner (by id or exact company name), partners_count or api_count for \"how " +
-              "many\" (never list to count), partners_list or api_list for records (they return at most limit and " +
-              "say when there are more). Quote values exactly as the records give them, and say which tool answered."
-          )
-      }),
-      McpServer.registerPrompt({
-        name: "partner_summary",
-        description: "Summarize one partner: its company name, tax number, whether it is a customer, and its other " +
-          "fields, as the ERP holds them.",
-        parameters: Schema.Struct({
-          partner: Schema.String.annotations({ description: "The partner's id, or its exact company name." })
-        }),
-        content: ({ partner }) =>
-          Effect.succeed(
-            `Look up the partner ${JSON.stringify(partner)} with partners_get (${
-              /^[0-9]+$/.test(partner) ? "id" : "company_name"
-            }) and summarize it: company name, tax number, customer or not (is_customer), and any other fields, ` +
-              "each exactly as the record gives it. If it is not found, say so; do not guess."
+        },
+        {
+          uri: "erp://endpoints",
+          name: "endpoints",
+          description: "What can be called: the kinds of record the contract declares (their list and get " +
+            "endpoints, fields and filters), and the endpoints this server has called, with the fields seen in " +
+            "their records (reading it sends no request). The service has over 500 endpoints; the api_ tools reach " +
+            "any of them.",
+          mimeType: "application/json",
+          annotations: { audience: ["assistant"] },
+          read: Effect.sync(() => Tools.catalogue(context, resources))
+        },
+        {
+          uri: "erp://limit",
+          name: "limit",
+          description: "The client's rate limit (requests per endpoint in any window) and, for each endpoint used " +
+            `last (at most ${LIMIT_ENDPOINTS}), the limit its last request was admitted under (the client's, or a ` +
+            "stricter one learned from the server, in the server's window), the requests counted in that window and " +
+            "what is left of the limit" +
+            (shared ? " (counted with the other processes sharing it through Redis)." : "."),
+          mimeType: "application/json",
+          annotations: { audience: ["assistant"] },
+          read: Effect.map(limits.status, (now) =>
+            JSON.stringify({
+              limit,
+              windowSeconds: Duration.toSeconds(window),
+              shared: shared ? "redis" : "this process",
+              endpoints: now?.endpoints ?? {}
+            }))
+        }
+      ],
+      prompts: [
+        {
+          name: "ask_erp",
+          title: "Ask the ERP",
+          description: "Answer a question from the ERP, with its tools, as they are meant to be used.",
+          arguments: [{
+            name: "question",
+            description: "The question, e.g. how many of our partners are customers?",
+            required: true
+          }],
+          get: ({ question }) =>
+            Effect.succeed(
+              `Answer from the ERP, using the erp tools: ${question}\n\nRead erp://contract first. Use ` +
+                "partners_get for one partner (by id or exact company name), partners_count or api_count for " +
+                "\"how many\" (never list to count), partners_list or api_list for records (they return at most " +
+                "limit, and a cursor when there are more). Quote values exactly as the records give them, and say " +
+                "which tool answered."
+            )
+        },
+        {
+          name: "partner_summary",
+          title: "Summarize a partner",
+          description: "Summarize one partner: its company name, tax number, whether it is a customer, and its " +
+            "other fields, as the ERP holds them.",
+          arguments: [{
+            name: "partner",
+            description: "The partner's id (digits), or its exact company name. Completion offers the ids and " +
+              "names of the partners read so far.",
+            required: true
+          }],
+          get: ({ partner }) =>
+            Effect.succeed(
+              `Look up the partner ${JSON.stringify(partner)} with partners_get (${
+                /^[0-9]+$/.test(partner) ? "id, as the string of digits given" : "company_name"
+              }) and summarize it: company name, tax number, customer or not (is_customer), and any other fields, ` +
+                "each exactly as the record gives it. If it is not found, say so; do not guess."
+            ),
+          complete: (_argument, value) => Effect.sync(() => partners.starting(value))
+        }
+      ],
+      onCall: (event) =>
+        args.http
+          ? note(callLine(event))
+          : Effect.logDebug(callLine(event))
+    })
+    if (args.http) {
+      const token = process.env.ERP_MCP_TOKEN
+      return yield* Http.serve(server, {
+        host: args.host,
+        port: Option.getOrElse(args.port, () => DEFAULT_PORT),
+        token: token === undefined || token === "" ? undefined : Redacted.make(token),
+        onListen: (url) =>
+          note(
+            `serving MCP at ${url} (${token === undefined || token === "" ? "no token: loopback only" : "bearer token required"}); ` +
+              "SIGINT or SIGTERM ends it"
           )
       })
-    ], { discard: true }).pipe(Effect.provideService(McpServer.McpServer, registry))
-    yield* resourcesAndPrompts
-    const stdio = yield* Stdio.make({
-      lines: Stdin.lines,
-      write: (line) => Sink.writeStdout(`${line}\n`),
-      instructions: INSTRUCTIONS
-    })
-    yield* McpServer.run({ name: "erp", version: typeof ERP_CLI_VERSION === "string" ? ERP_CLI_VERSION : "dev" }).pipe(
-      Effect.provideService(McpServer.McpServer, args.allowWrites ? registry : refusingWrites(registry, writes)),
-      Effect.provideService(RpcServer.Protocol, stdio.protocol),
-      Effect.forkScoped
-    )
+    }
     if (process.stdin.isTTY === true) {
       yield* note(
         "erp mcp speaks the Model Context Protocol on stdin and stdout, for an assistant that starts it " +
           "(erp mcp --help); Ctrl-C ends it"
       )
     }
-    yield* stdio.done
+    // Stopped by a signal, the server lets go of stdin, which would otherwise keep the process for a second.
+    yield* Effect.addFinalizer(() => Effect.sync(() => {
+      if (!process.stdin.readableEnded) process.stdin.destroy()
+    }))
+    yield* Stdio.serve(server.connect(), {
+      lines: Stdin.lines,
+      write: (line) => Sink.writeStdout(`${line}\n`)
+    })
   })).pipe(
     Effect.provide(clientLayer({ redisUrl: args.redis, tapLimiter: limits.tap })),
     Effect.provide(logging(args.verbose))
