@@ -4,7 +4,7 @@
  * @effect/cli, ws… bundled by esbuild). One bundle loads in a fraction of the time a tree of hundreds of modules
  * takes, and carries one copy of each Effect package whatever the application beside it installed. ioredis is not
  * bundled: a dependency of the package, loaded only with `--redis`. `erp mcp` runs from a bundle of its own,
- * `mcp.cjs` (`src/internal/mcpEntry.ts`: the same command with the MCP server, @effect/ai and @effect/rpc), so that
+ * `mcp.cjs` (`src/internal/mcpEntry.ts`: the same command with the MCP server and its transports), so that
  * no other command reads or compiles them.
  *
  * Run by `pnpm install` (the root `prepare`), `pnpm build`, and before the tests (vitest's global set-up). Also
@@ -114,7 +114,7 @@ export const buildCli = async (): Promise<BundleInfo> => {
     Fs.renameSync(`${outfile}.map`, map)
     return result
   }
-  // `erp mcp`: the same command with the MCP server (@effect/ai, @effect/rpc), a second bundle that only `erp mcp`
+  // `erp mcp`: the same command with the MCP server and its transports, a second bundle that only `erp mcp`
   // loads: the other commands' bundle, and their start, stay as they were (`pnpm bench startup`).
   const [command, mcp] = await Promise.all([
     commandBundle("src/internal/entry.ts", ENTRY, ENTRY_MAP),

@@ -81,7 +81,7 @@ function run() {
 
   // The command (`internal/entry.ts`), one CommonJS bundle loaded with the code of an earlier run (`codeCache.ts`).
   // `erp mcp` loads the same command with the MCP server (`internal/mcpEntry.ts`), a bundle of its own: no other
-  // command reads or compiles @effect/ai and @effect/rpc.
+  // command reads or compiles the MCP server.
   const mcp = process.argv[2] === "mcp"
   const entry = CodeCache.load<typeof Entry>(fileURLToPath(new URL(mcp ? "./mcp.cjs" : "./erp.cjs", import.meta.url)), {
     bundleHash: mcp ? ERP_MCP_BUNDLE_HASH : ERP_BUNDLE_HASH,

@@ -95,10 +95,18 @@ describe("the compiled erp command runs what it needs only", () => {
     for (const source of ["packages/cli/src/Cli.ts", "packages/sandbox/src/", "packages/client/src/", "@effect/cli"]) {
       expect(outputsHolding(source), source).toEqual(["packages/cli/dist/erp.cjs", "packages/cli/dist/mcp.cjs"])
     }
-    // Only `erp mcp` reads and compiles the MCP server and what it brings.
-    for (const source of ["packages/cli/src/internal/mcpServer.ts", "/@effect/ai/", "/@effect/rpc/"]) {
+    // Only `erp mcp` reads and compiles the MCP server and its transports.
+    for (
+      const source of [
+        "packages/cli/src/internal/mcpServer.ts",
+        "packages/cli/src/internal/mcpProtocol.ts",
+        "packages/cli/src/internal/mcpHttp.ts"
+      ]
+    ) {
       expect(outputsHolding(source), source).toEqual(["packages/cli/dist/mcp.cjs"])
     }
+    // The protocol is the server's own (mcpProtocol.ts says why): no @effect/ai or @effect/rpc in any bundle.
+    for (const source of ["/@effect/ai/", "/@effect/rpc/"]) expect(outputsHolding(source), source).toEqual([])
     expect(outputsHolding("/ioredis/")).toEqual([])
     // Requests go through Node's own fetch: the npm undici (560 KB, a fifth of a lookup's start) is not bundled.
     expect(outputsHolding("node_modules/undici/")).toEqual([])

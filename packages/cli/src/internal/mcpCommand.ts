@@ -1,6 +1,6 @@
 /**
  * `erp mcp`: the command as the parser and `--help` know it, its options and its description. The server itself
- * (`mcpServer.ts`, on @effect/ai and @effect/rpc) is not here: it is in a bundle of its own (`dist/mcp.cjs`), which the
+ * (`mcpServer.ts`, with its protocol and transports) is not here: it is in a bundle of its own (`dist/mcp.cjs`), which the
  * executable loads only for `erp mcp` and which provides it as `McpServe`, so that no other command loads or
  * compiles it (`pnpm bench startup`).
  */

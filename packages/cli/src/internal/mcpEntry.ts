@@ -1,7 +1,8 @@
 /**
  * The command as the executable runs it for `erp mcp`: the whole command (`entry.ts`) with the MCP server provided
  * (`McpServe`). `bin.ts` loads this module's bundle (`dist/mcp.cjs`, built by scripts/build-cli.ts) only for
- * `erp mcp`: @effect/ai and @effect/rpc are in no other command's bundle, so no other command loads or compiles them.
+ * `erp mcp`: the server and its transports are in no other command's bundle, so no other command loads or compiles
+ * them.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
