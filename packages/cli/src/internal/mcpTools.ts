@@ -537,6 +537,13 @@ const makeReader = (options: {
   }
 }
 
+// Nothing matched a where whose fields could not be checked: a misspelt field answers nothing too.
+const uncheckedNote = (endpoint: string, where: ListQuery.Conditions) =>
+  `No record matched. ${endpoint} had not been read before, so the fields of where (${
+    Object.keys(where).join(", ")
+  }) could not be checked: if one is misspelt, nothing matches it. Call without where (limit 1) to see the fields ` +
+  "of its records; from then on a where naming another is refused."
+
 /**
  * Up to `limit` records of a list, as the server wrote them, paged by the client: pages of `limit + 1` (plus the
  * margin a cursor looks back over; the server may serve fewer: they are followed), one at a time, and the one record
@@ -554,6 +561,8 @@ const listAnswer = (
     readonly limit: number
     readonly what: string
     readonly countTool: string
+    /** The where names fields not known to exist (the endpoint was never read): an empty answer says so. */
+    readonly unchecked?: boolean | undefined
   },
   progress: Progress
 ): Effect.Effect<Answer, ToolFailure> =>
@@ -615,6 +624,9 @@ const listAnswer = (
               "repeated."
           )
         }
+        if (options.unchecked === true && result.records.length === 0) {
+          notes.push(uncheckedNote(endpoint, options.where))
+        }
         if (result.repeated > 0) {
           notes.push(
             `${result.repeated} record${result.repeated === 1 ? "" : "s"} with the ${options.idField} of one the ` +
@@ -641,7 +653,12 @@ const listAnswer = (
 const countAnswer = (
   context: Context,
   endpoint: string,
-  options: { readonly where: ListQuery.Conditions; readonly params: ErpClient.Params; readonly what: string },
+  options: {
+    readonly where: ListQuery.Conditions
+    readonly params: ErpClient.Params
+    readonly what: string
+    readonly unchecked?: boolean | undefined
+  },
   progress: Progress
 ): Effect.Effect<Answer, ToolFailure> =>
   ListEndpoint.pages(endpoint, AnyRecord, {
@@ -665,7 +682,10 @@ const countAnswer = (
     Effect.map(({ count, pages }): Answer => {
       const data = `{"endpoint":${JSON.stringify(endpoint)},"where":${whereText(options.where)},"count":${count},` +
         `"pages":${pages}}`
-      return { texts: [data], structured: data }
+      return {
+        texts: options.unchecked === true && count === 0 ? [data, uncheckedNote(endpoint, options.where)] : [data],
+        structured: data
+      }
     }),
     Effect.provideService(ErpClient.ErpClient, context.client)
   )
@@ -944,6 +964,11 @@ export const catalogue = (context: Context, resources: ReadonlyArray<Resource.An
       "each (a where may name them)."
   })
 
+interface WhereAt {
+  readonly where: ListQuery.Conditions | undefined
+  readonly unchecked: boolean
+}
+
 /**
  * `api_get`, `api_list`, `api_count` and `api_endpoints` for any endpoint, and `api_post` (offered only with
  * `--allow-writes`). `resources`: the declared kinds of record, whose fields a `where` on their list endpoint may name.
@@ -978,23 +1003,25 @@ export const apiTools = (context: Context, resources: ReadonlyArray<Resource.Any
     })
   }, ["endpoint"])
   const noArgs = argumentsOf({})
-  // The where of a list of `endpoint`, its fields checked when they are known (declared for it, or seen in its
-  // records); `undefined` when none was given.
-  const whereAt = (endpoint: string, value: unknown) =>
+  // The where of a list of `endpoint` (`undefined` when none was given), its fields checked when they are known
+  // (declared for it, or seen in its records); `unchecked` when it names fields that could not be checked.
+  const whereAt = (
+    endpoint: string,
+    value: unknown
+  ): Either.Either<WhereAt, ToolInputError> =>
     Either.flatMap(whereOf(endpoint, value), (where) => {
-      if (value === undefined) return Either.right(undefined)
+      if (value === undefined) return Either.right<WhereAt>({ where: undefined, unchecked: false })
       const kinds = resources.filter((resource) => resource.list === endpoint)
-      return checkWhereFields(
+      const known = knownFields(
+        context,
         endpoint,
-        where,
-        knownFields(
-          context,
-          endpoint,
-          kinds.flatMap(declaredFields),
-          kinds.flatMap((resource) => resource.get === undefined ? [] : [resource.get])
-        ),
-        kinds.length > 0
+        kinds.flatMap(declaredFields),
+        kinds.flatMap((resource) => resource.get === undefined ? [] : [resource.get])
       )
+      return Either.map(checkWhereFields(endpoint, where, known, kinds.length > 0), (checked): WhereAt => ({
+        where: checked,
+        unchecked: known === undefined && Object.keys(checked).length > 0
+      }))
     })
   return [
     {
@@ -1048,7 +1075,7 @@ export const apiTools = (context: Context, resources: ReadonlyArray<Resource.Any
         Effect.gen(function*() {
           const given = yield* listArgs.decode(input)
           const endpoint = yield* endpointOf(given.endpoint)
-          const where = yield* whereAt(endpoint, given.where)
+          const { unchecked, where } = yield* whereAt(endpoint, given.where)
           const list = yield* continued(context, given.cursor, {
             endpoint,
             where,
@@ -1059,7 +1086,8 @@ export const apiTools = (context: Context, resources: ReadonlyArray<Resource.Any
             idField: resources.find((resource) => resource.list === endpoint)?.idField ?? "id",
             limit: (given.limit as number | undefined) ?? context.defaultLimit,
             what: "records",
-            countTool: "api_count"
+            countTool: "api_count",
+            unchecked
           }, progress)
         })
     },
@@ -1075,11 +1103,11 @@ export const apiTools = (context: Context, resources: ReadonlyArray<Resource.Any
         Effect.gen(function*() {
           const given = yield* countArgs.decode(input)
           const endpoint = yield* endpointOf(given.endpoint)
-          const where = yield* whereAt(endpoint, given.where)
+          const { unchecked, where } = yield* whereAt(endpoint, given.where)
           return yield* countAnswer(
             context,
             endpoint,
-            { where: where ?? {}, params: paramsOf(given.params), what: "records" },
+            { where: where ?? {}, params: paramsOf(given.params), what: "records", unchecked },
             progress
           )
         })
