@@ -18,7 +18,7 @@ afterAll(async () => {
 })
 
 /** A sandbox, and the tools' context on a client pointed at it (a fresh cursor secret each time). */
-const setUp = async (options: Parameters<typeof startSandbox>[0]) => {
+const setUp = async (options: Parameters<typeof startSandbox>[0], checkConditions = true) => {
   const s = await startSandbox({ rateLimit: false, ...options })
   const runtime = ManagedRuntime.make(
     ErpClient.layer({ baseUrl: s.sandbox.baseUrl, apiKey: Redacted.make(SECRET), retryBaseDelay: "20 millis" }).pipe(
@@ -35,7 +35,7 @@ const setUp = async (options: Parameters<typeof startSandbox>[0]) => {
     cursorSecret: Tools.makeCursorSecret(),
     maxLimit: 1_000,
     defaultLimit: 100,
-    checkConditions: true
+    checkConditions
   }
   const tools = [...Tools.resourceTools(context, Partners.resource), ...Tools.apiTools(context, [Partners.resource])]
   return { s, context, tools, ...caller(tools) }
@@ -359,6 +359,14 @@ describe("where fields", () => {
           "its records; from then on a where naming another is refused."
       )
     }
+  })
+
+  it("without the check of conditions (--no-check-where), a where is sent as given, any field", async () => {
+    const { ok } = await setUp({ partners: 30, ignoreConditions: "unknown" }, false)
+    const all = await ok("partners_count", { where: { nonexistent_field: 1 } })
+    expect(all.texts).toEqual([
+      "{\"endpoint\":\"partner/list\",\"where\":{\"nonexistent_field\":\"1\"},\"count\":30,\"pages\":2}"
+    ])
   })
 
   it("a server that ignores a condition on a known field: an error, not the whole list", async () => {

@@ -278,7 +278,8 @@ const whereOf = (endpoint: string, value: unknown): Either.Either<ListQuery.Cond
  * The fields a `where` may name on `endpoint`: those the contract declares for it and those seen in the records read
  * from it (or from `alsoSeenAt`, the same kind of record's get endpoint); `undefined` when none is known yet (nothing
  * declared, nothing read), when the condition is sent as it is and the check of the records
- * (`ConditionIgnored`) is what catches a server that ignores it.
+ * (`ConditionIgnored`) is what catches a server that ignores it. Without that check (`--no-check-where`), conditions
+ * are taken as given, fields the records do not carry included (a server may filter on them): `undefined` too.
  */
 const knownFields = (
   context: Context,
@@ -286,6 +287,7 @@ const knownFields = (
   declared: ReadonlyArray<string>,
   alsoSeenAt: ReadonlyArray<string> = []
 ): ReadonlyArray<string> | undefined => {
+  if (!context.checkConditions) return undefined
   const seen = context.fieldsSeen()
   const fields = new Set(declared)
   for (const at of [endpoint, ...alsoSeenAt]) for (const field of seen.get(at) ?? []) fields.add(field)
@@ -1020,26 +1022,10 @@ export const apiTools = (context: Context, resources: ReadonlyArray<Resource.Any
       )
       return Either.map(checkWhereFields(endpoint, where, known, kinds.length > 0), (checked): WhereAt => ({
         where: checked,
-        unchecked: known === undefined && Object.keys(checked).length > 0
+        unchecked: context.checkConditions && known === undefined && Object.keys(checked).length > 0
       }))
     })
   return [
-    {
-      name: "api_endpoints",
-      title: "The endpoints to call",
-      description: "Which endpoints there are to call (the service has over 500; no request is sent): the declared " +
-        "kinds of record with their list and get endpoints, tools, fields and filters, and the endpoints this server " +
-        "has had an answer from, with the fields seen in their records (what a where may name). The same as the " +
-        "resource erp://endpoints.",
-      inputSchema: noArgs.json,
-      toolset: "api",
-      write: false,
-      call: (input) =>
-        Effect.gen(function*() {
-          yield* noArgs.decode(input)
-          return { texts: [catalogue(context, resources)] }
-        })
-    },
     {
       name: "api_get",
       title: "GET any endpoint",
@@ -1110,6 +1096,22 @@ export const apiTools = (context: Context, resources: ReadonlyArray<Resource.Any
             { where: where ?? {}, params: paramsOf(given.params), what: "records", unchecked },
             progress
           )
+        })
+    },
+    {
+      name: "api_endpoints",
+      title: "The endpoints to call",
+      description: "Which endpoints there are to call (the service has over 500; no request is sent): the declared " +
+        "kinds of record with their list and get endpoints, tools, fields and filters, and the endpoints this server " +
+        "has had an answer from, with the fields seen in their records (what a where may name). The same as the " +
+        "resource erp://endpoints.",
+      inputSchema: noArgs.json,
+      toolset: "api",
+      write: false,
+      call: (input) =>
+        Effect.gen(function*() {
+          yield* noArgs.decode(input)
+          return { texts: [catalogue(context, resources)] }
         })
     },
     {
