@@ -312,6 +312,7 @@ describe("numbers past 2^53 - 1 in the arguments", () => {
     // Its neighbour by a double's reckoning is another partner, or none.
     const neighbour = await tools.call("partners_get", { id: "12345678901234571264" })
     expect(neighbour.failure?._tag).toBe("NotFound")
+    expect(neighbour.failure?.message).toContain("id=12345678901234571264")
   })
 })
 

@@ -826,10 +826,11 @@ export const resourceTools = (context: Context, resource: Resource.Any): Readonl
           const raw = given[selector.param] as string | number
           // A string of digits is an id as the server knows it, sent as written (past 2^53 - 1 too); within
           // 2^53 - 1, a number like any other.
-          const value = typeof raw === "string" && selector.kind === "integer" && Number.isSafeInteger(Number(raw))
-            ? Number(raw)
-            : raw
-          const query = Resource.query(selector, value)
+          const exactDigits = typeof raw === "string" && selector.kind === "integer" &&
+            !Number.isSafeInteger(Number(raw))
+          const query = exactDigits
+            ? { params: [[selector.param, raw]] as const, selector: `${selector.param}=${raw}` }
+            : Resource.query(selector, typeof raw === "string" && selector.kind === "integer" ? Number(raw) : raw)
           const found = yield* context.client.get(get, AnyRecord, { ...query, exact: true })
           context.sawFields(get, [found.value])
           const stray = contract(found.value, found.json)
