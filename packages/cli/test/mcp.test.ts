@@ -166,7 +166,15 @@ describe("erp mcp, read-only, against a sandbox with records a float would chang
   it("lists its read-only tools, each with a JSON schema for its input and a description", async () => {
     const { result } = await client.request("tools/list")
     const names = result.tools.map((tool: { name: string }) => tool.name)
-    expect(names).toEqual(["partners_get", "partners_list", "partners_count", "api_get", "api_list", "api_count"])
+    expect(names).toEqual([
+      "partners_get",
+      "partners_list",
+      "partners_count",
+      "api_get",
+      "api_list",
+      "api_count",
+      "api_endpoints"
+    ])
     for (const tool of result.tools) {
       expect(tool.inputSchema.type, tool.name).toBe("object")
       expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
@@ -176,7 +184,10 @@ describe("erp mcp, read-only, against a sandbox with records a float would chang
     const get = result.tools.find((tool: { name: string }) => tool.name === "partners_get")
     expect(Object.keys(get.inputSchema.properties)).toEqual(["id", "company_name"])
     const list = result.tools.find((tool: { name: string }) => tool.name === "partners_list")
-    expect(Object.keys(list.inputSchema.properties)).toEqual(["customers", "where", "limit"])
+    expect(Object.keys(list.inputSchema.properties)).toEqual(["customers", "where", "limit", "cursor"])
+    // The declared kind's tools say the shape of their answers; the api_ tools' shapes are not known.
+    expect(list.outputSchema).toMatchObject({ type: "object" })
+    expect(result.tools.find((tool: { name: string }) => tool.name === "api_list").outputSchema).toBeUndefined()
     expect(list.inputSchema.properties.limit).toMatchObject({ type: "integer", default: 100, maximum: 1000 })
   })
 
@@ -228,10 +239,18 @@ describe("erp mcp, read-only, against a sandbox with records a float would chang
     expect(all).toHaveLength(PARTNERS)
     const { isError, texts } = await client.call("partners_list")
     expect(isError).toBe(false)
+    // The cursor (opaque, signed) is the answer's own; the records are the server's text.
+    const cursor = JSON.parse(texts[0]!).cursor as string
+    expect(cursor).toMatch(/^[\w-]+\.[\w-]+$/)
     expect(texts[0]).toBe(
-      `{"endpoint":"partner/list","where":{},"returned":100,"more":true,"records":[${all.slice(0, 100).join(",")}]}`
+      `{"endpoint":"partner/list","where":{},"returned":100,"more":true,"cursor":${JSON.stringify(cursor)},` +
+        `"records":[${all.slice(0, 100).join(",")}]}`
     )
-    expect(texts[1]).toMatch(/^More partners match than the 100 returned .*partners_count/)
+    expect(texts[1]).toMatch(/^More partners match than the 100 returned/)
+    const next = await client.call("partners_list", { cursor })
+    expect(JSON.parse(next.texts[0]!).records.map((r: { id: number }) => r.id)).toEqual(
+      all.slice(100, 200).map((text) => JSON.parse(text).id)
+    )
     const all3 = await client.call("partners_list", { limit: 3 })
     expect(JSON.parse(all3.texts[0]!).records.map((r: { id: number }) => r.id)).toEqual([1, 2, 3])
     const whole = await client.call("partners_list", { limit: 1000 })
@@ -268,9 +287,8 @@ describe("erp mcp, read-only, against a sandbox with records a float would chang
     expect(get.texts[0]).toBe((await served(s, "invoice/get?id=3")).data)
     const invoices = (await served(s, "invoice/list?list_offset=0&list_count=1000")).elements!
     const list = await client.call("api_list", { endpoint: "invoice/list", limit: 4 })
-    expect(list.texts[0]).toBe(
-      `{"endpoint":"invoice/list","where":{},"returned":4,"more":true,"records":[${invoices.slice(0, 4).join(",")}]}`
-    )
+    expect(list.texts[0]).toMatch(/^\{"endpoint":"invoice\/list","where":\{\},"returned":4,"more":true,"cursor":"[^"]+",/)
+    expect(list.texts[0]).toContain(`"records":[${invoices.slice(0, 4).join(",")}]}`)
     const count = await client.call("api_count", { endpoint: "invoice/list" })
     expect(JSON.parse(count.texts[0]!).count).toBe(invoices.length)
     expect((await client.call("api_get", { endpoint: "partner/get", params: { id: 99_999 } })).texts[0]).toBe(
@@ -287,9 +305,15 @@ describe("erp mcp, read-only, against a sandbox with records a float would chang
     expect(result.resources.map((r: { uri: string }) => r.uri)).toEqual([
       "erp://contract",
       "erp://fields",
+      "erp://endpoints",
       "erp://limit"
     ])
-    const read = async (uri: string) => (await client.request("resources/read", { uri })).result.contents[0].text
+    const contents = async (uri: string) => (await client.request("resources/read", { uri })).result.contents[0]
+    expect(await contents("erp://contract")).toMatchObject({ uri: "erp://contract", mimeType: "text/markdown" })
+    expect(await contents("erp://limit")).toMatchObject({ mimeType: "application/json" })
+    const read = async (uri: string) => (await contents(uri)).text
+    const endpoints = JSON.parse(await read("erp://endpoints"))
+    expect(JSON.stringify(endpoints)).toContain("partner/list")
     expect(await read("erp://contract")).toMatch(/Rate limit: at most 100 requests per endpoint in any 30s/)
     const fields = JSON.parse(await read("erp://fields"))
     expect(fields.declared["partner/list"]).toEqual(["id", "company_name", "tax_number", "is_customer"])
@@ -329,7 +353,17 @@ describe("erp mcp, read-only, against a sandbox with records a float would chang
     expect((await client.request("no/such/method")).error).toMatchObject({ code: -32601 })
     expect((await client.request("tools/call", {})).error).toEqual({
       code: -32602,
-      message: "Invalid params: [\"name\"] is missing"
+      message: "Invalid params: tools/call needs \"name\", a string"
+    })
+    // Methods this server never advertised: not found, not "not implemented".
+    expect((await client.request("logging/setLevel", { level: "debug" })).error).toMatchObject({ code: -32601 })
+    expect((await client.request("resources/subscribe", { uri: "erp://limit" })).error).toMatchObject({
+      code: -32601
+    })
+    // Missing prompt arguments: -32602 naming them.
+    expect((await client.request("prompts/get", { name: "partner_summary" })).error).toEqual({
+      code: -32602,
+      message: "Invalid params: partner_summary: \"partner\" is required (its arguments: partner)"
     })
     expect((await client.request("tools/call", { name: "no_such_tool" })).error).toMatchObject({ code: -32602 })
     // A batch: each message answered on its own.
@@ -489,28 +523,35 @@ describe("erp mcp's failures", () => {
   })
 
   it("a server that ignores conditions: list and count tools are errors saying so; --no-check-where counts all", async () => {
-    const s = await startSandbox({ partners: 50, ignoreConditions: "unknown" })
+    const s = await startSandbox({ partners: 50, ignoreConditions: "all" })
     started.push(s)
     const visible = await s.run(s.sandbox.visiblePartners)
     const customers = visible.filter((partner) => partner.is_customer === 1).length
     const [checked, unchecked] = [start([], s.env), start(["--no-check-where"], s.env)]
     await Promise.all([checked.initialize(), unchecked.initialize()])
-    const said =
-      "ConditionIgnored: partner/list: the server ignored the condition nonexistent_field=1: the record at " +
-      "offset 0 (id 1) has no field nonexistent_field"
+    // A field the resource neither declares nor has shown is refused before anything is sent, with the fields there are.
+    const unknown = await checked.call("partners_list", { where: { nonexistent_field: 1 } })
+    expect(unknown.isError).toBe(true)
+    expect(unknown.texts[0]).toMatch(/^InvalidArguments: where: .*nonexistent_field.*company_name/)
+    // A declared field the server ignores: the records served do not satisfy it, and the tool says so.
+    const name = JSON.parse((await checked.call("partners_get", { id: 7 })).texts[0]!).company_name as string
+    const said = new RegExp(
+      "^ConditionIgnored: partner/list: the server ignored the condition (company_name=|is_customer=1)"
+    )
     for (
       const [tool, args] of [
-        ["partners_list", { where: { nonexistent_field: 1 } }],
-        ["partners_count", { where: { nonexistent_field: 1 }, customers: true }],
-        ["api_list", { endpoint: "partner/list", where: { nonexistent_field: 1 } }],
-        ["api_count", { endpoint: "partner/list", where: { nonexistent_field: 1 } }]
+        ["partners_list", { where: { company_name: name } }],
+        ["partners_count", { customers: true }],
+        ["api_list", { endpoint: "partner/list", where: { company_name: name } }],
+        ["api_count", { endpoint: "partner/list", where: { company_name: name } }]
       ] as const
     ) {
-      expect(await checked.call(tool, args), tool).toEqual({ isError: true, texts: [said] })
+      const answer = await checked.call(tool, args)
+      expect(answer.isError, tool).toBe(true)
+      expect(answer.texts, tool).toHaveLength(1)
+      expect(answer.texts[0], tool).toMatch(said)
     }
-    // A condition the server applies is answered as ever.
-    const counted = await checked.call("partners_count", { customers: true })
-    expect(JSON.parse(counted.texts[0]!)).toMatchObject({ count: customers })
+    expect(customers).toBeLessThan(50)
     const all = await unchecked.call("partners_count", { where: { nonexistent_field: 1 } })
     expect(all.isError).toBe(false)
     expect(JSON.parse(all.texts[0]!)).toMatchObject({ where: { nonexistent_field: "1" }, count: 50 })

@@ -7,7 +7,6 @@
 import * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
 import type * as Resource from "@erp-client/streams/Resource"
-import * as Crypto from "node:crypto"
 import { Slots } from "@erp-client/kernel"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -33,32 +32,6 @@ const DEFAULT_LIMIT = 100
 const MAX_LIMIT = 1_000
 /** The endpoints `erp://limit` reports at most: the ones used last (a made-up endpoint is one more). */
 const LIMIT_ENDPOINTS = 100
-
-/** What `erp://fields` and the catalogue keep at most: endpoints, and fields of each. */
-const SEEN_ENDPOINTS = 200
-const SEEN_FIELDS = 500
-
-/** The fields of the records the tools have read, by endpoint (for `erp://fields` and the where check). */
-const makeFieldsSeen = () => {
-  const seen = new Map<string, Set<string>>()
-  return {
-    saw: (endpoint: string, records: ReadonlyArray<unknown>) => {
-      let fields = seen.get(endpoint)
-      if (fields === undefined) {
-        if (seen.size >= SEEN_ENDPOINTS) return
-        seen.set(endpoint, fields = new Set())
-      }
-      for (const record of records) {
-        if (typeof record === "object" && record !== null && !Array.isArray(record)) {
-          for (const field of Object.keys(record)) if (fields.size < SEEN_FIELDS) fields.add(field)
-        }
-      }
-    },
-    of: (endpoint: string): ReadonlySet<string> | undefined => seen.get(endpoint),
-    byEndpoint: (): Record<string, ReadonlyArray<string>> =>
-      Object.fromEntries([...seen].map(([endpoint, fields]) => [endpoint, [...fields]]))
-  }
-}
 
 /**
  * The limiter the client uses, watched: the endpoints requests were admitted for and the limit each was admitted
@@ -304,7 +277,7 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
   const shared = Option.isSome(args.redis) || (process.env.ERP_REDIS_URL ?? "") !== ""
   return Effect.scoped(Effect.gen(function*() {
     const client = yield* ErpClient.ErpClient
-    const fields = makeFieldsSeen()
+    const fields = Tools.makeFieldsSeen()
     const partners = makePartnersSeen(10_000)
     const partnerEndpoints = new Set(
       resources.filter((resource) => resource.name === "partners").flatMap((resource) =>
@@ -314,14 +287,14 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
     const context: Tools.Context = {
       client,
       sawFields: (endpoint, records) => {
-        fields.saw(endpoint, records)
+        fields.sawFields(endpoint, records)
         if (partnerEndpoints.has(endpoint)) partners.saw(records)
       },
-      fieldsSeen: fields.of,
+      fieldsSeen: fields.fieldsSeen,
       maxLimit: MAX_LIMIT,
       defaultLimit: DEFAULT_LIMIT,
       checkConditions: !args.noCheckWhere,
-      cursorSecret: Crypto.randomBytes(32)
+      cursorSecret: Tools.makeCursorSecret()
     }
     const all = [
       ...resources.flatMap((resource) => Tools.resourceTools(context, resource)),
@@ -371,7 +344,7 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
                 Object.fromEntries(resource.filters.map((filter) => [Tools.filterArgument(filter), filter.where]))
               ])
             ),
-            seen: fields.byEndpoint()
+            seen: Object.fromEntries([...fields.fieldsSeen()].map(([endpoint, seen]) => [endpoint, [...seen]]))
           }))
         },
         {
@@ -395,13 +368,19 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
             (shared ? " (counted with the other processes sharing it through Redis)." : "."),
           mimeType: "application/json",
           annotations: { audience: ["assistant"] },
-          read: Effect.map(limits.status, (now) =>
-            JSON.stringify({
-              limit,
-              windowSeconds: Duration.toSeconds(window),
-              shared: shared ? "redis" : "this process",
-              endpoints: now?.endpoints ?? {}
-            }))
+          read: limits.status.pipe(
+            Effect.map((now) => ({ endpoints: now?.endpoints ?? {} })),
+            // Redis not answering: what is used of the limit is not known, and the resource says so.
+            Effect.catchAll((error) => Effect.succeed({ unavailable: error.message })),
+            Effect.map((now) =>
+              JSON.stringify({
+                limit,
+                windowSeconds: Duration.toSeconds(window),
+                shared: shared ? "redis" : "this process",
+                ...now
+              })
+            )
+          )
         }
       ],
       prompts: [

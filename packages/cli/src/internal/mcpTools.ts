@@ -24,17 +24,16 @@ import * as Stream from "effect/Stream"
 import * as Crypto from "node:crypto"
 import { AnyRecord } from "./common.js"
 import { contractOf, recordName } from "./contract.js"
+import type * as Protocol from "./mcpProtocol.js"
 
 /** A JSON Schema, as written into `tools/list`. */
-export type JsonSchema = Readonly<Record<string, unknown>>
+export type JsonSchema = Protocol.JsonSchema
 
 /**
  * Where a call that makes more than one request has got to: told after each page (records so far, and the total only
  * when it is truly known). The server decides whether and how often the host hears of it.
  */
-export interface Progress {
-  readonly report: (progress: number, total?: number, message?: string) => Effect.Effect<void>
-}
+export type Progress = Protocol.Progress
 
 /** A `Progress` that tells no one. */
 export const noProgress: Progress = { report: () => Effect.void }
@@ -106,16 +105,24 @@ export interface Context {
   readonly checkConditions: boolean
 }
 
+/** The endpoints `makeFieldsSeen` keeps at most, and the fields of each. */
+const SEEN_ENDPOINTS = 200
+const SEEN_FIELDS = 500
+
 /** The fields of the records the tools read, by endpoint: `Context.sawFields` and `Context.fieldsSeen`. */
 export const makeFieldsSeen = (): Pick<Context, "sawFields" | "fieldsSeen"> => {
   const seen = new Map<string, Set<string>>()
   return {
     sawFields: (endpoint, records) => {
       let fields = seen.get(endpoint)
-      if (fields === undefined) seen.set(endpoint, fields = new Set())
+      if (fields === undefined) {
+        // Bounded: endpoints an assistant makes up, or records of thousands of fields, cannot grow it without end.
+        if (seen.size >= SEEN_ENDPOINTS) return
+        seen.set(endpoint, fields = new Set())
+      }
       for (const record of records) {
         if (typeof record === "object" && record !== null && !Array.isArray(record)) {
-          for (const field of Object.keys(record)) fields.add(field)
+          for (const field of Object.keys(record)) if (fields.size < SEEN_FIELDS) fields.add(field)
         }
       }
     },
