@@ -1,5 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Progress } from "@modelcontextprotocol/sdk/types.js"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -129,6 +130,9 @@ const post = (url: string, body: string, headers: Record<string, string> = {}) =
     body
   })
 
+/** A JSON answer's body, to read fields of. */
+const json = async (response: Response): Promise<any> => response.json()
+
 const waitFor = async (check: () => boolean, what: string) => {
   const until = Date.now() + 5_000
   while (!check()) {
@@ -154,7 +158,7 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(["steps", "big", "wait"])
 
-    const progress: Array<{ progress: number; total?: number; message?: string }> = []
+    const progress: Array<Progress> = []
     const result = await client.callTool({ name: "steps", arguments: {} }, undefined, {
       onprogress: (p) => progress.push(p)
     })
@@ -178,10 +182,14 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
     expect(init.status).toBe(200)
     expect(init.headers.get("content-type")).toBe("application/json")
     const session = init.headers.get("mcp-session-id")!
-    expect((await init.json()).result.serverInfo.name).toBe("erp-test")
+    expect((await json(init)).result.serverInfo.name).toBe("erp-test")
     const headers = { "mcp-session-id": session }
 
-    const initialized = await post(server.url, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", headers)
+    const initialized = await post(
+      server.url,
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+      headers
+    )
     expect(initialized.status).toBe(202)
     expect(await initialized.text()).toBe("")
 
@@ -205,7 +213,9 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
     expect(streamed.headers.get("content-type")).toBe("text/event-stream")
     const events = (await streamed.text()).split("\n\n").filter((e) => e !== "")
     expect(events).toHaveLength(5)
-    expect(events.slice(0, 4).every((e) => e.startsWith("event: message\ndata: ") && e.includes("notifications/progress")))
+    expect(
+      events.slice(0, 4).every((e) => e.startsWith("event: message\ndata: ") && e.includes("notifications/progress"))
+    )
       .toBe(true)
     expect(JSON.parse(events[4]!.split("data: ")[1]!)).toMatchObject({ id: 4, result: { isError: false } })
 
@@ -215,13 +225,15 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
       "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"steps\",\"_meta\":{\"progressToken\":\"p\"}}}",
       { ...headers, accept: "application/json" }
     )
-    expect((await plain.json()).result.content).toEqual([{ type: "text", text: "four steps" }])
+    expect((await json(plain)).result.content).toEqual([{ type: "text", text: "four steps" }])
 
     expect((await post(server.url, "{\"jsonrpc\":", headers)).status).toBe(400)
     expect((await post(server.url, initializeBody, { accept: "text/html" })).status).toBe(406)
     expect((await post(server.url, initializeBody, { "content-type": "text/plain" })).status).toBe(415)
     expect((await fetch(server.url, { headers })).status).toBe(405)
-    expect((await fetch(server.url.replace("/mcp", "/other"), { method: "POST", body: initializeBody })).status).toBe(404)
+    expect((await fetch(server.url.replace("/mcp", "/other"), { method: "POST", body: initializeBody })).status).toBe(
+      404
+    )
   })
 
   it("cancels a call the client aborts, by notification or by going away", async () => {
@@ -271,10 +283,10 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
 
     const missing = await post(server.url, ping)
     expect(missing.status).toBe(400)
-    expect((await missing.json()).error.message).toContain("Mcp-Session-Id")
+    expect((await json(missing)).error.message).toContain("Mcp-Session-Id")
     const unknown = await post(server.url, ping, { "mcp-session-id": "0".repeat(32) })
     expect(unknown.status).toBe(404)
-    expect((await unknown.json()).error.code).toBe(-32001)
+    expect((await json(unknown)).error.code).toBe(-32001)
     const version = await post(server.url, ping, {
       "mcp-session-id": transport.sessionId!,
       "mcp-protocol-version": "1999-01-01"
@@ -295,6 +307,41 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
     expect((await fetch(server.url, { method: "DELETE" })).status).toBe(400)
     await waitFor(() => server.logs.some((line) => line.includes("ended (by the client)")), "the session's end logged")
     expect(server.logs.find((line) => line.includes("ended (by the client)"))).toContain("http-test-client")
+  })
+
+  it(`holds ${Http_.MAX_SESSIONS} sessions, pushing out the one idle longest for a new one`, async () => {
+    const server = await start()
+    const initialize = async () => {
+      const response = await post(server.url, initializeBody, { accept: "application/json" })
+      expect(response.status).toBe(200)
+      await response.arrayBuffer()
+      return response.headers.get("mcp-session-id")!
+    }
+    // The oldest session is busy (a call in flight): it stays; the next oldest, idle, is the one to go.
+    const busy = await connect(server.url)
+    const began = freshWait()
+    const call = busy.client.callTool({ name: "wait", arguments: {} })
+    await began
+    const idle = await initialize()
+    const batches: Array<ReadonlyArray<string>> = []
+    for (let made = 2; made < Http_.MAX_SESSIONS; made += 25) {
+      batches.push(await Promise.all(Array.from({ length: Math.min(25, Http_.MAX_SESSIONS - made) }, initialize)))
+    }
+    const ping = "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}"
+    const status = async (session: string) => (await post(server.url, ping, { "mcp-session-id": session })).status
+    expect(await status(idle)).toBe(200)
+    // Used just now, `idle` is no longer the least recently used: one of the first batch made after it goes instead.
+    const newest = await initialize()
+    expect(await status(newest)).toBe(200)
+    expect(await status(idle)).toBe(200)
+    const firstBatch = await Promise.all(batches[0]!.map(status))
+    expect(firstBatch.filter((s) => s === 404)).toHaveLength(1)
+    expect(await Promise.all(batches[1]!.map(status))).toEqual(batches[1]!.map(() => 200))
+    expect(server.logs.filter((line) => line.includes("least recently used"))).toHaveLength(1)
+    expect(cancelled).toEqual([])
+    expect(await busy.client.ping()).toEqual({})
+    await busy.client.close()
+    await expect(call).rejects.toThrow()
   })
 
   it("refuses a web page of another origin, and takes this machine's", async () => {
@@ -376,7 +423,7 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
     const server = await start()
     const tooBig = await post(server.url, "x".repeat(Protocol.MAX_MESSAGE_BYTES + 1))
     expect(tooBig.status).toBe(413)
-    expect((await tooBig.json()).error.message).toContain(`${Protocol.MAX_MESSAGE_BYTES} bytes`)
+    expect((await json(tooBig)).error.message).toContain(`${Protocol.MAX_MESSAGE_BYTES} bytes`)
   })
 
   it("stops at once when interrupted: idle, and with a call in flight", async () => {

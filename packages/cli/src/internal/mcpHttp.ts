@@ -118,7 +118,8 @@ const refusal = (status: number, code: number, message: string, headers?: Record
 
 // One event of the stream: a line of JSON-RPC as `data`, split where it breaks (a result's structured text may hold
 // line breaks outside strings), which the reader joins back with "\n", whitespace to JSON as the break was.
-const event = (line: string) => `event: message\n${line.split(/\r\n|\r|\n/).map((part) => `data: ${part}`).join("\n")}\n\n`
+const event = (line: string) =>
+  `event: message\n${line.split(/\r\n|\r|\n/).map((part) => `data: ${part}`).join("\n")}\n\n`
 
 const eventStreamHeaders = { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" }
 
@@ -176,7 +177,8 @@ const readBody = (request: Http.IncomingMessage): Effect.Effect<Body> =>
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-const isInitialize = (message: unknown) => Protocol.isRequest(message) && (message as { method: string }).method === "initialize"
+const isInitialize = (message: unknown) =>
+  Protocol.isRequest(message) && (message as { method: string }).method === "initialize"
 
 // A request without its progress token, for a client that takes no stream: it asked for notifications it could not
 // be sent.
@@ -330,7 +332,11 @@ export const serve = (
         }
         const session = sessions.get(id)
         if (session === undefined) {
-          return refusal(404, SESSION_NOT_FOUND, "Session not found: it ended, or the server restarted; initialize anew")
+          return refusal(
+            404,
+            SESSION_NOT_FOUND,
+            "Session not found: it ended, or the server restarted; initialize anew"
+          )
         }
         const version = headers["mcp-protocol-version"]
         if (version !== undefined && !Protocol.PROTOCOL_VERSIONS.includes(version)) {
