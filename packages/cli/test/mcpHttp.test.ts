@@ -424,6 +424,31 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
     const tooBig = await post(server.url, "x".repeat(Protocol.MAX_MESSAGE_BYTES + 1))
     expect(tooBig.status).toBe(413)
     expect((await json(tooBig)).error.message).toContain(`${Protocol.MAX_MESSAGE_BYTES} bytes`)
+
+    // Sent in chunks, with no length said first: refused once past the limit, while the client is still sending.
+    const { port } = new URL(server.url)
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = Http.request({
+        host: "127.0.0.1",
+        port,
+        path: "/mcp",
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" }
+      }, (response) => {
+        response.resume()
+        resolve(response.statusCode!)
+      })
+      request.on("error", reject)
+      const chunk = Buffer.alloc(1024 * 1024, "x")
+      let sent = 0
+      const send = () => {
+        // Twice the limit at most: the answer comes before the rest is sent, and the rest is never needed.
+        while (sent < 2 * Protocol.MAX_MESSAGE_BYTES && request.write(chunk)) sent += chunk.length
+        if (sent < 2 * Protocol.MAX_MESSAGE_BYTES) request.once("drain", send)
+      }
+      send()
+    })
+    expect(status).toBe(413)
   })
 
   it("stops at once when interrupted: idle, and with a call in flight", async () => {

@@ -249,13 +249,14 @@ export const serve = (
       sessions.set(session.id, session)
     }
     const clientOf = (session: Session) => JSON.stringify(session.connection.client() ?? "unnamed")
+    // Uninterruptible: a session taken out is always cancelled and logged, even when its DELETE's client goes.
     const end = (session: Session, why: string) =>
-      Effect.suspend(() => {
+      Effect.uninterruptible(Effect.suspend(() => {
         sessions.delete(session.id)
         return session.connection.cancelAll.pipe(
           Effect.zipRight(Effect.logInfo(`MCP session ${session.label} ended (${why}): client ${clientOf(session)}`))
         )
-      })
+      }))
 
     // The messages of one body, handled at once; a request whose handling is interrupted (its client went) is
     // cancelled as `notifications/cancelled` would.
@@ -274,13 +275,21 @@ export const serve = (
     const answer = (lines: ReadonlyArray<string>, batch: boolean, headers: Record<string, string> = {}) =>
       HttpServerResponse.text(batch ? `[${lines.join(",")}]` : lines[lines.length - 1]!, { ...jsonContent, headers })
 
+    // Answers said already, as the client takes them.
+    const answerAsTaken = (
+      lines: ReadonlyArray<string>,
+      batch: boolean,
+      takes: ReturnType<typeof accepted>,
+      headers: Record<string, string> = {}
+    ) => takes.json ? answer(lines, batch, headers) : eventStream(Stream.fromIterable(lines), headers)
+
     const initialize = (message: unknown, batch: boolean, takes: ReturnType<typeof accepted>) =>
       Effect.gen(function*() {
         const label = Crypto.randomBytes(4).toString("hex")
         const connection = server.connect(label)
         const lines: Array<string> = []
         yield* connection.handle(message, (line) => Effect.sync(() => lines.push(line)))
-        if (!connection.initialized()) return answer(lines, batch) // its params were wrong: no session
+        if (!connection.initialized()) return answerAsTaken(lines, batch, takes) // its params were wrong: no session
         if (sessions.size >= MAX_SESSIONS) {
           const idle = [...sessions.values()].find((session) => session.open === 0)
           if (idle === undefined) {
@@ -292,8 +301,7 @@ export const serve = (
         const session: Session = { id: Crypto.randomBytes(16).toString("hex"), label, connection, open: 0 }
         sessions.set(session.id, session)
         yield* Effect.logInfo(`MCP session ${label} started: client ${clientOf(session)}`)
-        const headers = { "mcp-session-id": session.id }
-        return takes.json ? answer(lines, batch, headers) : eventStream(Stream.fromIterable(lines), headers)
+        return answerAsTaken(lines, batch, takes, { "mcp-session-id": session.id })
       })
 
     const post = (request: HttpServerRequest.HttpServerRequest) =>
@@ -414,7 +422,9 @@ export const serve = (
           "www-authenticate": "Bearer"
         })
       }
-      if (request.url.split("?")[0] !== PATH) return refusal(404, REFUSED, `Not Found: MCP is served at ${PATH}`)
+      if (new URL(request.url, "http://host").pathname !== PATH) {
+        return refusal(404, REFUSED, `Not Found: MCP is served at ${PATH}`)
+      }
       switch (request.method) {
         case "POST":
           return yield* post(request)
@@ -443,15 +453,16 @@ export const serve = (
         })
       )
     )
-    // No span per HTTP request: they would carry the session's id in their headers, and the calls have their own.
-    yield* http.serve(app).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() => true))
-    // Stopping: the calls cancelled (their streams then end), and every connection closed, idle keep-alive ones too,
-    // so the server closes at once rather than when clients let go.
+    // Stopping (after the handler is taken off, so no session begins meanwhile): the calls cancelled (their streams
+    // then end), and every connection closed, idle keep-alive ones too, so the server closes at once rather than when
+    // clients let go.
     yield* Effect.addFinalizer(() =>
       Effect.forEach([...sessions.values()], (session) => end(session, "the server stopped"), { discard: true }).pipe(
         Effect.ensuring(Effect.sync(() => node?.closeAllConnections()))
       )
     )
+    // No span per HTTP request: they would carry the session's id in their headers, and the calls have their own.
+    yield* http.serve(app).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() => true))
     const port = http.address._tag === "TcpAddress" ? http.address.port : options.port
     yield* options.onListen(`http://${urlHost(options.host)}:${port}${PATH}`)
     return yield* Effect.never
