@@ -3,7 +3,7 @@
  * endpoint, `/mcp`, where several clients share one server (one process, one request limit), each in a session of
  * its own, a connection of `mcpProtocol.ts`.
  *
- * - POST carries a JSON-RPC message or batch. `initialize` begins a session: its answer names it in `Mcp-Session-Id`,
+ * - POST carries a JSON-RPC message, or a batch of them (MCP 2025-03-26). `initialize` begins a session: its answer names it in `Mcp-Session-Id`,
  *   and every later message carries it (none: 400; one this server does not hold: 404, and the client initializes
  *   anew). A body of notifications and responses alone is answered 202 without a body. A body with requests is
  *   answered as an event stream (`text/event-stream`: the progress of its requests, then their answers, then the end)
@@ -11,8 +11,10 @@
  *   the batch's answers): a plain answer needs no stream.
  * - DELETE ends the session, its calls cancelled. GET is 405: the server never speaks first (no sampling, no list
  *   that changes), so it holds no stream open for it.
- * - A client that goes away before its answers are said has its requests cancelled: nobody is left to read them, and
- *   the service's requests they would still make count against the shared limit.
+ * - A client that goes away before its answers are said has its requests cancelled. The spec would have a server
+ *   keep working for a client that may resume the stream, but resuming needs the events kept (an event store) and
+ *   this server keeps none: the answers could reach nobody, and the service's requests they would still make count
+ *   against the shared limit.
  * - With a token (`ERP_MCP_TOKEN`), every request shows it as `Authorization: Bearer …` (401 otherwise); without
  *   one, the server listens on loopback only. A request sent by a web page whose origin is not this machine is
  *   refused (403): a page could otherwise reach a loopback server through a name it rebinds to 127.0.0.1.
