@@ -287,7 +287,9 @@ describe("erp mcp, read-only, against a sandbox with records a float would chang
     expect(get.texts[0]).toBe((await served(s, "invoice/get?id=3")).data)
     const invoices = (await served(s, "invoice/list?list_offset=0&list_count=1000")).elements!
     const list = await client.call("api_list", { endpoint: "invoice/list", limit: 4 })
-    expect(list.texts[0]).toMatch(/^\{"endpoint":"invoice\/list","where":\{\},"returned":4,"more":true,"cursor":"[^"]+",/)
+    expect(list.texts[0]).toMatch(
+      /^\{"endpoint":"invoice\/list","where":\{\},"returned":4,"more":true,"cursor":"[^"]+",/
+    )
     expect(list.texts[0]).toContain(`"records":[${invoices.slice(0, 4).join(",")}]}`)
     const count = await client.call("api_count", { endpoint: "invoice/list" })
     expect(JSON.parse(count.texts[0]!).count).toBe(invoices.length)

@@ -10,7 +10,7 @@ import * as Protocol from "../src/internal/mcpProtocol.js"
 
 const RECORD = "{\"id\":12345678901234567890,\"price\":1.10}"
 
-const server = (blocked: Deferred.Deferred<void>) =>
+const server = (blocked: Deferred.Deferred<void>, interrupted: { count: number }) =>
   Protocol.make({
     name: "erp",
     version: "test",
@@ -47,7 +47,10 @@ const server = (blocked: Deferred.Deferred<void>) =>
         description: "Waits until released.",
         inputSchema: { type: "object" },
         annotations: {},
-        call: () => Effect.as(Deferred.await(blocked), { texts: ["released"], isError: false })
+        call: () =>
+          Effect.as(Deferred.await(blocked), { texts: ["released"], isError: false }).pipe(
+            Effect.onInterrupt(() => Effect.sync(() => interrupted.count++))
+          )
       }
     ],
     unlisted: [{
@@ -78,7 +81,8 @@ const server = (blocked: Deferred.Deferred<void>) =>
 
 const setup = Effect.gen(function*() {
   const blocked = yield* Deferred.make<void>()
-  const connection = server(blocked).connect("s1")
+  const interrupted = { count: 0 }
+  const connection = server(blocked, interrupted).connect("s1")
   const lines: Array<string> = []
   const reply: Protocol.Reply = (line) => Effect.sync(() => void lines.push(line))
   const send = (message: Record<string, unknown>) => connection.handle({ jsonrpc: "2.0", ...message }, reply)
@@ -91,7 +95,7 @@ const setup = Effect.gen(function*() {
     method: "initialize",
     params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } }
   })
-  return { blocked, connection, lines, reply, send, answer, initialize }
+  return { blocked, connection, interrupted, lines, reply, send, answer, initialize }
 })
 
 describe("mcpProtocol", () => {
@@ -215,6 +219,19 @@ describe("mcpProtocol", () => {
       expect(lines.some((line) => line.includes("\"id\":\"w\""))).toBe(false)
       yield* send({ id: 5, method: "ping" })
       expect(answer(5).result).toEqual({})
+    }))
+
+  it.effect("handle interrupted (the client went away): its call is interrupted, unanswered, and its id free", () =>
+    Effect.gen(function*() {
+      const { answer, initialize, interrupted, lines, send } = yield* setup
+      yield* initialize
+      const handling = yield* Effect.fork(send({ id: 9, method: "tools/call", params: { name: "wait" } }))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(handling)
+      expect(interrupted.count).toBe(1)
+      expect(lines.some((line) => line.includes("\"id\":9,"))).toBe(false)
+      yield* send({ id: 9, method: "ping" })
+      expect(answer(9).result).toEqual({})
     }))
 
   it.effect("an id in use is refused; 7 and \"7\" are two ids", () =>

@@ -1,7 +1,7 @@
+import { Slots } from "@erp-client/kernel"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Slots } from "@erp-client/kernel"
 import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BIN, ROOT, SECRET, startSandbox } from "./harness.js"
@@ -11,7 +11,8 @@ import { BIN, ROOT, SECRET, startSandbox } from "./harness.js"
 // loopback. Every byte the server wrote on stderr, in every mode, is checked for the key, its digest and the token.
 
 const TOKEN = "mcp-token-never-print-7c41d0a9"
-const BIG_ID = "12345678901234567890"
+// A partner of the kind `id-beyond-double` (the sandbox's Seed: 12345678901234567890 plus 1000 times its index).
+let BIG_ID: string
 
 type Started = Awaited<ReturnType<typeof startSandbox>>
 const sandboxes: Array<Started> = []
@@ -20,7 +21,7 @@ const stderrs: Array<() => string> = []
 
 const environment = (env: Record<string, string | undefined>) => {
   const all: Record<string, string> = {}
-  for (const [k, v] of Object.entries({ ...process.env, CI: "", ERP_MCP_TOKEN: "", ...env })) {
+  for (const [k, v] of Object.entries({ ...process.env, CI: "", ERP_MCP_TOKEN: undefined, ...env })) {
     if (v !== undefined) all[k] = v
   }
   return all
@@ -109,6 +110,8 @@ beforeAll(async () => {
     rateLimit: { limit: 1_000, window: "30 seconds" }
   })
   sandboxes.push(counted, listed)
+  const index = Array.from({ length: LISTED }, (_, i) => i).find((i) => listed.sandbox.oddKindAt(i)._tag === "Some")!
+  BIG_ID = (12345678901234567890n + 1000n * BigInt(index)).toString()
   const response = await fetch(`${listed.sandbox.baseUrl}/partner/get?id=${BIG_ID}`, {
     headers: { "X-API-KEY": SECRET }
   })
@@ -176,12 +179,16 @@ describe("the official SDK's client over stdio", () => {
     await close()
   }, 60_000)
 
-  it("pages a 3,000-partner list by cursor, every record once, and gets an exact record for an id beyond a double", async () => {
-    const { client, close } = await overStdio([], listed.env)
-    await pageByCursor(client)
-    await exactRecord(client)
-    await close()
-  }, 60_000)
+  it(
+    "pages a 3,000-partner list by cursor, every record once, and gets an exact record for an id beyond a double",
+    async () => {
+      const { client, close } = await overStdio([], listed.env)
+      await pageByCursor(client)
+      await exactRecord(client)
+      await close()
+    },
+    60_000
+  )
 
   it("--tools partners_get lists one tool; --toolsets partners only the partner tools", async () => {
     const one = await overStdio(["--tools", "partners_get"], listed.env)
@@ -219,22 +226,26 @@ describe("the official SDK's client over Streamable HTTP", () => {
     expect(server.stderr()).toMatch(/mcp: session \S+ \(mcpSdk\.test\) tools\/call partners_count: ok in \d+ ms/)
   }, 60_000)
 
-  it("with ERP_MCP_TOKEN: refused without it, served with it; the cursor and the exact record as over stdio", async () => {
-    const server = await startHttp([], { ...listed.env, ERP_MCP_TOKEN: TOKEN })
-    const refused = await fetch(server.url!, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
-    })
-    expect(refused.status).toBe(401)
-    await expect(overHttp(server.url!, "not-the-token")).rejects.toThrow()
-    const { client, close } = await overHttp(server.url!, TOKEN)
-    await pageByCursor(client)
-    await exactRecord(client)
-    await close()
-    server.child.kill("SIGTERM")
-    await server.exited
-  }, 60_000)
+  it(
+    "with ERP_MCP_TOKEN: refused without it, served with it; the cursor and the exact record as over stdio",
+    async () => {
+      const server = await startHttp([], { ...listed.env, ERP_MCP_TOKEN: TOKEN })
+      const refused = await fetch(server.url!, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
+      })
+      expect(refused.status).toBe(401)
+      await expect(overHttp(server.url!, "not-the-token")).rejects.toThrow()
+      const { client, close } = await overHttp(server.url!, TOKEN)
+      await pageByCursor(client)
+      await exactRecord(client)
+      await close()
+      server.child.kill("SIGTERM")
+      await server.exited
+    },
+    60_000
+  )
 
   it("refuses to start on a non-loopback address without a token: exit 2, one line", async () => {
     const server = await startHttp(["--host", "0.0.0.0"], listed.env)

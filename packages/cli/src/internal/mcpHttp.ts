@@ -39,8 +39,14 @@ import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Protocol from "./mcpProtocol.js"
 
-/** The server could not start: it cannot listen, or was asked to serve beyond this machine without a token. */
-export class McpHttpError extends Schema.TaggedError<McpHttpError>()("McpHttpError", { reason: Schema.String }) {
+/**
+ * The server could not start: it cannot listen, or was asked to serve beyond this machine without a token (`settings`:
+ * what the command was given refuses it, a usage error).
+ */
+export class McpHttpError extends Schema.TaggedError<McpHttpError>()("McpHttpError", {
+  reason: Schema.String,
+  settings: Schema.Boolean
+}) {
   override get message(): string {
     return this.reason
   }
@@ -230,12 +236,16 @@ export const serve = (
     if (options.token === undefined && !isLoopback(options.host)) {
       return yield* new McpHttpError({
         reason: `refused to serve MCP on ${options.host} without a token: set ERP_MCP_TOKEN to serve beyond this ` +
-          "machine (clients then send it as Authorization: Bearer …)"
+          "machine (clients then send it as Authorization: Bearer …)",
+        settings: true
       })
     }
     const expected = options.token === undefined ? undefined : Redacted.value(options.token)
     if (expected !== undefined && expected.trim() === "") {
-      return yield* new McpHttpError({ reason: "ERP_MCP_TOKEN is empty: set it to a secret, or unset it" })
+      return yield* new McpHttpError({
+        reason: "ERP_MCP_TOKEN is empty: set it to a secret, or unset it",
+        settings: true
+      })
     }
     const expectedDigest = expected === undefined ? undefined : digest(expected)
     const authorized = (header: string | undefined) => {
@@ -451,7 +461,8 @@ export const serve = (
         new McpHttpError({
           reason: `cannot serve MCP at http://${urlHost(options.host)}:${options.port}${PATH}: ${
             describeListenError(error.cause)
-          }`
+          }`,
+          settings: false
         })
       )
     )

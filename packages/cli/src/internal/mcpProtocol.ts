@@ -466,7 +466,9 @@ export const make = (server: ServerDefinition): Server => {
         const tool = method === "tools/call" && isObject(message.params) && typeof message.params.name === "string"
           ? message.params.name.slice(0, 100)
           : undefined
-        const fiber = yield* work.pipe(
+        // The call runs as a fiber of its own, known by its id from the moment it starts (a cancellation can name
+        // it); `handle` interrupted (the transport's client went away) interrupts it too.
+        const call = work.pipe(
           Effect.exit,
           Effect.flatMap((exit): Effect.Effect<"ok" | "tool error" | "error" | "cancelled"> => {
             finish()
@@ -478,6 +480,7 @@ export const make = (server: ServerDefinition): Server => {
             }
             if (Cause.isInterruptedOnly(exit.cause)) return Effect.succeed("cancelled")
             const failure = Cause.failureOption(exit.cause)
+            const defect = Cause.squash(exit.cause)
             return Effect.as(
               reply(
                 failure._tag === "Some"
@@ -485,11 +488,7 @@ export const make = (server: ServerDefinition): Server => {
                   : errorLine(
                     id,
                     INTERNAL_ERROR,
-                    `Internal error: ${
-                      Cause.squash(exit.cause) instanceof Error
-                        ? (Cause.squash(exit.cause) as Error).message
-                        : "the server failed"
-                    }`
+                    `Internal error: ${defect instanceof Error ? defect.message : "the server failed"}`
                   )
               ),
               "error"
@@ -521,10 +520,21 @@ export const make = (server: ServerDefinition): Server => {
               })
           ),
           Effect.ensuring(Effect.sync(() => inFlight.delete(key))),
+          // Forked below where nothing may interrupt, it is itself interruptible (a cancellation).
+          Effect.interruptible,
           Effect.forkDaemon
         )
-        inFlight.set(key, fiber)
-        yield* Fiber.join(fiber).pipe(Effect.catchAllCause(() => Effect.void))
+        yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const fiber = yield* call
+            // A call done already (its `ensuring` ran) is not kept: its id is free again.
+            if (fiber.unsafePoll() === null) inFlight.set(key, fiber)
+            yield* restore(Fiber.join(fiber)).pipe(
+              Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+              Effect.catchAllCause(() => Effect.void)
+            )
+          })
+        )
       })
 
     const notification = (method: string, params: unknown) => {

@@ -6,8 +6,8 @@
  */
 import * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
-import type * as Resource from "@erp-client/streams/Resource"
 import { Slots } from "@erp-client/kernel"
+import type * as Resource from "@erp-client/streams/Resource"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -106,7 +106,11 @@ const definitionOf = (tool: Tools.Tool): Protocol.ToolDefinition => ({
   call: (args, progress) =>
     tool.call(args, progress).pipe(
       Effect.match({
-        onSuccess: (answer): Protocol.ToolResult => ({ texts: answer.texts, structured: answer.structured, isError: false }),
+        onSuccess: (answer): Protocol.ToolResult => ({
+          texts: answer.texts,
+          structured: answer.structured,
+          isError: false
+        }),
         onFailure: failureResult
       }),
       // A cancelled call stays interrupted: it is not answered. Anything else unexpected is an error the assistant
@@ -164,27 +168,33 @@ export const select = (
   const sets = listed(chosen.toolsets)
   const unknownTools = names.filter((name) => !tools.some((tool) => tool.name === name))
   if (unknownTools.length > 0) {
-    return Either.left(new UsageError({
-      reason: `--tools: no tool is named ${unknownTools.join(", ")} (the tools: ${
-        tools.map((tool) => tool.name).join(", ")
-      })`
-    }))
+    return Either.left(
+      new UsageError({
+        reason: `--tools: no tool is named ${unknownTools.join(", ")} (the tools: ${
+          tools.map((tool) => tool.name).join(", ")
+        })`
+      })
+    )
   }
   const known = toolsetsOf(tools)
   const unknownSets = sets.filter((set) => !known.includes(set))
   if (unknownSets.length > 0) {
-    return Either.left(new UsageError({
-      reason: `--toolsets: no toolset is named ${unknownSets.join(", ")} (the toolsets: ${known.join(", ")})`
-    }))
+    return Either.left(
+      new UsageError({
+        reason: `--toolsets: no toolset is named ${unknownSets.join(", ")} (the toolsets: ${known.join(", ")})`
+      })
+    )
   }
   const picked = names.length === 0 && sets.length === 0
     ? tools.filter((tool) => !tool.write || chosen.allowWrites)
     : tools.filter((tool) => names.includes(tool.name) || sets.includes(tool.toolset))
   const writes = picked.filter((tool) => tool.write)
   if (writes.length > 0 && !chosen.allowWrites) {
-    return Either.left(new UsageError({
-      reason: `${writes.map((tool) => tool.name).join(", ")} changes the ERP: offered only with --allow-writes`
-    }))
+    return Either.left(
+      new UsageError({
+        reason: `${writes.map((tool) => tool.name).join(", ")} changes the ERP: offered only with --allow-writes`
+      })
+    )
   }
   if (picked.length === 0) return Either.left(new UsageError({ reason: "the tools chosen are none" }))
   return Either.right(picked)
@@ -245,7 +255,9 @@ const makePartnersSeen = (max: number) => {
     saw: (records: ReadonlyArray<unknown>) => {
       for (const record of records) {
         if (typeof record !== "object" || record === null) continue
-        for (const value of [(record as Record<string, unknown>).company_name, (record as Record<string, unknown>).id]) {
+        for (
+          const value of [(record as Record<string, unknown>).company_name, (record as Record<string, unknown>).id]
+        ) {
           // An id past 2^53 - 1 was read as a double: not offered, since its digits are not the server's.
           const said = typeof value === "string" ? value : Number.isSafeInteger(value) ? String(value) : undefined
           if (said === undefined || said === "") continue
@@ -433,13 +445,19 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
       return yield* Http.serve(server, {
         host: args.host,
         port: Option.getOrElse(args.port, () => DEFAULT_PORT),
-        token: token === undefined || token === "" ? undefined : Redacted.make(token),
+        // Set but empty is a token too: refused at start, rather than serving without one.
+        token: token === undefined ? undefined : Redacted.make(token),
         onListen: (url) =>
           note(
-            `serving MCP at ${url} (${token === undefined || token === "" ? "no token: loopback only" : "bearer token required"}); ` +
+            `serving MCP at ${url} (${token === undefined ? "no token: loopback only" : "bearer token required"}); ` +
               "SIGINT or SIGTERM ends it"
           )
-      })
+      }).pipe(
+        Effect.catchIf((error) => error.settings, (error) => new UsageError({ reason: error.reason }))
+      )
+    }
+    if (Option.isSome(args.port) || args.host !== "127.0.0.1") {
+      return yield* new UsageError({ reason: "--host and --port are for --http: the stdio server listens on nothing" })
     }
     if (process.stdin.isTTY === true) {
       yield* note(
@@ -448,9 +466,11 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
       )
     }
     // Stopped by a signal, the server lets go of stdin, which would otherwise keep the process for a second.
-    yield* Effect.addFinalizer(() => Effect.sync(() => {
-      if (!process.stdin.readableEnded) process.stdin.destroy()
-    }))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        if (!process.stdin.readableEnded) process.stdin.destroy()
+      })
+    )
     yield* Stdio.serve(server.connect(), {
       lines: Stdin.lines,
       write: (line) => Sink.writeStdout(`${line}\n`)
