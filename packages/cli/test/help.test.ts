@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cli } from "@erp-client/cli"
 import { Environment } from "@erp-client/client"
+import * as Kernel from "@erp-client/kernel"
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -89,7 +90,9 @@ describe("erp --help", () => {
     const settings = new Set<string>([
       ...Object.values(Environment.client),
       ...Object.values(Environment.limiter),
-      ...Object.values(Environment.redis)
+      ...Object.values(Environment.redis),
+      // `erp mcp --http`'s own (the command line's, not the client's).
+      ...Object.values(Kernel.Environment.mcp)
     ])
     // Not settings: written in by the build, read by tests and benchmarks only, or a family (`ERP_REDIS_*`).
     const own = new Set([

@@ -50,6 +50,16 @@ export const redis = {
 } as const
 
 /**
+ * `erp mcp --http`'s settings: the bearer token every request must show (none set: loopback only).
+ *
+ * @since 0.1.0
+ * @category Variables
+ */
+export const mcp = {
+  token: "ERP_MCP_TOKEN"
+} as const
+
+/**
  * Settings whose value is a duration: a bare number is seconds (`30`), or a number with a unit (`"500 millis"`).
  *
  * @since 0.1.0

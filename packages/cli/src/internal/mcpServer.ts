@@ -6,14 +6,14 @@
  */
 import * as ErpClient from "@erp-client/client/ErpClient"
 import type * as ErpRateLimiter from "@erp-client/client/ErpRateLimiter"
-import { Slots } from "@erp-client/kernel"
+import { Environment, Slots } from "@erp-client/kernel"
 import type * as Resource from "@erp-client/streams/Resource"
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Sink from "../Sink.js"
 import { clientLayer } from "./clientLayer.js"
 import { logging, note } from "./common.js"
@@ -441,12 +441,12 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
           : Effect.logDebug(callLine(event))
     })
     if (args.http) {
-      const token = process.env.ERP_MCP_TOKEN
+      const token = yield* Config.option(Config.redacted(Environment.mcp.token))
       return yield* Http.serve(server, {
         host: args.host,
         port: Option.getOrElse(args.port, () => DEFAULT_PORT),
         // Set but empty is a token too: refused at start, rather than serving without one.
-        token: token === undefined ? undefined : Redacted.make(token),
+        token: Option.getOrUndefined(token),
         onListen: (url) =>
           note(
             `serving MCP at ${url} (${token === undefined ? "no token: loopback only" : "bearer token required"}); ` +
