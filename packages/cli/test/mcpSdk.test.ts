@@ -216,6 +216,7 @@ describe("the official SDK's client over Streamable HTTP", () => {
   it("without a token, on loopback: the count with progress, paging by cursor, an exact record", async () => {
     const server = await startHttp([], { ...countEnv() })
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    expect(server.stderr()).toContain("(no token: loopback only)")
     const { client, close } = await overHttp(server.url!)
     await countWithProgress(client)
     await close()
@@ -230,6 +231,7 @@ describe("the official SDK's client over Streamable HTTP", () => {
     "with ERP_MCP_TOKEN: refused without it, served with it; the cursor and the exact record as over stdio",
     async () => {
       const server = await startHttp([], { ...listed.env, ERP_MCP_TOKEN: TOKEN })
+      expect(server.stderr()).toContain("(bearer token required)")
       const refused = await fetch(server.url!, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },

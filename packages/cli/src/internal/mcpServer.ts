@@ -449,7 +449,7 @@ export const serve = (resources: ReadonlyArray<Resource.Any>) => (args: McpArgs)
         token: Option.getOrUndefined(token),
         onListen: (url) =>
           note(
-            `serving MCP at ${url} (${token === undefined ? "no token: loopback only" : "bearer token required"}); ` +
+            `serving MCP at ${url} (${Option.isNone(token) ? "no token: loopback only" : "bearer token required"}); ` +
               "SIGINT or SIGTERM ends it"
           )
       }).pipe(
