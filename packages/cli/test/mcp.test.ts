@@ -510,6 +510,38 @@ describe("erp mcp --redis", () => {
   })
 })
 
+describe("erp mcp from a script", () => {
+  it("printf '…' | erp mcp: the requests after initialize are its session's, each answered, then exit 0", async () => {
+    const s = await startSandbox({ partners: 20 })
+    started.push(s)
+    const lines = [
+      { jsonrpc: "2.0", id: 0, method: "tools/list" },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "sh", version: "1" } }
+      },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "partners_count" } },
+      { jsonrpc: "2.0", id: 3, method: "tools/list" }
+    ]
+    const run = await erp(["mcp"], {
+      env: s.env,
+      via: "node",
+      stdin: lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
+    })
+    expect(run.code, run.stderr).toBe(0)
+    const answers = new Map(
+      run.stdout.split("\n").filter((l) => l !== "").map((l) => [JSON.parse(l).id, JSON.parse(l)])
+    )
+    // Before initialize: refused; after it, in the same pipe: served.
+    expect(answers.get(0).error.code).toBe(-32600)
+    expect(answers.get(1).result.protocolVersion).toBe("2025-06-18")
+    expect(JSON.parse(answers.get(2).result.content[0].text).count).toBe(20)
+    expect(answers.get(3).result.tools.length).toBeGreaterThan(5)
+  })
+})
+
 describe("erp mcp's failures", () => {
   it("a key the server refuses: Unauthorized as a tool error, the key in no byte", async () => {
     const s = await startSandbox({ partners: 5 })

@@ -199,6 +199,10 @@ export const parse = (text: string): Parsed => {
 export const isRequest = (message: unknown): boolean =>
   isObject(message) && typeof message.method === "string" && message.id !== undefined
 
+/** Whether a message is the request that begins a session. */
+export const isInitialize = (message: unknown): boolean =>
+  isRequest(message) && (message as { readonly method: unknown }).method === "initialize"
+
 /** A request's progress token, when it asked for progress. */
 export const progressTokenOf = (message: unknown): string | number | undefined => {
   if (!isObject(message) || !isObject(message.params) || !isObject(message.params._meta)) return undefined

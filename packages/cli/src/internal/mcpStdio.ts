@@ -44,8 +44,10 @@ export const serve = <E>(
       if (line.trim() === "") return Effect.void
       const parsed = Protocol.parse(line)
       if (parsed._tag === "Invalid") return say(parsed.line)
-      // A batch (MCP 2025-03-26): each message is handled, and answered, on its own.
+      // A batch (MCP 2025-03-26): each message is handled, and answered, on its own. `initialize` is handled before
+      // the next line is read: the lines after it (`printf '…' | erp mcp`) belong to the session it begins.
       return Effect.forEach(parsed.messages, (message) => {
+        if (Protocol.isInitialize(message)) return connection.handle(message, say)
         open++
         return connection.handle(message, say).pipe(
           Effect.ensuring(Effect.sync(() => {
