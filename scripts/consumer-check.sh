@@ -291,6 +291,29 @@ customers=$(ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY timeout 60 npx --no erp 
 echo "the example counted ${counted:-no} customers; erp partners list --customers: $customers records"
 [ "$customers" -gt 0 ] && [ "${counted:-0}" -eq "$customers" ]
 
+step "the installed erp mcp answers an assistant over stdio, and serves HTTP on loopback"
+# As a host starts it: initialize, then a count, piped; the count must be the command line's.
+mcp_out=$(printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"consumer-check","version":"1"}}}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"partners_count","arguments":{"customers":true}}}' |
+  ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY timeout 60 npx --no erp mcp)
+mcp_count=$(printf '%s\n' "$mcp_out" | grep '"id":2' | grep -oE '\\"count\\":[0-9]+' | grep -oE '[0-9]+$')
+echo "erp mcp's partners_count of customers: ${mcp_count:-none}"
+[ "${mcp_count:-0}" -eq "$customers" ] || { printf '%s\n' "$mcp_out" | cut -c1-300; false; }
+ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY setsid npx --no erp mcp --http --port 0 > /dev/null 2> "$WORK/mcp-http.err" &
+MCP_PID=$!
+for _ in $(seq 1 150); do
+  grep -q 'serving MCP at' "$WORK/mcp-http.err" 2>/dev/null && break
+  kill -0 "$MCP_PID" 2>/dev/null || { cat "$WORK/mcp-http.err"; false; }
+  sleep 0.2
+done
+MCP_URL=$(grep -oE 'http://127\.0\.0\.1:[0-9]+/mcp' "$WORK/mcp-http.err" | head -1)
+answer=$(curl -s -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' "$MCP_URL" \
+  -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"consumer-check","version":"1"}}}')
+kill -TERM -- -"$MCP_PID" 2>/dev/null || true
+echo "erp mcp --http at ${MCP_URL:-nowhere}: $(printf '%s' "$answer" | cut -c1-80)"
+printf '%s' "$answer" | grep -q '"serverInfo":{"name":"erp"'
+
 step "README.md's application set-up: npm init -y, type module, tsc --init, the Use example run by tsx"
 # As Install says, from a fresh npm app: npm 11 writes "type": "commonjs", which Install has the reader change, and
 # TypeScript's own tsconfig (tsc --init), not ours. The packages are those installed above (node_modules linked).
