@@ -595,6 +595,29 @@ describe("erp mcp's failures", () => {
     ])
   })
 
+  it("flags that cannot go together, or name no tool: exit 2 and one line naming what there is", async () => {
+    const s = await startSandbox({ partners: 5 })
+    started.push(s)
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, RegExp]> = [
+      [["--tools", "nope"], /^erp: --tools: no tool is named nope \(the tools: partners_get, .*api_endpoints/],
+      [
+        ["--toolsets", "partners,nope"],
+        /^erp: --toolsets: no toolset is named nope \(the toolsets: partners, api, writes\)/
+      ],
+      [["--toolsets", "writes"], /^erp: api_post changes the ERP: offered only with --allow-writes/],
+      [["--read-only", "--allow-writes"], /^erp: --read-only and --allow-writes say opposite things/],
+      [["--port", "8400"], /^erp: --host and --port are for --http/]
+    ]
+    for (const [args, said] of cases) {
+      const run = await erp(["mcp", ...args], { env: s.env, via: "node" })
+      expect(run.code, args.join(" ")).toBe(2)
+      expect(run.stdout).toBe("")
+      expect(run.stderr).toMatch(said)
+      expect(run.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1)
+    }
+    expect((await s.run(s.sandbox.stats)).requests).toBe(0)
+  })
+
   it("without ERP_API_KEY: exit 2 and one line saying what to set, nothing on stdout", async () => {
     const client = start([], { ERP_BASE_URL: "http://127.0.0.1:9", ERP_API_KEY: undefined })
     const exit = await client.exited

@@ -10,7 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type CommonArgs, redis, verbose } from "./common.js"
+import { type CommonArgs, redis, repeatable, verbose } from "./common.js"
 
 /** The options of `erp mcp`. */
 export interface McpArgs extends CommonArgs {
@@ -59,18 +59,20 @@ export const mcpCommand = Command.make(
       )
     ),
     tools: Options.text("tools").pipe(
-      Options.repeated,
+      Options.withPseudoName("NAME[,NAME]"),
       Options.withDescription(
         "Offer only these tools (a comma-separated list, or the flag again), e.g. --tools partners_get,partners_count. " +
           "With --toolsets too, the tools of both. A name that no tool has is refused, with the names there are."
-      )
+      ),
+      repeatable
     ),
     toolsets: Options.text("toolsets").pipe(
-      Options.repeated,
+      Options.withPseudoName("SET[,SET]"),
       Options.withDescription(
         "Offer only the tools of these toolsets: partners (and each other declared kind of record: its _get, _list " +
           "and _count), api (api_get, api_list, api_count, api_endpoints), writes (api_post: needs --allow-writes)."
-      )
+      ),
+      repeatable
     ),
     http: Options.boolean("http").pipe(
       Options.withDescription(
@@ -82,10 +84,12 @@ export const mcpCommand = Command.make(
       )
     ),
     host: Options.text("host").pipe(
+      Options.withPseudoName("HOST"),
       Options.withDefault("127.0.0.1"),
       Options.withDescription("With --http: the address to listen on (a non-loopback one needs ERP_MCP_TOKEN).")
     ),
     port: Options.integer("port").pipe(
+      Options.withPseudoName("N"),
       Options.optional,
       Options.withDescription(`With --http: the port to listen on (default ${DEFAULT_PORT}; 0: one the OS picks).`)
     ),
