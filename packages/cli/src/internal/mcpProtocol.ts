@@ -470,6 +470,18 @@ export const make = (server: ServerDefinition): Server => {
         const tool = method === "tools/call" && isObject(message.params) && typeof message.params.name === "string"
           ? message.params.name.slice(0, 100)
           : undefined
+        // How the call ended, for the log.
+        const said = (outcome: CallEvent["outcome"]) =>
+          server.onCall === undefined
+            ? Effect.void
+            : server.onCall({
+              method,
+              tool,
+              millis: Date.now() - started,
+              outcome,
+              client: clientName,
+              connection: label
+            })
         // The call runs as a fiber of its own, known by its id from the moment it starts (a cancellation can name
         // it); `handle` interrupted (the transport's client went away) interrupts it too.
         const call = work.pipe(
@@ -498,31 +510,8 @@ export const make = (server: ServerDefinition): Server => {
               "error"
             )
           }),
-          Effect.tap((outcome) =>
-            server.onCall === undefined
-              ? Effect.void
-              : server.onCall({
-                method,
-                tool,
-                millis: Date.now() - started,
-                outcome,
-                client: clientName,
-                connection: label
-              })
-          ),
-          Effect.asVoid,
-          Effect.onInterrupt(() =>
-            server.onCall === undefined
-              ? Effect.void
-              : server.onCall({
-                method,
-                tool,
-                millis: Date.now() - started,
-                outcome: "cancelled",
-                client: clientName,
-                connection: label
-              })
-          ),
+          Effect.flatMap(said),
+          Effect.onInterrupt(() => said("cancelled")),
           Effect.ensuring(Effect.sync(() => inFlight.delete(key))),
           // Forked below where nothing may interrupt, it is itself interruptible (a cancellation).
           Effect.interruptible,
