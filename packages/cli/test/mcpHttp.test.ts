@@ -425,9 +425,12 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
     expect(tooBig.status).toBe(413)
     expect((await json(tooBig)).error.message).toContain(`${Protocol.MAX_MESSAGE_BYTES} bytes`)
 
-    // Sent in chunks, with no length said first: refused once past the limit, while the client is still sending.
+    // Sent in chunks, with no length said first: refused once past the limit, while the client is still sending. The
+    // server answers 413 and closes; a client still writing may see the close (EPIPE, ECONNRESET) before it reads the
+    // answer, which is a refusal too.
     const { port } = new URL(server.url)
-    const status = await new Promise<number>((resolve, reject) => {
+    let sent = 0
+    const outcome = await new Promise<number | string>((resolve) => {
       const request = Http.request({
         host: "127.0.0.1",
         port,
@@ -438,25 +441,32 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
         response.resume()
         resolve(response.statusCode!)
       })
-      request.on("error", reject)
+      request.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
       const chunk = Buffer.alloc(1024 * 1024, "x")
-      let sent = 0
       const send = () => {
-        // Twice the limit at most: the answer comes before the rest is sent, and the rest is never needed.
         while (sent < 2 * Protocol.MAX_MESSAGE_BYTES && request.write(chunk)) sent += chunk.length
         if (sent < 2 * Protocol.MAX_MESSAGE_BYTES) request.once("drain", send)
+        else request.end()
       }
       send()
     })
-    expect(status).toBe(413)
+    expect([413, "EPIPE", "ECONNRESET"]).toContain(outcome)
+    // And the server goes on.
+    const after = await post(server.url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }))
+    expect(after.status).not.toBe(413)
   })
+
+  // Not a timing: the bound tells closing at once from waiting for the client's keep-alive connection to idle out
+  // (Node's keepAliveTimeout, 5 s), with room for a loaded machine. The prompt stop itself is measured by hand
+  // (docs/mcp.md, "Ending and signals").
+  const PROMPTLY = 2_500
 
   it("stops at once when interrupted: idle, and with a call in flight", async () => {
     const idle = await start()
     const { client } = await connect(idle.url)
     await client.listTools()
     running.splice(running.indexOf(idle), 1)
-    expect(await idle.stop()).toBeLessThan(200)
+    expect(await idle.stop()).toBeLessThan(PROMPTLY)
 
     const busy = await start()
     const second = await connect(busy.url)
@@ -464,7 +474,7 @@ describe("erp mcp --http, driven by the official SDK's client", () => {
     const call = second.client.callTool({ name: "wait", arguments: {} }, undefined, { onprogress: () => {} })
     await began
     running.splice(running.indexOf(busy), 1)
-    expect(await busy.stop()).toBeLessThan(200)
+    expect(await busy.stop()).toBeLessThan(PROMPTLY)
     expect(cancelled).toEqual(["wait"])
     await second.client.close()
     await expect(call).rejects.toThrow()
