@@ -61,6 +61,11 @@ export * as LimiterText from "./LimiterText.js"
 /**
  * @since 0.1.0
  */
+export * as ListCursor from "./ListCursor.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ListQuery from "./ListQuery.js"
 
 /**

@@ -13,7 +13,7 @@
 import * as ErpClient from "@erp-client/client/ErpClient"
 import * as JsonText from "@erp-client/core/JsonText"
 import * as ListQuery from "@erp-client/core/ListQuery"
-import * as Changes from "@erp-client/kernel/Changes"
+import * as ListCursor from "@erp-client/kernel/ListCursor"
 import * as ListEndpoint from "@erp-client/streams/ListEndpoint"
 import * as Resource from "@erp-client/streams/Resource"
 import * as Effect from "effect/Effect"
@@ -332,23 +332,11 @@ const whereText = (where: ListQuery.Conditions) =>
 // --- Cursors -------------------------------------------------------------------------------------------------------
 
 /**
- * A cursor: where a list answer left off, for the next call to go on from there. Its rule (drift-safe paging's,
- * docs/paging.md, applied across calls that may be minutes apart):
- *
- * - It carries the list it continues (endpoint, where with the filters folded in, params, all as given), `o`, the
- *   list position just past the last record returned, and `k`, a digest of each of the last `CURSOR_KEYS` records
- *   returned, in list order (of the record's id as the server wrote it, or of its whole text when it has no id).
- * - The next call reads from `CURSOR_MARGIN` records before `o`, and looks there for those records: the last record
- *   returned, found anywhere in the first page read (the list shifted by inserts or deletes before it: corrected), is
- *   where the list goes on. When it is gone (deleted), the last of the others found is. Records found before it are
- *   not returned again; a record of the cursor met after it (read again as the list moved back) is left out and said.
- * - When none is found in the first page (more than `CURSOR_MARGIN - 1` records deleted before them, more than the
- *   page's worth inserted, or all of them deleted), going on could skip records: the call fails with `ListChanged`
- *   and says to start again without a cursor. Never a record silently skipped, or one of the last returned repeated.
- * - Records inserted behind the cursor while the list is read may or may not come (as in any drift-safe export).
- *
- * The position is only where to look: the digests decide. Signed with HMAC-SHA256 under the process's
- * `cursorSecret`: a cursor changed in any way, made up, or from another process is refused.
+ * A cursor: where a list answer left off, for the next call to go on from there, by the kernel's rule
+ * (`ListCursor`: drift-safe paging's, across calls that may be minutes apart). It carries the list it continues
+ * (endpoint, where with the filters folded in, params, all as given) and the position: `o`, just past the last record
+ * returned, and `k`, the keys of the last ones returned. Signed with HMAC-SHA256 under the process's `cursorSecret`:
+ * a cursor changed in any way, made up, or from another process is refused.
  */
 interface Cursor {
   readonly e: string
@@ -358,10 +346,8 @@ interface Cursor {
   readonly k: ReadonlyArray<string>
 }
 
-const CURSOR_KEYS = 10
-const CURSOR_MARGIN = 100
-// A record's digest: 48 bits of SHA-256, in base64url (a cursor stays short; the records compared are a few hundred).
-const KEY_CHARS = 8
+const positionOf = (cursor: Cursor | undefined): ListCursor.Position | undefined =>
+  cursor === undefined ? undefined : { offset: cursor.o, keys: cursor.k }
 
 const CursorSchema = Schema.Struct({
   v: Schema.Literal(1),
@@ -449,103 +435,6 @@ const continued = (
   })
 }
 
-const recordKey = (idField: string, raw: unknown, text: string): string => {
-  const id = Changes.idOf(raw, idField, () => text)
-  const identity = id === undefined ? `text:${text}` : `id:${Changes.idJson(id)}`
-  return Crypto.createHash("sha256").update(identity).digest("base64url").slice(0, KEY_CHARS)
-}
-
-interface Kept {
-  readonly text: string
-  readonly key: string
-  readonly position: number
-}
-
-/**
- * Reads a list's records as they come, from `start`, by the cursor's rule (see `Cursor`): first looking for where the
- * cursor left off (when there is one), then keeping up to `limit + 1` records (the one past `limit` says more match).
- */
-const makeReader = (options: {
-  readonly limit: number
-  readonly idField: string
-  readonly start: number
-  readonly after: Cursor | undefined
-}) => {
-  const { after, idField, limit, start } = options
-  const carried = new Set(after?.k ?? [])
-  const last = after?.k[after.k.length - 1]
-  // The first page read: the margin before the cursor's position, and a page's worth past it.
-  const searchBound = (after === undefined ? 0 : after.o - start) + limit + 1
-  let phase: "seeking" | "reading" | "lost" = after === undefined ? "reading" : "seeking"
-  let read = 0
-  let anchor: number | undefined
-  let anchoredOnLast = false
-  let pending: Array<Kept> = []
-  const kept: Array<Kept> = []
-  let repeated = 0
-  const settle = () => {
-    if (anchor === undefined) {
-      phase = "lost"
-    } else {
-      phase = "reading"
-      kept.push(...pending.slice(0, limit + 1))
-      pending = []
-    }
-  }
-  return {
-    feed: (page: { readonly raw: ReadonlyArray<unknown>; readonly json?: ReadonlyArray<string> | undefined }) => {
-      for (let i = 0; i < page.raw.length && phase !== "lost" && kept.length <= limit; i++) {
-        const raw = page.raw[i]
-        const text = page.json?.[i] ?? JSON.stringify(raw)
-        const key = recordKey(idField, raw, text)
-        const position = start + read
-        read++
-        if (phase === "reading") {
-          if (carried.has(key)) repeated++
-          else kept.push({ text, key, position })
-          continue
-        }
-        if (carried.has(key)) {
-          anchor = position
-          pending = []
-          if (key === last) {
-            anchoredOnLast = true
-            phase = "reading"
-          }
-        } else if (anchor !== undefined) {
-          pending.push({ text, key, position })
-        }
-        if (phase === "seeking" && read >= searchBound) settle()
-      }
-    },
-    /** Enough read: `limit + 1` records kept, or where the cursor left off is not to be found. */
-    done: () => phase === "lost" || kept.length > limit,
-    kept: () => Math.min(kept.length, limit),
-    /** At the end of what was read: the records, or `undefined` when where the cursor left off was not found. */
-    finish: () => {
-      if (phase === "seeking") settle()
-      if (phase === "lost") return undefined
-      const records = kept.slice(0, limit)
-      const more = kept.length > limit
-      return {
-        records,
-        more,
-        repeated,
-        // How far the last record returned moved since (undefined: it is gone; the last of the others found was used).
-        shift: after === undefined ? 0 : anchoredOnLast ? anchor! - (after.o - 1) : undefined,
-        next: (cursor: Omit<Cursor, "o" | "k">): Cursor => {
-          const lastKept = records[records.length - 1]!
-          return {
-            ...cursor,
-            o: lastKept.position + 1,
-            k: [...(after?.k ?? []), ...records.map((record) => record.key)].slice(-CURSOR_KEYS)
-          }
-        }
-      }
-    }
-  }
-}
-
 // Nothing matched a where whose fields could not be checked: a misspelt field answers nothing too.
 const uncheckedNote = (endpoint: string, where: ListQuery.Conditions) =>
   `No record matched. ${endpoint} had not been read before, so the fields of where (${
@@ -577,8 +466,9 @@ const listAnswer = (
 ): Effect.Effect<Answer, ToolFailure> =>
   Effect.suspend(() => {
     const { after, limit, what } = options
-    const start = after === undefined ? 0 : Math.max(0, after.o - CURSOR_MARGIN)
-    const reader = makeReader({ limit, idField: options.idField, start, after })
+    const position = positionOf(after)
+    const start = ListCursor.startOf(position)
+    const reader = ListCursor.makeReader({ limit, idField: options.idField, start, after: position })
     return ListEndpoint.pages(endpoint, AnyRecord, {
       where: options.where,
       checkConditions: context.checkConditions,
@@ -604,16 +494,21 @@ const listAnswer = (
           return Effect.fail(
             new ListChanged({
               reason: `${endpoint} changed since this cursor was given: none of the last ${what} returned is within ` +
-                `${CURSOR_MARGIN} records before where the cursor left off, or in the page after (more than ` +
-                `${CURSOR_MARGIN - 1} ${what} were removed before it, more than ${limit} added, or the last ones ` +
+                `${ListCursor.MARGIN} records before where the cursor left off, or in the page after (more than ` +
+                `${ListCursor.MARGIN - 1} ${what} were removed before it, more than ${limit} added, or the last ones ` +
                 `returned were removed). Going on could skip ${what}, so nothing is returned: call again without ` +
                 "cursor to read the list from its start."
             })
           )
         }
-        const cursor = result.more
-          ? encodeCursor(context.cursorSecret, result.next({ e: endpoint, w: options.where, p: options.params }))
-          : undefined
+        const next = result.more ? result.next() : undefined
+        const cursor = next === undefined ? undefined : encodeCursor(context.cursorSecret, {
+          e: endpoint,
+          w: options.where,
+          p: options.params,
+          o: next.offset,
+          k: next.keys
+        })
         const data = `{"endpoint":${JSON.stringify(endpoint)},"where":${whereText(options.where)},"returned":` +
           `${result.records.length},"more":${result.more},` +
           `${cursor === undefined ? "" : `"cursor":${JSON.stringify(cursor)},`}"records":[${
