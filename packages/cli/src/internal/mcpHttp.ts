@@ -270,19 +270,13 @@ export const serve = (
         )
       }))
 
-    // The messages of one body, handled at once; a request whose handling is interrupted (its client went) is
-    // cancelled as `notifications/cancelled` would.
+    // The messages of one body, handled at once; interrupted (its client went), each request's call is cancelled with
+    // it (`Protocol.Connection.handle`).
     const handleAll = (connection: Protocol.Connection, messages: ReadonlyArray<unknown>, say: Protocol.Reply) =>
-      Effect.forEach(messages, (message) => {
-        const handled = connection.handle(message, say)
-        if (!Protocol.isRequest(message)) return handled
-        const requestId = (message as { id: unknown }).id
-        return Effect.onInterrupt(handled, () =>
-          connection.handle(
-            { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId, reason: "the client went" } },
-            () => Effect.void
-          ))
-      }, { concurrency: "unbounded", discard: true })
+      Effect.forEach(messages, (message) => connection.handle(message, say), {
+        concurrency: "unbounded",
+        discard: true
+      })
 
     const answer = (lines: ReadonlyArray<string>, batch: boolean, headers: Record<string, string> = {}) =>
       HttpServerResponse.text(batch ? `[${lines.join(",")}]` : lines[lines.length - 1]!, { ...jsonContent, headers })
