@@ -11,8 +11,8 @@
  *   it), is where the list goes on. When it is gone (deleted), the last of the others found is. Records found before
  *   it are not returned again; one of the position's records met after it (read again as the list moved back) is left
  *   out and counted (`repeated`).
- * - When none is found in the first page (more than `MARGIN - 1` records deleted before them, more than the page's
- *   worth inserted, or all of them deleted), going on could skip records: the read is lost (`finish` gives
+ * - When none is found in the first page (more than `MARGIN - 1` records deleted before them, more than `MARGIN - 1`
+ *   inserted, or all of them deleted), going on could skip records: the read is lost (`finish` gives
  *   `undefined`), and the caller starts again from the list's start. Never a record silently skipped, or one of the
  *   last returned repeated.
  * - Records inserted behind the position while the list is read may or may not come (as in any drift-safe export).
@@ -91,6 +91,23 @@ export const startOf = (after: Position | undefined): number =>
   after === undefined ? 0 : Math.max(0, after.offset - MARGIN)
 
 /**
+ * How many records the first page of a read going on from `after` asks for: the margin before its offset, and as many
+ * past it (records inserted before the position move its records later), or `limit + 1` when that is more.
+ *
+ * @example
+ * ```ts
+ * import { ListCursor } from "@erp-client/kernel"
+ *
+ * console.log(ListCursor.firstPage(undefined, 50), ListCursor.firstPage({ offset: 1000, keys: [] }, 50)) // => 51 200
+ * ```
+ *
+ * @since 0.1.0
+ * @category Reading
+ */
+export const firstPage = (after: Position | undefined, limit: number): number =>
+  after === undefined ? limit + 1 : after.offset - startOf(after) + Math.max(limit + 1, MARGIN)
+
+/**
  * A record the read keeps: its text as the server wrote it, its key, and its position in the list.
  *
  * @since 0.1.0
@@ -150,8 +167,8 @@ export const makeReader = (options: {
   const { after, idField, limit, start } = options
   const carried = new Set(after?.keys ?? [])
   const last = after?.keys[after.keys.length - 1]
-  // The first page read: the margin before the position's offset, and a page's worth past it.
-  const searchBound = (after === undefined ? 0 : after.offset - start) + limit + 1
+  // Where the position's records are looked for: the first page read (`firstPage`).
+  const searchBound = firstPage(after, limit)
   let phase: "seeking" | "reading" | "lost" = after === undefined ? "reading" : "seeking"
   let read = 0
   let anchor: number | undefined

@@ -474,7 +474,7 @@ const listAnswer = (
       checkConditions: context.checkConditions,
       params: options.params,
       startOffset: start,
-      pageSize: Math.min(limit + 1 + (after === undefined ? 0 : after.o - start), 10_000),
+      pageSize: Math.min(ListCursor.firstPage(position, limit), 10_000),
       concurrency: 1,
       exact: true
     }).pipe(
@@ -494,10 +494,10 @@ const listAnswer = (
           return Effect.fail(
             new ListChanged({
               reason: `${endpoint} changed since this cursor was given: none of the last ${what} returned is within ` +
-                `${ListCursor.MARGIN} records before where the cursor left off, or in the page after (more than ` +
-                `${ListCursor.MARGIN - 1} ${what} were removed before it, more than ${limit} added, or the last ones ` +
-                `returned were removed). Going on could skip ${what}, so nothing is returned: call again without ` +
-                "cursor to read the list from its start."
+                `${ListCursor.MARGIN} records of where the cursor left off, before or after (more than ` +
+                `${ListCursor.MARGIN - 1} ${what} were removed or added before it, or the last ones returned were ` +
+                `removed). Going on could skip ${what}, so nothing is returned: call again without cursor to read ` +
+                "the list from its start."
             })
           )
         }
