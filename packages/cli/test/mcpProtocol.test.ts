@@ -10,8 +10,13 @@ import * as Protocol from "../src/internal/mcpProtocol.js"
 
 const RECORD = "{\"id\":12345678901234567890,\"price\":1.10}"
 
-const server = (blocked: Deferred.Deferred<void>, interrupted: { count: number }) =>
+const server = (
+  blocked: Deferred.Deferred<void>,
+  interrupted: { count: number },
+  events: Array<Protocol.CallEvent>
+) =>
   Protocol.make({
+    onCall: (event) => Effect.sync(() => void events.push(event)),
     name: "erp",
     version: "test",
     instructions: "Read erp://contract first.",
@@ -82,7 +87,8 @@ const server = (blocked: Deferred.Deferred<void>, interrupted: { count: number }
 const setup = Effect.gen(function*() {
   const blocked = yield* Deferred.make<void>()
   const interrupted = { count: 0 }
-  const connection = server(blocked, interrupted).connect("s1")
+  const events: Array<Protocol.CallEvent> = []
+  const connection = server(blocked, interrupted, events).connect("s1")
   const lines: Array<string> = []
   const reply: Protocol.Reply = (line) => Effect.sync(() => void lines.push(line))
   const send = (message: Record<string, unknown>) => connection.handle({ jsonrpc: "2.0", ...message }, reply)
@@ -95,7 +101,7 @@ const setup = Effect.gen(function*() {
     method: "initialize",
     params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } }
   })
-  return { blocked, connection, interrupted, lines, reply, send, answer, initialize }
+  return { blocked, connection, events, interrupted, lines, reply, send, answer, initialize }
 })
 
 describe("mcpProtocol", () => {
@@ -167,7 +173,7 @@ describe("mcpProtocol", () => {
 
   it.effect("an unlisted tool answers with its own error; an unknown one is -32602", () =>
     Effect.gen(function*() {
-      const { answer, initialize, send } = yield* setup
+      const { answer, events, initialize, send } = yield* setup
       yield* initialize
       yield* send({ id: 1, method: "tools/call", params: { name: "write", arguments: {} } })
       yield* send({ id: 2, method: "tools/call", params: { name: "nope", arguments: {} } })
@@ -181,6 +187,14 @@ describe("mcpProtocol", () => {
         message: "Invalid params: no tool is named \"nope\": tools/list lists them"
       })
       expect(answer(3).error.message).toBe("Invalid params: \"arguments\" must be an object, not an array")
+      // The log is told how each ended: a tool's own failure, a request refused; never an argument.
+      expect(events.map(({ method, outcome, tool }) => [method, tool, outcome])).toEqual([
+        ["initialize", undefined, "ok"],
+        ["tools/call", "write", "tool error"],
+        ["tools/call", "nope", "error"],
+        ["tools/call", "record", "error"]
+      ])
+      expect(events[1]).toMatchObject({ client: "test", connection: "s1" })
     }))
 
   it.effect("progress: only for a call with a token, at most one a second, never after the answer", () =>

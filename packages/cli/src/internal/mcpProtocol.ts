@@ -314,7 +314,8 @@ export const make = (server: ServerDefinition): Server => {
         }
         const args = params.arguments === undefined ? {} : params.arguments
         if (!isObject(args)) return yield* fail(`"arguments" must be an object, not ${describe(args)}`)
-        return toolResultText(yield* tool.call(args, progress))
+        const result = yield* tool.call(args, progress)
+        return { text: toolResultText(result), outcome: result.isError ? "tool error" : "ok" } as const
       })
 
     const readResource = (params: Record<string, unknown>) =>
@@ -415,10 +416,12 @@ export const make = (server: ServerDefinition): Server => {
       return { progress, finish: () => (done = true) }
     }
 
-    const dispatch = (
+    // A method's answer: its result's text, and how the call ended for the log (a tool's own failure is an answer).
+    type Answered = { readonly text: string; readonly outcome: "ok" | "tool error" }
+
+    const respond = (
       method: string,
-      params: Record<string, unknown>,
-      progress: Progress
+      params: Record<string, unknown>
     ): Effect.Effect<string, InvalidParams> | undefined => {
       switch (method) {
         case "initialize":
@@ -427,8 +430,6 @@ export const make = (server: ServerDefinition): Server => {
           return Effect.succeed("{}")
         case "tools/list":
           return server.tools.length > 0 ? Effect.succeed(toolsList) : undefined
-        case "tools/call":
-          return server.tools.length > 0 ? callTool(params, progress) : undefined
         case "resources/list":
           return server.resources.length > 0 ? Effect.succeed(resourcesList) : undefined
         case "resources/templates/list":
@@ -445,6 +446,16 @@ export const make = (server: ServerDefinition): Server => {
           // Not served (`logging/setLevel`, `resources/subscribe`, …): never advertised, so not found.
           return undefined
       }
+    }
+
+    const dispatch = (
+      method: string,
+      params: Record<string, unknown>,
+      progress: Progress
+    ): Effect.Effect<Answered, InvalidParams> | undefined => {
+      if (method === "tools/call") return server.tools.length > 0 ? callTool(params, progress) : undefined
+      const result = respond(method, params)
+      return result === undefined ? undefined : Effect.map(result, (text) => ({ text, outcome: "ok" as const }))
     }
 
     const request = (message: Record<string, unknown>, id: ClientId, method: string, reply: Reply) =>
@@ -490,8 +501,8 @@ export const make = (server: ServerDefinition): Server => {
             finish()
             if (Exit.isSuccess(exit)) {
               return Effect.as(
-                reply(resultLine(id, exit.value)),
-                exit.value.endsWith(",\"isError\":true}") ? "tool error" : "ok"
+                reply(resultLine(id, exit.value.text)),
+                exit.value.outcome
               )
             }
             if (Cause.isInterruptedOnly(exit.cause)) return Effect.succeed("cancelled")
