@@ -42,6 +42,16 @@ export PACKAGES
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/erp-consumer-check.XXXXXX")
 SANDBOX_PID=""
 STEP="start"
+# Waits (30 s at most) until a server started in the background writes PATTERN to FILE; its stderr is shown, and the
+# check fails, if it ends first.
+wait_for_line() { # PID PATTERN FILE STDERR
+  for _ in $(seq 1 150); do
+    grep -q "$2" "$3" 2>/dev/null && return 0
+    kill -0 "$1" 2>/dev/null || { cat "$4"; return 1; }
+    sleep 0.2
+  done
+}
+
 cleanup() {
   local code=$?
   if [ -n "$SANDBOX_PID" ]; then kill -INT -- "-$SANDBOX_PID" 2>/dev/null || true; fi
@@ -261,11 +271,7 @@ timeout 120 npx --no vitest run --reporter=dot src/examples 2>&1 | tail -5
 step "the installed erp bin starts a sandbox"
 setsid npx --no erp sandbox --port 0 --partners 500 > "$WORK/sandbox.out" 2> "$WORK/sandbox.err" &
 SANDBOX_PID=$!
-for _ in $(seq 1 150); do
-  grep -q '^export ERP_API_KEY=' "$WORK/sandbox.out" 2>/dev/null && break
-  kill -0 "$SANDBOX_PID" 2>/dev/null || { cat "$WORK/sandbox.err"; false; }
-  sleep 0.2
-done
+wait_for_line "$SANDBOX_PID" '^export ERP_API_KEY=' "$WORK/sandbox.out" "$WORK/sandbox.err"
 BASE_URL=$(sed -n 's/^export ERP_BASE_URL=//p' "$WORK/sandbox.out")
 API_KEY=$(sed -n 's/^export ERP_API_KEY=//p' "$WORK/sandbox.out")
 [ -n "$BASE_URL" ] && [ -n "$API_KEY" ] || { echo "the sandbox printed no base URL and key"; cat "$WORK/sandbox.out" "$WORK/sandbox.err"; false; }
@@ -302,11 +308,7 @@ echo "erp mcp's partners_count of customers: ${mcp_count:-none}"
 [ "${mcp_count:-0}" -eq "$customers" ] || { printf '%s\n' "$mcp_out" | cut -c1-300; false; }
 ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY setsid npx --no erp mcp --http --port 0 > /dev/null 2> "$WORK/mcp-http.err" &
 MCP_PID=$!
-for _ in $(seq 1 150); do
-  grep -q 'serving MCP at' "$WORK/mcp-http.err" 2>/dev/null && break
-  kill -0 "$MCP_PID" 2>/dev/null || { cat "$WORK/mcp-http.err"; false; }
-  sleep 0.2
-done
+wait_for_line "$MCP_PID" 'serving MCP at' "$WORK/mcp-http.err" "$WORK/mcp-http.err"
 MCP_URL=$(grep -oE 'http://127\.0\.0\.1:[0-9]+/mcp' "$WORK/mcp-http.err" | head -1)
 answer=$(curl -s -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' "$MCP_URL" \
   -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"consumer-check","version":"1"}}}')
