@@ -102,6 +102,81 @@ export const idJson = (id: Id): string =>
   typeof id === "string" && id.startsWith(EXACT) ? id.slice(EXACT.length) : JSON.stringify(id)
 
 /**
+ * The id an `idJson` text says: a quoted string, or a number (one beyond a double's exact integers keyed by its digits,
+ * as `idOf` keys it); `undefined` for a text that is neither. What a store that keeps ids as text (`SyncTable`) reads
+ * back.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const text = '{"id":12345678901234567890}'
+ * const id = Changes.idOf(JSON.parse(text), "id", () => text)!
+ * console.log(Changes.idFromJson(Changes.idJson(id)) === id) // => true
+ * console.log(Changes.idFromJson("7"), Changes.idFromJson('"A-9"'), Changes.idFromJson("x")) // => 7 A-9 undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category Ids
+ */
+export const idFromJson = (text: string): Id | undefined => {
+  if (text.startsWith("\"")) {
+    try {
+      const value: unknown = JSON.parse(text)
+      return typeof value === "string" ? value : undefined
+    } catch {
+      return undefined
+    }
+  }
+  if (!/^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(text)) return undefined
+  const value = Number(text)
+  if (!Number.isFinite(value)) return undefined
+  return Math.abs(value) <= Number.MAX_SAFE_INTEGER ? value : EXACT + text
+}
+
+/**
+ * The 64-bit digest of a record's text (the one a state keeps per id) as 16 hexadecimal digits: what a store that
+ * keeps the state beside the records (`SyncTable`) writes in each row.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const hex = Changes.digestHex('{"id":7}')
+ * console.log(hex.length, Changes.digestHex('{"id":7}') === hex, Changes.digestHex('{"id":7 }') === hex) // => 16 true false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Ids
+ */
+export const digestHex = (text: string): string => {
+  digestLanes(text)
+  return lanes[0].toString(16).padStart(8, "0") + lanes[1].toString(16).padStart(8, "0")
+}
+
+/**
+ * Adds to `table` the id `id` with the digest `hex` that `digestHex` wrote; `false` (and nothing added) when `hex` is
+ * not 16 hexadecimal digits.
+ *
+ * @example
+ * ```ts
+ * import { Changes } from "@erp-client/kernel"
+ *
+ * const table = Changes.makeTable()
+ * console.log(Changes.addHex(table, 7, Changes.digestHex('{"id":7}')), Changes.addHex(table, 8, "zz")) // => true false
+ * console.log(table.differs(7, '{"id":7}'), table.differs(7, '{"id":7,"x":1}'), table.has(8)) // => false true false
+ * ```
+ *
+ * @since 0.1.0
+ * @category Ids
+ */
+export const addHex = (table: Table, id: Id, hex: string): boolean => {
+  if (!/^[0-9a-f]{16}$/.test(hex)) return false
+  table.addDigest(id, parseInt(hex.slice(0, 8), 16), parseInt(hex.slice(8), 16))
+  return true
+}
+
+/**
  * The ids read in one run, each with the digest of its record's text: what drift-safe paging asks ("was this id
  * emitted? with this content?") and what the next state is made of. Numbers in an open-addressed table of typed
  * arrays, strings in a Map. Make one per run.
@@ -115,6 +190,8 @@ export interface Table {
   readonly has: (id: Id) => boolean
   /** Adds `id` with the digest of `text`; without `text`, an id whose content is not known (a resumed run's). */
   readonly add: (id: Id, text?: string | undefined) => void
+  /** Adds `id` with a digest kept from an earlier run (`hi, lo`, as `digestHex` writes them), not its text. */
+  readonly addDigest: (id: Id, hi: number, lo: number) => void
   /** Whether `id` was added with content other than `text` (`false` when its content is not known, or it is absent). */
   readonly differs: (id: Id, text: string) => boolean
   /** The digest `id` was added with, into `out` at `at` (hi, lo); `false` when absent or its content is not known. */
@@ -262,6 +339,30 @@ export const makeTable = (expected = 0): Table => {
     digests = moreDigests
   }
   const sortedStrings = () => [...strings.keys()].sort(compareStrings)
+  // Adds `id` with the digest in `lanes` (`known`), or as an id whose content is not known.
+  const put = (id: Id, known: boolean): void => {
+    if (typeof id === "string") {
+      strings.set(id, known ? [lanes[0], lanes[1]] : undefined)
+      return
+    }
+    const key = numberKey(id)
+    let slot = slotOf(key)
+    let entry = index[slot]
+    if (entry < 0) {
+      if (numbers === ids.length) growEntries()
+      if (4 * (numbers + 1) > 3 * index.length) {
+        growIndex()
+        slot = slotOf(key)
+      }
+      entry = numbers++
+      ids[entry] = key
+      index[slot] = entry
+    }
+    if (!known) unknown.add(key)
+    else if (unknown.size > 0) unknown.delete(key)
+    digests[2 * entry] = known ? lanes[0] : 0
+    digests[2 * entry + 1] = known ? lanes[1] : 0
+  }
   let duplicateRecords = 0
   const duplicateIds = new Set<Id>()
   const table: Table & TableInternals = {
@@ -271,27 +372,12 @@ export const makeTable = (expected = 0): Table => {
     has: (id) => typeof id === "string" ? strings.has(id) : entryOf(id) >= 0,
     add: (id, text) => {
       if (text !== undefined) digestLanes(text)
-      if (typeof id === "string") {
-        strings.set(id, text === undefined ? undefined : [lanes[0], lanes[1]])
-        return
-      }
-      const key = numberKey(id)
-      let slot = slotOf(key)
-      let entry = index[slot]
-      if (entry < 0) {
-        if (numbers === ids.length) growEntries()
-        if (4 * (numbers + 1) > 3 * index.length) {
-          growIndex()
-          slot = slotOf(key)
-        }
-        entry = numbers++
-        ids[entry] = key
-        index[slot] = entry
-      }
-      if (text === undefined) unknown.add(key)
-      else if (unknown.size > 0) unknown.delete(key)
-      digests[2 * entry] = text === undefined ? 0 : lanes[0]
-      digests[2 * entry + 1] = text === undefined ? 0 : lanes[1]
+      put(id, text !== undefined)
+    },
+    addDigest: (id, hi, lo) => {
+      lanes[0] = hi
+      lanes[1] = lo
+      put(id, true)
     },
     differs: (id, text) => {
       if (typeof id === "string") {

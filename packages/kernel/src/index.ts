@@ -136,4 +136,9 @@ export * as Slots from "./Slots.js"
 /**
  * @since 0.1.0
  */
+export * as SyncTable from "./SyncTable.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Telemetry from "./Telemetry.js"

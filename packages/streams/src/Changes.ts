@@ -343,6 +343,74 @@ export const make = <A, E, R, E2 = never, R2 = never>(
         if (differences.length === 0) before = decoded.state
       }
     }
+    return makeWith(pages, {
+      ...options,
+      before,
+      commit: (seen, summary) =>
+        Effect.gen(function*() {
+          if (options.beforeCommit !== undefined) yield* options.beforeCommit
+          const bytes = KernelChanges.encodeTable(seen, options.source)
+          yield* store.set(options.key, bytes)
+          if (options.onSummary !== undefined) yield* options.onSummary({ ...summary, stateBytes: bytes.length })
+        })
+    })
+  }))
+
+/**
+ * How a run of `makeWith` goes: the state before it (`before`), and what it does once the list was read to its end
+ * and the run was not refused (`commit`: keep the next state, which `seen` holds, and what the changes went to).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface WithOptions<E2 = never, R2 = never>
+  extends Pick<RunOptions, "key" | "idField" | "init" | "allowDuplicateIds" | "maxRemovedRatio">
+{
+  /** What the last complete run left (`Changes.empty` of `@erp-client/kernel` for a first run). */
+  readonly before: KernelChanges.State
+  /**
+   * Runs after the last change was handed on, with the table of every id read and its digest (the next state) and the
+   * run's counts: a failure here fails the stream.
+   */
+  readonly commit: (seen: KernelChanges.Table, summary: Omit<Summary, "stateBytes">) => Effect.Effect<void, E2, R2>
+}
+
+/**
+ * The changes of a list against a state kept elsewhere (`before`: in a database beside the records, as `Sync` keeps
+ * it): `make` without its store. Each record is judged as its page comes; once the end of the list is confirmed, the
+ * run is checked as `make` checks it (`DuplicateIds`, `TooManyRemovals`), then `Removed` come and `commit` runs. A
+ * failure, a refusal or an interruption before `commit` has reported no removal.
+ *
+ * @example
+ * ```ts
+ * import { Changes as KernelChanges } from "@erp-client/kernel"
+ * import { Changes, ListEndpoint } from "@erp-client/streams"
+ * import { Console, Effect, Schema, Stream } from "effect"
+ *
+ * // Every product is added against an empty state; the next state is handed to `commit`
+ * const Product = Schema.Struct({ id: Schema.Number, name: Schema.String })
+ * const changes = Changes.makeWith(
+ *   (tracking) => ListEndpoint.pages("product/list", Product, { safe: { idField: "id", ...tracking }, exact: true }),
+ *   {
+ *     key: "products",
+ *     idField: "id",
+ *     before: KernelChanges.empty,
+ *     commit: (seen, summary) => Console.log(`${seen.size} products, ${summary.added} added`)
+ *   }
+ * )
+ * const program = Stream.runDrain(changes)
+ * ```
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeWith = <A, E, R, E2 = never, R2 = never>(
+  pages: (tracking: Tracking) => Stream.Stream<Paginate.ResumablePage<A>, E, R>,
+  options: WithOptions<E2, R2>
+): Stream.Stream<Change<A>, E | E2 | DuplicateIds | TooManyRemovals, R | R2> =>
+  Stream.suspend(() => {
+    const init = options.init === true
+    let before = options.before
     // Sized for about as many records as the last run saw: it grows nothing on the way (no copies at a million).
     const seen = KernelChanges.makeTable(Math.ceil(KernelChanges.size(before) * 1.01) + 1024)
     // Let go once the removals are known (`undefined`): the last state need not stay beside the next at the end.
@@ -401,16 +469,9 @@ export const make = <A, E, R, E2 = never, R2 = never>(
         })))
       )
     }))
-    const commit = Effect.gen(function*() {
-      if (options.beforeCommit !== undefined) yield* options.beforeCommit
-      const bytes = KernelChanges.encodeTable(seen, options.source)
-      yield* store.set(options.key, bytes)
-      if (options.onSummary !== undefined) {
-        yield* options.onSummary({ ...counts, removed, stateBytes: bytes.length, duplicates: duplicates() })
-      }
-    })
+    const commit = Effect.suspend(() => options.commit(seen, { ...counts, removed, duplicates: duplicates() }))
     return Stream.concat(Stream.concat(judged, removals), Stream.drain(Stream.fromEffect(commit)))
-  }))
+  })
 
 /**
  * A `KeyValueStore` of files in `directory`, one per key (named by it), each replaced atomically: written to a

@@ -5,6 +5,7 @@
  * (`Paginate`, `Changes`, `ListEndpoint`, `Resource`, `Partners`, `Lookups`), copied here from the Effect 3 package by
  * `scripts/editions.ts`, import what differs from here and everything else from `effect` itself.
  */
+import type { TypeMember } from "@erp-client/kernel/SyncTable"
 import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
 import type * as Context from "effect/Context"
@@ -60,6 +61,20 @@ export type PlatformError = PlatformErrorModule.PlatformError
 /** A counter of numbers. */
 export type Counter = Metric.Counter<number>
 
+// The members of a type as the server writes it (the encoded side; filters are checks on the node itself).
+const membersOfAst = (ast: SchemaAST.AST): ReadonlyArray<TypeMember> => {
+  if (SchemaAST.isUnion(ast)) return ast.types.flatMap(membersOfAst)
+  if (SchemaAST.isLiteral(ast)) {
+    return typeof ast.literal === "bigint" ? [{ _tag: "other" }] : [{ _tag: "literal", value: ast.literal }]
+  }
+  if (SchemaAST.isNull(ast)) return [{ _tag: "literal", value: null }]
+  if (SchemaAST.isString(ast) || SchemaAST.isTemplateLiteral(ast)) return [{ _tag: "string" }]
+  if (SchemaAST.isNumber(ast)) return [{ _tag: "number", integer: false }]
+  if (SchemaAST.isBoolean(ast)) return [{ _tag: "boolean" }]
+  if (SchemaAST.isUndefined(ast) || SchemaAST.isVoid(ast)) return [{ _tag: "null" }]
+  return [{ _tag: "other" }]
+}
+
 const edition: Contract = {
   result: Effect.result,
   fieldsOf: (schema) => {
@@ -67,6 +82,15 @@ const edition: Contract = {
     return SchemaAST.isObjects(decoded)
       ? decoded.propertySignatures.flatMap((signature) => typeof signature.name === "string" ? [signature.name] : [])
       : []
+  },
+  fieldTypes: (schema) => {
+    const encoded = SchemaAST.toEncoded(schema.ast)
+    if (!SchemaAST.isObjects(encoded)) return {}
+    const out: Record<string, ReadonlyArray<TypeMember>> = {}
+    for (const signature of encoded.propertySignatures) {
+      if (typeof signature.name === "string") out[signature.name] = membersOfAst(signature.type)
+    }
+    return out
   },
   locally: (local, value) => (self) => Effect.provideService(self, local, value),
   getBytes: (store, key) => store.getUint8Array(key),
@@ -93,6 +117,7 @@ export const {
   counter,
   failureOption,
   fieldsOf,
+  fieldTypes,
   fromPull,
   getBytes,
   isInterruptedOnly,

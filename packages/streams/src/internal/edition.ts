@@ -9,6 +9,7 @@ import type * as PlatformErrorModule from "@effect/platform/Error"
 import type * as FileSystemModule from "@effect/platform/FileSystem"
 import * as KeyValueStoreModule from "@effect/platform/KeyValueStore"
 import type * as PathModule from "@effect/platform/Path"
+import type { TypeMember } from "@erp-client/kernel/SyncTable"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
@@ -77,9 +78,49 @@ const fieldsOfAst = (ast: SchemaAST.AST): ReadonlyArray<string> => {
   return []
 }
 
+// The members of a type as the server writes it: the encoded side of transformations, through filters.
+const membersOfAst = (ast: SchemaAST.AST): ReadonlyArray<TypeMember> => {
+  switch (ast._tag) {
+    case "Union":
+      return ast.types.flatMap(membersOfAst)
+    case "Literal":
+      return typeof ast.literal === "bigint" ? [{ _tag: "other" }] : [{ _tag: "literal", value: ast.literal }]
+    case "StringKeyword":
+    case "TemplateLiteral":
+      return [{ _tag: "string" }]
+    case "NumberKeyword":
+      return [{ _tag: "number", integer: false }]
+    case "BooleanKeyword":
+      return [{ _tag: "boolean" }]
+    case "UndefinedKeyword":
+    case "VoidKeyword":
+      return [{ _tag: "null" }]
+    case "Refinement":
+      return membersOfAst(ast.from)
+    case "Transformation":
+      return membersOfAst(ast.from)
+    default:
+      return [{ _tag: "other" }]
+  }
+}
+
+const fieldTypesOfAst = (ast: SchemaAST.AST): Readonly<Record<string, ReadonlyArray<TypeMember>>> => {
+  if (SchemaAST.isTypeLiteral(ast)) {
+    const out: Record<string, ReadonlyArray<TypeMember>> = {}
+    for (const signature of ast.propertySignatures) {
+      if (typeof signature.name === "string") out[signature.name] = membersOfAst(signature.type)
+    }
+    return out
+  }
+  if (SchemaAST.isRefinement(ast)) return fieldTypesOfAst(ast.from)
+  if (SchemaAST.isTransformation(ast)) return fieldTypesOfAst(ast.from)
+  return {}
+}
+
 const edition: Contract = {
   result: Effect.either,
   fieldsOf: (schema) => fieldsOfAst(schema.ast),
+  fieldTypes: (schema) => fieldTypesOfAst(schema.ast),
   locally: (local, value) => (self) => Effect.locally(self, local, value),
   getBytes: (store, key) => Effect.map(store.getUint8Array(key), Option.getOrUndefined),
   isNotFound: (error) => error._tag === "SystemError" && error.reason === "NotFound",
@@ -116,6 +157,7 @@ export const {
   counter,
   failureOption,
   fieldsOf,
+  fieldTypes,
   fromPull,
   getBytes,
   isInterruptedOnly,

@@ -4,6 +4,7 @@
  * Effect's API (`const edition: Contract = { ... }`); the types that differ between the editions (what a `Result`, a
  * `Local` or a `Counter` is) are the adapter's own, named here from it.
  */
+import type { TypeMember } from "@erp-client/kernel/SyncTable"
 import type { MetricInfo } from "@erp-client/kernel/Telemetry"
 import type * as Arr from "effect/Array"
 import type * as Cause from "effect/Cause"
@@ -33,6 +34,12 @@ export interface Contract {
    * for any other schema.
    */
   readonly fieldsOf: (schema: AnyDecoder) => ReadonlyArray<string>
+  /**
+   * What each field of a struct's schema may be as the server writes it (its encoded side, through filters and
+   * transformations): the members of its type (`SyncTable.kindOf` reads them). Numbers are never `integer` here, as
+   * Effect 4's filters do not say so. None for any other schema.
+   */
+  readonly fieldTypes: (schema: AnyDecoder) => Readonly<Record<string, ReadonlyArray<TypeMember>>>
   /** `self` with `local` set to `value` while it runs. */
   readonly locally: <A>(local: Local<A>, value: A) => <X, E, R>(self: Effect.Effect<X, E, R>) => Effect.Effect<X, E, R>
   /** The bytes stored under `key`, `undefined` when there are none. */
