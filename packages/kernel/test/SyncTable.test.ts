@@ -333,6 +333,22 @@ describe("SyncTable statements", () => {
     expect(SyncTable.endStatement(shapes[1]!, ["1"], at).sql).toContain("\"_erp_valid_to\" IS NULL")
   })
 
+  it("property: a history table's index of current rows has a name PostgreSQL keeps whole (63 bytes) and no table has", () => {
+    // PostgreSQL cuts a longer name: for a table of 63 characters, to the table's own name, and IF NOT EXISTS then
+    // skips the index (the relation exists), leaving the table without it.
+    const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/).filter(SyncTable.isTableName)
+    fc.assert(
+      fc.property(name, (table) => {
+        const [, , index] = SyncTable.createStatements({ table, dialect: "pg", mode: "history", columns: [] })
+        const indexName = /^CREATE UNIQUE INDEX IF NOT EXISTS "((?:[^"]|"")+)" ON /.exec(index!)?.[1]
+        expect(indexName).toBeDefined()
+        expect(indexName!.length).toBeLessThanOrEqual(63)
+        expect(indexName!.toLowerCase()).not.toBe(table.toLowerCase())
+      }),
+      { numRuns: 500, examples: [["h".repeat(63)], ["partners"]] }
+    )
+  })
+
   it("the tables are made with their own columns, and a history table with one current row per key", () => {
     for (const shape of shapes) {
       const statements = SyncTable.createStatements(shape)
