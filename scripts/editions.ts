@@ -88,7 +88,8 @@ export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
     "Drift.test.ts",
     "audit.ts",
     "Misbehaving.test.ts",
-    "Paginate.test.ts"
+    "Paginate.test.ts",
+    "SqliteNode.test.ts"
   ]
 }
 
