@@ -1,43 +1,32 @@
-// Per edition: `SqlClient.make`, its options and the `Connection` a driver implements are `@effect/sql` 0.52's here and `effect/sql`'s in Effect 4.1, which differ (errors with a reason, the SQLite acquirers, a driver's name).
 /**
- * An embedded SQLite database as `@effect/sql`'s `SqlClient`, on Node's built-in `node:sqlite`: the SQL database
- * `erp sync` keeps in step with the ERP when it is a file.
+ * An embedded SQLite database as the edition's `SqlClient` (Effect 3: `@effect/sql`'s; Effect 4: `effect/sql`'s), on
+ * Node's built-in `node:sqlite`: the SQL database `erp sync` keeps in step with the ERP when it is a file.
  *
- * This is the node:sqlite client of `@effect/sql-sqlite-node` 4.0.0-beta.102 (the Effect 4 driver's `SqliteClient`)
- * ported to Effect 3 and `@effect/sql` 0.52, with the database itself opened and read by the kernel's `NodeSqlite`.
- * Not `@effect/sql-sqlite-node` 0.53 (Effect 3's): it binds `better-sqlite3`, a native module compiled for each Node
- * ABI (no prebuilt binary reachable from every build, minutes a build, rebuilt between Node 20 and 24). Not
- * `@effect/sql-libsql`: it held 800 MB inserting a million rows where `node:sqlite` holds 94 MB. `node:sqlite` comes
- * with Node 22.13 and later; on Node 20, `make` and `layer` fail with `SqliteUnavailable`, whose message says so and
- * points to PostgreSQL. Importing this module needs `@effect/sql` and `@effect/experimental` (optional peer
- * dependencies of this package: an application that does not sync to SQLite does not install them).
+ * The client is the Effect 4 driver's node:sqlite client (`@effect/sql-sqlite-node` 4.0.0-beta.102, `SqliteClient`)
+ * ported to each edition (`internal/sqliteNode.ts`, one per edition), the database opened and read by the kernel's
+ * `NodeSqlite`. Why not a SQLite package: `@effect/sql-sqlite-node` 0.53 (Effect 3) binds `better-sqlite3`, a native
+ * module compiled for each Node ABI (minutes a build, rebuilt between Node 20 and 24); `@effect/sql-libsql` held
+ * 800 MB inserting a million rows where `node:sqlite` holds 94 MB; and Effect 4.1 has no SQLite driver at all (the
+ * beta imports `effect/unstable/sql/*`, which 4.1 no longer exports).
+ *
+ * `node:sqlite` comes with Node 22.13 (and 23.4) and later. On an older Node, `make` and `layer` fail with
+ * `SqliteUnavailable`, whose message says which Node this is and points to PostgreSQL; importing this module is fine
+ * on any Node. In the Effect 3 edition this module needs `@effect/sql` and `@effect/experimental`, optional peer
+ * dependencies of the package: an application that does not sync to SQLite does not install them.
  *
  * One connection serves the client, one statement at a time behind a semaphore; a transaction holds it until it ends.
- * The file is in WAL mode (readers go on while one writer writes); a statement that finds another connection writing
- * waits up to `busyTimeout`, then fails with a `SqlError` saying the database is locked by another writer.
- * `SqlClient.SafeIntegers` reads integers as `bigint`, exact beyond 2^53. `stream` reads the rows in chunks.
+ * The file is in WAL mode (readers go on while one writer writes) with `synchronous = NORMAL`; a statement that finds
+ * another connection writing waits up to `busyTimeout`, then fails with a `SqlError` saying the database is locked by
+ * another writer. `SqlClient.SafeIntegers` reads integers as `bigint`, exact up to SQLite's 2^63 - 1 (without it, an
+ * integer beyond 2^53 fails the statement rather than being rounded). `stream` reads the rows in chunks.
  *
  * @since 0.1.0
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as Client from "@effect/sql/SqlClient"
-import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
-import * as Statement from "@effect/sql/Statement"
-import { NodeSqlite } from "@erp-client/kernel"
-import * as Chunk from "effect/Chunk"
-import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
-
-const ATTR_DB_SYSTEM_NAME = "db.system.name"
-
-/** How many rows `stream` reads from the database at a time. */
-const STREAM_CHUNK = 256
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as internal from "./internal/sqliteNode.js"
 
 /**
  * The database a client opens:
@@ -59,7 +48,7 @@ export interface SqliteNodeConfig {
 
 /**
  * The failure of `make` and `layer` on a Node without `node:sqlite` (Node 20, or 22 before 22.13): `message` says
- * which Node it is, that SQLite needs 22.13 or later, and that PostgreSQL is the way on this one.
+ * which Node it is, that SQLite needs 22.13 or later, and that PostgreSQL is the way on this one (`--to postgres://…`).
  *
  * @example
  * ```ts
@@ -77,73 +66,13 @@ export class SqliteUnavailable extends Data.TaggedError("SqliteUnavailable")<{
   readonly message: string
 }> {}
 
-/** A statement's failure, saying so when another connection held the write lock past the busy timeout. */
-const failure = (connection: NodeSqlite.Connection, cause: unknown, message: string): SqlError =>
-  new SqlError({
-    cause,
-    message: NodeSqlite.isBusy(cause) ? NodeSqlite.busyMessage(connection.filename, connection.busyTimeout) : message
-  })
-
-/** Whether the running fiber reads integers as `bigint` (`SqlClient.SafeIntegers`). */
-const readBigInts = Effect.withFiberRuntime<boolean>((fiber) =>
-  Effect.succeed(Context.get(fiber.currentContext, Client.SafeIntegers))
-)
-
-const makeConnection = (db: NodeSqlite.Connection): Connection => {
-  const run = <A>(body: (read: NodeSqlite.ReadOptions) => A): Effect.Effect<A, SqlError> =>
-    Effect.flatMap(readBigInts, (bigints) =>
-      Effect.try({
-        try: () => body({ readBigInts: bigints }),
-        catch: (cause) => failure(db, cause, "Failed to execute statement")
-      }))
-
-  return {
-    execute: (sql, params, transformRows) => {
-      const rows = run((read) => db.all(sql, params, read) as ReadonlyArray<any>)
-      return transformRows ? Effect.map(rows, transformRows) : rows
-    },
-    executeRaw: (sql, params) => run((read) => db.raw(sql, params, read)),
-    executeValues: (sql, params) =>
-      run((read) => db.all(sql, params, { ...read, arrays: true }) as ReadonlyArray<ReadonlyArray<unknown>>),
-    executeUnprepared: (sql, params, transformRows) => {
-      const rows = run((read) => db.allUnprepared(sql, params ?? [], read) as ReadonlyArray<any>)
-      return transformRows ? Effect.map(rows, transformRows) : rows
-    },
-    executeStream: (sql, params, transformRows) =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const bigints = yield* readBigInts
-        const rows = yield* Effect.acquireRelease(
-          Effect.try({
-            try: () => db.iterate(sql, params, { readBigInts: bigints }),
-            catch: (cause) => failure(db, cause, "Failed to execute statement")
-          }),
-          (rows) => Effect.sync(() => rows.return?.())
-        )
-        return Stream.paginateChunkEffect(undefined, () =>
-          Effect.try({
-            try: () => {
-              const chunk: Array<any> = []
-              let done = false
-              while (chunk.length < STREAM_CHUNK) {
-                const next = rows.next()
-                if (next.done === true) {
-                  done = true
-                  break
-                }
-                chunk.push(next.value)
-              }
-              const out = transformRows ? transformRows(chunk) : chunk
-              return [Chunk.unsafeFromArray(out), done ? Option.none() : Option.some(undefined)] as const
-            },
-            catch: (cause) => failure(db, cause, "Failed to read the rows of a statement")
-          }))
-      }))
-  }
-}
+const refused = (refusal: { readonly nodeVersion: string; readonly message: string }) =>
+  new SqliteUnavailable({ nodeVersion: refusal.nodeVersion, message: refusal.message })
 
 /**
  * A `SqlClient` on the SQLite database `config.filename`, open until the scope closes. Fails with `SqliteUnavailable`
- * on a Node without `node:sqlite`, with a `SqlError` when the file cannot be opened.
+ * on a Node without `node:sqlite`, with a `SqlError` when the file cannot be opened. Needs `Reactivity`, as every
+ * `SqlClient` does (`layer` provides it).
  *
  * @example
  * ```ts
@@ -172,45 +101,11 @@ const makeConnection = (db: NodeSqlite.Connection): Connection => {
  */
 export const make = (
   config: SqliteNodeConfig
-): Effect.Effect<Client.SqlClient, SqliteUnavailable | SqlError, Scope.Scope | Reactivity.Reactivity> =>
-  Effect.gen(function*() {
-    const db = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () =>
-          NodeSqlite.open({ filename: config.filename, readonly: config.readonly, busyTimeout: config.busyTimeout }),
-        catch: (cause) => new SqlError({ cause, message: `Failed to open the SQLite database ${config.filename}` })
-      }).pipe(Effect.flatMap((opened) =>
-        "_tag" in opened
-          ? Effect.fail(new SqliteUnavailable({ nodeVersion: opened.nodeVersion, message: opened.message }))
-          : Effect.succeed(opened)
-      )),
-      (db) => Effect.sync(() => db.close())
-    )
-    const connection = makeConnection(db)
-
-    // As the model: a statement takes the connection for as long as it runs; a transaction keeps it until it ends.
-    const semaphore = yield* Effect.makeSemaphore(1)
-    const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
-    const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
-      Effect.as(
-        Effect.zipRight(
-          restore(semaphore.take(1)),
-          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
-        ),
-        connection
-      )
-    )
-
-    return yield* Client.make({
-      acquirer,
-      compiler: Statement.makeCompilerSqlite(),
-      transactionAcquirer,
-      spanAttributes: [
-        ...(config.spanAttributes ? Object.entries(config.spanAttributes) : []),
-        [ATTR_DB_SYSTEM_NAME, "sqlite"]
-      ]
-    })
-  })
+): Effect.Effect<
+  internal.SqlClient,
+  SqliteUnavailable | internal.SqlError,
+  Scope.Scope | internal.Reactivity
+> => internal.make(config, refused)
 
 /**
  * The `SqlClient` service on the SQLite database `config.filename`, open while the layer is (`Reactivity` included).
@@ -240,5 +135,6 @@ export const make = (
  * @since 0.1.0
  * @category Layers
  */
-export const layer = (config: SqliteNodeConfig): Layer.Layer<Client.SqlClient, SqliteUnavailable | SqlError> =>
-  Layer.scoped(Client.SqlClient, make(config)).pipe(Layer.provide(Reactivity.layer))
+export const layer = (
+  config: SqliteNodeConfig
+): Layer.Layer<internal.SqlClient, SqliteUnavailable | internal.SqlError> => internal.layer(make(config))

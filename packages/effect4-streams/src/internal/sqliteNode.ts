@@ -1,6 +1,6 @@
 // Per edition: `SqlClient.make`, its options and the `Connection` a driver implements are `effect/sql`'s here and `@effect/sql` 0.52's in Effect 3, which differ (errors with a reason, the SQLite acquirers, a driver's name).
 /**
- * An embedded SQLite database as `effect/sql`'s `SqlClient`, on Node's built-in `node:sqlite`: the SQL database
+ * The driver behind `SqliteNode` (the shared public module): an embedded SQLite database as `effect/sql`'s `SqlClient`, on Node's built-in `node:sqlite`: the SQL database
  * `erp sync` keeps in step with the ERP when it is a file.
  *
  * This is the node:sqlite client of `@effect/sql-sqlite-node` 4.0.0-beta.102 (the Effect 4 driver's `SqliteClient`)
@@ -17,66 +17,31 @@
  * The file is in WAL mode (readers go on while one writer writes); a statement that finds another connection writing
  * waits up to `busyTimeout`, then fails with a `SqlError` saying the database is locked by another writer.
  * `SqlClient.SafeIntegers` reads integers as `bigint`, exact beyond 2^53. `stream` reads the rows in chunks.
- *
- * @since 0.1.0
  */
 import { NodeSqlite } from "@erp-client/kernel"
 import type { Scope } from "effect"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import * as ReactivityModule from "effect/reactivity/Reactivity"
 import * as Semaphore from "effect/Semaphore"
 import * as Client from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, ConnectionError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import * as Stream from "effect/Stream"
+import type { SqliteNodeConfig } from "../SqliteNode.js"
 
 const ATTR_DB_SYSTEM_NAME = "db.system.name"
 
+/** The client, its error and the service it needs, as the shared module names them in its signatures. */
+export type SqlClient = Client.SqlClient
+export type { SqlError }
+export type Reactivity = ReactivityModule.Reactivity
+
 /** How many rows `stream` reads from the database at a time. */
 const STREAM_CHUNK = 256
-
-/**
- * The database a client opens:
- *
- * - `filename`: the database file, created when missing (unless `readonly`), or `:memory:`;
- * - `readonly`: open it for reading only (default `false`);
- * - `busyTimeout`: how long, in milliseconds, a statement waits for another connection's write to end (default 5000);
- * - `spanAttributes`: attributes added to every statement's span (`db.system.name` is `sqlite`).
- *
- * @since 0.1.0
- * @category Models
- */
-export interface SqliteNodeConfig {
-  readonly filename: string
-  readonly readonly?: boolean | undefined
-  readonly busyTimeout?: number | undefined
-  readonly spanAttributes?: Record<string, unknown> | undefined
-}
-
-/**
- * The failure of `make` and `layer` on a Node without `node:sqlite` (Node 20, or 22 before 22.13): `message` says
- * which Node it is, that SQLite needs 22.13 or later, and that PostgreSQL is the way on this one.
- *
- * @example
- * ```ts
- * import { SqliteUnavailable } from "@erp-client/effect4-streams/SqliteNode"
- *
- * const error = new SqliteUnavailable({ nodeVersion: "v20.20.2", message: "SQLite needs Node.js 22.13 or later" })
- * console.log(error._tag) // => SqliteUnavailable
- * ```
- *
- * @since 0.1.0
- * @category Errors
- */
-export class SqliteUnavailable extends Data.TaggedError("SqliteUnavailable")<{
-  readonly nodeVersion: string
-  readonly message: string
-}> {}
 
 /**
  * A statement's failure, classified by SQLite's result code (`node:sqlite` names it `errcode`, the classifier reads
@@ -156,37 +121,12 @@ const makeConnection = (db: NodeSqlite.Connection): Connection => {
 }
 
 /**
- * A `SqlClient` on the SQLite database `config.filename`, open until the scope closes. Fails with `SqliteUnavailable`
- * on a Node without `node:sqlite`, with a `SqlError` when the file cannot be opened.
- *
- * @example
- * ```ts
- * import * as SqliteNode from "@erp-client/effect4-streams/SqliteNode"
- * import { Effect } from "effect"
- * import * as Reactivity from "effect/reactivity/Reactivity"
- *
- * const program = Effect.gen(function*() {
- *   const sql = yield* SqliteNode.make({ filename: ":memory:" })
- *   const rows = yield* sql<{ readonly one: number }>`select 1 as one`
- *   return `one is ${rows[0]?.one}`
- * }).pipe(
- *   // On Node 20 there is no node:sqlite: the failure says to use Node 22.13 or later, or PostgreSQL.
- *   Effect.catchTag("SqliteUnavailable", (error) => Effect.succeed(error.message.split(";")[0])),
- *   Effect.scoped,
- *   Effect.provide(Reactivity.layer)
- * )
- *
- * Effect.runPromise(program).then(console.log)
- * // => one is 1 (Node 22.13 or later)
- * // => SQLite needs Node.js 22.13 or later (node:sqlite) (Node 20)
- * ```
- *
- * @since 0.1.0
- * @category Constructors
+ * A client on `config.filename` (`SqliteNode.make`), failing with `unavailable(...)` on a Node without `node:sqlite`.
  */
-export const make = (
-  config: SqliteNodeConfig
-): Effect.Effect<Client.SqlClient, SqliteUnavailable | SqlError, Scope.Scope | Reactivity.Reactivity> =>
+export const make = <E>(
+  config: SqliteNodeConfig,
+  unavailable: (refusal: NodeSqlite.Unavailable) => E
+): Effect.Effect<Client.SqlClient, E | SqlError, Scope.Scope | ReactivityModule.Reactivity> =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
       Effect.try({
@@ -202,7 +142,7 @@ export const make = (
           })
       }).pipe(Effect.flatMap((opened) =>
         "_tag" in opened
-          ? Effect.fail(new SqliteUnavailable({ nodeVersion: opened.nodeVersion, message: opened.message }))
+          ? Effect.fail(unavailable(opened))
           : Effect.succeed(opened)
       )),
       (db) => Effect.sync(() => db.close())
@@ -233,33 +173,7 @@ export const make = (
     })
   })
 
-/**
- * The `SqlClient` service on the SQLite database `config.filename`, open while the layer is (`Reactivity` included).
- *
- * @example
- * ```ts
- * import * as SqliteNode from "@erp-client/effect4-streams/SqliteNode"
- * import { Effect } from "effect"
- * import { SqlClient } from "effect/sql"
- *
- * const program = Effect.gen(function*() {
- *   const sql = yield* SqlClient.SqlClient
- *   yield* sql`create table partner (id integer primary key, name text not null)`
- *   yield* sql`insert into partner ${sql.insert({ id: 1, name: "Acme" })}`
- *   const rows = yield* sql<{ readonly name: string }>`select name from partner where id = ${1}`
- *   return rows[0]?.name
- * }).pipe(
- *   Effect.provide(SqliteNode.layer({ filename: ":memory:" })),
- *   Effect.catchTag("SqliteUnavailable", (error) => Effect.succeed(error.message.split(";")[0]))
- * )
- *
- * Effect.runPromise(program).then(console.log)
- * // => Acme (Node 22.13 or later)
- * // => SQLite needs Node.js 22.13 or later (node:sqlite) (Node 20)
- * ```
- *
- * @since 0.1.0
- * @category Layers
- */
-export const layer = (config: SqliteNodeConfig): Layer.Layer<Client.SqlClient, SqliteUnavailable | SqlError> =>
-  Layer.effect(Client.SqlClient, make(config)).pipe(Layer.provide(Reactivity.layer))
+/** The `SqlClient` service of `make` as a layer, `Reactivity` included (`SqliteNode.layer`). */
+export const layer = <E>(
+  make: Effect.Effect<Client.SqlClient, E, Scope.Scope | ReactivityModule.Reactivity>
+): Layer.Layer<Client.SqlClient, E> => Layer.effect(Client.SqlClient, make).pipe(Layer.provide(ReactivityModule.layer))
