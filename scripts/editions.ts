@@ -89,7 +89,8 @@ export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
     "audit.ts",
     "Misbehaving.test.ts",
     "Paginate.test.ts",
-    "SqliteNode.test.ts"
+    "SqliteNode.test.ts",
+    "Sync.test.ts"
   ]
 }
 

@@ -3,10 +3,11 @@
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
  * in-memory ERP (in the Effect 4 test kit), the key-value store's module, the Schema of any record, the
  * platform's layer, a store's bytes, the TestClock and forking, the
- * HTTP client's modules, the SQL client's module.
+ * HTTP client's modules, the SQL client's module and a PostgreSQL client's layer.
  */
 import { NodeServices } from "@effect/platform-node"
-import { Effect, Schema } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Duration, Effect, Redacted, Schema } from "effect"
 import type { KeyValueStore as Store } from "effect/persistence"
 
 export { Fault, Sandbox } from "@erp-client/effect4-testing"
@@ -27,3 +28,14 @@ export const AnyRecord = Schema.Record(Schema.String, Schema.Unknown)
 
 /** Runs `self` in a fiber of its own, supervised by the running one: Effect 4's `Effect.forkChild`. */
 export const fork = Effect.forkChild
+
+/**
+ * A client of the PostgreSQL server on this machine (127.0.0.1:5432, user postgres, no password), on `database`, in a
+ * pool of its own: `@effect/sql-pg`'s 4 (Effect 4). Its connect timeout is on the Effect clock, which a test's
+ * `ErpTest.advancing` moves on faster than a connection is made: none here (the server is local).
+ */
+export const pgLayer = (database: string) =>
+  PgClient.layer({
+    url: Redacted.make(`postgres://postgres@127.0.0.1:5432/${database}`),
+    connectTimeout: Duration.infinity
+  })

@@ -3,11 +3,12 @@
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
  * in-memory ERP's package, the key-value store's module, the Schema of any record, the
  * platform's layer, a store's bytes, the TestClock and forking, the
- * HTTP client's modules, the SQL client's module.
+ * HTTP client's modules, the SQL client's module and a PostgreSQL client's layer.
  */
 import type { KeyValueStore as Store } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
-import { Effect, Option, Schema } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Option, Redacted, Schema } from "effect"
 
 export { TestClock } from "effect"
 
@@ -27,3 +28,10 @@ export const AnyRecord = Schema.Record({ key: Schema.String, value: Schema.Unkno
 
 /** Runs `self` in a fiber of its own, supervised by the running one: Effect 3's `Effect.fork`. */
 export const fork = Effect.fork
+
+/**
+ * A client of the PostgreSQL server on this machine (127.0.0.1:5432, user postgres, no password), on `database`, in a
+ * pool of its own: `@effect/sql-pg`'s 0.53 (Effect 3).
+ */
+export const pgLayer = (database: string) =>
+  PgClient.layer({ url: Redacted.make(`postgres://postgres@127.0.0.1:5432/${database}`) })
