@@ -626,7 +626,8 @@ describe.each(backends)("Sync.run into $name", (backend) => {
 
   /**
    * Two runs at once, each on its own client: the second starts once the first has read a page (its transaction
-   * open, its lock held) while the first reads on (10 seconds of latency a page); the second's client is connected
+   * open, its lock held) while the first reads on (2 seconds of latency for each of 20 pages, under the client's
+   * timeout); the second's client is connected
    * before, so nothing but the run itself stands between it and the table.
    */
   const atOnce = <E1, E2>(
@@ -642,23 +643,23 @@ describe.each(backends)("Sync.run into $name", (backend) => {
         Effect.exit(first(Effect.asVoid(Deferred.succeed(started, undefined)))),
         Effect.exit(Effect.andThen(Deferred.await(started), second.pipe(Effect.provide(context))))
       ], { concurrency: 2 }).pipe(advancing)
-    })
+    }).pipe(Effect.scoped)
 
   const outcome = <A, E>(exit: Exit.Exit<A, E>): string =>
     Exit.isSuccess(exit) ? "synced" : (failureOf(exit) as { _tag?: string })._tag ?? String(failureOf(exit))
 
   scenario(
     "two runs at once into two tables of a database never synced into: PostgreSQL syncs both; SQLite (one writer a database) the first, the other fails with SyncBusy",
-    erp(200, { latency: { base: "10 seconds" } }),
+    erp(200, { latency: { base: "2 seconds" } }),
     () =>
       Effect.gen(function*() {
         const [one, two] = yield* backend.fresh()
         const exits = yield* atOnce(
           (started) =>
-            Sync.run(Partners.resource, { table: "first", pageSize: 20, onProgress: () => started }).pipe(
+            Sync.run(Partners.resource, { table: "first", pageSize: 10, onProgress: () => started }).pipe(
               Effect.provide(one)
             ),
-          Sync.run(Partners.resource, { table: "second", pageSize: 20 }),
+          Sync.run(Partners.resource, { table: "second", pageSize: 10 }),
           two
         )
         expect(exits.map(outcome)).toStrictEqual(
@@ -676,12 +677,12 @@ describe.each(backends)("Sync.run into $name", (backend) => {
 
   scenario(
     "two runs at once on one table, each on its own connection: the first syncs, the other fails with SyncBusy; the table is the list",
-    erp(200, { latency: { base: "10 seconds" } }),
+    erp(200, { latency: { base: "2 seconds" } }),
     (table, place) =>
       Effect.gen(function*() {
         const [a, b] = yield* atOnce(
-          (started) => Sync.run(Partners.resource, { table, pageSize: 20, onProgress: () => started }),
-          Sync.run(Partners.resource, { table, pageSize: 20 }),
+          (started) => Sync.run(Partners.resource, { table, pageSize: 10, onProgress: () => started }),
+          Sync.run(Partners.resource, { table, pageSize: 10 }),
           place.other(50)
         )
         expect([a, b].map(outcome)).toStrictEqual(["synced", "SyncBusy"])
