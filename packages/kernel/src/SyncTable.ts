@@ -343,11 +343,19 @@ export const createStatements = (shape: Shape): ReadonlyArray<string> => {
     ? [
       state,
       table,
-      `CREATE UNIQUE INDEX IF NOT EXISTS ${quote(`${shape.table}_erp_current`)} ON ${
+      `CREATE UNIQUE INDEX IF NOT EXISTS ${quote(currentIndex(shape.table))} ON ${
         quote(shape.table)
       } ("_erp_key") WHERE "_erp_valid_to" IS NULL`
     ]
     : [state, table]
+}
+
+// The index of a history table's current rows: `<table>_erp_current`, or for a long name one PostgreSQL keeps whole
+// (it cuts names past 63 bytes: a table of 63 characters would cut to its own name, and IF NOT EXISTS would then skip
+// the index, the relation being there).
+const currentIndex = (table: string): string => {
+  const plain = `${table}_erp_current`
+  return plain.length <= 63 ? plain : `${table.slice(0, 42)}_erp_current_${Changes.digestHex(table).slice(0, 8)}`
 }
 
 /**

@@ -176,17 +176,16 @@ const isBusy = (error: SqlError): boolean => {
  *
  * @example
  * ```ts
- * import { ErpClient } from "@erp-client/client"
  * import { Partners } from "@erp-client/streams"
  * import * as SqliteNode from "@erp-client/streams/SqliteNode"
  * import * as Sync from "@erp-client/streams/Sync"
  * import { Console, Effect } from "effect"
  *
- * // The customers kept in ./erp.sqlite, table "customers"; run it again and only what changed is written
+ * // The customers kept in ./erp.sqlite, table "customers"; run it again and only what changed is written (the
+ * // program still needs the application's ErpClient)
  * const program = Sync.run(Partners.resource, { table: "customers", where: { is_customer: 1 } }).pipe(
  *   Effect.tap((summary) => Console.log(`${summary.added} added, ${summary.changed} changed, ${summary.removed} removed`)),
- *   Effect.provide(SqliteNode.layer({ filename: "erp.sqlite" })),
- *   Effect.provide(ErpClient.layerConfig)
+ *   Effect.provide(SqliteNode.layer({ filename: "erp.sqlite" }))
  * )
  * ```
  *
@@ -256,7 +255,10 @@ export const run = <A, S>(
         })
         if (lock?.locked !== true) return yield* busy
       }
-      for (const statement of SyncTable.createStatements(shape)) yield* exec({ sql: statement, params: [] })
+      // PostgreSQL's state table was made before the run (below); SQLite's write lock makes one run at a time.
+      for (const statement of SyncTable.createStatements(shape).slice(dialect === "pg" ? 1 : 0)) {
+        yield* exec({ sql: statement, params: [] })
+      }
       yield* exec(SyncTable.claimStatement(table, shape.mode, source, dialect))
       const [stored] = yield* exec(SyncTable.readStatement(table, dialect))
       const runs = Number(stored?.runs ?? 0)
@@ -363,6 +365,14 @@ export const run = <A, S>(
         addedColumns
       } satisfies Summary
     })
+    // Runs into two tables at once would both make PostgreSQL's state table (one fails on the catalog's unique
+    // index): it is made first, in a transaction of its own under a lock of its own, held only for that.
+    if (dialect === "pg") {
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* exec({ sql: `SELECT pg_advisory_xact_lock(${SyncTable.lockKey(SyncTable.STATE_TABLE)})`, params: [] })
+        yield* exec({ sql: SyncTable.createStatements(shape)[0], params: [] })
+      }))
+    }
     return yield* sql.withTransaction(body).pipe(
       Effect.catchIf(
         (error): error is SqlError => (error as { _tag?: unknown })._tag === "SqlError" && isBusy(error as SqlError),

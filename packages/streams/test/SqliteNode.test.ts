@@ -1,11 +1,10 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { NodeSqlite } from "@erp-client/kernel"
 import * as SqliteNode from "@erp-client/streams/SqliteNode"
 import { Context, Deferred, Effect, Fiber, Layer, Stream } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fork, SqlClient } from "./kit.js"
+import { fork, NodeSqlite, SqlClient } from "./kit.js"
 
 // SqliteNode's SqlClient on a real database file in a temporary directory: statements with parameters, integers
 // beyond 2^53 read exactly, transactions that commit and roll back, a second writer told the database is locked, WAL.
