@@ -44,7 +44,8 @@ export type TypeMember =
 
 /**
  * The kind of a field's column from the members of its schema's type: `null` aside, numbers that are all whole are
- * `integer`, numbers `number`, strings `text`, flags (`true`/`false`, `0`/`1`, `"0"`/`"1"`) `boolean`; a mix of
+ * `integer`, numbers `number`, strings `text`, booleans `boolean`, and a flag written in several forms (booleans,
+ * `0`/`1`, `"0"`/`"1"` together) `boolean` too; `0`/`1` alone is `integer` (an enumeration of numbers). A mix of
  * numbers and strings is `text` (its value as written), anything else `json`.
  *
  * @example
