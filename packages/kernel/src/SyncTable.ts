@@ -834,15 +834,29 @@ export const recordsStatement = (shape: Shape, after: string, limit: number): St
 }
 
 /**
- * The statement that sets the added `columns` of one row (by key, and in history mode by version) from its record.
+ * One row's values for the added columns: its key (and in history mode its version) and the values, in the columns'
+ * order.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Fill {
+  readonly key: string
+  readonly validFrom?: string | undefined
+  readonly values: ReadonlyArray<Value>
+}
+
+/**
+ * The statement that sets the added `columns` of `fills`' rows (by key, and in history mode by version) from their
+ * records: one `UPDATE … FROM (VALUES …)` for them all (SQLite 3.33 and later, and PostgreSQL).
  *
  * @example
  * ```ts
  * import { SyncTable } from "@erp-client/kernel"
  *
  * const shape = { table: "partners", dialect: "pg", mode: "merge", columns: [] } as const
- * console.log(SyncTable.fillStatement(shape, [{ field: "tier", kind: "text" }], ["gold"], "7", undefined).sql)
- * // => UPDATE "partners" SET "tier" = $1 WHERE "_erp_key" = $2
+ * console.log(SyncTable.fillStatement(shape, [{ field: "tier", kind: "text" }], [{ key: "7", values: ["gold"] }]).sql)
+ * // => UPDATE "partners" AS t SET "tier" = v."c0" FROM (VALUES ($1, $2)) AS v("k", "c0") WHERE t."_erp_key" = v."k"
  * ```
  *
  * @since 0.1.0
@@ -851,18 +865,35 @@ export const recordsStatement = (shape: Shape, after: string, limit: number): St
 export const fillStatement = (
   shape: Shape,
   columns: ReadonlyArray<Column>,
-  values: ReadonlyArray<Value>,
-  key: string,
-  validFrom: string | undefined
+  fills: ReadonlyArray<Fill>
 ): Statement => {
   const next = placeholders(shape.dialect)
   const pg = shape.dialect === "pg"
-  const sets = columns.map((column) => `${quote(column.field)} = ${next(pg ? fieldCast(column.kind) : undefined)}`)
-  const where = `"_erp_key" = ${next()}`
-  const version = validFrom === undefined ? "" : ` AND "_erp_valid_from" = ${next(pg ? "timestamptz" : undefined)}`
+  const history = shape.mode === "history"
+  const names = ["k", ...(history ? ["vf"] : []), ...columns.map((_, i) => `c${i}`)]
+  const params: Array<Value> = []
+  const tuples = fills.map((fill) => {
+    const slots = [next()]
+    params.push(fill.key)
+    if (history) {
+      slots.push(next(pg ? "timestamptz" : undefined))
+      params.push(fill.validFrom ?? null)
+    }
+    columns.forEach((column, i) => {
+      slots.push(next(pg ? fieldCast(column.kind) : undefined))
+      params.push(fill.values[i] ?? null)
+    })
+    return `(${slots.join(", ")})`
+  })
+  // SQLite names a VALUES list's columns column1, column2, …; PostgreSQL takes them from the alias.
+  const ref = (i: number) => pg ? `v.${quote(names[i])}` : `v.column${i + 1}`
+  const sets = columns.map((column, i) => `${quote(column.field)} = ${ref(i + (history ? 2 : 1))}`)
+  const where = `t."_erp_key" = ${ref(0)}${history ? ` AND t."_erp_valid_from" = ${ref(1)}` : ""}`
   return {
-    sql: `UPDATE ${quote(shape.table)} SET ${sets.join(", ")} WHERE ${where}${version}`,
-    params: [...values, key, ...(validFrom === undefined ? [] : [validFrom])]
+    sql: `UPDATE ${quote(shape.table)} AS t SET ${sets.join(", ")} FROM (VALUES ${tuples.join(", ")}) AS v${
+      pg ? `(${names.map(quote).join(", ")})` : ""
+    } WHERE ${where}`,
+    params
   }
 }
 

@@ -295,8 +295,11 @@ describe("SyncTable statements", () => {
         SyncTable.endStatement(shape, ["1", "\"A-9\"", "12345678901234567890"], at),
         SyncTable.stateStatement(shape, "", 10_000),
         SyncTable.recordsStatement(shape, "7", 500),
-        SyncTable.fillStatement(shape, columns.slice(2), [1.1, true, "{}"], "7", undefined),
-        SyncTable.fillStatement(shape, columns.slice(0, 1), [7], "7", mode === "history" ? at : undefined),
+        SyncTable.fillStatement(shape, columns.slice(2), [{ key: "7", validFrom: at, values: [1.1, true, "{}"] }]),
+        SyncTable.fillStatement(shape, columns.slice(0, 1), [
+          { key: "7", validFrom: mode === "history" ? at : undefined, values: [7] },
+          { key: "8", validFrom: at, values: [8] }
+        ]),
         SyncTable.claimStatement("partners", mode, "{}", dialect),
         SyncTable.readStatement("partners", dialect),
         SyncTable.finishStatement("partners", "{}", at, { added: 1, changed: 2, removed: 3, unchanged: 4 }, dialect),

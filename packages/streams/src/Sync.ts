@@ -396,20 +396,24 @@ const addColumns = (
     for (const column of missing) {
       yield* exec({ sql: SyncTable.addColumnStatement(shape.table, column, shape.dialect), params: [] })
     }
+    // A part's rows a statement: its values stay under the databases' limits.
+    const perPart = SyncTable.rowsPerStatement(missing.length)
     let after = ""
     for (;;) {
-      const part = yield* exec(SyncTable.recordsStatement(shape, after, 500))
+      const part = yield* exec(SyncTable.recordsStatement(shape, after, perPart))
+      const fills: Array<SyncTable.Fill> = []
       for (const row of part) {
         const key = String(row._erp_key)
         const id = KernelChanges.idFromJson(key)
-        if (id === undefined) {
-          continue
-        }
-        const values = SyncTable.rowOf(id, String(row.json), missing, shape.dialect).values
-        const validFrom = shape.mode === "history" ? toIso(row._erp_valid_from) : undefined
-        yield* exec(SyncTable.fillStatement(shape, missing, values, key, validFrom))
+        if (id === undefined) continue
+        fills.push({
+          key,
+          validFrom: shape.mode === "history" ? toIso(row._erp_valid_from) : undefined,
+          values: SyncTable.rowOf(id, String(row.json), missing, shape.dialect).values
+        })
       }
-      if (part.length < 500) break
+      if (fills.length > 0) yield* exec(SyncTable.fillStatement(shape, missing, fills))
+      if (part.length < perPart) break
       after = String(part[part.length - 1]._erp_key)
     }
     return missing.map((column) => column.field)
