@@ -222,9 +222,11 @@ const optional = [
 const rootFooter = [
   `Settings (environment): ${required.join(" and ")}, required; ${optional.join(", ")}. A duration is seconds (30) ` +
   "or has a unit (\"500 millis\"). OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables export the " +
-  "command's trace, metrics and warnings over OTLP/HTTP.",
+  "command's trace, metrics and warnings over OTLP/HTTP. ERP_SYNC_URL is the database erp sync writes into when " +
+  "--to is not given (never printed with its password).",
   "Exit codes: 0 success (also when the reader of stdout stops early), 1 failure (also: another run is writing " +
-  "the same --output FILE or changes STATE, or it is read-only; for partners get: a lookup failed for another " +
+  "the same --output FILE or changes STATE, or it is read-only; another sync of the same table; for partners get: " +
+  "a lookup failed for another " +
   "reason than not found), 2 usage (also a refused --resume), 3 Unauthorized, 4 Not found, 5 rate limited, 130 " +
   "interrupted " +
   "(Ctrl-C, SIGINT), 143 terminated (SIGTERM).",
@@ -284,7 +286,7 @@ export type HelpIndex = HelpPath.HelpIndex
  * import { Cli } from "@erp-client/cli"
  *
  * const index = Cli.helpIndex()
- * console.log(Object.keys(index.pages).length) // => 10
+ * console.log(Object.keys(index.pages).length) // => 17
  * console.log(index.pages["erp partners get"]?.plain === Cli.helpPage(["partners", "get", "--help"], { color: false }))
  * // => true
  * ```

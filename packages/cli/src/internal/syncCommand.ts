@@ -306,12 +306,12 @@ export const syncSummary = (resource: Resource.Any): string =>
   `Keep the ${resource.name} in a table of SQLite or PostgreSQL (--to URL), writing only what changed`
 
 const description = (what: string) =>
-  `${what}: the whole list read drift-safe, each record compared by a digest of its exact text with the table's ` +
-  "rows, and only what changed written (removals once the end of the list is confirmed), the rows and the sync's " +
-  "state in one transaction: a run that fails or is interrupted, even killed, leaves the table as the last complete " +
-  "run left it, and the next brings it to the server's list. One column per declared field, the record as the server " +
-  "wrote it (_erp_record; in PostgreSQL jsonb, its exact text in _erp_record_text), and the sync's own columns " +
-  "(_erp_…). Two syncs of one table at once: the second changes nothing and fails (exit 1)."
+  `${what}: the whole list read drift-safe, each record compared with the table's rows by a digest of its exact ` +
+  "text; inserts, updates, and deletes once the end of the list is confirmed, the rows and the sync's state in one " +
+  "transaction: a run that fails or is interrupted, even killed, leaves the table as the last complete run left it, " +
+  "and the next brings it to the server's list. One column per declared field, the record as the server wrote it " +
+  "(_erp_record; in PostgreSQL jsonb, its exact text in _erp_record_text), and the sync's own columns (_erp_…). Two " +
+  "syncs of one table at once: the second changes nothing and fails (exit 1)."
 
 /** `erp <resource> sync`, named `name` (`sync` under the resource, the resource's name under `erp sync`). */
 export const syncCommand = <Name extends string>(resource: Resource.Any, name: Name) =>
