@@ -258,7 +258,9 @@ const runSync = (options: {
         const e = error as { readonly _tag?: unknown; readonly message?: unknown }
         switch (e._tag) {
           case "SyncBusy":
+            return new SyncFailed({ message: SyncTable.busyText(where, (error as Sync.SyncBusy).dialect) })
           case "SyncMismatch":
+            return new SyncFailed({ message: SyncTable.mismatchText(where, (error as Sync.SyncMismatch).differences) })
           case "SyncUnsupported":
             return new SyncFailed({ message: `${String(e.message)} (${named})` })
           case "DuplicateIds":
