@@ -34,10 +34,14 @@ const record = (run: Run) => {
 }
 
 const psql = (sql: string, database = DATABASE): string =>
-  execFileSync("psql", ["-h", "127.0.0.1", "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql], {
-    encoding: "utf8",
-    env: { ...process.env, PGPASSWORD: "" }
-  })
+  execFileSync(
+    "psql",
+    ["-h", "127.0.0.1", "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql],
+    {
+      encoding: "utf8",
+      env: { ...process.env, PGPASSWORD: "" }
+    }
+  )
 
 beforeAll(async () => {
   started = await startSandbox({ partners: 300, rateLimit: { limit: 10_000, window: "30 seconds" } })
@@ -71,10 +75,12 @@ const served = async (): Promise<Map<string, string>> => {
 /** A PostgreSQL table's rows: each record's exact text (`_erp_record_text`) by its key. */
 const pgTable = (table: string): Map<string, string> => {
   const out = psql(`SELECT _erp_key || E'\\t' || _erp_record_text FROM ${table} ORDER BY _erp_key`)
-  return new Map(out.trimEnd().split("\n").filter((line) => line !== "").map((line) => {
-    const tab = line.indexOf("\t")
-    return [line.slice(0, tab), line.slice(tab + 1)] as const
-  }))
+  return new Map(
+    out.trimEnd().split("\n").filter((line) => line !== "").map((line) => {
+      const tab = line.indexOf("\t")
+      return [line.slice(0, tab), line.slice(tab + 1)] as const
+    })
+  )
 }
 
 /** An SQLite table's rows: each record's text (`_erp_record`) by its key, read with Node's own node:sqlite. */
@@ -135,7 +141,9 @@ describe("erp partners sync", () => {
     for (const id of removed) expect(now.has(String(id))).toBe(false)
     for (const id of renamed) expect(now.get(String(id))).toMatch(/ \(renamed\)"/)
     // Declared fields have typed columns.
-    expect(psql("SELECT data_type FROM information_schema.columns WHERE table_name = 'partners' AND column_name = 'id'"))
+    expect(
+      psql("SELECT data_type FROM information_schema.columns WHERE table_name = 'partners' AND column_name = 'id'")
+    )
       .toBe("numeric\n")
 
     // Nothing changed: nothing written. From ERP_SYNC_URL, through `erp sync partners`; --quiet says nothing.
@@ -157,7 +165,18 @@ describe("erp partners sync", () => {
     )
     expect(pgTable("partner_list")).toEqual(now)
     // Into a table named with --table, in history mode: every version kept, the current ones equal to the list.
-    const history = await sync(["api", "sync", "partner/list", "--key", "id", "--to", PG_URL, "--table", "p_history", "--history"])
+    const history = await sync([
+      "api",
+      "sync",
+      "partner/list",
+      "--key",
+      "id",
+      "--to",
+      PG_URL,
+      "--table",
+      "p_history",
+      "--history"
+    ])
     expect(history.code).toBe(0)
     expect(pgTable("p_history")).toEqual(now)
     const help = record(await erp(["api", "sync", "--help"]))
@@ -180,7 +199,12 @@ describe("erp partners sync", () => {
     expect(first.code).toBe(0)
     const before = await served()
     expect(first.stderr).toMatch(
-      SUMMARY(`${before.size} added, 0 changed, 0 removed, 0 unchanged`, `${before.size} rows`, "partners", `sqlite:${file}`)
+      SUMMARY(
+        `${before.size} added, 0 changed, 0 removed, 0 unchanged`,
+        `${before.size} rows`,
+        "partners",
+        `sqlite:${file}`
+      )
     )
     expect(sqliteTable(file, "partners")).toEqual(before)
 
@@ -204,7 +228,9 @@ describe("erp partners sync", () => {
     // Nothing listens on port 1.
     const refused = await sync(["partners", "sync", "--to", `postgresql://postgres:${PASSWORD}@127.0.0.1:1/x`])
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toBe("erp: cannot connect to postgresql://postgres:***@127.0.0.1:1/x: connect ECONNREFUSED 127.0.0.1:1\n")
+    expect(refused.stderr).toBe(
+      "erp: cannot connect to postgresql://postgres:***@127.0.0.1:1/x: connect ECONNREFUSED 127.0.0.1:1\n"
+    )
     const verbose = await sync(["partners", "sync", "--to", PG_URL, "--verbose"])
     expect(verbose.code).toBe(0)
 

@@ -268,7 +268,9 @@ const runSync = (options: {
               message: KernelChanges.duplicateIdsText(where, error as Changes.DuplicateIds, resource.idField, words)
             })
           case "TooManyRemovals":
-            return new SyncFailed({ message: KernelChanges.removalsText(where, error as Changes.TooManyRemovals, words) })
+            return new SyncFailed({
+              message: KernelChanges.removalsText(where, error as Changes.TooManyRemovals, words)
+            })
           case "SqlError":
             return new SyncFailed({
               message: scrub(
@@ -372,7 +374,14 @@ export const apiSync = Command.make(
       )
       const resource: Resource.Any = Option.match(declared, {
         onNone: () =>
-          Resource.make({ name: path, description: path, list: path, schema: AnyRecord, idField: args.key, fields: [] }),
+          Resource.make({
+            name: path,
+            description: path,
+            list: path,
+            schema: AnyRecord,
+            idField: args.key,
+            fields: []
+          }),
         onSome: (resource) => ({ ...resource, name: path, idField: args.key })
       })
       return yield* runSync({ args, resource, columns, where, params, keyFlag: true })
