@@ -88,7 +88,8 @@ export const TEST_PAIRS: Readonly<Record<string, ReadonlyArray<string>>> = {
     "Drift.test.ts",
     "audit.ts",
     "Misbehaving.test.ts",
-    "Paginate.test.ts"
+    "Paginate.test.ts",
+    "SqliteNode.test.ts"
   ]
 }
 
@@ -155,7 +156,13 @@ export const EXAMPLE_RENAMES: ReadonlyArray<readonly [RegExp, string]> = [
   ],
   [/\bTestContext\.TestContext\b/g, "TestClock.layer()"],
   // The settings' readers.
-  [/\bConfig\.integer\b/g, "Config.Int"]
+  [/\bConfig\.integer\b/g, "Config.Int"],
+  // The SQL client's module and the reactivity service it needs, in examples that use them (SqliteNode).
+  [/import \{ SqlClient \} from "@effect\/sql"/g, "import { SqlClient } from \"effect/sql\""],
+  [
+    /import \* as Reactivity from "@effect\/experimental\/Reactivity"/g,
+    "import * as Reactivity from \"effect/reactivity/Reactivity\""
+  ]
 ]
 
 const banner = (source: string): string => `// Generated from ${source} by scripts/editions.ts: edit that file.`

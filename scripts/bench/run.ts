@@ -18,6 +18,7 @@ import { cost } from "./cost.js"
 import { lookups } from "./lookups.js"
 import { pages } from "./pages.js"
 import { startup } from "./startup.js"
+import { sync } from "./sync.js"
 
 const ERP = Path.join(ROOT, "scripts/erp.js")
 const REPS = Number(process.env.BENCH_REPS ?? 3)
@@ -461,7 +462,8 @@ const benchmarks: Array<[string, () => Promise<void>]> = [
   ["startup", async () => void rows.push(...(await startup()))],
   ["cost", async () => void rows.push(...(await cost()))],
   ["lookups", async () => void rows.push(...(await lookups()))],
-  ["changes", async () => void rows.push(...(await changes()))]
+  ["changes", async () => void rows.push(...(await changes()))],
+  ["sync", async () => void rows.push(...(await sync()))]
 ]
 const started = performance.now()
 for (const [name, run] of benchmarks) {

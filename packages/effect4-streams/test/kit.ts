@@ -3,7 +3,8 @@
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
  * in-memory ERP (in the Effect 4 test kit), the key-value store's module, the Schema of any record, the
  * platform's layer, a store's bytes, the TestClock and forking, the
- * HTTP client's modules.
+ * HTTP client's modules, the SQL client's module (and the kernel's `NodeSqlite`, which a shared test's imports
+ * cannot name in one order for both editions).
  */
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
@@ -11,8 +12,10 @@ import type { KeyValueStore as Store } from "effect/persistence"
 
 export { Fault, Sandbox } from "@erp-client/effect4-testing"
 export * as Seed from "@erp-client/fake-erp/Seed"
+export { NodeSqlite } from "@erp-client/kernel"
 export { HttpClient, HttpClientResponse } from "effect/http"
 export { KeyValueStore } from "effect/persistence"
+export * as SqlClient from "effect/sql/SqlClient"
 export { TestClock } from "effect/testing"
 
 /** The platform's services on Node (file system, paths...). */

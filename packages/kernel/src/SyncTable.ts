@@ -270,8 +270,9 @@ const columnType = (kind: Kind, dialect: Dialect): string => {
   switch (kind) {
     case "integer":
       return "INTEGER"
+    // NUMERIC keeps a whole number bound as a 64-bit integer whole (REAL would make it a double).
     case "number":
-      return "REAL"
+      return "NUMERIC"
     case "boolean":
       return "INTEGER"
     case "text":

@@ -76,6 +76,11 @@ export * as MemoryStore from "./MemoryStore.js"
 /**
  * @since 0.1.0
  */
+export * as NodeSqlite from "./NodeSqlite.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Outage from "./Outage.js"
 
 /**

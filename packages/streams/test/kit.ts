@@ -3,7 +3,8 @@
  * The shared tests of this package import from here what is named or placed differently in the two editions: the
  * in-memory ERP's package, the key-value store's module, the Schema of any record, the
  * platform's layer, a store's bytes, the TestClock and forking, the
- * HTTP client's modules.
+ * HTTP client's modules, the SQL client's module (and the kernel's `NodeSqlite`, which a shared test's imports
+ * cannot name in one order for both editions).
  */
 import type { KeyValueStore as Store } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
@@ -12,6 +13,8 @@ import { Effect, Option, Schema } from "effect"
 export { TestClock } from "effect"
 
 export { HttpClient, HttpClientResponse, KeyValueStore } from "@effect/platform"
+export * as SqlClient from "@effect/sql/SqlClient"
+export { NodeSqlite } from "@erp-client/kernel"
 export { Fault, Sandbox, Seed } from "@erp-client/sandbox"
 
 /** The platform's services on Node (file system, paths...). */
