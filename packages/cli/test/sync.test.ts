@@ -112,7 +112,7 @@ const SUMMARY = (counts: string, rows: string, table: string, target: string) =>
 /** The sandbox renames 2 partners, removes 2 and adds 10: the 14 records a second run writes. */
 const drift = async () => {
   const inserted = await started.run(started.sandbox.insertPartners(10, 150))
-  const visible = (await started.run(started.sandbox.visiblePartners)).map((p) => p.id)
+  const visible = (await started.run(started.sandbox.visiblePartners)).map((p) => Number(p.id))
   const [renamed1, renamed2, removed1, removed2] = [visible[12]!, visible[250]!, visible[30]!, visible[200]!]
   await started.run(started.sandbox.renamePartners([renamed1, renamed2]))
   await started.run(started.sandbox.deletePartners([removed1, removed2]))
