@@ -251,6 +251,32 @@ describe("erp partners sync", () => {
     expect(column.stderr).toMatch(/^erp: --column "price:money": expected FIELD or FIELD:KIND/)
   })
 
+  it("a run that would remove more than half of the table is refused and writes nothing; --allow-removals writes it", async () => {
+    const small = await startSandbox({ partners: 20, rateLimit: { limit: 10_000, window: "30 seconds" } })
+    try {
+      const args = ["partners", "sync", "--to", PG_URL, "--table", "guarded"]
+      expect((await sync(args, { sandbox: small })).code).toBe(0)
+      const ids = (await small.run(small.sandbox.visiblePartners)).map((p) => Number(p.id))
+      await small.run(small.sandbox.deletePartners(ids.slice(0, 15)))
+      const refused = await sync(args, { sandbox: small })
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toBe(
+        `erp: the run would remove 15 of the 20 records of the table guarded (${PG_SHOWN}), more than half, as a ` +
+          "list answering empty or cut short for a while would: nothing was written and the table was left as it " +
+          "was (--allow-removals writes them, if the list really lost them)\n"
+      )
+      expect(pgTable("guarded").size).toBe(20)
+      const allowed = await sync([...args, "--allow-removals"], { sandbox: small })
+      expect(allowed.code).toBe(0)
+      expect(allowed.stderr).toMatch(
+        SUMMARY("0 added, 0 changed, 15 removed, 5 unchanged", "15 rows", "guarded", PG_SHOWN)
+      )
+      expect(pgTable("guarded").size).toBe(5)
+    } finally {
+      await small.close()
+    }
+  })
+
   it("two syncs at once into the same PostgreSQL table: one writes, the other changes nothing, says so and exits 1", async () => {
     // A slow server (50 ms a request, pages of 20, one at a time): a run takes most of a second, so the two overlap.
     const slow = await startSandbox({

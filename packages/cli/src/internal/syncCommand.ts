@@ -206,6 +206,17 @@ const syncWords = (keyFlag: boolean): KernelChanges.Words => ({
   idField: keyFlag ? "choose it with --key" : undefined
 })
 
+// A run refused for removing too many records, said of the table (its rows are the sync's state).
+const removalsText = (
+  where: string,
+  refused: { readonly removed: number; readonly held: number; readonly maxRemovedRatio: number }
+) =>
+  `the run would remove ${refused.removed.toLocaleString("en-US")} of the ${refused.held.toLocaleString("en-US")} ` +
+  `records of the table ${where}, more than ${
+    refused.maxRemovedRatio === 0.5 ? "half" : `${Math.round(refused.maxRemovedRatio * 100)}%`
+  }, as a list answering empty or cut short for a while would: nothing was written and the table was left as it was ` +
+  "(--allow-removals writes them, if the list really lost them)"
+
 /** One run: `resource`'s list (with `where`, `params`) into the table, its line on stderr. */
 const runSync = (options: {
   readonly args: SyncArgs
@@ -269,7 +280,7 @@ const runSync = (options: {
             })
           case "TooManyRemovals":
             return new SyncFailed({
-              message: KernelChanges.removalsText(where, error as Changes.TooManyRemovals, words)
+              message: removalsText(where, error as Changes.TooManyRemovals)
             })
           case "SqlError":
             return new SyncFailed({
