@@ -100,7 +100,8 @@ export const buildCli = async (): Promise<BundleInfo> => {
       define: { ERP_CLI_VERSION: JSON.stringify(version) },
       // Loaded only by `--redis`; installed beside the command as its dependency. Its `import()` becomes a `require`
       // (ioredis is CommonJS): a script run through `vm` could `import()` only with an experimental loader option.
-      external: ["ioredis"],
+      // pg-native: pg's optional native binding, required only when asked for (never here).
+      external: ["ioredis", "pg-native"],
       supported: { "dynamic-import": false },
       // For the tests only (packages/cli/test/lazy.test.ts maps V8's coverage of the bundle back to our sources):
       // moved out of `dist/` below, so it is not shipped.

@@ -36,6 +36,7 @@ import { getCommand, getSummary, LookupsFailed } from "./internal/resourceGet.js
 import { listCommand, listSummary } from "./internal/resourceList.js"
 import { sandbox } from "./internal/sandbox.js"
 import * as Settings from "./internal/settings.js"
+import { apiSync, apiSyncSummary, syncCommand, syncSummary } from "./internal/syncCommand.js"
 import * as Sink from "./Sink.js"
 
 /**
@@ -111,13 +112,15 @@ const summaries = {
   apiPost: "POST JSON to an endpoint (never retried after a transient failure); prints its data as JSON",
   apiInfer: "Draft an Effect Schema and a Resource from the records a list endpoint serves",
   apiChanges: "The records of a list endpoint added, changed and removed since the last run",
+  apiSync: apiSyncSummary,
+  sync: "Keep a kind of record in a table of SQLite or PostgreSQL (the same as erp RESOURCE sync)",
   mcp: mcpSummary,
   sandbox: "Run the built-in ERP sandbox server (prints its base URL and key)"
 }
 
 const api = Command.make("api").pipe(
   Command.withDescription(summaries.api),
-  Command.withSubcommands([apiGet, apiList, apiPost, apiInfer, apiChanges])
+  Command.withSubcommands([apiGet, apiList, apiPost, apiInfer, apiChanges, apiSync])
 )
 
 const leaf = <Name extends string, R, E, A>(
@@ -135,12 +138,13 @@ const leaf = <Name extends string, R, E, A>(
 const resourceNode = (resource: Resource.Any) => {
   const list = listCommand(resource)
   const changes = changesCommand(resource)
+  const sync = syncCommand(resource, "sync")
   const get = resource.get === undefined || resource.selectors.length === 0
     ? undefined
     : getCommand(resource, resource.get)
   const command = Command.make(resource.name).pipe(
     Command.withDescription(Help.sentence(resource.description)),
-    Command.withSubcommands(get === undefined ? [list, changes] : [list, get, changes])
+    Command.withSubcommands(get === undefined ? [list, changes, sync] : [list, get, changes, sync])
   )
   const node: Help.Node = {
     name: resource.name,
@@ -149,10 +153,13 @@ const resourceNode = (resource: Resource.Any) => {
     children: [
       leaf("list", listSummary(resource), list),
       ...(get === undefined ? [] : [leaf("get", getSummary(resource), get)]),
-      leaf("changes", changesSummary(resource), changes)
+      leaf("changes", changesSummary(resource), changes),
+      leaf("sync", syncSummary(resource), sync)
     ]
   }
-  return { command, node }
+  // `erp sync <resource>`: the same command, named as the task is said.
+  const synced = syncCommand(resource, resource.name)
+  return { command, node, sync: { command: synced, node: leaf(resource.name, syncSummary(resource), synced) } }
 }
 
 // The package's version, written in by the build (scripts/build-cli.ts); "dev" when run from source.
@@ -161,9 +168,14 @@ declare const ERP_CLI_VERSION: string | undefined
 // The commands, as the parser (`cli`) and `--help` (`tree`) walk them.
 const commandsOf = (resources: ReadonlyArray<Resource.Any>) => {
   const nodes = resources.map(resourceNode)
+  const [first, ...more] = nodes.map((n) => n.sync.command)
+  const sync = Command.make("sync").pipe(
+    Command.withDescription(summaries.sync),
+    Command.withSubcommands([first!, ...more])
+  )
   const erp = Command.make("erp").pipe(
     Command.withDescription(summaries.erp),
-    Command.withSubcommands([api, mcpCommand, sandbox, ...nodes.map((n) => n.command)])
+    Command.withSubcommands([api, mcpCommand, sandbox, sync, ...nodes.map((n) => n.command)])
   )
   const tree: Help.Node = {
     name: "erp",
@@ -180,9 +192,11 @@ const commandsOf = (resources: ReadonlyArray<Resource.Any>) => {
           leaf("list", summaries.apiList, apiList),
           leaf("post", summaries.apiPost, apiPost),
           leaf("infer", summaries.apiInfer, apiInfer),
-          leaf("changes", summaries.apiChanges, apiChanges)
+          leaf("changes", summaries.apiChanges, apiChanges),
+          leaf("sync", summaries.apiSync, apiSync)
         ]
       },
+      { name: "sync", summary: summaries.sync, command: Help.described(sync), children: nodes.map((n) => n.sync.node) },
       leaf("mcp", summaries.mcp, mcpCommand),
       leaf("sandbox", summaries.sandbox, sandbox)
     ]
@@ -208,9 +222,11 @@ const optional = [
 const rootFooter = [
   `Settings (environment): ${required.join(" and ")}, required; ${optional.join(", ")}. A duration is seconds (30) ` +
   "or has a unit (\"500 millis\"). OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables export the " +
-  "command's trace, metrics and warnings over OTLP/HTTP.",
+  "command's trace, metrics and warnings over OTLP/HTTP. ERP_SYNC_URL is the database erp sync writes into when " +
+  "--to is not given (never printed with its password).",
   "Exit codes: 0 success (also when the reader of stdout stops early), 1 failure (also: another run is writing " +
-  "the same --output FILE or changes STATE, or it is read-only; for partners get: a lookup failed for another " +
+  "the same --output FILE or changes STATE, or it is read-only; another sync of the same table; for partners get: " +
+  "a lookup failed for another " +
   "reason than not found), 2 usage (also a refused --resume), 3 Unauthorized, 4 Not found, 5 rate limited, 130 " +
   "interrupted " +
   "(Ctrl-C, SIGINT), 143 terminated (SIGTERM).",
@@ -270,7 +286,7 @@ export type HelpIndex = HelpPath.HelpIndex
  * import { Cli } from "@erp-client/cli"
  *
  * const index = Cli.helpIndex()
- * console.log(Object.keys(index.pages).length) // => 10
+ * console.log(Object.keys(index.pages).length) // => 17
  * console.log(index.pages["erp partners get"]?.plain === Cli.helpPage(["partners", "get", "--help"], { color: false }))
  * // => true
  * ```

@@ -13,6 +13,8 @@ import { erp, ROOT } from "./harness.js"
 const COMMANDS = [
   ["partners", "list"],
   ["partners", "get"],
+  ["partners", "sync"],
+  ["sync", "partners"],
   ["api", "get"],
   ["api", "list"],
   ["api", "post"],
@@ -92,7 +94,9 @@ describe("erp --help", () => {
       ...Object.values(Environment.limiter),
       ...Object.values(Environment.redis),
       // `erp mcp --http`'s own (the command line's, not the client's).
-      ...Object.values(Kernel.Environment.mcp)
+      ...Object.values(Kernel.Environment.mcp),
+      // `erp sync`'s own.
+      ...Object.values(Kernel.Environment.sync)
     ])
     // Not settings: written in by the build, read by tests and benchmarks only, or a family (`ERP_REDIS_*`).
     const own = new Set([

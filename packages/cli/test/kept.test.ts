@@ -482,7 +482,7 @@ describe("messages", () => {
       [["partners", "list", "--format", "csv", "--format", "table"], "--format is given more than once"],
       [["partners", "list", "extra"], "unexpected argument extra"],
       [["partners", "lst"], "unknown command lst: did you mean list?"],
-      [["partners", "xyz"], "unknown command xyz: erp partners takes list, get or changes"],
+      [["partners", "xyz"], "unknown command xyz: erp partners takes list, get, changes or sync"],
       [["partner", "list"], "unknown command partner: did you mean partners?", "erp"],
       [["partners", "list", "--formt", "csv"], "unknown option --formt: did you mean --format?"],
       [["partners", "list", "--fromat=csv"], "unknown option --fromat: did you mean --format?"],

@@ -60,6 +60,17 @@ export const mcp = {
 } as const
 
 /**
+ * `erp sync`'s settings: the database it writes into when `--to` is not given (`sqlite:PATH` or `postgres://…`; read
+ * as `Redacted`, it may hold a password).
+ *
+ * @since 0.1.0
+ * @category Variables
+ */
+export const sync = {
+  url: "ERP_SYNC_URL"
+} as const
+
+/**
  * Settings whose value is a duration: a bare number is seconds (`30`), or a number with a unit (`"500 millis"`).
  *
  * @since 0.1.0

@@ -146,4 +146,9 @@ export * as SyncTable from "./SyncTable.js"
 /**
  * @since 0.1.0
  */
+export * as SyncTarget from "./SyncTarget.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Telemetry from "./Telemetry.js"
