@@ -255,10 +255,11 @@ export const run = <A, S>(
         })
         if (lock?.locked !== true) return yield* busy
       }
-      // PostgreSQL's state table was made before the run (below); SQLite's write lock makes one run at a time.
-      for (const statement of SyncTable.createStatements(shape).slice(dialect === "pg" ? 1 : 0)) {
-        yield* exec({ sql: statement, params: [] })
-      }
+      // PostgreSQL's state table was made before the run (below); SQLite's write lock makes one run at a time. The
+      // table's own statements come once the claim is checked: a table of the other mode is refused (SyncMismatch),
+      // not met with an SQL error (history's index names a column a merge table lacks).
+      const [stateTable, ...tableStatements] = SyncTable.createStatements(shape)
+      if (dialect === "sqlite") yield* exec({ sql: stateTable, params: [] })
       yield* exec(SyncTable.claimStatement(table, shape.mode, source, dialect))
       const [stored] = yield* exec(SyncTable.readStatement(table, dialect))
       const runs = Number(stored?.runs ?? 0)
@@ -276,6 +277,7 @@ export const run = <A, S>(
         )
         if (differences.length > 0) return yield* new SyncMismatch({ table, differences })
       }
+      for (const statement of tableStatements) yield* exec({ sql: statement, params: [] })
       const addedColumns = yield* addColumns(shape, exec)
 
       // The state before: every current row's key and digest, a part at a time in key order.

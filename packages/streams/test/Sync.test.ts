@@ -601,6 +601,13 @@ describe.each(backends)("Sync.run into $name", (backend) => {
         ])
         expect((error as Sync.SyncMismatch).message).toContain(`the table ${table} was synced from another list`)
         expect(yield* dump(table)).toStrictEqual(before)
+        // The same list in the other mode: refused the same way (before anything of history's is made on it).
+        const history = yield* Effect.exit(syncInto(table, { where: { is_customer: 1 }, history: true }))
+        expect(failureOf(history)).toBeInstanceOf(Sync.SyncMismatch)
+        expect((failureOf(history) as Sync.SyncMismatch).differences).toStrictEqual([
+          "the mode: merge in the table, history now"
+        ])
+        expect(yield* dump(table)).toStrictEqual(before)
         // The same list again is fine.
         expect(yield* syncInto(table, { where: { is_customer: 1 } })).toMatchObject({ rows: 0 })
       })
