@@ -15,6 +15,7 @@
 import { ErpClient } from "@erp-client/client/ErpClient"
 import type * as ErpError from "@erp-client/core/ErpError"
 import * as KernelChanges from "@erp-client/kernel/Changes"
+import * as NodeSqlite from "@erp-client/kernel/NodeSqlite"
 import * as SyncTable from "@erp-client/kernel/SyncTable"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
@@ -154,17 +155,18 @@ export type SyncError =
 // Keys and digests read back a part at a time: a million rows never sit in memory as rows.
 const STATE_PART = 10_000
 
-// SQLite's "database is locked" (SQLITE_BUSY, 5) in a driver's error or its cause.
+// SQLite's "database is locked" (SQLITE_BUSY and its extended codes) in a driver's error or its cause: node:sqlite's
+// (`NodeSqlite.isBusy`), better-sqlite3's (`code`), or any driver's text.
 const isBusy = (error: SqlError): boolean => {
   const texts: Array<string> = [error.message]
   let cause: unknown = error.cause
   for (let depth = 0; depth < 4 && typeof cause === "object" && cause !== null; depth++) {
-    const { code, errcode, message } = cause as { code?: unknown; errcode?: unknown; message?: unknown }
-    if (errcode === 5 || code === "SQLITE_BUSY") return true
+    const { code, message } = cause as { code?: unknown; message?: unknown }
+    if (NodeSqlite.isBusy(cause) || (typeof code === "string" && code.startsWith("SQLITE_BUSY"))) return true
     if (typeof message === "string") texts.push(message)
     cause = (cause as { cause?: unknown }).cause
   }
-  return texts.some((text) => /database is locked|SQLITE_BUSY/i.test(text))
+  return texts.some((text) => /database is locked|is locked by another writer|SQLITE_BUSY/i.test(text))
 }
 
 /**
