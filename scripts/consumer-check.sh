@@ -170,6 +170,8 @@ if [ "$EDITION" = effect4 ]; then
 else
   timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev typescript@~5.9.3 @types/node@^20.19.0 \
     @effect/vitest@^0.30.0 vitest@^3.2.4 2>&1 | quiet
+  # Sync's optional peer, as README.md's Install lists it for an application that keeps a list in a database.
+  timeout 300 npm install --no-audit --no-fund --loglevel=warn @effect/sql@^0.52.1 2>&1 | quiet
 fi
 # tsx: README.md's Install runs an application's .ts file with it (checked below).
 timeout 300 npm install --no-audit --no-fund --loglevel=warn --save-dev tsx@^4.20.6 2>&1 | quiet
@@ -315,6 +317,32 @@ answer=$(curl -s -H 'content-type: application/json' -H 'accept: application/jso
 kill -TERM -- -"$MCP_PID" 2>/dev/null || true
 echo "erp mcp --http at ${MCP_URL:-nowhere}: $(printf '%s' "$answer" | cut -c1-80)"
 printf '%s' "$answer" | grep -q '"serverInfo":{"name":"erp"'
+
+step "the installed erp partners sync keeps the customers in PostgreSQL and (Node 22.13 or later) SQLite"
+# The bundled drivers as a user runs them: the table's rows must be the customers the command line lists.
+SYNC_DB="erp_consumer_sync_$$"
+psql -h 127.0.0.1 -U postgres -X -q -c "DROP DATABASE IF EXISTS $SYNC_DB" -c "CREATE DATABASE $SYNC_DB"
+sync_code=0
+ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY timeout 120 npx --no erp partners sync --customers \
+  --to "postgres://postgres@127.0.0.1:5432/$SYNC_DB" 2> "$WORK/sync-pg.err" || sync_code=$?
+synced_pg=$(psql -h 127.0.0.1 -U postgres -d "$SYNC_DB" -X -q -tA -c "SELECT count(*) FROM partners" 2>/dev/null || echo none)
+psql -h 127.0.0.1 -U postgres -X -q -c "DROP DATABASE IF EXISTS $SYNC_DB WITH (FORCE)"
+echo "erp partners sync into PostgreSQL: exit $sync_code, $synced_pg rows; $(tail -1 "$WORK/sync-pg.err")"
+[ "$sync_code" -eq 0 ] && [ "$synced_pg" = "$customers" ]
+sync_code=0
+ERP_BASE_URL=$BASE_URL ERP_API_KEY=$API_KEY timeout 120 npx --no erp partners sync --customers \
+  --to "sqlite:$WORK/erp.sqlite" 2> "$WORK/sync-sqlite.err" || sync_code=$?
+if node -e "process.exit(process.getBuiltinModule?.('node:sqlite') ? 0 : 1)"; then
+  synced_sqlite=$(node -e "const { DatabaseSync } = require('node:sqlite'); const db = new DatabaseSync(process.argv[1]); \
+console.log(db.prepare('SELECT count(*) AS n FROM partners').get().n)" "$WORK/erp.sqlite")
+  echo "erp partners sync into SQLite: exit $sync_code, $synced_sqlite rows; $(tail -1 "$WORK/sync-sqlite.err")"
+  [ "$sync_code" -eq 0 ] && [ "$synced_sqlite" = "$customers" ]
+else
+  # No node:sqlite on this Node: refused with the reason, and no file made.
+  echo "erp partners sync into SQLite on $(node --version): exit $sync_code; $(tail -1 "$WORK/sync-sqlite.err")"
+  [ "$sync_code" -eq 1 ] && grep -q "SQLite needs Node.js 22.13 or later" "$WORK/sync-sqlite.err" &&
+    [ ! -e "$WORK/erp.sqlite" ]
+fi
 
 step "README.md's application set-up: npm init -y, type module, tsc --init, the Use example run by tsx"
 # As Install says, from a fresh npm app: npm 11 writes "type": "commonjs", which Install has the reader change, and
