@@ -141,7 +141,13 @@ export const sync = async (): Promise<ReadonlyArray<Row>> => {
     }
   }
   const mb = (b: number) => round(b / 1024 / 1024, 1)
-  const row = (name: string, mine: ReadonlyArray<Timed>, base: ReadonlyArray<Timed>, extra: Record<string, number>) => {
+  const row = (
+    name: string,
+    sqlite: boolean,
+    mine: ReadonlyArray<Timed>,
+    base: ReadonlyArray<Timed>,
+    extra: Record<string, number>
+  ) => {
     const millis = median(mine.map((r) => r.millis))
     const baseMillis = median(base.map((r) => r.millis))
     const rss = mb(median(mine.map((r) => r.peakRssBytes)))
@@ -161,21 +167,28 @@ export const sync = async (): Promise<ReadonlyArray<Row>> => {
       },
       ratio: round(millis / baseMillis, 3),
       ratioOf: "time, erp partners sync / erp partners changes --output, same list, same run",
-      target: rows === 14
+      // The issue's bound is SQLite's (the embedded default); PostgreSQL's figures are reported beside it.
+      target: !sqlite
+        ? rows === undefined ? "reported" : "14 rows written"
+        : rows === 14
         ? "<= 1.3x changes, peak RSS <= 200 MB, 14 rows written"
         : "<= 1.3x changes, peak RSS <= 200 MB",
-      met: millis / baseMillis <= 1.3 && rss <= 200 && (rows === undefined || rows === 14)
+      met: !sqlite
+        ? rows === undefined ? null : rows === 14
+        : millis / baseMillis <= 1.3 && rss <= 200 && (rows === undefined || rows === 14)
     } satisfies Row
   }
   return targets.flatMap((target) => [
     row(
       `sync into ${target.name}, first run (every partner added), ${PARTNERS.toLocaleString("en-US")} partners`,
+      target.name === "SQLite",
       ours.get(target.name)!.first,
       baseline.first,
       {}
     ),
     row(
       `sync into ${target.name}, 10 added, 2 renamed, 2 removed, ${PARTNERS.toLocaleString("en-US")} partners`,
+      target.name === "SQLite",
       ours.get(target.name)!.next,
       baseline.next,
       { rowsWritten: written.get(target.name) ?? Number.NaN }

@@ -292,6 +292,32 @@ export const open = (options: Options): Connection | Unavailable => {
 }
 
 /**
+ * The next rows of an `iterate`, at most `size`, and whether the statement has none left: what a client's stream of
+ * rows reads at a time.
+ *
+ * @example
+ * ```ts
+ * import { NodeSqlite } from "@erp-client/kernel"
+ *
+ * const rows = [1, 2, 3][Symbol.iterator]()
+ * console.log(NodeSqlite.nextRows(rows, 2), NodeSqlite.nextRows(rows, 2))
+ * // => { rows: [ 1, 2 ], done: false } { rows: [ 3 ], done: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Reading
+ */
+export const nextRows = <A>(rows: Iterator<A>, size: number): { readonly rows: Array<A>; readonly done: boolean } => {
+  const out: Array<A> = []
+  while (out.length < size) {
+    const next = rows.next()
+    if (next.done === true) return { rows: out, done: true }
+    out.push(next.value)
+  }
+  return { rows: out, done: false }
+}
+
+/**
  * Whether `cause`, thrown by `node:sqlite`, is SQLite's `SQLITE_BUSY`: another connection held the database's write
  * lock for longer than the busy timeout.
  *

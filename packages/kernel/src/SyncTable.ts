@@ -668,12 +668,12 @@ export const endStatement = (shape: Shape, keys: ReadonlyArray<string>, at: stri
  */
 export const stateStatement = (shape: Shape, after: string, limit: number): Statement => {
   const current = shape.mode === "history" ? ` AND "_erp_valid_to" IS NULL` : ""
-  // Byte order in both, so the next part starts where the last ended whatever the database's collation.
-  const collate = shape.dialect === "pg" ? ` COLLATE "C"` : ""
+  // The key's own collation for the order and the comparison alike: the next part starts where the last ended, and
+  // the primary key's index serves both (another collation would sort the whole table for every part).
   const slot = placeholders(shape.dialect)()
   return {
-    sql: `SELECT "_erp_key", "_erp_digest" FROM ${quote(shape.table)} WHERE "_erp_key"${collate} > ${slot}${current} ` +
-      `ORDER BY "_erp_key"${collate} LIMIT ${Math.floor(limit)}`,
+    sql: `SELECT "_erp_key", "_erp_digest" FROM ${quote(shape.table)} WHERE "_erp_key" > ${slot}${current} ` +
+      `ORDER BY "_erp_key" LIMIT ${Math.floor(limit)}`,
     params: [after]
   }
 }
@@ -821,14 +821,13 @@ export const columnsStatement = (table: string, dialect: Dialect): Statement =>
  */
 export const recordsStatement = (shape: Shape, after: string, limit: number): Statement => {
   const text = shape.dialect === "pg" ? `"_erp_record_text"` : `"_erp_record"`
-  const collate = shape.dialect === "pg" ? ` COLLATE "C"` : ""
   const history = shape.mode === "history"
   return {
     sql: `SELECT "_erp_key", ${text} AS "json"${history ? `, "_erp_valid_from"` : ""} FROM ${
       quote(shape.table)
-    } WHERE "_erp_key"${collate} > ${placeholders(shape.dialect)()}${
+    } WHERE "_erp_key" > ${placeholders(shape.dialect)()}${
       history ? ` AND "_erp_valid_to" IS NULL` : ""
-    } ORDER BY "_erp_key"${collate} LIMIT ${Math.floor(limit)}`,
+    } ORDER BY "_erp_key" LIMIT ${Math.floor(limit)}`,
     params: [after]
   }
 }

@@ -282,20 +282,7 @@ export const run = <A, S>(
       for (const statement of tableStatements) yield* exec({ sql: statement, params: [] })
       const addedColumns = yield* addColumns(shape, exec)
 
-      // The state before: every current row's key and digest, a part at a time in key order.
-      const beforeTable = KernelChanges.makeTable()
-      let after = ""
-      for (;;) {
-        const part = yield* exec(SyncTable.stateStatement(shape, after, STATE_PART))
-        for (const row of part) {
-          const key = String(row._erp_key)
-          const id = KernelChanges.idFromJson(key)
-          if (id !== undefined) KernelChanges.addHex(beforeTable, id, String(row._erp_digest))
-        }
-        if (part.length < STATE_PART) break
-        after = String(part[part.length - 1]._erp_key)
-      }
-      const before = beforeTable.state()
+      const before = yield* stateOf(shape, exec)
       const at = SyncTable.runTime(yield* Clock.currentTimeMillis, lastRunAt)
 
       let read = 0
@@ -383,6 +370,29 @@ export const run = <A, S>(
         () => Effect.fail(busy)
       )
     )
+  })
+
+// The state before a run: every current row's key and digest, read a part at a time in key order. The table they
+// are gathered in is let go once the sorted state is made (only the state stays beside the run's own table).
+const stateOf = (
+  shape: SyncTable.Shape,
+  exec: (statement: SyncTable.Statement) => Effect.Effect<ReadonlyArray<Record<string, unknown>>, SqlError>
+): Effect.Effect<KernelChanges.State, SqlError> =>
+  Effect.gen(function*() {
+    let table: KernelChanges.Table | undefined = KernelChanges.makeTable()
+    let after = ""
+    for (;;) {
+      const part = yield* exec(SyncTable.stateStatement(shape, after, STATE_PART))
+      for (const row of part) {
+        const id = KernelChanges.idFromJson(String(row._erp_key))
+        if (id !== undefined) KernelChanges.addHex(table, id, String(row._erp_digest))
+      }
+      if (part.length < STATE_PART) break
+      after = String(part[part.length - 1]._erp_key)
+    }
+    const state = table.state()
+    table = undefined
+    return state
   })
 
 // The columns the table lacks of those the run writes: added, and filled from each row's exact text (so a field the

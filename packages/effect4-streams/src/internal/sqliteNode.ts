@@ -101,16 +101,7 @@ const makeConnection = (db: NodeSqlite.Connection): Connection => {
         return Stream.paginate(undefined, () =>
           Effect.try({
             try: () => {
-              const chunk: Array<any> = []
-              let done = false
-              while (chunk.length < STREAM_CHUNK) {
-                const next = rows.next()
-                if (next.done === true) {
-                  done = true
-                  break
-                }
-                chunk.push(next.value)
-              }
+              const { done, rows: chunk } = NodeSqlite.nextRows(rows as Iterator<any>, STREAM_CHUNK)
               const out = transformRows ? transformRows(chunk) : chunk
               return [out, done ? Option.none() : Option.some(undefined)] as const
             },
