@@ -393,7 +393,7 @@ describe("SyncTable names", () => {
     expect(SyncTable.isTableName("erp sync")).toBe(false)
     expect(SyncTable.isTableName("p\"; DROP TABLE x; --")).toBe(false)
     expect(SyncTable.isTableName("")).toBe(false)
-    expect(SyncTable.isTableName("ERP_SYNC_STATE")).toBe(false)
+    expect(SyncTable.isTableName("Erp_Sync_State")).toBe(false)
   })
 })
 
