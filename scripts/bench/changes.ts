@@ -4,39 +4,15 @@
  * --output FILE`, the baseline): the first run (no state: every partner added), then one after 10 partners were added,
  * 2 renamed and 2 removed (`POST /_sandbox/partners`): time and peak RSS of each, and the state file's size.
  */
-import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { log, median, ROOT, round, type Row, startSandbox } from "./common.js"
+import { linesOf, log, median, ROOT, round, type Row, startSandbox, timedErp } from "./common.js"
 
 const ERP = Path.join(ROOT, "scripts/erp.js")
 const PARTNERS = Number(process.env.CHANGES_PARTNERS ?? 1_000_000)
 const REPS = Number(process.env.CHANGES_REPS ?? 1)
 
-/** `erp ARGS` under /usr/bin/time: its peak RSS and wall time; fails unless it exits 0. */
-const timed = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ peakRssBytes: number; millis: number; stderr: string }>((resolve, reject) => {
-    const rss = Path.join(ROOT, "build", `bench-changes-${process.pid}.rss`)
-    const started = performance.now()
-    const child = spawn("/usr/bin/time", ["-f", "%M", "-o", rss, process.execPath, ERP, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, ERP_RATE_LIMIT: "1000000" },
-      stdio: ["ignore", "ignore", "pipe"]
-    })
-    let stderr = ""
-    child.stderr!.on("data", (d) => (stderr += d))
-    child.once("exit", (code) => {
-      if (code !== 0) return reject(new Error(`erp ${args.join(" ")} exited ${code}: ${stderr}`))
-      const kib = Number(Fs.readFileSync(rss, "utf8").trim().split("\n").at(-1))
-      Fs.rmSync(rss, { force: true })
-      resolve({ peakRssBytes: kib * 1024, millis: performance.now() - started, stderr })
-    })
-  })
-
-const linesOf = (file: string) => {
-  const text = Fs.readFileSync(file, "utf8")
-  return text === "" ? 0 : text.split("\n").length - 1
-}
+const timed = (args: ReadonlyArray<string>, env: Record<string, string>) => timedErp(process.execPath, ERP, args, env)
 
 export const changes = async (): Promise<ReadonlyArray<Row>> => {
   const dir = Path.join(ROOT, "build", `bench-changes-${process.pid}`)

@@ -2,6 +2,7 @@
  * What the benchmarks share: medians, rounding, progress on stderr, and a sandbox in its own process.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 
 export const ROOT = Path.resolve(import.meta.dirname, "../..")
@@ -70,3 +71,39 @@ export const startSandbox = (bin: string, args: ReadonlyArray<string>) =>
     })
     child.once("exit", (code) => reject(new Error(`sandbox exited with ${code}`)))
   })
+
+/** A command's wall time and peak RSS (`/usr/bin/time`), and what it wrote on stderr. */
+export interface Timed {
+  readonly peakRssBytes: number
+  readonly millis: number
+  readonly stderr: string
+}
+
+/**
+ * `erp ARGS` (the command `bin` runs, on `node`) under /usr/bin/time, with these settings added and no rate limit of
+ * its own: its peak RSS and wall time; fails unless it exits 0.
+ */
+export const timedErp = (node: string, bin: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<Timed>((resolve, reject) => {
+    const rss = Path.join(ROOT, "build", `bench-timed-${process.pid}.rss`)
+    const started = performance.now()
+    const child = spawn("/usr/bin/time", ["-f", "%M", "-o", rss, node, bin, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, ERP_RATE_LIMIT: "1000000" },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    let stderr = ""
+    child.stderr!.on("data", (d) => (stderr += d))
+    child.once("exit", (code) => {
+      if (code !== 0) return reject(new Error(`erp ${args.join(" ")} exited ${code}: ${stderr}`))
+      const kib = Number(Fs.readFileSync(rss, "utf8").trim().split("\n").at(-1))
+      Fs.rmSync(rss, { force: true })
+      resolve({ peakRssBytes: kib * 1024, millis: performance.now() - started, stderr })
+    })
+  })
+
+/** How many lines a file holds. */
+export const linesOf = (file: string) => {
+  const text = Fs.readFileSync(file, "utf8")
+  return text === "" ? 0 : text.split("\n").length - 1
+}

